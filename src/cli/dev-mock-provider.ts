@@ -1,0 +1,31 @@
+import { loadMockScript, MockProviderServer } from '../models/mock/index.js';
+
+/** Options of `openvaala dev mock-provider`. */
+export interface MockProviderCommandOptions {
+  /** Script file (YAML, or JSON when it ends in `.json`). */
+  scriptFile: string;
+  /** Port to listen on; 0 picks a free one. */
+  port: number;
+  /** Loopback host to listen on; default `127.0.0.1`. */
+  host?: string;
+  /** Where the "listening" line is printed. */
+  stdout: NodeJS.WritableStream;
+}
+
+/**
+ * Runs `openvaala dev mock-provider --script FILE --port N`: loads and validates the script,
+ * starts a {@link MockProviderServer} and prints one line
+ * `mock provider listening on http://127.0.0.1:PORT/v1`. The server keeps running until the
+ * caller stops it.
+ *
+ * @returns The running server (call `stop()` to end it).
+ * @throws `MockScriptError` when the script is unreadable or invalid (the message names the file
+ *   and key path); the listen error when the port is taken.
+ */
+export async function runMockProviderCommand(options: MockProviderCommandOptions): Promise<MockProviderServer> {
+  const script = await loadMockScript(options.scriptFile);
+  const server = new MockProviderServer(script);
+  const { baseURL } = await server.start({ port: options.port, host: options.host ?? '127.0.0.1' });
+  options.stdout.write(`mock provider listening on ${baseURL}\n`);
+  return server;
+}

@@ -1,0 +1,147 @@
+/**
+ * The `openvaala` command line (SPEC §2). Each command lives in its own module; this file
+ * only declares the commands and their flags.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { resolvePaths } from '../config/paths.js';
+import { createLogger } from '../logger.js';
+import { VERSION } from '../package-info.js';
+import { DataDirLockedError } from '../server/data-dir-lock.js';
+import { startRuntimeServer } from '../server/runtime-server.js';
+import { runConfigCheck } from './config-check.js';
+import { runApplyPatchCommand } from './dev-apply-patch.js';
+import { runMockProviderCommand } from './dev-mock-provider.js';
+import { ExecExitCode, runExec } from './exec.js';
+import { formatReindexOutcome, runReindex } from './reindex.js';
+
+function integer(name: string, minimum: number) {
+  return (value: string): number => {
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < minimum) throw new InvalidArgumentError(`${name} must be an integer ≥ ${minimum}, got "${value}"`);
+    return parsed;
+  };
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`openvaala: ${message}\n`);
+  process.exit(code);
+}
+
+/** Builds the command tree. */
+export function buildProgram(): Command {
+  const program = new Command('openvaala').description('Self-hosted runtime for AI coding agents').version(VERSION);
+  program.showHelpAfterError();
+
+  program
+    .command('serve')
+    .description('run the runtime server')
+    .option('--data-dir <dir>', 'data directory (default $XDG_DATA_HOME/openvaala)')
+    .option('--config-dir <dir>', 'configuration directory (default $XDG_CONFIG_HOME/openvaala)')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on; 0 picks a free one', integer('--port', 0), 8790)
+    .option('--exit-when-idle <ms>', 'exit after this many ms without clients or running work', integer('--exit-when-idle', 1))
+    .option('--allow-origin <origin...>', 'extra browser origins allowed to use the API')
+    .action(async (options: { dataDir?: string; configDir?: string; host: string; port: number; exitWhenIdle?: number; allowOrigin?: string[] }) => {
+      const logger = createLogger();
+      const paths = resolvePaths(options);
+      let server;
+      try {
+        server = await startRuntimeServer({
+          paths,
+          host: options.host,
+          port: options.port,
+          logger,
+          ...(options.exitWhenIdle !== undefined ? { exitWhenIdleMs: options.exitWhenIdle } : {}),
+          ...(options.allowOrigin ? { allowedOrigins: options.allowOrigin } : {}),
+        });
+      } catch (error) {
+        fail((error as Error).message, error instanceof DataDirLockedError ? 3 : 1);
+      }
+      process.stdout.write(`openvaala runtime server listening on ${server.url} (data dir ${paths.dataDir})\n`);
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+        process.once(signal, () => void server.stop(`received ${signal}`));
+      }
+      await server.stopped;
+      logger.flush();
+      process.exit(0);
+    });
+
+  program
+    .command('exec')
+    .description('run one prompt to the end of its turn and print what the agent does')
+    .argument('[prompt]', 'the prompt; read from stdin when omitted')
+    .option('--model <provider/model>', 'model to use (default: defaultModel of providers.yaml)')
+    .option('--agent <name>', 'agent definition to use')
+    .option('--executor <name>', 'executor to run tools on', 'local')
+    .option('--cwd <dir>', 'working directory of the conversation', process.cwd())
+    .option('--json', 'print one JSON event per line', false)
+    .option('--data-dir <dir>', 'data directory of the server to use')
+    .option('--config-dir <dir>', 'configuration directory of the server to use')
+    .action(async (prompt: string | undefined, options: { model?: string; agent?: string; executor: string; cwd: string; json: boolean; dataDir?: string; configDir?: string }) => {
+      const text = prompt ?? (process.stdin.isTTY ? '' : await readStdin());
+      if (!text.trim()) fail('exec: give a prompt as an argument or on stdin', ExecExitCode.usage);
+      try {
+        process.exitCode = await runExec({ ...options, prompt: text }, { stdout: process.stdout, stderr: process.stderr });
+      } catch (error) {
+        fail(`exec: ${(error as Error).message}`);
+      }
+    });
+
+  program
+    .command('reindex')
+    .description('rebuild metadata.db from the conversation logs (the server must not be running)')
+    .option('--data-dir <dir>', 'data directory')
+    .action(async (options: { dataDir?: string }) => {
+      const { dataDir } = resolvePaths(options);
+      try {
+        process.stdout.write(formatReindexOutcome(await runReindex(dataDir)));
+      } catch (error) {
+        const message = error instanceof DataDirLockedError ? `${error.message}; stop that server before reindexing` : (error as Error).message;
+        fail(`reindex: ${message}`, error instanceof DataDirLockedError ? 3 : 1);
+      }
+    });
+
+  const config = program.command('config').description('configuration tools');
+  config
+    .command('check')
+    .description('load and validate the configuration directory')
+    .option('--config-dir <dir>', 'configuration directory')
+    .action(async (options: { configDir?: string }) => {
+      process.exitCode = await runConfigCheck(resolvePaths(options).configDir, { stdout: process.stdout, stderr: process.stderr });
+    });
+
+  const dev = program.command('dev').description('developer tools');
+  dev
+    .command('apply-patch')
+    .description('apply a patch in the Codex apply_patch format read from stdin')
+    .option('--cwd <dir>', 'directory the patch paths are relative to', process.cwd())
+    .action(async (options: { cwd: string }) => {
+      process.exitCode = await runApplyPatchCommand({ cwd: options.cwd, patchText: await readStdin(), stdout: process.stdout, stderr: process.stderr });
+    });
+  dev
+    .command('mock-provider')
+    .description('serve scripted model responses over the OpenAI wire formats (Responses, Chat Completions)')
+    .requiredOption('--script <file>', 'script file (YAML or JSON)')
+    .option('--port <port>', 'port; 0 picks a free one', integer('--port', 0), 18181)
+    .option('--host <host>', 'loopback address', '127.0.0.1')
+    .action(async (options: { script: string; port: number; host: string }) => {
+      try {
+        const server = await runMockProviderCommand({ scriptFile: options.script, port: options.port, host: options.host, stdout: process.stdout });
+        for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void server.stop().then(() => process.exit(0)));
+      } catch (error) {
+        fail(`dev mock-provider: ${(error as Error).message}`);
+      }
+    });
+  return program;
+}
+
+/** Entry point of `bin/openvaala`. */
+export async function main(argv: string[]): Promise<void> {
+  await buildProgram().parseAsync(argv);
+}

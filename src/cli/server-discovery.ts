@@ -1,0 +1,63 @@
+/**
+ * How clients find the local runtime server (SPEC §2): through `runtime-server.yaml`,
+ * starting a detached server when none answers. A server started this way exits by itself
+ * after it has been idle (default 10 minutes).
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, openSync, closeSync } from 'node:fs';
+import path from 'node:path';
+import { serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
+import { CLI_EXECUTABLE } from '../package-info.js';
+import { processExists } from '../server/data-dir-lock.js';
+import { readServerInfo, type ServerInfo } from '../server/server-info.js';
+
+/** Default idle time after which a client-started server exits, ms (SPEC §2). */
+export const DEFAULT_AUTO_SERVER_IDLE_MS = 10 * 60 * 1000;
+
+async function healthy(info: ServerInfo): Promise<boolean> {
+  try {
+    const response = await fetch(`${info.url}/healthz`, { signal: AbortSignal.timeout(2000) });
+    if (!response.ok) return false;
+    const body = (await response.json()) as { pid?: number };
+    return body.pid === info.pid;
+  } catch {
+    return false;
+  }
+}
+
+/** The running server for these paths, if one answers. */
+export async function findServer(paths: OpenVaalaPaths): Promise<ServerInfo | undefined> {
+  const info = readServerInfo(serverInfoFile(paths));
+  if (!info || info.dataDir !== paths.dataDir || !processExists(info.pid)) return undefined;
+  return (await healthy(info)) ? info : undefined;
+}
+
+/**
+ * Finds the local server or starts one detached (`openvaala serve --port 0`), logging to
+ * `<state-dir>/server.log`, and waits until it answers.
+ * @throws Error with the log file's path when the server does not come up within `timeoutMs`
+ */
+export async function ensureServer(paths: OpenVaalaPaths, options: { idleExitMs?: number; timeoutMs?: number } = {}): Promise<ServerInfo> {
+  const running = await findServer(paths);
+  if (running) return running;
+  mkdirSync(paths.stateDir, { recursive: true, mode: 0o700 });
+  const logFile = path.join(paths.stateDir, 'server.log');
+  const log = openSync(logFile, 'a', 0o600);
+  const child = spawn(
+    process.execPath,
+    [CLI_EXECUTABLE, 'serve', '--port', '0', '--data-dir', paths.dataDir, '--config-dir', paths.configDir, '--exit-when-idle', String(options.idleExitMs ?? DEFAULT_AUTO_SERVER_IDLE_MS)],
+    { detached: true, stdio: ['ignore', log, log], env: process.env },
+  );
+  closeSync(log);
+  let exited: number | null | undefined;
+  child.once('exit', (code) => (exited = code));
+  child.unref();
+  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+  while (Date.now() < deadline) {
+    const info = await findServer(paths);
+    if (info) return info;
+    if (exited !== undefined) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the runtime server did not start${exited !== undefined ? ` (it exited with code ${exited})` : ''}; see ${logFile}`);
+}

@@ -1,0 +1,120 @@
+/**
+ * A client of the runtime protocol (SPEC §5) over WebSocket, typed by the protocol module.
+ * Used by the CLI, the adapters and the tests.
+ */
+import WebSocket from 'ws';
+import {
+  notifications,
+  type AnyNotification,
+  type MethodName,
+  type MethodParams,
+  type MethodResult,
+  type NotificationName,
+} from '../protocol/index.js';
+import { API_PATH } from '../server/http-server.js';
+
+/** An error response from the server. */
+export class RuntimeClientError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = 'RuntimeClientError';
+  }
+}
+
+/** Connection options. */
+export interface RuntimeClientOptions {
+  /** Server base URL (`http://127.0.0.1:8790`). */
+  url: string;
+  token: string;
+  /** Sent as `clientInfo.name` in `initialize`. */
+  clientName: string;
+  /** Extra HTTP headers of the upgrade request (e.g. `Origin`). */
+  headers?: Record<string, string>;
+}
+
+/** A connected, initialized client. */
+export class RuntimeClient {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void; method: string }>();
+  private readonly listeners = new Set<(event: AnyNotification) => void>();
+  private closedError: Error | undefined;
+
+  private constructor(private readonly socket: WebSocket) {
+    socket.on('message', (data) => this.receive(data.toString()));
+    socket.on('close', (code, reason) => {
+      this.closedError = new Error(`connection closed (${code}${reason.length ? `: ${reason.toString()}` : ''})`);
+      for (const request of this.pending.values()) request.reject(this.closedError);
+      this.pending.clear();
+    });
+  }
+
+  /**
+   * Connects and sends `initialize`.
+   * @throws Error with the HTTP status and the server's message when the upgrade is refused (401, 403)
+   */
+  static async connect(options: RuntimeClientOptions): Promise<RuntimeClient> {
+    const wsUrl = `${options.url.replace(/^http/, 'ws').replace(/\/$/, '')}${API_PATH}`;
+    const socket = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${options.token}`, ...options.headers } });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('unexpected-response', (_request, response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        response.on('end', () => reject(new Error(`server refused the connection: HTTP ${response.statusCode} ${body}`)));
+      });
+      socket.once('error', reject);
+    });
+    const client = new RuntimeClient(socket);
+    await client.request('initialize', { clientInfo: { name: options.clientName } });
+    return client;
+  }
+
+  /**
+   * Sends a request and resolves with its result.
+   * @throws RuntimeClientError with the server's code and message
+   */
+  request<M extends MethodName>(method: M, params: MethodParams<M>): Promise<MethodResult<M>> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, method });
+      this.socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    });
+  }
+
+  /** Adds a notification listener; returns the function that removes it. */
+  onNotification(listener: (event: AnyNotification) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Closes the connection (the work on the server goes on). */
+  async close(): Promise<void> {
+    if (this.socket.readyState === WebSocket.CLOSED) return;
+    await new Promise<void>((resolve) => {
+      this.socket.once('close', () => resolve());
+      this.socket.close(1000);
+    });
+  }
+
+  private receive(text: string): void {
+    const message = JSON.parse(text) as { id?: number; method?: string; params?: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+    if (message.method !== undefined && message.id === undefined) {
+      const schema = notifications[message.method as NotificationName];
+      if (!schema) return;
+      const event = { method: message.method, params: message.params } as AnyNotification;
+      for (const listener of this.listeners) listener(event);
+      return;
+    }
+    if (typeof message.id !== 'number') return;
+    const request = this.pending.get(message.id);
+    if (!request) return;
+    this.pending.delete(message.id);
+    if (message.error) request.reject(new RuntimeClientError(message.error.code, message.error.message, message.error.data));
+    else request.resolve(message.result);
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * `providers.yaml` (SPEC §8, contract): the model providers and the default model.
+ *
+ * ```yaml
+ * providers:
+ *   openai: { kind: openai, apiKey: env:OPENAI_API_KEY }
+ *   local:  { kind: openai-compatible, baseURL: http://127.0.0.1:11434/v1 }
+ * defaultModel: openai/gpt-5.5
+ * ```
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { parseYamlFile } from './yaml-file.js';
+
+/** The provider kinds the runtime can talk to. */
+export const ProviderKindSchema = z.enum(['openai', 'anthropic', 'google', 'openai-compatible']);
+
+/** One provider entry. */
+export const ProviderConfigSchema = z.strictObject({
+  kind: ProviderKindSchema,
+  /** API key, literally or as `env:NAME`. */
+  apiKey: z.string().optional(),
+  /** Base URL of the API (defaults to the provider's public endpoint; required for openai-compatible). */
+  baseURL: z.url().optional(),
+  /** Extra HTTP headers sent with every request. */
+  headers: z.record(z.string(), z.string()).optional(),
+}).superRefine((provider, context) => {
+  if (provider.kind === 'openai-compatible' && !provider.baseURL) {
+    context.addIssue({ code: 'custom', path: ['baseURL'], message: 'required for kind openai-compatible' });
+  }
+});
+/** One provider entry. */
+export type ProviderConfig = z.infer<typeof ProviderConfigSchema>;
+
+/** The whole `providers.yaml`. */
+export const ProvidersFileSchema = z
+  .strictObject({
+    providers: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/, 'provider names use letters, digits, ".", "_" and "-"'), ProviderConfigSchema),
+    /** `<provider>/<model-id>` used when none is given. */
+    defaultModel: z.string().regex(/^[^/]+\/.+$/, 'expected "<provider>/<model-id>"').optional(),
+  })
+  .superRefine((file, context) => {
+    if (file.defaultModel) {
+      const providerName = file.defaultModel.split('/')[0] ?? '';
+      if (!(providerName in file.providers)) {
+        context.addIssue({ code: 'custom', path: ['defaultModel'], message: `names provider "${providerName}", which is not defined under providers` });
+      }
+    }
+  });
+/** The whole `providers.yaml`. */
+export type ProvidersFile = z.infer<typeof ProvidersFileSchema>;
+
+/** File name of the providers configuration inside the config directory. */
+export const PROVIDERS_FILE = 'providers.yaml';
+
+/**
+ * Loads `providers.yaml` from a config directory. A missing file means no providers.
+ * @throws ConfigError naming the file, line and key path of the first problems
+ */
+export async function loadProvidersFile(configDir: string): Promise<ProvidersFile> {
+  const file = path.join(configDir, PROVIDERS_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { providers: {} };
+    throw error;
+  }
+  return parseYamlFile(file, text, ProvidersFileSchema);
+}
+
+/**
+ * Resolves a secret value: `env:NAME` reads the environment variable NAME.
+ * @throws Error naming the variable and where it was referenced when it is unset
+ */
+export function resolveSecret(value: string | undefined, where: string, environment: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (value === undefined || !value.startsWith('env:')) return value;
+  const name = value.slice(4);
+  const resolved = environment[name];
+  if (resolved === undefined || resolved === '') {
+    throw new Error(`${where}: environment variable ${name} is not set`);
+  }
+  return resolved;
+}

@@ -1,0 +1,298 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { StringDecoder } from 'node:string_decoder';
+import type { CommandRequest, CommandResult } from '../executor.js';
+
+/**
+ * After the foreground process exits, how long to keep reading output that is still buffered
+ * in the pipes, in ms. The window restarts whenever data arrives, up to `DRAIN_LIMIT_MS`.
+ */
+const DRAIN_IDLE_MS = 100;
+/**
+ * Upper bound of the drain after exit, in ms: a background child that keeps writing to the
+ * inherited pipe (`yes &`) must not hold the result back.
+ */
+const DRAIN_LIMIT_MS = 500;
+/** Time between SIGTERM and SIGKILL when killing a command, in ms. */
+const KILL_GRACE_MS = 2000;
+/** Longest delay `setTimeout` honours, in ms; larger values fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A `CommandResult` with the local runner's extra accounting. */
+export interface LocalCommandResult extends CommandResult {
+  /** Bytes of stdout+stderr dropped because they came after `maxOutputBytes` (0 when not truncated). */
+  omittedBytes: number;
+}
+
+/** A command that has been started and can be killed before it ends. */
+export interface RunningCommand {
+  /** Settles once the command ended (or was killed); never rejects for a failing command. */
+  readonly result: Promise<LocalCommandResult>;
+  /**
+   * Kills the command's process group and its descendants (SIGTERM, then SIGKILL after a
+   * grace period). Safe to call after the command ended.
+   */
+  kill(): void;
+}
+
+/** Whether a process (or, with a negative id, a process group) still exists. */
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM means it exists but belongs to someone else; it is not ours to kill either way.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function sendSignal(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Already gone: nothing left to kill.
+  }
+}
+
+/** Parent of every running process, read from /proc (Linux) or `ps` elsewhere. */
+function readParentTable(): Map<number, number[]> {
+  const children = new Map<number, number[]>();
+  const add = (pid: number, parent: number): void => {
+    if (!Number.isInteger(pid) || !Number.isInteger(parent)) return;
+    const list = children.get(parent);
+    if (list) list.push(pid);
+    else children.set(parent, [pid]);
+  };
+  let entries: string[] | undefined;
+  try {
+    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    entries = undefined;
+  }
+  if (entries) {
+    for (const name of entries) {
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+        // The command name (field 2) is in parentheses and may itself contain spaces or ")".
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        add(Number(name), Number(fields[1]));
+      } catch {
+        // The process ended while we were reading.
+      }
+    }
+    return children;
+  }
+  const listing = spawnSync('ps', ['-A', '-o', 'pid=,ppid='], { encoding: 'utf8' });
+  for (const line of (listing.stdout ?? '').split('\n')) {
+    const [pid, parent] = line.trim().split(/\s+/).map(Number);
+    if (pid !== undefined && parent !== undefined) add(pid, parent);
+  }
+  return children;
+}
+
+/**
+ * Every descendant of `rootPid`. Needed besides the process group because a descendant that
+ * called `setsid` left the group, and once its parent dies it is re-parented and untraceable.
+ */
+function findDescendants(rootPid: number): number[] {
+  const children = readParentTable();
+  const found: number[] = [];
+  const pending = [rootPid];
+  while (pending.length > 0) {
+    const pid = pending.pop() as number;
+    for (const child of children.get(pid) ?? []) {
+      if (!found.includes(child)) {
+        found.push(child);
+        pending.push(child);
+      }
+    }
+  }
+  return found;
+}
+
+/** The longest prefix of `text` that fits in `limitBytes` UTF-8 bytes, not splitting characters. */
+function utf8Prefix(text: string, limitBytes: number): string {
+  let bytes = 0;
+  let end = 0;
+  for (const character of text) {
+    const size = Buffer.byteLength(character, 'utf8');
+    if (bytes + size > limitBytes) break;
+    bytes += size;
+    end += character.length;
+  }
+  return text.slice(0, end);
+}
+
+/**
+ * Starts a command with `bash -c` as the leader of a new process group, so that a timeout, an
+ * abort or `kill()` can end it together with everything it started.
+ *
+ * Output of stdout and stderr is interleaved in arrival order, capped at
+ * `request.maxOutputBytes` bytes and streamed through `request.onOutput` up to that cap. The
+ * result settles shortly (at most ~0.5 s) after the foreground process exits, even when a
+ * background child still holds the output pipes open; such children are left running, as
+ * with any shell, and the pipes are closed on our side.
+ *
+ * Spawn failures (a missing working directory, no `bash`) reject with an Error naming the
+ * working directory; a command that fails is a normal result.
+ */
+export function startCommand(request: CommandRequest): RunningCommand {
+  const startedAt = performance.now();
+  const chunks: string[] = [];
+  let collectedBytes = 0;
+  let omittedBytes = 0;
+  let timedOut = false;
+  let aborted = false;
+  let killRequested = false;
+  let settled = false;
+  const knownDescendants = new Set<number>();
+
+  if (request.signal?.aborted) {
+    const result: LocalCommandResult = {
+      exitCode: null,
+      signal: null,
+      output: '',
+      truncated: false,
+      timedOut: false,
+      aborted: true,
+      durationMs: 0,
+      omittedBytes: 0,
+    };
+    return { result: Promise.resolve(result), kill: () => undefined };
+  }
+
+  const child = spawn('bash', ['-c', request.command], {
+    cwd: request.cwd,
+    env: { ...process.env, ...request.env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const pid = child.pid;
+
+  const collect = (text: string): void => {
+    if (text.length === 0) return;
+    const size = Buffer.byteLength(text, 'utf8');
+    const room = request.maxOutputBytes - collectedBytes;
+    const kept = size <= room ? text : utf8Prefix(text, Math.max(0, room));
+    const keptBytes = kept === text ? size : Buffer.byteLength(kept, 'utf8');
+    omittedBytes += size - keptBytes;
+    collectedBytes += keptBytes;
+    // After the cap everything is dropped, so an earlier short prefix cannot be followed by
+    // later text that happens to fit.
+    if (omittedBytes > 0) collectedBytes = request.maxOutputBytes;
+    if (kept.length > 0) {
+      chunks.push(kept);
+      request.onOutput?.(kept);
+    }
+  };
+
+  const decoders = [new StringDecoder('utf8'), new StringDecoder('utf8')];
+  const streams = [child.stdout, child.stderr];
+  let drainTimer: NodeJS.Timeout | undefined;
+  let restartDrain: (() => void) | undefined;
+  streams.forEach((stream, index) => {
+    stream?.on('data', (data: Buffer) => {
+      if (settled) return;
+      collect((decoders[index] as StringDecoder).write(data));
+      restartDrain?.();
+    });
+    // Destroying the pipe while a background child writes can raise EPIPE-like errors.
+    stream?.on('error', () => undefined);
+  });
+
+  let killTimer: NodeJS.Timeout | undefined;
+  const killGroup = (): void => {
+    if (killRequested || pid === undefined) return;
+    killRequested = true;
+    for (const descendant of findDescendants(pid)) knownDescendants.add(descendant);
+    sendSignal(-pid, 'SIGTERM');
+    for (const descendant of knownDescendants) sendSignal(descendant, 'SIGTERM');
+    killTimer = setTimeout(() => {
+      if (processExists(pid)) {
+        for (const descendant of findDescendants(pid)) knownDescendants.add(descendant);
+      }
+      sendSignal(-pid, 'SIGKILL');
+      for (const descendant of knownDescendants) {
+        if (processExists(descendant)) sendSignal(descendant, 'SIGKILL');
+      }
+    }, KILL_GRACE_MS);
+    // Escalation must not keep the server process alive on shutdown.
+    killTimer.unref();
+  };
+
+  const timeoutTimer = setTimeout(() => {
+    timedOut = true;
+    killGroup();
+  }, Math.min(request.timeoutMs, MAX_TIMER_MS));
+  const onAbort = (): void => {
+    aborted = true;
+    killGroup();
+  };
+  request.signal?.addEventListener('abort', onAbort, { once: true });
+
+  const result = new Promise<LocalCommandResult>((resolve, reject) => {
+    let exitCode: number | null = null;
+    let exitSignal: string | null = null;
+    let exitedAt: number | undefined;
+
+    const cleanUp = (): void => {
+      settled = true;
+      clearTimeout(timeoutTimer);
+      if (drainTimer) clearTimeout(drainTimer);
+      request.signal?.removeEventListener('abort', onAbort);
+      for (const stream of streams) stream?.destroy();
+    };
+
+    const finish = (): void => {
+      if (settled) return;
+      for (const decoder of decoders) collect(decoder.end());
+      cleanUp();
+      resolve({
+        exitCode,
+        signal: exitSignal,
+        output: chunks.join(''),
+        truncated: omittedBytes > 0,
+        timedOut,
+        aborted,
+        durationMs: Math.round((exitedAt ?? performance.now()) - startedAt),
+        omittedBytes,
+      });
+    };
+
+    child.once('error', (error) => {
+      if (settled) return;
+      cleanUp();
+      if (killTimer) clearTimeout(killTimer);
+      reject(new Error(`cannot run command in "${request.cwd}": ${error.message}`, { cause: error }));
+    });
+
+    child.once('exit', (code, signal) => {
+      exitCode = code;
+      exitSignal = signal;
+      exitedAt = performance.now();
+      const drainDeadline = exitedAt + DRAIN_LIMIT_MS;
+      restartDrain = () => {
+        if (drainTimer) clearTimeout(drainTimer);
+        const wait = Math.min(DRAIN_IDLE_MS, Math.max(0, drainDeadline - performance.now()));
+        drainTimer = setTimeout(finish, wait);
+      };
+      restartDrain();
+    });
+
+    // When nobody else holds the pipes, `close` comes right after `exit` and ends the drain early.
+    child.once('close', finish);
+  });
+
+  return { result, kill: killGroup };
+}
+
+/**
+ * Runs a command to completion, timeout or abort (see `startCommand`).
+ * @returns the exit code, signal, interleaved output (at most `maxOutputBytes` bytes), whether
+ *   output was truncated, whether it timed out or was aborted, and the wall time in ms.
+ * @throws Error naming the working directory when the process cannot be started.
+ */
+export function runCommand(request: CommandRequest): Promise<LocalCommandResult> {
+  return startCommand(request).result;
+}

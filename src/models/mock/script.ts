@@ -1,0 +1,263 @@
+import { readFile } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+
+/**
+ * One scripted tool call. `arguments` is either an object (sent JSON-encoded) or a raw string
+ * sent as is, so a script can also reproduce a model that emits malformed arguments.
+ */
+const mockToolCallSchema = z
+  .object({
+    name: z.string().min(1),
+    arguments: z.union([z.record(z.string(), z.unknown()), z.string()]).default({}),
+    id: z.string().min(1).optional(),
+  })
+  .strict();
+
+const mockUsageSchema = z
+  .object({
+    inputTokens: z.number().int().nonnegative(),
+    outputTokens: z.number().int().nonnegative(),
+    cachedInputTokens: z.number().int().nonnegative().optional(),
+    reasoningTokens: z.number().int().nonnegative().optional(),
+  })
+  .strict();
+
+const mockErrorSchema = z
+  .object({
+    status: z.number().int().min(400).max(599),
+    message: z.string().min(1),
+    type: z.string().min(1).optional(),
+    code: z.string().min(1).nullable().optional(),
+    retryAfterSeconds: z.number().int().nonnegative().optional(),
+  })
+  .strict();
+
+const mockResponseEntrySchema = z
+  .object({
+    text: z.string().optional(),
+    deltas: z.array(z.string()).optional(),
+    toolCalls: z.array(mockToolCallSchema).optional(),
+    usage: mockUsageSchema.optional(),
+    error: mockErrorSchema.optional(),
+    repeat: z.number().int().min(1).optional(),
+    delayMs: z.number().int().nonnegative().optional(),
+  })
+  .strict()
+  .superRefine((entry, context) => {
+    if (entry.text !== undefined && entry.deltas !== undefined) {
+      context.addIssue({ code: 'custom', message: 'use either text or deltas, not both', path: ['deltas'] });
+    }
+    const hasOutput = entry.text !== undefined || entry.deltas !== undefined || entry.toolCalls !== undefined;
+    if (entry.error !== undefined && (hasOutput || entry.usage !== undefined)) {
+      context.addIssue({
+        code: 'custom',
+        message: 'an error entry cannot also have text, deltas, toolCalls or usage',
+        path: ['error'],
+      });
+    }
+    if (entry.error === undefined && !hasOutput) {
+      context.addIssue({ code: 'custom', message: 'expected one of text, deltas, toolCalls or error', path: [] });
+    }
+  });
+
+/**
+ * Zod schema of a mock provider script: `responses` answers model requests in order, whichever
+ * API they arrive on; the top-level `delayMs` is the default pause before each streamed delta.
+ */
+export const mockScriptSchema = z
+  .object({
+    responses: z.array(mockResponseEntrySchema),
+    delayMs: z.number().int().nonnegative().optional(),
+  })
+  .strict();
+
+/** A parsed, validated mock provider script (see {@link mockScriptSchema}). */
+export type MockScript = z.infer<typeof mockScriptSchema>;
+
+/** One entry of {@link MockScript.responses}: a reply (text and/or tool calls) or an HTTP error. */
+export type MockResponseEntry = MockScript['responses'][number];
+
+/** A scripted tool call as written in the script. */
+export type MockToolCall = z.infer<typeof mockToolCallSchema>;
+
+/**
+ * A scripted HTTP error: `status` (400–599), the OpenAI error body fields `message`, `type`,
+ * `code`, and `retryAfterSeconds`, sent as the `Retry-After` header (whole seconds).
+ */
+export type MockError = z.infer<typeof mockErrorSchema>;
+
+/** Token counts reported to the client, in tokens. */
+export interface MockUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens: number;
+  reasoningTokens: number;
+}
+
+/** A tool call ready to encode: id fixed, arguments as the exact JSON text and its stream pieces. */
+export interface ResolvedToolCall {
+  id: string;
+  name: string;
+  /** The complete arguments string, as the model would emit it. */
+  argumentsText: string;
+  /** `argumentsText` split into the pieces streamed one per event; they concatenate to it. */
+  argumentDeltas: string[];
+}
+
+/**
+ * A successful scripted reply after every default is filled in; the wire encoders turn it into
+ * SSE events or a JSON body without making any decision of their own.
+ */
+export interface ResolvedReply {
+  /** 1-based number of the model request this reply answers (used to derive stable ids). */
+  requestNumber: number;
+  /** Whether the reply has a text message at all (an empty `text: ""` still produces one). */
+  hasText: boolean;
+  /** Text deltas in streaming order; they concatenate to the full text. */
+  textDeltas: string[];
+  toolCalls: ResolvedToolCall[];
+  usage: MockUsage;
+}
+
+/**
+ * One server-sent event before framing. `event` becomes the `event:` line (Responses API only);
+ * `data` is JSON-encoded into the `data:` line, except the literal `[DONE]` terminator of Chat
+ * Completions. `isDelta` marks the events the server paces with `delayMs`.
+ */
+export interface ServerSentEvent {
+  event?: string;
+  data: unknown;
+  isDelta: boolean;
+}
+
+/** Raised when a script file cannot be read, parsed or validated; the message names file and key path. */
+export class MockScriptError extends Error {
+  override readonly name = 'MockScriptError';
+}
+
+/**
+ * Formats a zod issue path the way it is written in the script: `responses[2].toolCalls[0].name`.
+ */
+function formatIssuePath(path: readonly PropertyKey[]): string {
+  let formatted = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') formatted += `[${segment}]`;
+    else formatted += formatted === '' ? String(segment) : `.${String(segment)}`;
+  }
+  return formatted === '' ? '(root)' : formatted;
+}
+
+/**
+ * Parses and validates a mock provider script.
+ *
+ * @param text - File content: JSON when `fileName` ends in `.json`, YAML otherwise.
+ * @param fileName - Name used in error messages (only its last segment is shown).
+ * @returns The validated script.
+ * @throws {MockScriptError} On a syntax error or a schema violation. Each problem is one line
+ *   `file: key.path: message`, e.g. `script.yaml: responses[2].toolCalls[0].name: expected string, received number`.
+ */
+export function parseMockScript(text: string, fileName: string): MockScript {
+  const shownName = basename(fileName);
+  let raw: unknown;
+  try {
+    raw = extname(fileName).toLowerCase() === '.json' ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    throw new MockScriptError(`${shownName}: cannot parse: ${(error as Error).message}`);
+  }
+  const parsed = mockScriptSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map(
+      (issue) => `${shownName}: ${formatIssuePath(issue.path)}: ${issue.message.replace(/^Invalid input: /, '')}`,
+    );
+    throw new MockScriptError(lines.join('\n'));
+  }
+  return parsed.data;
+}
+
+/**
+ * Reads and validates a mock provider script file (see {@link parseMockScript}).
+ *
+ * @throws {MockScriptError} When the file cannot be read or is invalid.
+ */
+export async function loadMockScript(file: string): Promise<MockScript> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new MockScriptError(`${basename(file)}: cannot read: ${(error as Error).message}`);
+  }
+  return parseMockScript(text, file);
+}
+
+/**
+ * Expands `repeat` so that element `n - 1` answers the n-th model request.
+ */
+export function expandMockScript(script: MockScript): MockResponseEntry[] {
+  return script.responses.flatMap((entry) => Array.from({ length: entry.repeat ?? 1 }, () => entry));
+}
+
+/**
+ * Splits text into at most `pieceCount` pieces of about equal length, cutting between code
+ * points so no piece carries half of a surrogate pair.
+ */
+export function splitIntoPieces(text: string, pieceCount: number): string[] {
+  const codePoints = Array.from(text);
+  if (codePoints.length === 0) return [];
+  const size = Math.ceil(codePoints.length / Math.max(1, pieceCount));
+  const pieces: string[] = [];
+  for (let start = 0; start < codePoints.length; start += size) {
+    pieces.push(codePoints.slice(start, start + size).join(''));
+  }
+  return pieces;
+}
+
+/** Word-sized deltas (each word keeps its trailing whitespace) so streaming is visible. */
+function splitIntoWords(text: string): string[] {
+  return text.match(/\s*\S+\s*|\s+/g) ?? [];
+}
+
+/** Rough token estimate used when the script gives no usage: one token per four characters. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/** Number of pieces tool-call arguments are streamed in, so clients must reassemble them. */
+const ARGUMENT_PIECE_COUNT = 3;
+
+/**
+ * Fills in every default of a successful scripted reply: word deltas from `text`, tool-call ids
+ * (`call_<request>_<index>`), JSON-encoded arguments split into pieces, and estimated usage
+ * (input from the request body's characters, output from the reply's, four characters a token).
+ *
+ * @param entry - A script entry without `error`.
+ * @param requestNumber - 1-based number of the request being answered.
+ * @param requestBody - The parsed request body, for the input token estimate.
+ */
+export function resolveReply(entry: MockResponseEntry, requestNumber: number, requestBody: unknown): ResolvedReply {
+  const textDeltas = entry.deltas ?? (entry.text !== undefined ? splitIntoWords(entry.text) : []);
+  const toolCalls = (entry.toolCalls ?? []).map((call, index): ResolvedToolCall => {
+    const argumentsText = typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
+    return {
+      id: call.id ?? `call_${requestNumber}_${index}`,
+      name: call.name,
+      argumentsText,
+      argumentDeltas: splitIntoPieces(argumentsText, ARGUMENT_PIECE_COUNT),
+    };
+  });
+  const outputText = textDeltas.join('') + toolCalls.map((call) => call.name + call.argumentsText).join('');
+  const requestText = requestBody === undefined ? '' : JSON.stringify(requestBody);
+  return {
+    requestNumber,
+    hasText: entry.text !== undefined || entry.deltas !== undefined,
+    textDeltas,
+    toolCalls,
+    usage: {
+      inputTokens: entry.usage?.inputTokens ?? estimateTokens(requestText),
+      outputTokens: entry.usage?.outputTokens ?? estimateTokens(outputText),
+      cachedInputTokens: entry.usage?.cachedInputTokens ?? 0,
+      reasoningTokens: entry.usage?.reasoningTokens ?? 0,
+    },
+  };
+}

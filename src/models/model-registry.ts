@@ -1,0 +1,99 @@
+/**
+ * Turns `<provider>/<model-id>` names into AI SDK language models, using the providers of
+ * `providers.yaml` (SPEC §6, §8). Each provider kind maps to its Vercel AI SDK package:
+ * `openai` → Responses API, `openai-compatible` → Chat Completions, `anthropic` → Messages,
+ * `google` → Gemini.
+ */
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createGoogleGenerativeAI } from '@ai-sdk/google';
+import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { LanguageModel } from 'ai';
+import { resolveSecret, type ProviderConfig, type ProvidersFile } from '../config/providers.js';
+
+/** A model ready to call, with the names it was resolved from. */
+export interface ResolvedModel {
+  /** `provider/model-id` as given. */
+  name: string;
+  providerName: string;
+  modelId: string;
+  model: LanguageModel;
+}
+
+/** A model name that cannot be resolved; the message says why and what is available. */
+export class UnknownModelError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnknownModelError';
+  }
+}
+
+/**
+ * Splits `<provider>/<model-id>` (the model id may itself contain `/`).
+ * @throws UnknownModelError when there is no `/` or either side is empty
+ */
+export function parseModelName(name: string): { providerName: string; modelId: string } {
+  const slash = name.indexOf('/');
+  if (slash <= 0 || slash === name.length - 1) {
+    throw new UnknownModelError(`model "${name}" must be named "<provider>/<model-id>"`);
+  }
+  return { providerName: name.slice(0, slash), modelId: name.slice(slash + 1) };
+}
+
+function createModel(providerName: string, provider: ProviderConfig, modelId: string): LanguageModel {
+  const where = `providers.yaml: providers.${providerName}.apiKey`;
+  const apiKey = resolveSecret(provider.apiKey, where);
+  const common = { ...(apiKey !== undefined ? { apiKey } : {}), ...(provider.baseURL ? { baseURL: provider.baseURL } : {}), ...(provider.headers ? { headers: provider.headers } : {}) };
+  switch (provider.kind) {
+    case 'openai':
+      return createOpenAI({ ...common, name: providerName }).responses(modelId);
+    case 'openai-compatible':
+      return createOpenAICompatible({ ...common, name: providerName, baseURL: provider.baseURL ?? '', includeUsage: true }).chatModel(modelId);
+    case 'anthropic':
+      return createAnthropic(common)(modelId);
+    case 'google':
+      return createGoogleGenerativeAI(common)(modelId);
+  }
+}
+
+/**
+ * Resolves model names against the configured providers. Models are created lazily and
+ * cached per name; `env:` keys are read when a model is first used, so a missing key only
+ * affects the provider that needs it.
+ */
+export class ModelRegistry {
+  private readonly cache = new Map<string, ResolvedModel>();
+
+  /** @param providers the loaded `providers.yaml` */
+  constructor(private readonly providers: ProvidersFile) {}
+
+  /** The model used when none is named, if configured. */
+  get defaultModel(): string | undefined {
+    return this.providers.defaultModel;
+  }
+
+  /**
+   * Resolves a model name (or the default when undefined).
+   * @throws UnknownModelError when no model is named and there is no default, or the provider is not configured
+   * @throws Error when the provider's `env:` key is not set
+   */
+  resolve(name: string | undefined): ResolvedModel {
+    const modelName = name ?? this.providers.defaultModel;
+    if (!modelName) {
+      throw new UnknownModelError('no model given and providers.yaml has no defaultModel');
+    }
+    const cached = this.cache.get(modelName);
+    if (cached) return cached;
+    const { providerName, modelId } = parseModelName(modelName);
+    const provider = this.providers.providers[providerName];
+    if (!provider) {
+      const known = Object.keys(this.providers.providers);
+      throw new UnknownModelError(
+        `model "${modelName}": provider "${providerName}" is not configured in providers.yaml (configured: ${known.length > 0 ? known.join(', ') : 'none'})`,
+      );
+    }
+    const resolved = { name: modelName, providerName, modelId, model: createModel(providerName, provider, modelId) };
+    this.cache.set(modelName, resolved);
+    return resolved;
+  }
+}

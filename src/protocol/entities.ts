@@ -1,0 +1,91 @@
+/**
+ * Conversation, session and turn state (SPEC §3). These are the values stored, last entry
+ * wins, in a conversation's `metadata.jsonl`, and sent to clients.
+ */
+import { z } from 'zod';
+import { TokenUsageSchema } from './items.js';
+
+/** One executor a conversation may use, and its working directory there. */
+export const WorkLocationEntrySchema = z.object({
+  /** Executor name from configuration (`local`). */
+  executor: z.string(),
+  /** Absolute working directory on that executor. */
+  cwd: z.string(),
+});
+/** One executor a conversation may use, and its working directory there. */
+export type WorkLocationEntry = z.infer<typeof WorkLocationEntrySchema>;
+
+/** A conversation: one task, its work location and its sessions. */
+export const ConversationSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  /** The executors (first = default) and working directories. */
+  workLocation: z.array(WorkLocationEntrySchema).min(1),
+  /** The session created with the conversation. */
+  rootSessionId: z.string(),
+  /** ms since the epoch. */
+  createdAt: z.number(),
+  /** ms since the epoch; moves on every new item or state change. */
+  updatedAt: z.number(),
+});
+/** A conversation. */
+export type Conversation = z.infer<typeof ConversationSchema>;
+
+/** A session's state. */
+export const SessionStatusSchema = z.enum(['idle', 'running', 'closed']);
+
+/** One agent's line of work inside a conversation. */
+export const SessionSchema = z.object({
+  id: z.string(),
+  conversationId: z.string(),
+  /** Parent session for subagents, null for the root session. */
+  parentSessionId: z.string().nullable(),
+  /** Agent definition name. */
+  agent: z.string(),
+  /** `provider/model`. */
+  model: z.string(),
+  status: SessionStatusSchema,
+  /** The running turn, if any. */
+  activeTurnId: z.string().nullable(),
+  /** Inputs waiting for the next turn, oldest first. */
+  queuedInputs: z.array(z.object({ id: z.string(), text: z.string() })),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+});
+/** One agent's line of work inside a conversation. */
+export type Session = z.infer<typeof SessionSchema>;
+
+/** How a turn ended, or `running`. */
+export const TurnStatusSchema = z.enum(['running', 'completed', 'failed', 'interrupted']);
+/** How a turn ended, or `running`. */
+export type TurnStatus = z.infer<typeof TurnStatusSchema>;
+
+/** One run of the agent loop, started by an input. */
+export const TurnSchema = z.object({
+  id: z.string(),
+  sessionId: z.string(),
+  conversationId: z.string(),
+  status: TurnStatusSchema,
+  /** Model calls made. */
+  steps: z.number().int().nonnegative(),
+  usage: TokenUsageSchema,
+  /** Why it failed, when it did. */
+  error: z.string().optional(),
+  startedAt: z.number(),
+  completedAt: z.number().nullable(),
+});
+/** One run of the agent loop. */
+export type Turn = z.infer<typeof TurnSchema>;
+
+/** What the conversation list shows of a conversation. */
+export const ConversationSummarySchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  cwd: z.string(),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+  /** Status of the last turn of the root session, if any. */
+  lastTurnStatus: TurnStatusSchema.nullable(),
+});
+/** What the conversation list shows of a conversation. */
+export type ConversationSummary = z.infer<typeof ConversationSummarySchema>;

@@ -1,0 +1,183 @@
+/**
+ * Item schemas (SPEC §3 "Item kinds": the kind names are the contract). An item is one thing
+ * a session recorded; clients render items and the model context is built from them.
+ */
+import { z } from 'zod';
+
+/** How an item ended. */
+export const ItemStatusSchema = z.enum(['completed', 'failed', 'interrupted']);
+/** How an item ended. */
+export type ItemStatus = z.infer<typeof ItemStatusSchema>;
+
+/** A part of user content: text, an image (data URL or URL), or a reference to a stored file. */
+export const ContentPartSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({ type: z.literal('image'), url: z.string(), mediaType: z.string().optional() }),
+  z.object({ type: z.literal('file'), path: z.string(), name: z.string().optional(), mediaType: z.string().optional() }),
+]);
+/** A part of user content. */
+export type ContentPart = z.infer<typeof ContentPartSchema>;
+
+/** Token counts reported by the provider. */
+export const TokenUsageSchema = z.object({
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  totalTokens: z.number().int().nonnegative(),
+  /** Input tokens served from the provider's prompt cache, when reported. */
+  cachedInputTokens: z.number().int().nonnegative().optional(),
+  /** Output tokens spent on reasoning, when reported. */
+  reasoningTokens: z.number().int().nonnegative().optional(),
+});
+/** Token counts reported by the provider. */
+export type TokenUsage = z.infer<typeof TokenUsageSchema>;
+
+const itemBase = {
+  id: z.string(),
+  sessionId: z.string(),
+  turnId: z.string(),
+  /** Creation time, ms since the epoch. */
+  createdAt: z.number(),
+  /** Completion time, ms since the epoch. */
+  completedAt: z.number(),
+  status: ItemStatusSchema,
+};
+
+/** A message the user sent (or steering input read during a turn). */
+export const UserMessageItemSchema = z.object({
+  ...itemBase,
+  kind: z.literal('user_message'),
+  content: z.array(ContentPartSchema),
+  mode: z.enum(['input', 'steer']),
+});
+
+/** Text the model wrote (Markdown). */
+export const AssistantMessageItemSchema = z.object({
+  ...itemBase,
+  kind: z.literal('assistant_message'),
+  text: z.string(),
+  /** `provider/model` that wrote it. */
+  model: z.string(),
+});
+
+/** The model's reasoning: a readable summary plus opaque provider data kept for replay. */
+export const ReasoningItemSchema = z.object({
+  ...itemBase,
+  kind: z.literal('reasoning'),
+  summary: z.string(),
+  providerData: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** A tool call and its result, as one item so the transcript never holds one without the other. */
+export const ToolCallItemSchema = z.object({
+  ...itemBase,
+  kind: z.literal('tool_call'),
+  callId: z.string(),
+  toolName: z.string(),
+  arguments: z.unknown(),
+  executor: z.string().optional(),
+  output: z.string(),
+  isError: z.boolean(),
+  exitCode: z.number().int().nullable().optional(),
+  structured: z.record(z.string(), z.unknown()).optional(),
+  /** Wall time of the tool's work, ms. */
+  durationMs: z.number().nonnegative(),
+});
+
+/** A message between sessions (parent ⇄ subagent). */
+export const AgentMessageItemSchema = z.object({
+  ...itemBase,
+  kind: z.literal('agent_message'),
+  fromSessionId: z.string(),
+  toSessionId: z.string(),
+  text: z.string(),
+});
+
+/** A decision on a tool call that needed approval. */
+export const ApprovalItemSchema = z.object({
+  ...itemBase,
+  kind: z.literal('approval'),
+  callId: z.string(),
+  toolName: z.string(),
+  decision: z.enum(['allow_once', 'allow_session', 'deny']),
+  decidedBy: z.string(),
+  message: z.string().optional(),
+});
+
+/** A failed model call, with the provider's own message. */
+export const ModelErrorItemSchema = z.object({
+  ...itemBase,
+  kind: z.literal('model_error'),
+  provider: z.string(),
+  model: z.string(),
+  httpStatus: z.number().int().nullable(),
+  message: z.string(),
+  retries: z.number().int().nonnegative(),
+});
+
+/** A compaction summary standing in for the items up to `lastItemId`. */
+export const ContextSummaryItemSchema = z.object({
+  ...itemBase,
+  kind: z.literal('context_summary'),
+  text: z.string(),
+  lastItemId: z.string(),
+});
+
+/** The session's model changed. */
+export const ModelChangeItemSchema = z.object({ ...itemBase, kind: z.literal('model_change'), from: z.string(), to: z.string() });
+/** The session's executor changed. */
+export const ExecutorChangeItemSchema = z.object({ ...itemBase, kind: z.literal('executor_change'), from: z.string(), to: z.string() });
+
+/** Instructions added to the context (AGENTS.md, a skill, the agent definition). */
+export const InstructionItemSchema = z.object({
+  ...itemBase,
+  kind: z.literal('instruction'),
+  source: z.enum(['agents_md', 'skill', 'agent']),
+  name: z.string(),
+  body: z.string(),
+});
+
+/** One run of a configured hook. */
+export const HookRunItemSchema = z.object({
+  ...itemBase,
+  kind: z.literal('hook_run'),
+  event: z.string(),
+  command: z.string(),
+  exitCode: z.number().int().nullable(),
+  output: z.string(),
+  decision: z.string().optional(),
+});
+
+/** Marks where a turn was cut short, and why. */
+export const InterruptionItemSchema = z.object({
+  ...itemBase,
+  kind: z.literal('interruption'),
+  reason: z.enum(['user', 'shutdown', 'crash_recovery', 'limit']),
+  message: z.string().optional(),
+});
+
+/** Any item (SPEC §3). */
+export const ItemSchema = z.discriminatedUnion('kind', [
+  UserMessageItemSchema,
+  AssistantMessageItemSchema,
+  ReasoningItemSchema,
+  ToolCallItemSchema,
+  AgentMessageItemSchema,
+  ApprovalItemSchema,
+  ModelErrorItemSchema,
+  ContextSummaryItemSchema,
+  ModelChangeItemSchema,
+  ExecutorChangeItemSchema,
+  InstructionItemSchema,
+  HookRunItemSchema,
+  InterruptionItemSchema,
+]);
+/** Any item (SPEC §3). */
+export type Item = z.infer<typeof ItemSchema>;
+/** The kind names of items. */
+export type ItemKind = Item['kind'];
+/** The item of one kind. */
+export type ItemOf<K extends ItemKind> = Extract<Item, { kind: K }>;
+/** An item as stored in a session log, with its seq in that stream. */
+export const StoredItemSchema = z.object({ seq: z.number().int().positive(), item: ItemSchema });
+/** An item as stored in a session log, with its seq in that stream. */
+export type StoredItem = z.infer<typeof StoredItemSchema>;

@@ -1,0 +1,83 @@
+/**
+ * JSON-RPC 2.0 framing (https://www.jsonrpc.org/specification) for the runtime protocol, and
+ * the formatting of validation errors so they name the method and the field path.
+ */
+import { z } from 'zod';
+
+/** Error codes: the JSON-RPC 2.0 reserved ones plus the runtime's own (-32000…-32099). */
+export const ErrorCodes = {
+  parseError: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internalError: -32603,
+  /** A named thing (conversation, session) does not exist. */
+  notFound: -32004,
+  /** The request is valid but cannot be done in the current state. */
+  conflict: -32009,
+  /** The connection has not sent `initialize` yet. */
+  notInitialized: -32002,
+} as const;
+
+/** An error to send back as a JSON-RPC error response. */
+export class RpcError extends Error {
+  /**
+   * @param code one of `ErrorCodes`
+   * @param message human-readable, naming the method and what was wrong
+   * @param data optional structured details (e.g. the validation issues)
+   */
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = 'RpcError';
+  }
+}
+
+/** A JSON-RPC request (with id) or notification (without). */
+export const IncomingMessageSchema = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.string(), z.number()]).optional(),
+  method: z.string(),
+  params: z.unknown().optional(),
+});
+
+/** A JSON-RPC response to one of our own requests (server-to-client requests come later). */
+export const ResponseMessageSchema = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.string(), z.number()]).nullable(),
+  result: z.unknown().optional(),
+  error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }).optional(),
+});
+
+/** A response message as sent on the wire. */
+export type ResponseMessage = z.infer<typeof ResponseMessageSchema>;
+
+/**
+ * Formats zod issues as `method: params.a.b: message` lines, one per problem.
+ * @param method the JSON-RPC method whose params failed
+ */
+export function describeParamsErrors(method: string, error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const path = ['params', ...issue.path.map(String)].join('.');
+      return `${method}: ${path}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+/**
+ * Validates params against a schema.
+ * @throws RpcError `invalidParams` naming the method and each failing field path.
+ */
+export function parseParams<T>(method: string, schema: z.ZodType<T>, params: unknown): T {
+  const parsed = schema.safeParse(params ?? {});
+  if (!parsed.success) {
+    throw new RpcError(ErrorCodes.invalidParams, describeParamsErrors(method, parsed.error), {
+      issues: parsed.error.issues.map((issue) => ({ path: issue.path.map(String), message: issue.message })),
+    });
+  }
+  return parsed.data;
+}

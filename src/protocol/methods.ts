@@ -1,0 +1,140 @@
+/**
+ * The runtime protocol's methods and notifications (SPEC §5: the names are the contract;
+ * shapes evolve with `PROTOCOL_VERSION`). Defined once here; the server, the CLI, the tests
+ * and the exported JSON Schema all use these definitions.
+ */
+import { z } from 'zod';
+import { ConversationSchema, ConversationSummarySchema, SessionSchema, TurnSchema } from './entities.js';
+import { ContentPartSchema, ItemSchema, StoredItemSchema } from './items.js';
+
+/** Version of the message shapes; bumped on any incompatible change. */
+export const PROTOCOL_VERSION = 1;
+
+const conversationId = z.string().min(1);
+
+/** Request methods: name → params and result schemas. */
+export const methods = {
+  initialize: {
+    params: z.object({
+      clientInfo: z.object({ name: z.string().min(1), version: z.string().optional() }),
+      protocolVersion: z.number().int().optional(),
+    }),
+    result: z.object({
+      serverInfo: z.object({ name: z.string(), version: z.string() }),
+      protocolVersion: z.number().int(),
+    }),
+  },
+  'conversation/create': {
+    params: z.object({
+      /** Absolute working directory on the executor. */
+      cwd: z.string().min(1),
+      /** Executor name; default `local`. */
+      executor: z.string().optional(),
+      /** `provider/model`; default from configuration. */
+      model: z.string().optional(),
+      agent: z.string().optional(),
+      title: z.string().optional(),
+    }),
+    result: z.object({ conversation: ConversationSchema, session: SessionSchema }),
+  },
+  'conversation/list': {
+    params: z.object({
+      limit: z.number().int().min(1).max(500).optional(),
+      cursor: z.string().optional(),
+    }),
+    result: z.object({ conversations: z.array(ConversationSummarySchema), nextCursor: z.string().optional() }),
+  },
+  'conversation/get': {
+    params: z.object({ conversationId }),
+    result: z.object({ conversation: ConversationSchema, sessions: z.array(SessionSchema), turns: z.array(TurnSchema) }),
+  },
+  'conversation/subscribe': {
+    params: z.object({
+      conversationId,
+      /**
+       * Per session id, the last item seq the client already has. Stored items after it are
+       * sent as `item/completed` before live events; omitted sessions are sent from the start.
+       */
+      afterSeq: z.record(z.string(), z.number().int().nonnegative()).optional(),
+    }),
+    result: z.object({ conversation: ConversationSchema, sessions: z.array(SessionSchema), turns: z.array(TurnSchema) }),
+  },
+  'conversation/unsubscribe': {
+    params: z.object({ conversationId }),
+    result: z.object({}),
+  },
+  'session/input': {
+    params: z.object({
+      conversationId,
+      /** Default: the conversation's root session. */
+      sessionId: z.string().optional(),
+      /** Text, or content parts. */
+      input: z.union([z.string().min(1), z.array(ContentPartSchema).min(1)]),
+      /** `queue` (default): next turn; `steer`: read before the running turn's next model call. */
+      mode: z.enum(['queue', 'steer']).optional(),
+    }),
+    result: z.object({
+      sessionId: z.string(),
+      /** True when the input waits behind a running turn. */
+      queued: z.boolean(),
+      /** The turn started for it, when it started one now. */
+      turnId: z.string().optional(),
+    }),
+  },
+  'items/list': {
+    params: z.object({
+      conversationId,
+      sessionId: z.string().optional(),
+      direction: z.enum(['forward', 'backward']).optional(),
+      /** Exclusive seq cursor: forward reads after it, backward reads before it. */
+      cursor: z.number().int().nonnegative().optional(),
+      limit: z.number().int().min(1).max(1000).optional(),
+    }),
+    result: z.object({ items: z.array(StoredItemSchema), nextCursor: z.number().int().optional() }),
+  },
+} as const;
+
+/** Server-to-client notifications: name → params schema. */
+export const notifications = {
+  'conversation/updated': z.object({ conversation: ConversationSchema }),
+  'session/updated': z.object({ conversationId, session: SessionSchema }),
+  'turn/started': z.object({ conversationId, turn: TurnSchema }),
+  'turn/completed': z.object({ conversationId, turn: TurnSchema }),
+  /** An item began; `item` holds what is known so far (its kind and ids). */
+  'item/started': z.object({
+    conversationId,
+    sessionId: z.string(),
+    turnId: z.string(),
+    itemId: z.string(),
+    kind: z.string(),
+    /** Partial fields (tool name and arguments for tool calls). */
+    partial: z.record(z.string(), z.unknown()),
+  }),
+  /** Streaming progress of an item in progress: assistant text, reasoning text or tool output. */
+  'item/delta': z.object({
+    conversationId,
+    sessionId: z.string(),
+    itemId: z.string(),
+    delta: z.object({ text: z.string().optional(), reasoning: z.string().optional(), output: z.string().optional() }),
+  }),
+  /** An item was completed and stored at `seq` in its session's log. */
+  'item/completed': z.object({ conversationId, sessionId: z.string(), seq: z.number().int().positive(), item: ItemSchema }),
+} as const;
+
+/** A request method name. */
+export type MethodName = keyof typeof methods;
+/** The params of a method. */
+export type MethodParams<M extends MethodName> = z.infer<(typeof methods)[M]['params']>;
+/** The result of a method. */
+export type MethodResult<M extends MethodName> = z.infer<(typeof methods)[M]['result']>;
+/** A notification name. */
+export type NotificationName = keyof typeof notifications;
+/** The params of a notification. */
+export type NotificationParams<N extends NotificationName> = z.infer<(typeof notifications)[N]>;
+/** Any notification, as a tagged union (`{ method, params }`). */
+export type AnyNotification = { [N in NotificationName]: { method: N; params: NotificationParams<N> } }[NotificationName];
+
+/** Whether a string names a request method of the protocol. */
+export function isMethodName(name: string): name is MethodName {
+  return Object.prototype.hasOwnProperty.call(methods, name);
+}

@@ -1,0 +1,186 @@
+/**
+ * The agent loop inside a turn (SPEC §3, §6): build the request from the items → call the
+ * model (streaming) → run the requested tools (concurrently) → record the results → repeat
+ * until the model stops. Steering input is read before each model call.
+ */
+import { newId } from '../ids.js';
+import type { ContentPart, Item, ItemOf, TokenUsage, TurnStatus } from '../protocol/index.js';
+import type { ResolvedModel } from '../models/model-registry.js';
+import type { Tool, ToolContext, ToolResult } from '../tools/tool.js';
+import { buildModelMessages } from './context-builder.js';
+import { callModel, ModelCallError, toSdkTools, type ModelCallResult, type RequestedToolCall, type RetryPolicy } from './model-call.js';
+
+/** What the loop needs from the session running it. */
+export interface AgentEnvironment {
+  model: ResolvedModel;
+  tools: Tool[];
+  /** System instructions sent with every request. */
+  system: string;
+  /** Workspace of the conversation's default executor. */
+  workspace: ToolContext['workspace'];
+  /** Aborted when the turn is interrupted. */
+  signal: AbortSignal;
+  /** Model calls allowed in one turn. */
+  maxSteps: number;
+  retryPolicy: RetryPolicy;
+  sessionId: string;
+  turnId: string;
+  /** Every item of the session so far, oldest first (including this turn's). */
+  history(): Item[];
+  /** Removes and returns steering inputs received since the last call. */
+  takeSteering(): ContentPart[][];
+  /** Persists a completed item and tells clients (`item/completed`). */
+  record(item: Item): Promise<void>;
+  /** Tells clients an item began (`item/started`). */
+  itemStarted(itemId: string, kind: Item['kind'], partial: Record<string, unknown>): void;
+  /** Streams progress of an item in progress (`item/delta`). */
+  itemDelta(itemId: string, delta: { text?: string; reasoning?: string; output?: string }): void;
+}
+
+/** How the loop ended. */
+export interface AgentOutcome {
+  status: Exclude<TurnStatus, 'running'>;
+  steps: number;
+  usage: TokenUsage;
+  error?: string;
+}
+
+function addUsage(total: TokenUsage, step: TokenUsage): TokenUsage {
+  return {
+    inputTokens: total.inputTokens + step.inputTokens,
+    outputTokens: total.outputTokens + step.outputTokens,
+    totalTokens: total.totalTokens + step.totalTokens,
+    ...(total.cachedInputTokens !== undefined || step.cachedInputTokens !== undefined
+      ? { cachedInputTokens: (total.cachedInputTokens ?? 0) + (step.cachedInputTokens ?? 0) }
+      : {}),
+    ...(total.reasoningTokens !== undefined || step.reasoningTokens !== undefined
+      ? { reasoningTokens: (total.reasoningTokens ?? 0) + (step.reasoningTokens ?? 0) }
+      : {}),
+  };
+}
+
+/** The empty usage. */
+export const ZERO_USAGE: TokenUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+
+class ItemFactory {
+  constructor(private readonly environment: AgentEnvironment) {}
+  base(id = newId('item'), createdAt = Date.now()) {
+    return { id, sessionId: this.environment.sessionId, turnId: this.environment.turnId, createdAt, completedAt: Date.now() };
+  }
+}
+
+/**
+ * Runs tool calls concurrently and records their items in the order the model requested
+ * them (SPEC §3), each as soon as it and every call before it have finished.
+ */
+async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolCall[], items: ItemFactory): Promise<void> {
+  const toolsByName = new Map(environment.tools.map((tool) => [tool.name, tool]));
+  const executions = calls.map((call) => {
+    const itemId = newId('item');
+    const createdAt = Date.now();
+    environment.itemStarted(itemId, 'tool_call', { callId: call.callId, toolName: call.toolName, arguments: call.arguments });
+    const started = performance.now();
+    const tool = toolsByName.get(call.toolName);
+    const work = tool
+      ? tool.invoke(call.arguments, {
+          workspace: environment.workspace,
+          signal: environment.signal,
+          onOutput: (chunk) => environment.itemDelta(itemId, { output: chunk }),
+        })
+      : Promise.resolve<ToolResult>({ output: `unknown tool "${call.toolName}"; available: ${[...toolsByName.keys()].join(', ')}`, isError: true });
+    return work.then((result): ItemOf<'tool_call'> => ({
+      ...items.base(itemId, createdAt),
+      completedAt: Date.now(),
+      kind: 'tool_call',
+      status: environment.signal.aborted ? 'interrupted' : result.isError ? 'failed' : 'completed',
+      callId: call.callId,
+      toolName: call.toolName,
+      arguments: call.arguments,
+      executor: environment.workspace.executor.name,
+      output: result.output,
+      isError: result.isError,
+      ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}),
+      ...(result.structured ? { structured: result.structured } : {}),
+      durationMs: Math.round(performance.now() - started),
+    }));
+  });
+  for (const execution of executions) {
+    await environment.record(await execution);
+  }
+}
+
+/**
+ * Runs the loop until the model answers without tool calls, the step limit is reached, the
+ * model fails after its retries, or the turn is interrupted. Every outcome is recorded as
+ * items before this resolves; it never rejects for model or tool failures.
+ */
+export async function runAgent(environment: AgentEnvironment): Promise<AgentOutcome> {
+  const items = new ItemFactory(environment);
+  const tools = toSdkTools(environment.tools);
+  let usage = ZERO_USAGE;
+  let steps = 0;
+
+  while (true) {
+    for (const content of environment.takeSteering()) {
+      await environment.record({ ...items.base(), kind: 'user_message', status: 'completed', content, mode: 'steer' });
+    }
+    if (steps >= environment.maxSteps) {
+      await environment.record({ ...items.base(), kind: 'interruption', status: 'completed', reason: 'limit', message: `stopped after ${steps} model calls (maxSteps)` });
+      return { status: 'interrupted', steps, usage, error: `step limit of ${environment.maxSteps} reached` };
+    }
+    steps++;
+    const assistantItemId = newId('item');
+    const assistantCreatedAt = Date.now();
+    let streamedText = '';
+    let result: ModelCallResult;
+    try {
+      result = await callModel(
+        environment.model,
+        { system: environment.system, messages: buildModelMessages(environment.history()), tools },
+        environment.signal,
+        {
+          onTextDelta: (text) => {
+            if (!streamedText) environment.itemStarted(assistantItemId, 'assistant_message', { model: environment.model.name });
+            streamedText += text;
+            environment.itemDelta(assistantItemId, { text });
+          },
+        },
+        environment.retryPolicy,
+      );
+    } catch (error) {
+      if (environment.signal.aborted) {
+        // What the user already saw stays in the transcript.
+        if (streamedText) {
+          await environment.record({ ...items.base(assistantItemId, assistantCreatedAt), kind: 'assistant_message', status: 'interrupted', text: streamedText, model: environment.model.name });
+        }
+        return { status: 'interrupted', steps, usage };
+      }
+      const failure = error instanceof ModelCallError ? error : new ModelCallError((error as Error).message, null, false, undefined);
+      const partial = (failure as ModelCallError & { partial?: ModelCallResult }).partial;
+      if (partial?.text) {
+        await environment.record({ ...items.base(assistantItemId, assistantCreatedAt), kind: 'assistant_message', status: 'failed', text: partial.text, model: environment.model.name });
+      }
+      await environment.record({
+        ...items.base(),
+        kind: 'model_error',
+        status: 'failed',
+        provider: environment.model.providerName,
+        model: environment.model.name,
+        httpStatus: failure.httpStatus,
+        message: failure.message,
+        retries: failure.retries,
+      });
+      return { status: 'failed', steps, usage, error: failure.message };
+    }
+    usage = addUsage(usage, result.usage);
+    if (result.reasoning) {
+      await environment.record({ ...items.base(), kind: 'reasoning', status: 'completed', summary: result.reasoning });
+    }
+    if (result.text) {
+      await environment.record({ ...items.base(assistantItemId, assistantCreatedAt), kind: 'assistant_message', status: 'completed', text: result.text, model: environment.model.name });
+    }
+    if (result.toolCalls.length === 0) return { status: 'completed', steps, usage };
+    await runToolCalls(environment, result.toolCalls, items);
+    if (environment.signal.aborted) return { status: 'interrupted', steps, usage };
+  }
+}

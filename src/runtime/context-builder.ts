@@ -1,0 +1,85 @@
+/**
+ * Builds the model request from a session's items (SPEC §3: the model context is built from
+ * items). Tool calls and results are one item each, so every call in the request is paired
+ * with its result and providers always accept the transcript.
+ */
+import type { AssistantModelMessage, ModelMessage, ToolModelMessage, UserContent } from 'ai';
+import type { ContentPart, Item } from '../protocol/index.js';
+
+function userContent(parts: ContentPart[]): UserContent {
+  return parts.map((part) => {
+    if (part.type === 'text') return { type: 'text' as const, text: part.text };
+    if (part.type === 'image') return { type: 'image' as const, image: new URL(part.url), ...(part.mediaType ? { mediaType: part.mediaType } : {}) };
+    return { type: 'text' as const, text: `[attached file: ${part.path}]` };
+  });
+}
+
+/** Text of the tool result as the model sees it. */
+function toolOutputText(item: Extract<Item, { kind: 'tool_call' }>): string {
+  return item.output;
+}
+
+/**
+ * Converts items, oldest first, into AI SDK model messages.
+ *
+ * Consecutive assistant text and tool calls of one step become one assistant message,
+ * followed by one tool message with their results in the same order. Items the model does
+ * not need (errors, markers, hook runs) are left out; instructions become user-visible
+ * context in a user message, so no provider rejects a mid-conversation system message.
+ */
+export function buildModelMessages(items: Item[]): ModelMessage[] {
+  const messages: ModelMessage[] = [];
+  let assistant: AssistantModelMessage | undefined;
+  let results: ToolModelMessage | undefined;
+
+  const flush = () => {
+    if (assistant) messages.push(assistant);
+    if (results) messages.push(results);
+    assistant = undefined;
+    results = undefined;
+  };
+  const assistantParts = (): Exclude<AssistantModelMessage['content'], string> => {
+    // A text part after tool calls starts a new step: the previous one must be closed first.
+    assistant ??= { role: 'assistant', content: [] };
+    return assistant.content as Exclude<AssistantModelMessage['content'], string>;
+  };
+
+  for (const item of items) {
+    switch (item.kind) {
+      case 'user_message':
+        flush();
+        messages.push({ role: 'user', content: userContent(item.content) });
+        break;
+      case 'agent_message':
+        flush();
+        messages.push({ role: 'user', content: item.text });
+        break;
+      case 'instruction':
+        flush();
+        messages.push({ role: 'user', content: `<instructions source="${item.source}" name="${item.name}">\n${item.body}\n</instructions>` });
+        break;
+      case 'context_summary':
+        flush();
+        messages.push({ role: 'user', content: `Summary of the conversation so far:\n${item.text}` });
+        break;
+      case 'assistant_message':
+        if (results) flush();
+        if (item.text) assistantParts().push({ type: 'text', text: item.text });
+        break;
+      case 'tool_call':
+        assistantParts().push({ type: 'tool-call', toolCallId: item.callId, toolName: item.toolName, input: item.arguments ?? {} });
+        results ??= { role: 'tool', content: [] };
+        results.content.push({
+          type: 'tool-result',
+          toolCallId: item.callId,
+          toolName: item.toolName,
+          output: item.isError ? { type: 'error-text', value: toolOutputText(item) } : { type: 'text', value: toolOutputText(item) },
+        });
+        break;
+      default:
+        break;
+    }
+  }
+  flush();
+  return messages;
+}

@@ -1,0 +1,186 @@
+/**
+ * A live conversation (SPEC §3): one task, its work location and its sessions, while open in
+ * the runtime. It writes its state changes in order on its own queue and fans its events out
+ * to the attached clients, replaying what a late subscriber missed.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { ConversationState, MetadataEntry } from '../dao/conversation-store.js';
+import type { Workspace } from '../executors/workspace.js';
+import type { AnyNotification, Conversation, Item, Session, StoredItem, Turn } from '../protocol/index.js';
+import { EventBus, type EventListener } from './event-bus.js';
+import type { Runtime } from './runtime.js';
+import { SerialQueue } from './serial-queue.js';
+import { LiveSession } from './session.js';
+
+const DEFAULT_SYSTEM_PROMPT = readFileSync(fileURLToPath(new URL('./prompts/system.txt', import.meta.url)), 'utf8').trim();
+
+/** An item in progress, remembered so late subscribers get its deltas so far. */
+interface ItemInProgress {
+  started: Extract<AnyNotification, { method: 'item/started' }>;
+  text: string;
+  reasoning: string;
+  output: string;
+}
+
+/** A conversation while it is open in the runtime. */
+export class LiveConversation {
+  private readonly bus = new EventBus();
+  private readonly metadataWrites = new SerialQueue();
+  private readonly inProgress = new Map<string, ItemInProgress>();
+  readonly sessions = new Map<string, LiveSession>();
+  private readonly turns = new Map<string, Turn>();
+
+  /**
+   * @param runtime the owning runtime (models, tools, store, limits)
+   * @param state the stored conversation state
+   * @param workspace workspace on the conversation's first executor
+   * @param sessionItems stored items per session id
+   */
+  constructor(
+    readonly runtime: Runtime,
+    public state: Conversation,
+    readonly workspace: Workspace,
+    stored: ConversationState,
+    sessionItems: Map<string, Item[]>,
+  ) {
+    for (const session of stored.sessions) {
+      this.sessions.set(session.id, new LiveSession(this, session, sessionItems.get(session.id) ?? []));
+    }
+    for (const turn of stored.turns) this.turns.set(turn.id, turn);
+  }
+
+  /** The conversation id. */
+  get id(): string {
+    return this.state.id;
+  }
+
+  /** Stored-state snapshot for `conversation/get`. */
+  snapshot(): { conversation: Conversation; sessions: Session[]; turns: Turn[] } {
+    return { conversation: this.state, sessions: [...this.sessions.values()].map((session) => session.state), turns: [...this.turns.values()] };
+  }
+
+  /** The root session. */
+  get rootSession(): LiveSession {
+    const session = this.sessions.get(this.state.rootSessionId);
+    if (!session) throw new Error(`conversation ${this.id} has no root session ${this.state.rootSessionId}`);
+    return session;
+  }
+
+  /** True while any session runs a turn. */
+  get isBusy(): boolean {
+    return [...this.sessions.values()].some((session) => session.isRunning);
+  }
+
+  /** System instructions for this conversation's agents. */
+  systemPrompt(): string {
+    return `${DEFAULT_SYSTEM_PROMPT}\n\nWorking directory: ${this.workspace.root} (executor "${this.workspace.executor.name}").`;
+  }
+
+  /** Appends state entries to the metadata log in order, touching `updatedAt`. */
+  recordState(entry: MetadataEntry): Promise<number> {
+    return this.metadataWrites.run(() => {
+      this.state = { ...this.state, updatedAt: Date.now() };
+      return this.runtime.store.appendMetadata(this.id, [entry, { type: 'conversation', conversation: this.state }]);
+    });
+  }
+
+  /** Records a turn's state and announces it. */
+  async recordTurn(turn: Turn, method: 'turn/started' | 'turn/completed'): Promise<void> {
+    this.turns.set(turn.id, turn);
+    await this.recordState({ type: 'turn', turn });
+    this.publish({ method, params: { conversationId: this.id, turn } });
+  }
+
+  /** Appends items to a session's log. */
+  appendItems(sessionId: string, items: Item[]): Promise<StoredItem[]> {
+    return this.runtime.store.appendItems(this.id, sessionId, items);
+  }
+
+  /** Announces an item that began. */
+  itemStarted(sessionId: string, turnId: string, itemId: string, kind: Item['kind'], partial: Record<string, unknown>): void {
+    const started = { method: 'item/started' as const, params: { conversationId: this.id, sessionId, turnId, itemId, kind, partial } };
+    this.inProgress.set(itemId, { started, text: '', reasoning: '', output: '' });
+    this.publish(started);
+  }
+
+  /** Streams progress of an item in progress. */
+  itemDelta(sessionId: string, itemId: string, delta: { text?: string; reasoning?: string; output?: string }): void {
+    const progress = this.inProgress.get(itemId);
+    if (progress) {
+      progress.text += delta.text ?? '';
+      progress.reasoning += delta.reasoning ?? '';
+      progress.output += delta.output ?? '';
+    }
+    this.publish({ method: 'item/delta', params: { conversationId: this.id, sessionId, itemId, delta } });
+  }
+
+  /** Announces a stored item. */
+  itemCompleted(sessionId: string, stored: StoredItem): void {
+    this.inProgress.delete(stored.item.id);
+    this.publish({ method: 'item/completed', params: { conversationId: this.id, sessionId, seq: stored.seq, item: stored.item } });
+  }
+
+  /** Sends an event to every subscriber. */
+  publish(event: AnyNotification): void {
+    this.bus.publish(event);
+  }
+
+  /** Number of attached subscribers. */
+  get subscriberCount(): number {
+    return this.bus.size;
+  }
+
+  /**
+   * Attaches a subscriber: first the stored items it missed (after `afterSeq` per session),
+   * then the deltas so far of items in progress, then live events — no gap, no duplicate
+   * (SPEC §5). Returns the function that detaches it.
+   */
+  async subscribe(listener: EventListener, afterSeq: Record<string, number> = {}): Promise<() => void> {
+    // Listen first and hold live events back, so nothing completed during the read is lost.
+    const held: AnyNotification[] = [];
+    let live = false;
+    const unsubscribe = this.bus.subscribe((event) => (live ? listener(event) : held.push(event)));
+    // Taken in the same tick as subscribing: deltas after this point arrive in `held`.
+    const progressSnapshot = [...this.inProgress.values()].map((progress) => ({ ...progress }));
+    const lastSent = new Map<string, number>();
+    const sentIds = new Set<string>();
+    for (const session of this.sessions.values()) {
+      const after = afterSeq[session.id] ?? 0;
+      let cursor = after;
+      lastSent.set(session.id, after);
+      while (true) {
+        const page = await this.runtime.store.listItems(this.id, session.id, { cursor, limit: 500 });
+        for (const stored of page) {
+          listener({ method: 'item/completed', params: { conversationId: this.id, sessionId: session.id, seq: stored.seq, item: stored.item } });
+          lastSent.set(session.id, stored.seq);
+          sentIds.add(stored.item.id);
+        }
+        if (page.length < 500) break;
+        cursor = page.at(-1)?.seq ?? cursor;
+      }
+    }
+    for (const progress of progressSnapshot) {
+      if (sentIds.has(progress.started.params.itemId)) continue;
+      listener(progress.started);
+      const { text, reasoning, output } = progress;
+      if (text || reasoning || output) {
+        const delta = { ...(text ? { text } : {}), ...(reasoning ? { reasoning } : {}), ...(output ? { output } : {}) };
+        listener({ method: 'item/delta', params: { conversationId: this.id, sessionId: progress.started.params.sessionId, itemId: progress.started.params.itemId, delta } });
+      }
+    }
+    for (const event of held) {
+      if (event.method === 'item/completed' && event.params.seq <= (lastSent.get(event.params.sessionId) ?? 0)) continue;
+      listener(event);
+    }
+    live = true;
+    return unsubscribe;
+  }
+
+  /** Interrupts every running turn and waits until each has recorded its end. */
+  async shutdown(): Promise<void> {
+    for (const session of this.sessions.values()) session.interrupt('shutdown');
+    await Promise.all([...this.sessions.values()].map((session) => session.idle()));
+    await this.metadataWrites.drain();
+  }
+}

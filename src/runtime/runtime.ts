@@ -1,0 +1,160 @@
+/**
+ * The runtime (SPEC §3): the root object of the server. It holds the configuration (models,
+ * tools, executors, limits) and the table of open conversations, and routes every request to
+ * the right conversation.
+ */
+import path from 'node:path';
+import type { ConversationStore } from '../dao/conversation-store.js';
+import type { Executor } from '../executors/executor.js';
+import { Workspace } from '../executors/workspace.js';
+import { newId } from '../ids.js';
+import type { ModelRegistry } from '../models/model-registry.js';
+import type { Conversation, Item, Session } from '../protocol/index.js';
+import type { Tool } from '../tools/tool.js';
+import { LiveConversation } from './conversation.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './model-call.js';
+
+/** Limits applied to every turn. */
+export interface RuntimeLimits {
+  /** Model calls allowed in one turn before it stops with a `limit` interruption. */
+  maxStepsPerTurn: number;
+  retryPolicy: RetryPolicy;
+}
+
+/** Default limits: 200 steps per turn, the default retry policy. */
+export const DEFAULT_LIMITS: RuntimeLimits = { maxStepsPerTurn: 200, retryPolicy: DEFAULT_RETRY_POLICY };
+
+/** What a runtime is built from. */
+export interface RuntimeOptions {
+  store: ConversationStore;
+  models: ModelRegistry;
+  /** Executors by name; `local` is the default. */
+  executors: Map<string, Executor>;
+  /** Environment tools offered to agents. */
+  tools: Tool[];
+  limits?: Partial<RuntimeLimits>;
+}
+
+/** A named thing that does not exist (maps to the protocol's `notFound` error). */
+export class NotFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotFoundError';
+  }
+}
+
+/** The root object of the runtime server. */
+export class Runtime {
+  readonly store: ConversationStore;
+  readonly models: ModelRegistry;
+  readonly tools: Tool[];
+  readonly limits: RuntimeLimits;
+  private readonly executors: Map<string, Executor>;
+  private readonly open = new Map<string, Promise<LiveConversation>>();
+  /** The conversations whose opening has finished. */
+  private readonly opened = new Map<string, LiveConversation>();
+
+  constructor(options: RuntimeOptions) {
+    this.store = options.store;
+    this.models = options.models;
+    this.tools = options.tools;
+    this.executors = options.executors;
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+  }
+
+  private executor(name: string): Executor {
+    const executor = this.executors.get(name);
+    if (!executor) throw new NotFoundError(`executor "${name}" is not configured (configured: ${[...this.executors.keys()].join(', ')})`);
+    return executor;
+  }
+
+  /**
+   * Creates a conversation with its root session and opens it.
+   * @throws NotFoundError for an unknown executor; Error for a relative cwd or an unknown model
+   */
+  async createConversation(options: { cwd: string; executor?: string; model?: string; agent?: string; title?: string }): Promise<LiveConversation> {
+    const executorName = options.executor ?? 'local';
+    const executor = this.executor(executorName);
+    if (!path.posix.isAbsolute(options.cwd)) throw new Error(`cwd must be an absolute path, got "${options.cwd}"`);
+    const model = this.models.resolve(options.model).name;
+    const now = Date.now();
+    const conversationId = newId('conv');
+    const session: Session = {
+      id: newId('sess'),
+      conversationId,
+      parentSessionId: null,
+      agent: options.agent ?? 'default',
+      model,
+      status: 'idle',
+      activeTurnId: null,
+      queuedInputs: [],
+      createdAt: now,
+      updatedAt: now,
+    };
+    const conversation: Conversation = {
+      id: conversationId,
+      title: options.title ?? path.posix.basename(options.cwd),
+      workLocation: [{ executor: executorName, cwd: options.cwd }],
+      rootSessionId: session.id,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.store.appendMetadata(conversationId, [
+      { type: 'conversation', conversation },
+      { type: 'session', session },
+    ]);
+    const live = new LiveConversation(this, conversation, new Workspace(executor, options.cwd), { conversation, sessions: [session], turns: [], metadataSeq: 2 }, new Map());
+    this.open.set(conversationId, Promise.resolve(live));
+    this.opened.set(conversationId, live);
+    return live;
+  }
+
+  /**
+   * Returns an open conversation, opening it from storage when needed.
+   * @throws NotFoundError when it does not exist
+   */
+  getConversation(conversationId: string): Promise<LiveConversation> {
+    let opening = this.open.get(conversationId);
+    if (!opening) {
+      opening = this.openConversation(conversationId);
+      this.open.set(conversationId, opening);
+      opening.then(
+        (live) => this.opened.set(conversationId, live),
+        () => this.open.delete(conversationId),
+      );
+    }
+    return opening;
+  }
+
+  private async openConversation(conversationId: string): Promise<LiveConversation> {
+    const state = await this.store.loadConversation(conversationId);
+    if (!state) throw new NotFoundError(`conversation "${conversationId}" does not exist`);
+    const location = state.conversation.workLocation[0];
+    if (!location) throw new Error(`conversation "${conversationId}" has no work location`);
+    const items = new Map<string, Item[]>();
+    for (const session of state.sessions) {
+      items.set(session.id, (await this.store.listItems(conversationId, session.id)).map((stored) => stored.item));
+    }
+    // A turn left `running` by a server that died is over: the next open records it as interrupted.
+    const sessions = state.sessions.map((session) => (session.status === 'running' ? { ...session, status: 'idle' as const, activeTurnId: null } : session));
+    const turns = state.turns.map((turn) => (turn.status === 'running' ? { ...turn, status: 'interrupted' as const, completedAt: turn.completedAt ?? Date.now() } : turn));
+    return new LiveConversation(this, state.conversation, new Workspace(this.executor(location.executor), location.cwd), { ...state, sessions, turns }, items);
+  }
+
+  /** True when no turn is running in any open conversation. */
+  isIdle(): boolean {
+    return ![...this.opened.values()].some((conversation) => conversation.isBusy);
+  }
+
+  /** Number of clients attached across open conversations. */
+  subscriberCount(): number {
+    return [...this.opened.values()].reduce((sum, conversation) => sum + conversation.subscriberCount, 0);
+  }
+
+  /** Interrupts running turns (recorded as `shutdown`), waits for their records, closes executors. */
+  async shutdown(): Promise<void> {
+    const conversations = await Promise.allSettled(this.open.values());
+    await Promise.all(conversations.flatMap((result) => (result.status === 'fulfilled' ? [result.value.shutdown()] : [])));
+    await Promise.all([...this.executors.values()].map((executor) => executor.close()));
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The implementation of each runtime protocol method (SPEC §5) on top of the runtime. Params
+ * arrive validated; handlers throw `RpcError`/`NotFoundError` for requests they must refuse.
+ */
+import { ErrorCodes, PROTOCOL_VERSION, RpcError, type ContentPart, type MethodName, type MethodParams, type MethodResult } from '../protocol/index.js';
+import type { RpcConnection } from './rpc-connection.js';
+
+/** Per-request helpers given to a handler. */
+export interface RequestContext {
+  /** Runs a function right after the response to this request has been sent. */
+  afterResponse(task: () => void): void;
+}
+
+/** One handler per method. */
+export type MethodHandlers = { [M in MethodName]: (params: MethodParams<M>, request: RequestContext) => Promise<MethodResult<M>> };
+
+function toContent(input: string | ContentPart[]): ContentPart[] {
+  return typeof input === 'string' ? [{ type: 'text', text: input }] : input;
+}
+
+/** Builds the handlers bound to one connection. */
+export function createMethodHandlers(connection: RpcConnection): MethodHandlers {
+  const runtime = connection.runtime;
+  return {
+    async initialize(params) {
+      if (params.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {
+        throw new RpcError(ErrorCodes.invalidParams, `initialize: params.protocolVersion: this server speaks version ${PROTOCOL_VERSION}, the client asked for ${params.protocolVersion}`);
+      }
+      connection.markInitialized();
+      return { serverInfo: connection.identity, protocolVersion: PROTOCOL_VERSION };
+    },
+
+    async 'conversation/create'(params) {
+      const conversation = await runtime.createConversation(params);
+      return { conversation: conversation.state, session: conversation.rootSession.state };
+    },
+
+    async 'conversation/list'(params) {
+      return runtime.store.listConversations(params);
+    },
+
+    async 'conversation/get'(params) {
+      return (await runtime.getConversation(params.conversationId)).snapshot();
+    },
+
+    async 'conversation/subscribe'(params, request) {
+      const conversation = await runtime.getConversation(params.conversationId);
+      // The result goes out before the replay: the client learns the sessions, then their items.
+      request.afterResponse(() => {
+        void conversation.subscribe((event) => connection.notify(event), params.afterSeq).then((detach) => connection.addSubscription(params.conversationId, detach));
+      });
+      return conversation.snapshot();
+    },
+
+    async 'conversation/unsubscribe'(params) {
+      connection.removeSubscription(params.conversationId);
+      return {};
+    },
+
+    async 'session/input'(params) {
+      const conversation = await runtime.getConversation(params.conversationId);
+      const sessionId = params.sessionId ?? conversation.state.rootSessionId;
+      const session = conversation.sessions.get(sessionId);
+      if (!session) throw new RpcError(ErrorCodes.notFound, `session/input: params.sessionId: session "${sessionId}" is not part of conversation ${params.conversationId}`);
+      const outcome = await session.input(toContent(params.input), params.mode ?? 'queue');
+      return { sessionId, ...outcome };
+    },
+
+    async 'items/list'(params) {
+      const conversation = await runtime.getConversation(params.conversationId);
+      const sessionId = params.sessionId ?? conversation.state.rootSessionId;
+      if (!conversation.sessions.has(sessionId)) {
+        throw new RpcError(ErrorCodes.notFound, `items/list: params.sessionId: session "${sessionId}" is not part of conversation ${params.conversationId}`);
+      }
+      const limit = params.limit ?? 100;
+      const items = await runtime.store.listItems(params.conversationId, sessionId, {
+        direction: params.direction ?? 'forward',
+        ...(params.cursor !== undefined ? { cursor: params.cursor } : {}),
+        limit,
+      });
+      const last = items.at(-1);
+      return { items, ...(items.length === limit && last ? { nextCursor: last.seq } : {}) };
+    },
+  };
+}

@@ -1,0 +1,433 @@
+/**
+ * LogStorage on plain files (SPEC §4): one JSON Lines file per stream at
+ * `<root>/<path>/<stream>.jsonl`, one directory per path. The on-disk format and the
+ * crash-safety rules are described in `docs/storage.md`.
+ */
+import fs from 'node:fs';
+import nodePath from 'node:path';
+import type { LogEntry, LogProblem, LogProblemListener, LogReadOptions, LogStorage } from '../log-storage.js';
+import {
+  STREAM_FILE_SUFFIX,
+  isWithinLogPath,
+  normalizeReadOptions,
+  serializeLogValues,
+  sortNames,
+  validateLogPath,
+  validateStreamId,
+} from '../log-validation.js';
+import { FileHandlePool, type FileLease } from './file-handle-pool.js';
+import {
+  descriptorSize,
+  ensureDirectory,
+  removeEmptyDirectories,
+  removePathDirectory,
+  syncDescriptor,
+  syncDirectory,
+  truncateDescriptor,
+  writeAllAt,
+} from './file-io.js';
+import { countLinesBefore, inspectStreamFile, type StreamState } from './stream-state.js';
+import { readStreamBackward, readStreamForward } from './stream-reads.js';
+
+/** Options of {@link FileLogStorage}. */
+export interface FileLogStorageOptions {
+  /**
+   * Receives torn tails and corrupt lines found in stream files. Default: a process warning
+   * (`process.emitWarning`, code `OPENVAALA_LOG_PROBLEM`).
+   */
+  onProblem?: LogProblemListener;
+  /** Idle stream files kept open between operations; default 256. */
+  maximumOpenFiles?: number;
+}
+
+function defaultProblemListener(problem: LogProblem): void {
+  process.emitWarning(`${problem.kind} in ${problem.location}: ${problem.message}`, { code: 'OPENVAALA_LOG_PROBLEM' });
+}
+
+const noop = (): void => undefined;
+
+/**
+ * Append-only JSON Lines streams on the local file system.
+ *
+ * Each line is `{"seq":N,"value":V}` followed by `\n`. An append writes its whole batch
+ * with one write at the end of the last complete line, fsyncs the file (and, when the file
+ * or directories were created, their parent directories) and only then resolves. Appends to
+ * one stream run one after another; different streams run in parallel. Per-stream state
+ * (last seq, byte length, a sparse seq → offset index) is cached after the first open, so
+ * no append or tail read scans the file. Damaged data never makes a read throw: it is
+ * skipped and reported through `onProblem` (SPEC §4).
+ *
+ * This process must be the only writer of the root directory (the server's lock file
+ * guarantees it); files changed behind its back are not noticed until it is reopened.
+ */
+export class FileLogStorage implements LogStorage {
+  private readonly root: string;
+  private readonly onProblem: LogProblemListener;
+  private readonly handles: FileHandlePool;
+  private readonly states = new Map<string, StreamState>();
+  private readonly loading = new Map<string, Promise<StreamState>>();
+  /** Per stream file: the tail of its queue of appends and deletions. */
+  private readonly queues = new Map<string, Promise<void>>();
+  /** Path deletions in progress; operations under them wait. */
+  private readonly deletions = new Set<{ path: string; done: Promise<void> }>();
+  /** Directories created for a file, to fsync before its first append is acknowledged. */
+  private readonly unsyncedDirectories = new Map<string, Set<string>>();
+  /** Files whose directory entries (up to the root) this process has fsynced. */
+  private readonly durableEntries = new Set<string>();
+  private readonly active = new Set<Promise<unknown>>();
+  private closed = false;
+
+  /**
+   * @param rootDirectory directory holding every path; created on the first append.
+   * @param options see {@link FileLogStorageOptions}.
+   */
+  constructor(rootDirectory: string, options: FileLogStorageOptions = {}) {
+    if (typeof rootDirectory !== 'string' || rootDirectory === '') {
+      throw new Error('FileLogStorage needs a root directory');
+    }
+    this.root = nodePath.resolve(rootDirectory);
+    this.onProblem = options.onProblem ?? defaultProblemListener;
+    this.handles = new FileHandlePool(options.maximumOpenFiles ?? 256);
+  }
+
+  /** The absolute file that holds a stream (it may not exist yet). */
+  streamFilePath(path: string, stream: string): string {
+    const segments = validateLogPath(path);
+    validateStreamId(stream, path);
+    return nodePath.join(this.root, ...segments, stream + STREAM_FILE_SUFFIX);
+  }
+
+  /** See {@link LogStorage.append}. Errors name the path and stream; a failed batch is rolled back. */
+  append<T>(path: string, stream: string, values: T[]): Promise<LogEntry<T>[]> {
+    return this.track(() => {
+      const filePath = this.streamFilePath(path, stream);
+      const texts = serializeLogValues(path, stream, values);
+      if (texts.length === 0) return Promise.resolve([]);
+      return this.afterDeletions(path, () =>
+        this.enqueue(filePath, () => this.appendNow(path, stream, filePath, values, texts)),
+      );
+    });
+  }
+
+  /** See {@link LogStorage.read}. Both cursors may be combined to read a bounded range. */
+  read<T = unknown>(path: string, stream: string, options?: LogReadOptions): Promise<LogEntry<T>[]> {
+    return this.track(() => {
+      const filePath = this.streamFilePath(path, stream);
+      const normalized = normalizeReadOptions(options);
+      return this.afterDeletions(path, async () => {
+        if (normalized.limit === 0) return [];
+        return this.withStream(path, stream, filePath, async (state, fd) => {
+          const onCorrupt = (offset: number, reason: string): Promise<void> =>
+            this.report(state, fd, 'corrupt_line', offset, `corrupt line skipped: ${reason}`);
+          const read = normalized.direction === 'forward' ? readStreamForward : readStreamBackward;
+          return (await read(fd, state, normalized, onCorrupt)) as LogEntry<T>[];
+        }, []);
+      });
+    });
+  }
+
+  /** See {@link LogStorage.lastSeq}. */
+  lastSeq(path: string, stream: string): Promise<number> {
+    return this.track(() => {
+      const filePath = this.streamFilePath(path, stream);
+      return this.afterDeletions(path, () =>
+        this.withStream(path, stream, filePath, async (state) => state.lastSeq, 0),
+      );
+    });
+  }
+
+  /** See {@link LogStorage.listStreams}: the `.jsonl` files of the path's directory. */
+  listStreams(path: string): Promise<string[]> {
+    return this.track(async () => {
+      const entries = await this.listDirectory(path);
+      const names = entries
+        .filter((entry) => entry.isFile() && entry.name.endsWith(STREAM_FILE_SUFFIX))
+        .map((entry) => entry.name.slice(0, -STREAM_FILE_SUFFIX.length))
+        .filter((name) => isValidName(() => validateStreamId(name, path)));
+      return sortNames(names);
+    });
+  }
+
+  /** See {@link LogStorage.listPaths}: returns child names (single segments), not full paths. */
+  listPaths(path: string): Promise<string[]> {
+    return this.track(async () => {
+      const entries = await this.listDirectory(path);
+      const names = entries
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => entry.name)
+        .filter((name) => isValidName(() => validateLogPath(name)));
+      return sortNames(names);
+    });
+  }
+
+  /** See {@link LogStorage.deleteStream}; waits for the stream's queued appends first. */
+  deleteStream(path: string, stream: string): Promise<void> {
+    return this.track(() => {
+      const filePath = this.streamFilePath(path, stream);
+      const segments = validateLogPath(path);
+      return this.afterDeletions(path, () =>
+        this.enqueue(filePath, async () => {
+          this.forgetStream(filePath);
+          await this.handles.forget(filePath);
+          try {
+            await fs.promises.unlink(filePath);
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+            throw error;
+          }
+          await syncDirectory(nodePath.dirname(filePath)).catch(noop);
+          await removeEmptyDirectories(this.root, segments);
+        }),
+      );
+    });
+  }
+
+  /**
+   * See {@link LogStorage.deletePath}. Waits for queued appends under the path, holds back new
+   * operations under it until done, then removes the directory and any parent left empty.
+   * The root path `''` empties the root directory.
+   */
+  deletePath(path: string): Promise<void> {
+    return this.track(() => {
+      const segments = validateLogPath(path);
+      const earlier = [...this.deletions].filter((other) => isWithinLogPath(other.path, path) || isWithinLogPath(path, other.path));
+      const directory = nodePath.join(this.root, ...segments);
+      const isUnder = (filePath: string): boolean => segments.length === 0 || filePath.startsWith(directory + nodePath.sep);
+      const deletion = {
+        path,
+        done: (async () => {
+          await Promise.allSettled(earlier.map((other) => other.done));
+          await Promise.allSettled([...this.queues].filter(([filePath]) => isUnder(filePath)).map(([, queue]) => queue));
+          const known = new Set([...this.states.keys(), ...this.unsyncedDirectories.keys(), ...this.durableEntries]);
+          for (const filePath of known) if (isUnder(filePath)) this.forgetStream(filePath);
+          await this.handles.forgetWhere(isUnder);
+          await removePathDirectory(this.root, segments);
+        })(),
+      };
+      this.deletions.add(deletion);
+      return deletion.done.finally(() => this.deletions.delete(deletion));
+    });
+  }
+
+  /** Waits for operations in progress, then closes every file. Later calls throw. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled([...this.active]);
+    await this.handles.closeAll();
+    this.states.clear();
+  }
+
+  private track<R>(operation: () => Promise<R>): Promise<R> {
+    if (this.closed) return Promise.reject(new Error(`FileLogStorage at ${this.root} is closed`));
+    let result: Promise<R>;
+    try {
+      result = operation();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.active.add(result);
+    const forget = (): void => {
+      this.active.delete(result);
+    };
+    result.then(forget, forget);
+    return result;
+  }
+
+  /**
+   * Runs `operation` once no deletion covering `path` is in progress. The check and the
+   * start of `operation` happen in the same synchronous step, so a deletion registered
+   * later always sees the operation in the queues it waits for.
+   */
+  private afterDeletions<R>(path: string, operation: () => Promise<R>): Promise<R> {
+    for (const deletion of this.deletions) {
+      if (isWithinLogPath(path, deletion.path)) {
+        return deletion.done.then(() => this.afterDeletions(path, operation), () => this.afterDeletions(path, operation));
+      }
+    }
+    return operation();
+  }
+
+  private enqueue<R>(filePath: string, operation: () => Promise<R>): Promise<R> {
+    const previous = this.queues.get(filePath) ?? Promise.resolve();
+    const result = previous.then(operation);
+    const settled = result.then(noop, noop);
+    this.queues.set(filePath, settled);
+    void settled.then(() => {
+      if (this.queues.get(filePath) === settled) this.queues.delete(filePath);
+    });
+    return result;
+  }
+
+  private forgetStream(filePath: string): void {
+    this.states.delete(filePath);
+    this.loading.delete(filePath);
+    this.unsyncedDirectories.delete(filePath);
+    this.durableEntries.delete(filePath);
+  }
+
+  private async listDirectory(path: string): Promise<fs.Dirent[]> {
+    const segments = validateLogPath(path);
+    try {
+      return await fs.promises.readdir(nodePath.join(this.root, ...segments), { withFileTypes: true });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+      throw error;
+    }
+  }
+
+  /** Runs `operation` with the stream's state and descriptor; `missing` when the file does not exist. */
+  private async withStream<R>(
+    path: string,
+    stream: string,
+    filePath: string,
+    operation: (state: StreamState, fd: number) => Promise<R>,
+    missing: R,
+  ): Promise<R> {
+    const lease = await this.handles.acquire(filePath, false);
+    if (lease === undefined) return missing;
+    try {
+      return await operation(await this.stateFor(path, stream, filePath, lease), lease.fd);
+    } finally {
+      await this.handles.release(lease);
+    }
+  }
+
+  /**
+   * The cached state of a stream, loaded from the file's tail on first use. A state read
+   * through a descriptor whose file was deleted meanwhile is used once but not cached, so
+   * a recreated file never inherits it.
+   */
+  private stateFor(path: string, stream: string, filePath: string, lease: FileLease): Promise<StreamState> {
+    const cached = this.states.get(filePath);
+    if (cached !== undefined) return Promise.resolve(cached);
+    const fd = lease.fd;
+    let loading = this.loading.get(filePath);
+    if (loading === undefined) {
+      loading = (async () => {
+        const size = await descriptorSize(fd);
+        const reported = new Set<string>();
+        const state = await inspectStreamFile(fd, size, { path, stream, filePath }, (kind, offset, message) =>
+          this.report({ path, stream, filePath, reported }, fd, kind, offset, message),
+        );
+        for (const id of reported) state.reported.add(id);
+        if (this.loading.get(filePath) === loading) {
+          this.loading.delete(filePath);
+          if (this.handles.isCurrent(lease)) this.states.set(filePath, state);
+        }
+        return state;
+      })();
+      this.loading.set(filePath, loading);
+      loading.catch(() => {
+        if (this.loading.get(filePath) === loading) this.loading.delete(filePath);
+      });
+    }
+    return loading;
+  }
+
+  private async report(
+    where: { path: string; stream: string; filePath: string; reported: Set<string> },
+    fd: number,
+    kind: LogProblem['kind'],
+    offset: number,
+    message: string,
+  ): Promise<void> {
+    const id = `${kind}@${offset}`;
+    if (where.reported.has(id)) return;
+    where.reported.add(id);
+    let location = `${where.filePath}, byte offset ${offset}`;
+    if (kind === 'corrupt_line') {
+      const line = await countLinesBefore(fd, offset).then((count) => String(count + 1), () => 'unknown');
+      location = `${where.filePath}, line ${line} (byte offset ${offset})`;
+    }
+    try {
+      this.onProblem({ path: where.path, stream: where.stream, kind, location, message });
+    } catch {
+      // A failing listener must not turn damaged data into a failed read.
+    }
+  }
+
+  private async openForAppend(path: string, filePath: string): Promise<FileLease> {
+    const existing = await this.handles.acquire(filePath, false);
+    if (existing !== undefined) return existing;
+    const segments = validateLogPath(path);
+    for (let attempt = 1; ; attempt += 1) {
+      const changed = await ensureDirectory(this.root, segments);
+      try {
+        const lease = (await this.handles.acquire(filePath, true)) as FileLease;
+        if (lease.created) changed.add(nodePath.dirname(filePath));
+        if (changed.size > 0) this.unsyncedDirectories.set(filePath, changed);
+        return lease;
+      } catch (error) {
+        // A concurrent deletion removed a directory that had just become empty: recreate it.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw error;
+      }
+    }
+  }
+
+  private async appendNow<T>(path: string, stream: string, filePath: string, values: T[], texts: string[]): Promise<LogEntry<T>[]> {
+    const lease = await this.openForAppend(path, filePath);
+    try {
+      const directories = this.unsyncedDirectories.get(filePath) ?? new Set<string>();
+      if (!this.durableEntries.has(filePath)) {
+        // The file may have been created by an earlier process that died before syncing
+        // its directories; sync the whole chain once before acknowledging anything in it.
+        for (let directory = nodePath.dirname(filePath); directory.startsWith(this.root); directory = nodePath.dirname(directory)) {
+          directories.add(directory);
+          if (directory === this.root) break;
+        }
+      }
+      for (const directory of directories) await syncDirectory(directory);
+      this.unsyncedDirectories.delete(filePath);
+      this.durableEntries.add(filePath);
+      const state = await this.stateFor(path, stream, filePath, lease);
+      const firstSeq = state.lastSeq + 1;
+      let text = state.needsNewline ? '\n' : '';
+      for (let index = 0; index < texts.length; index += 1) {
+        text += `{"seq":${firstSeq + index},"value":${texts[index]}}\n`;
+      }
+      const buffer = Buffer.from(text, 'utf8');
+      const start = state.end;
+      try {
+        if (state.fileLength > start) {
+          await truncateDescriptor(lease.fd, start);
+          state.fileLength = start;
+        }
+        await writeAllAt(lease.fd, buffer, start);
+        await syncDescriptor(lease.fd);
+      } catch (error) {
+        await this.rollBack(state, lease.fd, start);
+        throw new Error(`Append to stream ${JSON.stringify(stream)} in path ${JSON.stringify(path)} failed: ${(error as Error).message}`, { cause: error });
+      }
+      state.end = start + buffer.length;
+      state.fileLength = state.end;
+      state.lastSeq = firstSeq + texts.length - 1;
+      state.index.add(firstSeq, state.needsNewline ? start + 1 : start);
+      state.needsNewline = false;
+      return values.map((value, index) => ({ seq: firstSeq + index, value }));
+    } finally {
+      await this.handles.release(lease);
+    }
+  }
+
+  /** Cuts a failed batch off again; if even that fails the cached state is dropped and rebuilt from the file. */
+  private async rollBack(state: StreamState, fd: number, start: number): Promise<void> {
+    try {
+      await truncateDescriptor(fd, start);
+      state.fileLength = start;
+    } catch {
+      state.fileLength = Number.POSITIVE_INFINITY;
+      this.forgetStream(state.filePath);
+    }
+  }
+}
+
+function isValidName(check: () => void): boolean {
+  try {
+    check();
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Opening and configuring the better-sqlite3 database shared by the SQLite storages
+ * (SPEC §4: `metadata.db`, and the in-memory database behind staged conversations).
+ */
+import fs from 'node:fs';
+import nodePath from 'node:path';
+import Database from 'better-sqlite3';
+
+/** A better-sqlite3 database handle. */
+export type SqliteDatabase = Database.Database;
+
+/** What a SQLite storage is built on: an open database (shared, owned by the caller) or a file path (or `':memory:'`). */
+export type SqliteDatabaseSource = SqliteDatabase | string;
+
+/** How long a statement waits for a lock held by another connection, in ms. */
+export const SQLITE_BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Applies the settings every storage relies on: WAL journal (readers never block the writer),
+ * `synchronous=FULL` (a commit is durable once it returns — log appends depend on it) and a
+ * busy timeout of {@link SQLITE_BUSY_TIMEOUT_MS}. Idempotent; in-memory databases keep their
+ * `memory` journal.
+ */
+export function configureSqliteDatabase(database: SqliteDatabase): void {
+  if (!database.memory) database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = FULL');
+  database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+}
+
+/**
+ * Opens (creating it and its directory if needed) and configures a database file, or an
+ * in-memory database for `':memory:'`.
+ *
+ * @throws Error naming the file when it cannot be opened (not a database, no permission).
+ */
+export function openSqliteDatabase(filePath: string): SqliteDatabase {
+  if (typeof filePath !== 'string' || filePath === '') {
+    throw new Error('A SQLite storage needs a database file path or ":memory:"');
+  }
+  if (filePath !== ':memory:') fs.mkdirSync(nodePath.dirname(nodePath.resolve(filePath)), { recursive: true });
+  let database: SqliteDatabase;
+  try {
+    database = new Database(filePath);
+    configureSqliteDatabase(database);
+  } catch (error) {
+    throw new Error(`Cannot open SQLite database ${filePath}: ${(error as Error).message}`, { cause: error });
+  }
+  return database;
+}
+
+/**
+ * Resolves a {@link SqliteDatabaseSource}: a path is opened and then owned (closed by the
+ * storage), a database handle is configured and stays the caller's to close.
+ */
+export function resolveSqliteDatabase(source: SqliteDatabaseSource): { database: SqliteDatabase; owned: boolean } {
+  if (typeof source === 'string') return { database: openSqliteDatabase(source), owned: true };
+  if (source === null || typeof source !== 'object' || typeof source.prepare !== 'function') {
+    throw new Error('A SQLite storage needs a better-sqlite3 Database or a file path');
+  }
+  configureSqliteDatabase(source);
+  return { database: source, owned: false };
+}
+
+/** Quotes an SQL identifier (table or index name). */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}

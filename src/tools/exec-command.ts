@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import type { CommandResult } from '../executors/executor.js';
+import { loadToolDescription } from './descriptions.js';
+import { defineTool, type Tool } from './tool.js';
+
+/** Default cap on the command output kept for the model, in bytes (stdout+stderr). */
+export const EXEC_COMMAND_DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
+/** Default time a command may run before it is killed, in ms. */
+export const EXEC_COMMAND_DEFAULT_TIMEOUT_MS = 120_000;
+/** Longest timeout the model may ask for, in ms (10 minutes). */
+export const EXEC_COMMAND_MAX_TIMEOUT_MS = 600_000;
+
+/** Arguments of `exec_command`. */
+export const execCommandParameters = z.object({
+  command: z.string().min(1).describe('Shell command line, run by bash.'),
+  cwd: z.string().min(1).optional().describe('Working directory relative to the workspace root. Default: the root.'),
+  timeout_ms: z
+    .number()
+    .int()
+    .min(1)
+    .max(EXEC_COMMAND_MAX_TIMEOUT_MS)
+    .default(EXEC_COMMAND_DEFAULT_TIMEOUT_MS)
+    .describe('Kill the command after this many milliseconds, 1 to 600000. Default 120000.'),
+});
+
+/** Parsed arguments of `exec_command`. */
+export type ExecCommandArguments = z.infer<typeof execCommandParameters>;
+
+/** Options of `createExecCommandTool`. */
+export interface ExecCommandToolOptions {
+  /** Cap on the output kept, in bytes; default `EXEC_COMMAND_DEFAULT_MAX_OUTPUT_BYTES`. */
+  maxOutputBytes?: number;
+}
+
+/**
+ * The status lines appended to a command's output: a truncation note when output was capped,
+ * then one final line, `[exit code N]`, `[killed by SIGNAL]` or `[timed out after N ms]`.
+ */
+export function describeCommandEnd(result: CommandResult, timeoutMs: number): string[] {
+  const lines: string[] = [];
+  if (result.truncated) {
+    // Executors may report how much they dropped; the contract only promises the flag.
+    const omitted = (result as Partial<{ omittedBytes: number }>).omittedBytes;
+    lines.push(
+      typeof omitted === 'number'
+        ? `[output truncated: ${omitted} bytes omitted]`
+        : `[output truncated: only the first ${Buffer.byteLength(result.output, 'utf8')} bytes kept]`,
+    );
+  }
+  if (result.timedOut) lines.push(`[timed out after ${timeoutMs} ms]`);
+  else if (result.aborted && result.exitCode === null && result.signal === null) lines.push('[aborted before it started]');
+  else if (result.aborted) lines.push(`[aborted; ${result.signal ? `killed by ${result.signal}` : `exit code ${result.exitCode}`}]`);
+  else if (result.signal !== null) lines.push(`[killed by ${result.signal}]`);
+  else lines.push(`[exit code ${result.exitCode}]`);
+  return lines;
+}
+
+/**
+ * Builds the `exec_command` tool: runs a shell command on the workspace's executor in `cwd`
+ * (relative to the workspace root), killing it after `timeout_ms` ms or when the turn is
+ * interrupted, and streaming its output through `context.onOutput`. The result text is the
+ * interleaved output (first `maxOutputBytes` bytes) followed by the lines of
+ * `describeCommandEnd`. A non-zero exit is a normal result; `isError` is set only when the
+ * command could not be started (bad `cwd`, executor failure) or timed out.
+ */
+export function createExecCommandTool(options: ExecCommandToolOptions = {}): Tool<ExecCommandArguments> {
+  const maxOutputBytes = options.maxOutputBytes ?? EXEC_COMMAND_DEFAULT_MAX_OUTPUT_BYTES;
+  return defineTool({
+    name: 'exec_command',
+    description: loadToolDescription('exec_command'),
+    parameters: execCommandParameters,
+    // Room for the status lines, so the shared cap never cuts output the executor already capped.
+    outputLimitBytes: maxOutputBytes + 1024,
+    async execute(args, context) {
+      const { workspace } = context;
+      const cwdArgument = args.cwd ?? '.';
+      const cwd = workspace.resolve(cwdArgument);
+      const stat = await workspace.executor.fs.stat(cwd);
+      if (stat === undefined) throw new Error(`cwd "${cwdArgument}" does not exist`);
+      if (stat.kind !== 'directory' && stat.kind !== 'symlink') throw new Error(`cwd "${cwdArgument}" is not a directory`);
+
+      const result = await workspace.executor.run({
+        command: args.command,
+        cwd,
+        timeoutMs: args.timeout_ms,
+        maxOutputBytes,
+        signal: context.signal,
+        onOutput: context.onOutput,
+      });
+      const text = result.output;
+      const separator = text === '' || text.endsWith('\n') ? '' : '\n';
+      return {
+        output: `${text}${separator}${describeCommandEnd(result, args.timeout_ms).join('\n')}`,
+        isError: result.timedOut,
+        exitCode: result.exitCode,
+        structured: {
+          exitCode: result.exitCode,
+          signal: result.signal,
+          timedOut: result.timedOut,
+          aborted: result.aborted,
+          truncated: result.truncated,
+          durationMs: result.durationMs,
+        },
+      };
+    },
+  });
+}
+
+/** The `exec_command` tool with default limits. */
+export const execCommandTool: Tool<ExecCommandArguments> = createExecCommandTool();

@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import type { Workspace } from '../executors/workspace.js';
+
+/** What a tool call produced. */
+export interface ToolResult {
+  /** Text shown to the model (already truncated by the wrapper when too long). */
+  output: string;
+  /** True when the call failed (bad arguments, missing file, rejected patch…). */
+  isError: boolean;
+  /** Exit code, for commands. */
+  exitCode?: number | null;
+  /** Machine-readable details for clients (e.g. files changed by a patch). */
+  structured?: Record<string, unknown>;
+}
+
+/** What a tool receives besides its arguments. */
+export interface ToolContext {
+  /** Workspace of the executor the call is routed to. */
+  workspace: Workspace;
+  /** Aborted when the turn is interrupted; tools stop their work (kill processes) on it. */
+  signal: AbortSignal;
+  /** Streams partial output (e.g. command output) to clients while the tool runs. */
+  onOutput?: (chunk: string) => void;
+}
+
+/**
+ * One tool as the agent loop sees it. Every tool is defined with `defineTool`, which
+ * validates arguments against the schema and caps the output, so tools never repeat that.
+ */
+export interface Tool<Args = unknown> {
+  /** Name the model calls (`read_file`). */
+  readonly name: string;
+  /** Description sent to the model. */
+  readonly description: string;
+  /** Zod schema of the arguments; also exported as the JSON Schema the model sees. */
+  readonly parameters: z.ZodType<Args>;
+  /** Validates raw arguments, runs the tool, caps its output. Never throws. */
+  invoke(rawArguments: unknown, context: ToolContext): Promise<ToolResult>;
+}
+
+/** Default cap on the text a tool returns to the model, in bytes (UTF-8). */
+export const DEFAULT_TOOL_OUTPUT_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * Cuts text to at most `limitBytes` UTF-8 bytes, keeping the head and the tail and putting a
+ * marker that says how many bytes were left out in between (the end of command output is
+ * usually where the error is).
+ */
+export function truncateOutput(text: string, limitBytes: number): { text: string; truncated: boolean } {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= limitBytes) return { text, truncated: false };
+  const keep = Math.max(0, limitBytes - 64);
+  const head = bytes.subarray(0, Math.floor(keep / 2)).toString('utf8').replace(/\uFFFD+$/, '');
+  const tail = bytes.subarray(bytes.length - Math.ceil(keep / 2)).toString('utf8').replace(/^\uFFFD+/, '');
+  const omitted = bytes.length - Buffer.byteLength(head) - Buffer.byteLength(tail);
+  return { text: `${head}\n[… ${omitted} bytes truncated …]\n${tail}`, truncated: true };
+}
+
+/**
+ * Formats a zod validation failure as one line per problem, each naming the argument path:
+ * `read_file: argument "start_line": expected number, received string`.
+ */
+export function describeArgumentErrors(toolName: string, error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const where = issue.path.length > 0 ? `argument "${issue.path.join('.')}"` : 'arguments';
+      return `${toolName}: ${where}: ${issue.message}`;
+    })
+    .join('\n');
+}
+
+/** The parts of a tool definition that `defineTool` wraps. */
+export interface ToolSpec<Args> {
+  name: string;
+  description: string;
+  parameters: z.ZodType<Args>;
+  /** Output cap in bytes; default `DEFAULT_TOOL_OUTPUT_LIMIT_BYTES`. */
+  outputLimitBytes?: number;
+  /** The tool's work. May throw: the error message becomes an error result. */
+  execute(args: Args, context: ToolContext): Promise<ToolResult>;
+}
+
+/**
+ * Wraps a tool's work with argument validation and output truncation, the two things every
+ * tool needs, and turns thrown errors into error results the model can read.
+ */
+export function defineTool<Args>(spec: ToolSpec<Args>): Tool<Args> {
+  const limit = spec.outputLimitBytes ?? DEFAULT_TOOL_OUTPUT_LIMIT_BYTES;
+  return {
+    name: spec.name,
+    description: spec.description,
+    parameters: spec.parameters,
+    async invoke(rawArguments, context) {
+      const parsed = spec.parameters.safeParse(rawArguments);
+      if (!parsed.success) {
+        return { output: describeArgumentErrors(spec.name, parsed.error), isError: true };
+      }
+      let result: ToolResult;
+      try {
+        result = await spec.execute(parsed.data, context);
+      } catch (error) {
+        result = { output: `${spec.name}: ${(error as Error).message}`, isError: true };
+      }
+      const capped = truncateOutput(result.output, limit);
+      return capped.truncated ? { ...result, output: capped.text } : result;
+    },
+  };
+}

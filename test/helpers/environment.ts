@@ -1,0 +1,112 @@
+/**
+ * An isolated OpenVaala installation for one test: its own XDG directories under a temp dir,
+ * a mock model provider, and helpers to run the real CLI as a child process.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { findServer } from '../../src/cli/server-discovery.js';
+import type { OpenVaalaPaths } from '../../src/config/paths.js';
+import { MockProviderServer, parseMockScript } from '../../src/models/mock/index.js';
+import { CLI_EXECUTABLE } from '../../src/package-info.js';
+import type { ServerInfo } from '../../src/server/server-info.js';
+
+/** One isolated installation. */
+export interface TestEnvironment {
+  root: string;
+  paths: OpenVaalaPaths;
+  env: NodeJS.ProcessEnv;
+  /** A working directory for conversations. */
+  workDir: string;
+  mock: MockProviderServer;
+  /** Removes the temp dir and stops the mock (call in afterEach). */
+  dispose(): Promise<void>;
+}
+
+/** Creates an installation whose default model is the mock, scripted by `scriptYaml`. */
+export async function createTestEnvironment(scriptYaml: string): Promise<TestEnvironment> {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'openvaala-test-'));
+  const paths = { configDir: path.join(root, 'config', 'openvaala'), dataDir: path.join(root, 'data', 'openvaala'), stateDir: path.join(root, 'state', 'openvaala') };
+  const env = { ...process.env, XDG_CONFIG_HOME: path.join(root, 'config'), XDG_DATA_HOME: path.join(root, 'data'), XDG_STATE_HOME: path.join(root, 'state'), OPENVAALA_LOG_LEVEL: 'warn' };
+  const workDir = path.join(root, 'work');
+  mkdirSync(workDir, { recursive: true });
+  const mock = new MockProviderServer(parseMockScript(scriptYaml, 'script.yaml'));
+  const { baseURL } = await mock.start({ port: 0 });
+  mkdirSync(paths.configDir, { recursive: true });
+  writeFileSync(path.join(paths.configDir, 'providers.yaml'), `providers:\n  mock: { kind: openai, baseURL: ${baseURL}, apiKey: none }\ndefaultModel: mock/mock-model\n`);
+  return {
+    root,
+    paths,
+    env,
+    workDir,
+    mock,
+    async dispose() {
+      await mock.stop();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Result of a finished CLI process. */
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `openvaala ARGS` as a child process to its end. */
+export function runCli(args: string[], options: { env: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number }): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_EXECUTABLE, ...args], { env: options.env, cwd: options.cwd ?? process.cwd(), stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`openvaala ${args.join(' ')} did not finish within ${options.timeoutMs ?? 60_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, options.timeoutMs ?? 60_000);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** A `openvaala serve` child process. */
+export interface ServeProcess {
+  child: ChildProcess;
+  info: ServerInfo;
+  /** Sends SIGTERM and waits for the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts `openvaala serve --port 0` and waits until it answers. */
+export async function startServe(environment: TestEnvironment, extraArgs: string[] = []): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [CLI_EXECUTABLE, 'serve', '--port', '0', ...extraArgs], { env: environment.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const info = await findServer(environment.paths);
+    if (info && info.pid === child.pid) {
+      return {
+        child,
+        info,
+        async stop() {
+          if (child.exitCode === null) child.kill('SIGTERM');
+          return exited;
+        },
+      };
+    }
+    if (child.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`openvaala serve did not start: ${output}`);
+}

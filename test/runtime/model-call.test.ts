@@ -1,0 +1,35 @@
+import { APICallError } from 'ai';
+import { describe, expect, it } from 'vitest';
+import { parseRetryAfter, toModelCallError } from '../../src/runtime/model-call.js';
+
+function apiError(statusCode: number, body: string, headers: Record<string, string> = {}) {
+  return new APICallError({ message: 'sdk message', url: 'http://127.0.0.1/v1/responses', requestBodyValues: {}, statusCode, responseBody: body, responseHeaders: headers });
+}
+
+describe('model call failures', () => {
+  it('keeps the provider message and classifies retryable statuses', () => {
+    const failure = toModelCallError(apiError(503, JSON.stringify({ error: { message: 'overloaded, try later' } }), { 'retry-after': '3' }));
+    expect(failure.message).toBe('overloaded, try later');
+    expect(failure.httpStatus).toBe(503);
+    expect(failure.retryable).toBe(true);
+    expect(failure.retryAfterMs).toBe(3000);
+    const refused = toModelCallError(apiError(401, JSON.stringify({ error: { message: 'bad key' } })));
+    expect(refused.retryable).toBe(false);
+    expect(refused.message).toBe('bad key');
+    expect(toModelCallError(apiError(429, 'not json')).retryable).toBe(true);
+    expect(toModelCallError(apiError(429, 'not json')).message).toBe('sdk message');
+  });
+
+  it('parses Retry-After as seconds or as an HTTP date (RFC 9110)', () => {
+    expect(parseRetryAfter('2')).toBe(2000);
+    expect(parseRetryAfter(new Date(10_000).toUTCString(), 4_000)).toBe(6000);
+    expect(parseRetryAfter('soon')).toBeUndefined();
+    expect(parseRetryAfter(undefined)).toBeUndefined();
+  });
+
+  it('treats connection failures as retryable', () => {
+    const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    expect(toModelCallError(reset).retryable).toBe(true);
+    expect(toModelCallError(new Error('something else')).retryable).toBe(false);
+  });
+});
