@@ -43,13 +43,13 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
     });
     // The conversation is new, so the first turn to end in its root session is this prompt's.
     const finished = new Promise<Turn>((resolve) => {
-      client.onNotification((event) => {
-        if (event.method === 'turn/completed' && event.params.turn.sessionId === session.id) {
-          renderer.render(event);
-          resolve(event.params.turn);
-          return;
-        }
+      const stopListening = client.onNotification((event) => {
         renderer.render(event);
+        if (event.method === 'turn/completed' && event.params.turn.sessionId === session.id) {
+          // The turn's end is the last thing exec prints; later state events are not its output.
+          stopListening();
+          resolve(event.params.turn);
+        }
       });
     });
     await client.request('conversation/subscribe', { conversationId: conversation.id });
