@@ -16,6 +16,17 @@ import { parseYamlFile } from './yaml-file.js';
 /** The provider kinds the runtime can talk to. */
 export const ProviderKindSchema = z.enum(['openai', 'anthropic', 'google', 'openai-compatible']);
 
+/** What is known of one model of a provider (all optional; the built-in catalog fills gaps). */
+export const ModelSettingsSchema = z.strictObject({
+  /** Context window in tokens. */
+  contextWindow: z.number().int().positive().optional(),
+  tools: z.boolean().optional(),
+  reasoning: z.boolean().optional(),
+  images: z.boolean().optional(),
+});
+/** What is known of one model of a provider. */
+export type ModelSettings = z.infer<typeof ModelSettingsSchema>;
+
 /** One provider entry. */
 export const ProviderConfigSchema = z.strictObject({
   kind: ProviderKindSchema,
@@ -25,6 +36,8 @@ export const ProviderConfigSchema = z.strictObject({
   baseURL: z.url().optional(),
   /** Extra HTTP headers sent with every request. */
   headers: z.record(z.string(), z.string()).optional(),
+  /** Models of this provider listed by `models/list`, with their settings (an extension of SPEC §8's format). */
+  models: z.record(z.string(), ModelSettingsSchema).optional(),
 }).superRefine((provider, context) => {
   if (provider.kind === 'openai-compatible' && !provider.baseURL) {
     context.addIssue({ code: 'custom', path: ['baseURL'], message: 'required for kind openai-compatible' });

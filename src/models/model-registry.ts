@@ -10,6 +10,8 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
 import { resolveSecret, type ProviderConfig, type ProvidersFile } from '../config/providers.js';
+import type { ModelInfo } from '../protocol/index.js';
+import { contextWindowOf, listModels } from './model-catalog.js';
 
 /** A model ready to call, with the names it was resolved from. */
 export interface ResolvedModel {
@@ -17,6 +19,8 @@ export interface ResolvedModel {
   name: string;
   providerName: string;
   modelId: string;
+  /** Context window in tokens (configured, known, or a conservative fallback). */
+  contextWindow: number;
   model: LanguageModel;
 }
 
@@ -67,6 +71,11 @@ export class ModelRegistry {
   /** @param providers the loaded `providers.yaml` */
   constructor(private readonly providers: ProvidersFile) {}
 
+  /** The catalog of configured models (`models/list`). */
+  list(): ModelInfo[] {
+    return listModels(this.providers);
+  }
+
   /** The model used when none is named, if configured. */
   get defaultModel(): string | undefined {
     return this.providers.defaultModel;
@@ -92,7 +101,7 @@ export class ModelRegistry {
         `model "${modelName}": provider "${providerName}" is not configured in providers.yaml (configured: ${known.length > 0 ? known.join(', ') : 'none'})`,
       );
     }
-    const resolved = { name: modelName, providerName, modelId, model: createModel(providerName, provider, modelId) };
+    const resolved = { name: modelName, providerName, modelId, contextWindow: contextWindowOf(this.providers, providerName, modelId), model: createModel(providerName, provider, modelId) };
     this.cache.set(modelName, resolved);
     return resolved;
   }

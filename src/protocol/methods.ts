@@ -12,6 +12,20 @@ export const PROTOCOL_VERSION = 1;
 
 const conversationId = z.string().min(1);
 
+/** A model of the catalog (`models/list`). */
+export const ModelInfoSchema = z.object({
+  /** `provider/model-id`. */
+  id: z.string(),
+  provider: z.string(),
+  /** Provider kind (`openai`, `anthropic`, `google`, `openai-compatible`). */
+  kind: z.string(),
+  /** Context window in tokens, when known. */
+  contextWindow: z.number().int().positive().optional(),
+  capabilities: z.object({ tools: z.boolean(), reasoning: z.boolean(), images: z.boolean() }),
+});
+/** A model of the catalog. */
+export type ModelInfo = z.infer<typeof ModelInfoSchema>;
+
 /** Request methods: name → params and result schemas. */
 export const methods = {
   initialize: {
@@ -80,6 +94,31 @@ export const methods = {
       /** The turn started for it, when it started one now. */
       turnId: z.string().optional(),
     }),
+  },
+  'session/interrupt': {
+    params: z.object({ conversationId, sessionId: z.string().optional() }),
+    result: z.object({
+      /** True when a turn was running and has been interrupted. */
+      interrupted: z.boolean(),
+      turnId: z.string().optional(),
+    }),
+  },
+  'session/setModel': {
+    params: z.object({ conversationId, sessionId: z.string().optional(), model: z.string().min(1) }),
+    result: z.object({ session: SessionSchema }),
+  },
+  /** Manual compaction: runs as a turn of its own, now when idle or after the queued work. */
+  'session/compact': {
+    params: z.object({ conversationId, sessionId: z.string().optional() }),
+    result: z.object({ sessionId: z.string(), queued: z.boolean(), turnId: z.string().optional() }),
+  },
+  'session/list': {
+    params: z.object({ conversationId }),
+    result: z.object({ sessions: z.array(SessionSchema) }),
+  },
+  'models/list': {
+    params: z.object({}),
+    result: z.object({ models: z.array(ModelInfoSchema), defaultModel: z.string().optional() }),
   },
   'items/list': {
     params: z.object({

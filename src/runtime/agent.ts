@@ -7,6 +7,7 @@ import { newId } from '../ids.js';
 import type { ContentPart, Item, ItemOf, TokenUsage, TurnStatus } from '../protocol/index.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { Tool, ToolContext, ToolResult } from '../tools/tool.js';
+import { compactHistory, type ContextMeter } from './compaction.js';
 import { buildModelMessages } from './context-builder.js';
 import { callModel, ModelCallError, toSdkTools, type ModelCallResult, type RequestedToolCall, type RetryPolicy } from './model-call.js';
 
@@ -23,6 +24,10 @@ export interface AgentEnvironment {
   /** Model calls allowed in one turn. */
   maxSteps: number;
   retryPolicy: RetryPolicy;
+  /** Compact when the estimated request exceeds this fraction of the context window (0–1). */
+  compactionThreshold: number;
+  /** The session's meter of context size, kept across turns. */
+  contextMeter: ContextMeter;
   sessionId: string;
   turnId: string;
   /** Every item of the session so far, oldest first (including this turn's). */
@@ -110,6 +115,38 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
 }
 
 /**
+ * A turn that only compacts the session (manual compaction, `session/compact`).
+ * Never rejects: a failed summary call is recorded as a `model_error` item.
+ */
+export async function runCompaction(environment: AgentEnvironment): Promise<AgentOutcome> {
+  const items = new ItemFactory(environment);
+  try {
+    const usage = await compactHistory(environment);
+    environment.contextMeter.reset();
+    return { status: 'completed', steps: 1, usage };
+  } catch (error) {
+    return recordFailure(environment, items, error, 1, ZERO_USAGE);
+  }
+}
+
+/** Records a model failure as a `model_error` item and ends the turn `failed`. */
+async function recordFailure(environment: AgentEnvironment, items: ItemFactory, error: unknown, steps: number, usage: TokenUsage): Promise<AgentOutcome> {
+  if (environment.signal.aborted) return { status: 'interrupted', steps, usage };
+  const failure = error instanceof ModelCallError ? error : new ModelCallError((error as Error).message, null, false, undefined);
+  await environment.record({
+    ...items.base(),
+    kind: 'model_error',
+    status: 'failed',
+    provider: environment.model.providerName,
+    model: environment.model.name,
+    httpStatus: failure.httpStatus,
+    message: failure.message,
+    retries: failure.retries,
+  });
+  return { status: 'failed', steps, usage, error: failure.message };
+}
+
+/**
  * Runs the loop until the model answers without tool calls, the step limit is reached, the
  * model fails after its retries, or the turn is interrupted. Every outcome is recorded as
  * items before this resolves; it never rejects for model or tool failures.
@@ -128,6 +165,17 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
       await environment.record({ ...items.base(), kind: 'interruption', status: 'completed', reason: 'limit', message: `stopped after ${steps} model calls (maxSteps)` });
       return { status: 'interrupted', steps, usage, error: `step limit of ${environment.maxSteps} reached` };
     }
+    const messages = () => buildModelMessages(environment.history());
+    const estimate = environment.contextMeter.estimate(environment.history(), environment.system, messages);
+    const nothingNewToCompact = environment.history().at(-1)?.kind === 'context_summary';
+    if (!nothingNewToCompact && estimate > environment.compactionThreshold * environment.model.contextWindow) {
+      try {
+        usage = addUsage(usage, await compactHistory(environment));
+        environment.contextMeter.reset();
+      } catch (error) {
+        return recordFailure(environment, items, error, steps, usage);
+      }
+    }
     steps++;
     const assistantItemId = newId('item');
     const assistantCreatedAt = Date.now();
@@ -136,7 +184,7 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
     try {
       result = await callModel(
         environment.model,
-        { system: environment.system, messages: buildModelMessages(environment.history()), tools },
+        { system: environment.system, messages: messages(), tools },
         environment.signal,
         {
           onTextDelta: (text) => {
@@ -155,24 +203,14 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
         }
         return { status: 'interrupted', steps, usage };
       }
-      const failure = error instanceof ModelCallError ? error : new ModelCallError((error as Error).message, null, false, undefined);
-      const partial = (failure as ModelCallError & { partial?: ModelCallResult }).partial;
+      const partial = (error as { partial?: ModelCallResult }).partial;
       if (partial?.text) {
         await environment.record({ ...items.base(assistantItemId, assistantCreatedAt), kind: 'assistant_message', status: 'failed', text: partial.text, model: environment.model.name });
       }
-      await environment.record({
-        ...items.base(),
-        kind: 'model_error',
-        status: 'failed',
-        provider: environment.model.providerName,
-        model: environment.model.name,
-        httpStatus: failure.httpStatus,
-        message: failure.message,
-        retries: failure.retries,
-      });
-      return { status: 'failed', steps, usage, error: failure.message };
+      return recordFailure(environment, items, error, steps, usage);
     }
     usage = addUsage(usage, result.usage);
+    environment.contextMeter.report(result.usage, environment.history().length);
     if (result.reasoning) {
       await environment.record({ ...items.base(), kind: 'reasoning', status: 'completed', summary: result.reasoning });
     }

@@ -28,6 +28,28 @@ function toolOutputText(item: Extract<Item, { kind: 'tool_call' }>): string {
  * context in a user message, so no provider rejects a mid-conversation system message.
  */
 export function buildModelMessages(items: Item[]): ModelMessage[] {
+  return convertItems(itemsInContext(items));
+}
+
+/**
+ * The items a request is built from. After compaction: the latest summary, the latest user
+ * request it covered (so the agent keeps its live task verbatim), then everything after it.
+ */
+export function itemsInContext(items: Item[]): Item[] {
+  let summaryIndex = -1;
+  for (let index = items.length - 1; index >= 0; index--) {
+    if (items[index]?.kind === 'context_summary') {
+      summaryIndex = index;
+      break;
+    }
+  }
+  if (summaryIndex < 0) return items;
+  const summary = items[summaryIndex] as Item;
+  const latestRequest = items.slice(0, summaryIndex).findLast((item) => item.kind === 'user_message' && item.mode === 'input');
+  return [summary, ...(latestRequest ? [latestRequest] : []), ...items.slice(summaryIndex + 1)];
+}
+
+function convertItems(items: Item[]): ModelMessage[] {
   const messages: ModelMessage[] = [];
   let assistant: AssistantModelMessage | undefined;
   let results: ToolModelMessage | undefined;

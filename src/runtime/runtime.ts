@@ -19,10 +19,12 @@ export interface RuntimeLimits {
   /** Model calls allowed in one turn before it stops with a `limit` interruption. */
   maxStepsPerTurn: number;
   retryPolicy: RetryPolicy;
+  /** Compact when a request is estimated above this fraction of the model's context window (0–1). */
+  compactionThreshold: number;
 }
 
-/** Default limits: 200 steps per turn, the default retry policy. */
-export const DEFAULT_LIMITS: RuntimeLimits = { maxStepsPerTurn: 200, retryPolicy: DEFAULT_RETRY_POLICY };
+/** Default limits: 200 steps per turn, the default retry policy, compaction at 80 % of the window. */
+export const DEFAULT_LIMITS: RuntimeLimits = { maxStepsPerTurn: 200, retryPolicy: DEFAULT_RETRY_POLICY, compactionThreshold: 0.8 };
 
 /** What a runtime is built from. */
 export interface RuntimeOptions {

@@ -5,23 +5,38 @@
  */
 import { newId } from '../ids.js';
 import type { ContentPart, Item, Session, StoredItem, Turn } from '../protocol/index.js';
-import { runAgent, ZERO_USAGE, type AgentOutcome } from './agent.js';
+import { runAgent, runCompaction, ZERO_USAGE, type AgentEnvironment, type AgentOutcome } from './agent.js';
+import { ContextMeter } from './compaction.js';
 import type { LiveConversation } from './conversation.js';
 import { SerialQueue } from './serial-queue.js';
 
-interface PendingInput {
-  id: string;
-  content: ContentPart[];
-}
+/** Work waiting for the session: a user input, or a manual compaction. */
+type PendingWork = { id: string; kind: 'input'; content: ContentPart[] } | { id: string; kind: 'compact' };
 
 function textOf(content: ContentPart[]): string {
   return content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join(' ');
 }
 
+function describePending(pending: PendingWork[]): Session['queuedInputs'] {
+  return pending.map((work) => ({ id: work.id, text: work.kind === 'input' ? textOf(work.content) : '(compact the conversation)' }));
+}
+
+/** The model a session's history was last run with, from its items (undefined for a new session). */
+function modelInHistory(items: Item[]): string | undefined {
+  for (let index = items.length - 1; index >= 0; index--) {
+    const item = items[index];
+    if (item?.kind === 'model_change') return item.to;
+    if (item?.kind === 'assistant_message') return item.model;
+  }
+  return undefined;
+}
+
 /** A session while its conversation is open in the runtime. */
 export class LiveSession {
   private readonly writes = new SerialQueue();
-  private readonly pending: PendingInput[] = [];
+  private readonly pending: PendingWork[] = [];
+  private readonly contextMeter = new ContextMeter();
+  private modelInUse: string | undefined;
   private steering: ContentPart[][] = [];
   private abortController: AbortController | undefined;
   private running: Promise<void> | undefined;
@@ -35,7 +50,9 @@ export class LiveSession {
     private readonly conversation: LiveConversation,
     public state: Session,
     private readonly items: Item[],
-  ) {}
+  ) {
+    this.modelInUse = modelInHistory(items);
+  }
 
   /** The session id. */
   get id(): string {
@@ -61,28 +78,51 @@ export class LiveSession {
       this.steering.push(content);
       return { queued: true };
     }
-    const input = { id: newId('input'), content };
-    this.pending.push(input);
-    if (this.isRunning) {
-      await this.saveState({ queuedInputs: this.pending.map((entry) => ({ id: entry.id, text: textOf(entry.content) })) });
+    return this.enqueue({ id: newId('input'), kind: 'input', content });
+  }
+
+  /** Queues a manual compaction (runs now when idle). */
+  compact(): Promise<{ queued: boolean; turnId?: string }> {
+    return this.enqueue({ id: newId('input'), kind: 'compact' });
+  }
+
+  /**
+   * Interrupts the running turn, if any: the model stream is aborted, running tool calls are
+   * killed, and the turn ends `interrupted`. Queued inputs stay queued.
+   * @returns the interrupted turn's id, or undefined when idle
+   */
+  interrupt(reason: 'user' | 'shutdown' = 'user'): string | undefined {
+    if (!this.abortController) return undefined;
+    this.abortController.abort(new Error(`interrupted: ${reason}`));
+    return this.state.activeTurnId ?? undefined;
+  }
+
+  /**
+   * Sets the model for the next turns (a running turn finishes on its model). The change is
+   * recorded as a `model_change` item at the start of the next turn.
+   */
+  async setModel(model: string): Promise<Session> {
+    await this.saveState({ model });
+    return this.state;
+  }
+
+  private async enqueue(work: PendingWork): Promise<{ queued: boolean; turnId?: string }> {
+    this.pending.push(work);
+    if (this.isRunning || this.running) {
+      await this.saveState({ queuedInputs: describePending(this.pending) });
       return { queued: true };
     }
     const turnId = newId('turn');
-    this.running = this.processInputs(turnId).finally(() => {
+    this.running = this.processPending(turnId).finally(() => {
       this.running = undefined;
     });
     return { queued: false, turnId };
   }
 
-  /** Interrupts the running turn, if any (its processes are killed, the turn ends `interrupted`). */
-  interrupt(reason: 'user' | 'shutdown' = 'user'): void {
-    this.abortController?.abort(new Error(`interrupted: ${reason}`));
-  }
-
-  private async processInputs(firstTurnId: string): Promise<void> {
+  private async processPending(firstTurnId: string): Promise<void> {
     let turnId = firstTurnId;
-    for (let input = this.pending.shift(); input; input = this.pending.shift()) {
-      await this.runTurn(turnId, input);
+    for (let work = this.pending.shift(); work; work = this.pending.shift()) {
+      await this.runTurn(turnId, work);
       turnId = newId('turn');
     }
   }
@@ -103,7 +143,12 @@ export class LiveSession {
     });
   }
 
-  private async runTurn(turnId: string, input: PendingInput): Promise<void> {
+  private itemBase(turnId: string) {
+    const now = Date.now();
+    return { id: newId('item'), sessionId: this.id, turnId, createdAt: now, completedAt: now, status: 'completed' as const };
+  }
+
+  private async runTurn(turnId: string, work: PendingWork): Promise<void> {
     const controller = new AbortController();
     this.abortController = controller;
     let turn: Turn = {
@@ -116,22 +161,29 @@ export class LiveSession {
       startedAt: Date.now(),
       completedAt: null,
     };
-    await this.saveState({ status: 'running', activeTurnId: turnId, queuedInputs: this.pending.map((entry) => ({ id: entry.id, text: textOf(entry.content) })) });
+    await this.saveState({ status: 'running', activeTurnId: turnId, queuedInputs: describePending(this.pending) });
     await this.conversation.recordTurn(turn, 'turn/started');
-    const now = Date.now();
-    await this.record({ id: newId('item'), sessionId: this.id, turnId, createdAt: now, completedAt: now, kind: 'user_message', status: 'completed', content: input.content, mode: 'input' });
+    if (this.modelInUse !== undefined && this.modelInUse !== this.state.model) {
+      await this.record({ ...this.itemBase(turnId), kind: 'model_change', from: this.modelInUse, to: this.state.model });
+    }
+    this.modelInUse = this.state.model;
+    if (work.kind === 'input') {
+      await this.record({ ...this.itemBase(turnId), kind: 'user_message', content: work.content, mode: 'input' });
+    }
 
     let outcome: AgentOutcome;
     try {
-      const model = this.conversation.runtime.models.resolve(this.state.model);
-      outcome = await runAgent({
-        model,
-        tools: this.conversation.runtime.tools,
+      const runtime = this.conversation.runtime;
+      const environment: AgentEnvironment = {
+        model: runtime.models.resolve(this.state.model),
+        tools: runtime.tools,
         system: this.conversation.systemPrompt(),
         workspace: this.conversation.workspace,
         signal: controller.signal,
-        maxSteps: this.conversation.runtime.limits.maxStepsPerTurn,
-        retryPolicy: this.conversation.runtime.limits.retryPolicy,
+        maxSteps: runtime.limits.maxStepsPerTurn,
+        retryPolicy: runtime.limits.retryPolicy,
+        compactionThreshold: runtime.limits.compactionThreshold,
+        contextMeter: this.contextMeter,
         sessionId: this.id,
         turnId,
         history: () => this.items,
@@ -139,25 +191,25 @@ export class LiveSession {
         record: (item) => this.record(item),
         itemStarted: (itemId, kind, partial) => this.conversation.itemStarted(this.id, turnId, itemId, kind, partial),
         itemDelta: (itemId, delta) => this.conversation.itemDelta(this.id, itemId, delta),
-      });
+      };
+      outcome = work.kind === 'input' ? await runAgent(environment) : await runCompaction(environment);
     } catch (error) {
       // Configuration problems (unknown model, unset key) end the turn like a model error.
       const message = (error as Error).message;
-      const at = Date.now();
-      await this.record({ id: newId('item'), sessionId: this.id, turnId, createdAt: at, completedAt: at, kind: 'model_error', status: 'failed', provider: this.state.model.split('/')[0] ?? '', model: this.state.model, httpStatus: null, message, retries: 0 });
+      await this.record({ ...this.itemBase(turnId), kind: 'model_error', status: 'failed', provider: this.state.model.split('/')[0] ?? '', model: this.state.model, httpStatus: null, message, retries: 0 });
       outcome = { status: 'failed', steps: 0, usage: ZERO_USAGE, error: message };
     }
     if (outcome.status === 'interrupted' && controller.signal.aborted) {
       const reason = String((controller.signal.reason as Error)?.message ?? '').endsWith('shutdown') ? 'shutdown' : 'user';
-      const at = Date.now();
-      await this.record({ id: newId('item'), sessionId: this.id, turnId, createdAt: at, completedAt: at, kind: 'interruption', status: 'completed', reason });
+      await this.record({ ...this.itemBase(turnId), kind: 'interruption', reason });
     }
     // Steering that arrived too late for this turn's model calls starts the next turn.
-    for (const content of this.steering.splice(0)) this.pending.unshift({ id: newId('input'), content });
+    const late = this.steering.splice(0);
+    this.pending.unshift(...late.map((content): PendingWork => ({ id: newId('input'), kind: 'input', content })));
     await this.writes.drain();
     turn = { ...turn, status: outcome.status, steps: outcome.steps, usage: outcome.usage, completedAt: Date.now(), ...(outcome.error ? { error: outcome.error } : {}) };
     this.abortController = undefined;
     await this.conversation.recordTurn(turn, 'turn/completed');
-    await this.saveState({ status: 'idle', activeTurnId: null, queuedInputs: this.pending.map((entry) => ({ id: entry.id, text: textOf(entry.content) })) });
+    await this.saveState({ status: 'idle', activeTurnId: null, queuedInputs: describePending(this.pending) });
   }
 }

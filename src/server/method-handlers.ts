@@ -3,6 +3,8 @@
  * arrive validated; handlers throw `RpcError`/`NotFoundError` for requests they must refuse.
  */
 import { ErrorCodes, PROTOCOL_VERSION, RpcError, type ContentPart, type MethodName, type MethodParams, type MethodResult } from '../protocol/index.js';
+import type { LiveConversation } from '../runtime/conversation.js';
+import type { LiveSession } from '../runtime/session.js';
 import type { RpcConnection } from './rpc-connection.js';
 
 /** Per-request helpers given to a handler. */
@@ -16,6 +18,14 @@ export type MethodHandlers = { [M in MethodName]: (params: MethodParams<M>, requ
 
 function toContent(input: string | ContentPart[]): ContentPart[] {
   return typeof input === 'string' ? [{ type: 'text', text: input }] : input;
+}
+
+/** The session a request names (default: the root session). @throws RpcError notFound naming the method and the id */
+function sessionOf(conversation: LiveConversation, sessionId: string | undefined, method: string): LiveSession {
+  const id = sessionId ?? conversation.state.rootSessionId;
+  const session = conversation.sessions.get(id);
+  if (!session) throw new RpcError(ErrorCodes.notFound, `${method}: params.sessionId: session "${id}" is not part of conversation ${conversation.id}`);
+  return session;
 }
 
 /** Builds the handlers bound to one connection. */
@@ -58,20 +68,41 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     },
 
     async 'session/input'(params) {
-      const conversation = await runtime.getConversation(params.conversationId);
-      const sessionId = params.sessionId ?? conversation.state.rootSessionId;
-      const session = conversation.sessions.get(sessionId);
-      if (!session) throw new RpcError(ErrorCodes.notFound, `session/input: params.sessionId: session "${sessionId}" is not part of conversation ${params.conversationId}`);
+      const session = sessionOf(await runtime.getConversation(params.conversationId), params.sessionId, 'session/input');
       const outcome = await session.input(toContent(params.input), params.mode ?? 'queue');
-      return { sessionId, ...outcome };
+      return { sessionId: session.id, ...outcome };
+    },
+
+    async 'session/interrupt'(params) {
+      const session = sessionOf(await runtime.getConversation(params.conversationId), params.sessionId, 'session/interrupt');
+      const turnId = session.interrupt('user');
+      return { interrupted: turnId !== undefined, ...(turnId ? { turnId } : {}) };
+    },
+
+    async 'session/setModel'(params) {
+      const session = sessionOf(await runtime.getConversation(params.conversationId), params.sessionId, 'session/setModel');
+      // Resolving first refuses an unknown model before anything is recorded.
+      runtime.models.resolve(params.model);
+      return { session: await session.setModel(params.model) };
+    },
+
+    async 'session/compact'(params) {
+      const session = sessionOf(await runtime.getConversation(params.conversationId), params.sessionId, 'session/compact');
+      return { sessionId: session.id, ...(await session.compact()) };
+    },
+
+    async 'session/list'(params) {
+      return { sessions: (await runtime.getConversation(params.conversationId)).snapshot().sessions };
+    },
+
+    async 'models/list'() {
+      const defaultModel = runtime.models.defaultModel;
+      return { models: runtime.models.list(), ...(defaultModel ? { defaultModel } : {}) };
     },
 
     async 'items/list'(params) {
       const conversation = await runtime.getConversation(params.conversationId);
-      const sessionId = params.sessionId ?? conversation.state.rootSessionId;
-      if (!conversation.sessions.has(sessionId)) {
-        throw new RpcError(ErrorCodes.notFound, `items/list: params.sessionId: session "${sessionId}" is not part of conversation ${params.conversationId}`);
-      }
+      const sessionId = sessionOf(conversation, params.sessionId, 'items/list').id;
       const limit = params.limit ?? 100;
       const items = await runtime.store.listItems(params.conversationId, sessionId, {
         direction: params.direction ?? 'forward',

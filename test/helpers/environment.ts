@@ -24,8 +24,11 @@ export interface TestEnvironment {
   dispose(): Promise<void>;
 }
 
-/** Creates an installation whose default model is the mock, scripted by `scriptYaml`. */
-export async function createTestEnvironment(scriptYaml: string): Promise<TestEnvironment> {
+/**
+ * Creates an installation whose default model is the mock, scripted by `scriptYaml`.
+ * @param providersYaml writes `providers.yaml` from the mock's base URL (default: `mock/mock-model` over the Responses API)
+ */
+export async function createTestEnvironment(scriptYaml: string, providersYaml?: (baseURL: string) => string): Promise<TestEnvironment> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'openvaala-test-'));
   const paths = { configDir: path.join(root, 'config', 'openvaala'), dataDir: path.join(root, 'data', 'openvaala'), stateDir: path.join(root, 'state', 'openvaala') };
   const env = { ...process.env, XDG_CONFIG_HOME: path.join(root, 'config'), XDG_DATA_HOME: path.join(root, 'data'), XDG_STATE_HOME: path.join(root, 'state'), OPENVAALA_LOG_LEVEL: 'warn' };
@@ -34,7 +37,10 @@ export async function createTestEnvironment(scriptYaml: string): Promise<TestEnv
   const mock = new MockProviderServer(parseMockScript(scriptYaml, 'script.yaml'));
   const { baseURL } = await mock.start({ port: 0 });
   mkdirSync(paths.configDir, { recursive: true });
-  writeFileSync(path.join(paths.configDir, 'providers.yaml'), `providers:\n  mock: { kind: openai, baseURL: ${baseURL}, apiKey: none }\ndefaultModel: mock/mock-model\n`);
+  writeFileSync(
+    path.join(paths.configDir, 'providers.yaml'),
+    providersYaml?.(baseURL) ?? `providers:\n  mock: { kind: openai, baseURL: ${baseURL}, apiKey: none }\ndefaultModel: mock/mock-model\n`,
+  );
   return {
     root,
     paths,

@@ -1,0 +1,67 @@
+/**
+ * The models catalog (`models/list`): the models named in `providers.yaml` (and the default
+ * model), with context window and capabilities from configuration, else from a small table
+ * of well-known model families.
+ */
+import type { ModelSettings, ProvidersFile } from '../config/providers.js';
+import type { ModelInfo } from '../protocol/index.js';
+
+interface KnownFamily {
+  pattern: RegExp;
+  contextWindow: number;
+  reasoning: boolean;
+  images: boolean;
+}
+
+// Published context windows of common families; configuration overrides them.
+const KNOWN_FAMILIES: KnownFamily[] = [
+  { pattern: /^gpt-5/, contextWindow: 400_000, reasoning: true, images: true },
+  { pattern: /^gpt-4\.1/, contextWindow: 1_047_576, reasoning: false, images: true },
+  { pattern: /^gpt-4o/, contextWindow: 128_000, reasoning: false, images: true },
+  { pattern: /^o[34]/, contextWindow: 200_000, reasoning: true, images: true },
+  { pattern: /^claude-/, contextWindow: 200_000, reasoning: true, images: true },
+  { pattern: /^gemini-/, contextWindow: 1_048_576, reasoning: true, images: true },
+];
+
+/** Context window assumed for a model nobody told us about, in tokens. */
+export const FALLBACK_CONTEXT_WINDOW = 128_000;
+
+function describeModel(providerName: string, kind: string, modelId: string, settings: ModelSettings = {}): ModelInfo {
+  const family = KNOWN_FAMILIES.find((known) => known.pattern.test(modelId));
+  const contextWindow = settings.contextWindow ?? family?.contextWindow;
+  return {
+    id: `${providerName}/${modelId}`,
+    provider: providerName,
+    kind,
+    ...(contextWindow !== undefined ? { contextWindow } : {}),
+    capabilities: {
+      tools: settings.tools ?? true,
+      reasoning: settings.reasoning ?? family?.reasoning ?? false,
+      images: settings.images ?? family?.images ?? false,
+    },
+  };
+}
+
+/** Lists the configured models, the default model first. */
+export function listModels(providers: ProvidersFile): ModelInfo[] {
+  const models = new Map<string, ModelInfo>();
+  const add = (providerName: string, modelId: string) => {
+    const provider = providers.providers[providerName];
+    if (!provider || models.has(`${providerName}/${modelId}`)) return;
+    models.set(`${providerName}/${modelId}`, describeModel(providerName, provider.kind, modelId, provider.models?.[modelId]));
+  };
+  if (providers.defaultModel) {
+    const slash = providers.defaultModel.indexOf('/');
+    add(providers.defaultModel.slice(0, slash), providers.defaultModel.slice(slash + 1));
+  }
+  for (const [providerName, provider] of Object.entries(providers.providers)) {
+    for (const modelId of Object.keys(provider.models ?? {})) add(providerName, modelId);
+  }
+  return [...models.values()];
+}
+
+/** The context window of a model (configured, known family, or the fallback), in tokens. */
+export function contextWindowOf(providers: ProvidersFile, providerName: string, modelId: string): number {
+  const provider = providers.providers[providerName];
+  return describeModel(providerName, provider?.kind ?? 'unknown', modelId, provider?.models?.[modelId]).contextWindow ?? FALLBACK_CONTEXT_WINDOW;
+}

@@ -1,0 +1,87 @@
+/**
+ * Compaction (SPEC §6): crossing the threshold in the middle of a turn records a summary and
+ * the following requests carry the summary, the latest user request and what came after.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Item } from '../../src/protocol/index.js';
+import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+
+let harness: InProcessServer | undefined;
+afterEach(async () => {
+  await harness?.stop();
+  harness = undefined;
+});
+
+// 20,000-token window, compaction at 80 % = 16,000 tokens. The first step's scripted usage
+// (3,000) plus a 60,000-character tool result (~15,000 tokens) crosses it.
+const providers = (baseURL: string) =>
+  `providers:\n  mock:\n    kind: openai\n    baseURL: ${baseURL}\n    apiKey: none\n    models: { mock-model: { contextWindow: 20000 } }\ndefaultModel: mock/mock-model\n`;
+
+describe('compaction', () => {
+  it('summarises mid-turn and keeps the live task in the next requests', async () => {
+    harness = await startInProcessServer(
+      `
+responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "head -c 60000 /dev/zero | tr '\\\\0' 'x'" } }]
+    usage: { inputTokens: 3000, outputTokens: 10 }
+  - text: "SUMMARY-7f3: the user wants the size of the big output; the command printed 60000 x characters."
+    usage: { inputTokens: 18000, outputTokens: 40 }
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo after-summary-9d2" } }]
+    usage: { inputTokens: 3500, outputTokens: 10 }
+  - text: "The output was 60000 characters."
+    usage: { inputTokens: 3600, outputTokens: 10 }
+`,
+      { providersYaml: providers },
+    );
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'USER-REQUEST-41: how big is the output?' });
+    const [turn] = await harness.turnsCompleted(1);
+    expect(turn?.status).toBe('completed');
+
+    const kinds = harness.completedItems().map((item) => item.kind);
+    expect(kinds).toEqual(['user_message', 'tool_call', 'context_summary', 'tool_call', 'assistant_message']);
+    const summary = harness.completedItems().find((item): item is Extract<Item, { kind: 'context_summary' }> => item.kind === 'context_summary');
+    expect(summary?.text).toContain('SUMMARY-7f3');
+    expect(summary?.lastItemId).toBe(harness.completedItems()[1]?.id);
+
+    const requests = harness.environment.mock.requests.map((request) => JSON.stringify(request.body));
+    expect(requests).toHaveLength(4);
+    // The summary request itself asks for a summary, without tools.
+    expect(requests[1]).toContain('Write a summary');
+    expect((harness.environment.mock.requests[1]?.body as { tools?: unknown[] }).tools ?? []).toHaveLength(0);
+    // After it: the summary and the user's request, not the 60,000 characters.
+    for (const request of [requests[2], requests[3]]) {
+      expect(request).toContain('SUMMARY-7f3');
+      expect(request).toContain('USER-REQUEST-41');
+      expect(request).not.toContain('x'.repeat(1000));
+    }
+    // And the tool call made after the summary, with its result.
+    expect(requests[3]).toContain('echo after-summary-9d2');
+    expect(requests[3]).toContain('after-summary-9d2\\n');
+    // History is never rewritten: the big output is still in the log.
+    const stored = await harness.client.request('items/list', { conversationId });
+    expect(JSON.stringify(stored.items)).toContain('x'.repeat(1000));
+  });
+
+  it('compacts on request, as a turn of its own', async () => {
+    harness = await startInProcessServer(`
+responses:
+  - text: "first answer"
+  - text: "MANUAL-SUMMARY-3c1"
+  - text: "answer after compaction"
+`);
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'QUESTION-ONE' });
+    await harness.turnsCompleted(1);
+    const compaction = await harness.client.request('session/compact', { conversationId });
+    expect(compaction.queued).toBe(false);
+    await harness.turnsCompleted(2);
+    await harness.client.request('session/input', { conversationId, input: 'QUESTION-TWO' });
+    const turns = await harness.turnsCompleted(3);
+    expect(turns.map((turn) => turn.status)).toEqual(['completed', 'completed', 'completed']);
+    const last = JSON.stringify(harness.environment.mock.requests[2]?.body);
+    expect(last).toContain('MANUAL-SUMMARY-3c1');
+    expect(last).toContain('QUESTION-TWO');
+    expect(last).not.toContain('first answer');
+  });
+});
