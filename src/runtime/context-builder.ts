@@ -45,7 +45,7 @@ export function itemsInContext(items: Item[]): Item[] {
   }
   if (summaryIndex < 0) return items;
   const summary = items[summaryIndex] as Item;
-  const latestRequest = items.slice(0, summaryIndex).findLast((item) => item.kind === 'user_message' && item.mode === 'input');
+  const latestRequest = items.slice(0, summaryIndex).findLast((item) => (item.kind === 'user_message' && item.mode === 'input') || item.kind === 'agent_message');
   return [summary, ...(latestRequest ? [latestRequest] : []), ...items.slice(summaryIndex + 1)];
 }
 

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ConversationState, MetadataEntry } from '../dao/conversation-store.js';
 import type { Workspace } from '../executors/workspace.js';
+import { newId } from '../ids.js';
 import type { AnyNotification, Conversation, Item, Session, StoredItem, Turn } from '../protocol/index.js';
 import { EventBus, type EventListener } from './event-bus.js';
 import type { Runtime } from './runtime.js';
@@ -70,6 +71,17 @@ export class LiveConversation {
   /** True while any session runs a turn. */
   get isBusy(): boolean {
     return [...this.sessions.values()].some((session) => session.isRunning);
+  }
+
+  /** Creates a new session (a subagent when it has a parent), records it and announces it. */
+  async createSession(options: { parentSessionId: string | null; agent: string; model: string }): Promise<LiveSession> {
+    const now = Date.now();
+    const state: Session = { id: newId('sess'), conversationId: this.id, parentSessionId: options.parentSessionId, agent: options.agent, model: options.model, status: 'idle', activeTurnId: null, queuedInputs: [], createdAt: now, updatedAt: now };
+    const session = new LiveSession(this, state, []);
+    this.sessions.set(state.id, session);
+    await this.recordState({ type: 'session', session: state });
+    this.publish({ method: 'session/updated', params: { conversationId: this.id, session: state } });
+    return session;
   }
 
   /** System instructions for this conversation's agents. */

@@ -13,6 +13,7 @@ import type { Conversation, Item, Session } from '../protocol/index.js';
 import type { Tool } from '../tools/tool.js';
 import { LiveConversation } from './conversation.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './model-call.js';
+import { DEFAULT_SUBAGENT_LIMITS, type SubagentLimits } from './subagents.js';
 
 /** Limits applied to every turn. */
 export interface RuntimeLimits {
@@ -21,10 +22,11 @@ export interface RuntimeLimits {
   retryPolicy: RetryPolicy;
   /** Compact when a request is estimated above this fraction of the model's context window (0–1). */
   compactionThreshold: number;
+  subagents: SubagentLimits;
 }
 
 /** Default limits: 200 steps per turn, the default retry policy, compaction at 80 % of the window. */
-export const DEFAULT_LIMITS: RuntimeLimits = { maxStepsPerTurn: 200, retryPolicy: DEFAULT_RETRY_POLICY, compactionThreshold: 0.8 };
+export const DEFAULT_LIMITS: RuntimeLimits = { maxStepsPerTurn: 200, retryPolicy: DEFAULT_RETRY_POLICY, compactionThreshold: 0.8, subagents: DEFAULT_SUBAGENT_LIMITS };
 
 /** What a runtime is built from. */
 export interface RuntimeOptions {

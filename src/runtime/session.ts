@@ -6,19 +6,25 @@
 import { newId } from '../ids.js';
 import type { ContentPart, Item, Session, StoredItem, Turn } from '../protocol/index.js';
 import { runAgent, runCompaction, ZERO_USAGE, type AgentEnvironment, type AgentOutcome } from './agent.js';
+import { collaborationTools, type SubagentReport } from './collaboration-tools.js';
 import { ContextMeter } from './compaction.js';
+import { sessionDepth, SubagentManager } from './subagents.js';
+import type { Tool } from '../tools/tool.js';
 import type { LiveConversation } from './conversation.js';
 import { SerialQueue } from './serial-queue.js';
 
 /** Work waiting for the session: a user input, or a manual compaction. */
-type PendingWork = { id: string; kind: 'input'; content: ContentPart[] } | { id: string; kind: 'compact' };
+type PendingWork =
+  | { id: string; kind: 'input'; content: ContentPart[] }
+  | { id: string; kind: 'agent'; fromSessionId: string; text: string }
+  | { id: string; kind: 'compact' };
 
 function textOf(content: ContentPart[]): string {
   return content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join(' ');
 }
 
 function describePending(pending: PendingWork[]): Session['queuedInputs'] {
-  return pending.map((work) => ({ id: work.id, text: work.kind === 'input' ? textOf(work.content) : '(compact the conversation)' }));
+  return pending.map((work) => ({ id: work.id, text: work.kind === 'input' ? textOf(work.content) : work.kind === 'agent' ? work.text : '(compact the conversation)' }));
 }
 
 /** The model a session's history was last run with, from its items (undefined for a new session). */
@@ -37,6 +43,7 @@ export class LiveSession {
   private readonly pending: PendingWork[] = [];
   private readonly contextMeter = new ContextMeter();
   private modelInUse: string | undefined;
+  private lastTurnStatus: Exclude<Turn['status'], 'running'> | undefined;
   private steering: ContentPart[][] = [];
   private abortController: AbortController | undefined;
   private running: Promise<void> | undefined;
@@ -64,9 +71,43 @@ export class LiveSession {
     return this.state.activeTurnId !== null;
   }
 
-  /** Resolves when the running turn and every queued input have been processed. */
-  async idle(): Promise<void> {
-    while (this.running) await this.running;
+  /**
+   * Resolves when the running turn and every queued input have been processed, or when
+   * `signal` aborts (whichever comes first).
+   */
+  async idle(signal?: AbortSignal): Promise<void> {
+    while (this.running && !signal?.aborted) {
+      const running = this.running;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        void running.then(done);
+        signal?.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+
+  /** Status and last answer, as `wait_agent` reports them. */
+  report(): SubagentReport {
+    const answer = this.items.findLast((item) => item.kind === 'assistant_message');
+    const status = this.state.status === 'closed' ? 'closed' : this.isRunning || this.running ? 'running' : (this.lastTurnStatus ?? 'completed');
+    return { id: this.id, status, answer: answer?.kind === 'assistant_message' ? answer.text : '' };
+  }
+
+  /** Queues a message from another session (a parent's task or follow-up). @throws Error when the session is closed */
+  async receiveAgentMessage(fromSessionId: string, text: string): Promise<void> {
+    if (this.state.status === 'closed') throw new Error(`session ${this.id} is closed`);
+    await this.enqueue({ id: newId('input'), kind: 'agent', fromSessionId, text });
+  }
+
+  /** Stops the session's work and refuses further input. */
+  async close(): Promise<void> {
+    this.pending.splice(0);
+    this.interrupt('user');
+    await this.idle();
+    await this.saveState({ status: 'closed', queuedInputs: [] });
   }
 
   /**
@@ -74,6 +115,7 @@ export class LiveSession {
    * next turn and `steer` is read before the running turn's next model call.
    */
   async input(content: ContentPart[], mode: 'queue' | 'steer'): Promise<{ queued: boolean; turnId?: string }> {
+    if (this.state.status === 'closed') throw new Error(`session ${this.id} is closed`);
     if (this.isRunning && mode === 'steer') {
       this.steering.push(content);
       return { queued: true };
@@ -143,6 +185,13 @@ export class LiveSession {
     });
   }
 
+  /** Environment tools, plus the collaboration tools while subagents may still be nested below this session. */
+  private tools(): Tool[] {
+    const runtime = this.conversation.runtime;
+    if (sessionDepth(this.conversation, this) >= runtime.limits.subagents.maxDepth) return runtime.tools;
+    return [...runtime.tools, ...collaborationTools(new SubagentManager(this.conversation, this, runtime.limits.subagents))];
+  }
+
   private itemBase(turnId: string) {
     const now = Date.now();
     return { id: newId('item'), sessionId: this.id, turnId, createdAt: now, completedAt: now, status: 'completed' as const };
@@ -169,6 +218,8 @@ export class LiveSession {
     this.modelInUse = this.state.model;
     if (work.kind === 'input') {
       await this.record({ ...this.itemBase(turnId), kind: 'user_message', content: work.content, mode: 'input' });
+    } else if (work.kind === 'agent') {
+      await this.record({ ...this.itemBase(turnId), kind: 'agent_message', fromSessionId: work.fromSessionId, toSessionId: this.id, text: work.text });
     }
 
     let outcome: AgentOutcome;
@@ -176,7 +227,7 @@ export class LiveSession {
       const runtime = this.conversation.runtime;
       const environment: AgentEnvironment = {
         model: runtime.models.resolve(this.state.model),
-        tools: runtime.tools,
+        tools: this.tools(),
         system: this.conversation.systemPrompt(),
         workspace: this.conversation.workspace,
         signal: controller.signal,
@@ -192,7 +243,7 @@ export class LiveSession {
         itemStarted: (itemId, kind, partial) => this.conversation.itemStarted(this.id, turnId, itemId, kind, partial),
         itemDelta: (itemId, delta) => this.conversation.itemDelta(this.id, itemId, delta),
       };
-      outcome = work.kind === 'input' ? await runAgent(environment) : await runCompaction(environment);
+      outcome = work.kind === 'compact' ? await runCompaction(environment) : await runAgent(environment);
     } catch (error) {
       // Configuration problems (unknown model, unset key) end the turn like a model error.
       const message = (error as Error).message;
@@ -209,6 +260,7 @@ export class LiveSession {
     await this.writes.drain();
     turn = { ...turn, status: outcome.status, steps: outcome.steps, usage: outcome.usage, completedAt: Date.now(), ...(outcome.error ? { error: outcome.error } : {}) };
     this.abortController = undefined;
+    this.lastTurnStatus = outcome.status;
     await this.conversation.recordTurn(turn, 'turn/completed');
     await this.saveState({ status: 'idle', activeTurnId: null, queuedInputs: describePending(this.pending) });
   }

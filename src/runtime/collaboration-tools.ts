@@ -1,0 +1,86 @@
+/**
+ * Collaboration tools (SPEC §6): `spawn_agent`, `send_input`, `wait_agent`, `close_agent`.
+ * Unlike environment tools they act on sessions, not on an executor; each session gets its own
+ * set, bound to it through the small `CollaborationHost` interface it implements.
+ */
+import { z } from 'zod';
+import { loadToolDescription } from '../tools/descriptions.js';
+import { defineTool, type Tool } from '../tools/tool.js';
+
+/** What `wait_agent` reports of one subagent. */
+export interface SubagentReport {
+  id: string;
+  /** `completed` / `failed` / `interrupted` (its last turn), `running` (still working at the timeout), `closed`. */
+  status: 'completed' | 'failed' | 'interrupted' | 'running' | 'closed';
+  /** The text of its last answer, if any. */
+  answer: string;
+}
+
+/** What the collaboration tools need from the calling session. */
+export interface CollaborationHost {
+  /**
+   * Starts a subagent session working on `task`.
+   * @throws Error naming the limit when depth or count limits forbid it, or for an unknown model
+   */
+  spawnSubagent(task: string, options: { agent?: string; model?: string }): Promise<string>;
+  /** Sends a message to a subagent (optionally interrupting it first). @throws Error for an unknown or closed id */
+  sendToSubagent(id: string, message: string, interrupt: boolean): Promise<void>;
+  /** Waits for subagents (default: all open ones) to become idle, at most `timeoutMs`. */
+  waitForSubagents(ids: string[] | undefined, timeoutMs: number, signal: AbortSignal): Promise<SubagentReport[]>;
+  /** Closes a subagent. @throws Error for an unknown id */
+  closeSubagent(id: string): Promise<void>;
+}
+
+const spawnParameters = z.object({
+  task: z.string().min(1),
+  agent: z.string().min(1).optional(),
+  model: z.string().min(1).optional(),
+});
+const sendParameters = z.object({ id: z.string().min(1), message: z.string().min(1), interrupt: z.boolean().optional() });
+const waitParameters = z.object({ ids: z.array(z.string().min(1)).optional(), timeout_ms: z.number().int().min(1).max(3_600_000).optional() });
+const closeParameters = z.object({ id: z.string().min(1) });
+
+/** Default wait of `wait_agent`, ms. */
+export const DEFAULT_WAIT_MS = 600_000;
+
+/** Builds the four collaboration tools bound to one session. */
+export function collaborationTools(host: CollaborationHost): Tool[] {
+  return [
+    defineTool({
+      name: 'spawn_agent',
+      description: loadToolDescription('spawn_agent'),
+      parameters: spawnParameters,
+      async execute(args) {
+        const id = await host.spawnSubagent(args.task, { ...(args.agent ? { agent: args.agent } : {}), ...(args.model ? { model: args.model } : {}) });
+        return { output: JSON.stringify({ id, status: 'running' }), isError: false, structured: { id } };
+      },
+    }),
+    defineTool({
+      name: 'send_input',
+      description: loadToolDescription('send_input'),
+      parameters: sendParameters,
+      async execute(args) {
+        await host.sendToSubagent(args.id, args.message, args.interrupt ?? false);
+        return { output: JSON.stringify({ id: args.id, delivered: true }), isError: false };
+      },
+    }),
+    defineTool({
+      name: 'wait_agent',
+      description: loadToolDescription('wait_agent'),
+      parameters: waitParameters,
+      async execute(args, context) {
+        const reports = await host.waitForSubagents(args.ids, args.timeout_ms ?? DEFAULT_WAIT_MS, context.signal);
+        return { output: JSON.stringify({ agents: reports }, null, 2), isError: false, structured: { agents: reports } };
+      },
+    }),
+    defineTool({
+      name: 'close_agent',
+      description: loadToolDescription('close_agent'),
+      parameters: closeParameters,
+      async execute(args) {
+        await host.closeSubagent(args.id);
+        return { output: JSON.stringify({ id: args.id, status: 'closed' }), isError: false };
+      },
+    }),
+  ];
+}
