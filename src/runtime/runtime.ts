@@ -139,9 +139,23 @@ export class Runtime {
     for (const session of state.sessions) {
       items.set(session.id, (await this.store.listItems(conversationId, session.id)).map((stored) => stored.item));
     }
-    // A turn left `running` by a server that died is over: the next open records it as interrupted.
-    const sessions = state.sessions.map((session) => (session.status === 'running' ? { ...session, status: 'idle' as const, activeTurnId: null } : session));
-    const turns = state.turns.map((turn) => (turn.status === 'running' ? { ...turn, status: 'interrupted' as const, completedAt: turn.completedAt ?? Date.now() } : turn));
+    // A turn left `running` by a server that died is over: record that, once, in the log.
+    const sessions = state.sessions.map((session) => (session.status === 'running' ? { ...session, status: 'idle' as const, activeTurnId: null, updatedAt: Date.now() } : session));
+    const turns = state.turns.map((turn) => (turn.status === 'running' ? { ...turn, status: 'interrupted' as const, completedAt: Date.now(), error: 'the server stopped during this turn' } : turn));
+    const recovered = turns.filter((turn, index) => state.turns[index]?.status === 'running');
+    for (const turn of recovered) {
+      const now = Date.now();
+      const marker: Item = { id: newId('item'), sessionId: turn.sessionId, turnId: turn.id, createdAt: now, completedAt: now, status: 'completed', kind: 'interruption', reason: 'crash_recovery', message: 'the server stopped during this turn' };
+      await this.store.appendItems(conversationId, turn.sessionId, [marker]);
+      items.get(turn.sessionId)?.push(marker);
+    }
+    if (recovered.length > 0) {
+      const changedSessions = sessions.filter((session, index) => state.sessions[index]?.status === 'running');
+      await this.store.appendMetadata(conversationId, [
+        ...recovered.map((turn) => ({ type: 'turn' as const, turn })),
+        ...changedSessions.map((session) => ({ type: 'session' as const, session })),
+      ]);
+    }
     return new LiveConversation(this, state.conversation, new Workspace(this.executor(location.executor), location.cwd), { ...state, sessions, turns }, items);
   }
 
