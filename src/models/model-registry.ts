@@ -19,6 +19,8 @@ export interface ResolvedModel {
   name: string;
   providerName: string;
   modelId: string;
+  /** Provider kind, for provider-specific request options (e.g. Anthropic prompt caching). */
+  kind: ProviderConfig['kind'];
   /** Context window in tokens (configured, known, or a conservative fallback). */
   contextWindow: number;
   model: LanguageModel;
@@ -101,7 +103,7 @@ export class ModelRegistry {
         `model "${modelName}": provider "${providerName}" is not configured in providers.yaml (configured: ${known.length > 0 ? known.join(', ') : 'none'})`,
       );
     }
-    const resolved = { name: modelName, providerName, modelId, contextWindow: contextWindowOf(this.providers, providerName, modelId), model: createModel(providerName, provider, modelId) };
+    const resolved = { name: modelName, providerName, modelId, kind: provider.kind, contextWindow: contextWindowOf(this.providers, providerName, modelId), model: createModel(providerName, provider, modelId) };
     this.cache.set(modelName, resolved);
     return resolved;
   }

@@ -180,6 +180,9 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
     const assistantItemId = newId('item');
     const assistantCreatedAt = Date.now();
     let streamedText = '';
+    const reasoningItemId = newId('item');
+    const reasoningCreatedAt = Date.now();
+    let streamedReasoning = false;
     let result: ModelCallResult;
     try {
       result = await callModel(
@@ -191,6 +194,11 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
             if (!streamedText) environment.itemStarted(assistantItemId, 'assistant_message', { model: environment.model.name });
             streamedText += text;
             environment.itemDelta(assistantItemId, { text });
+          },
+          onReasoningDelta: (text) => {
+            if (!streamedReasoning) environment.itemStarted(reasoningItemId, 'reasoning', {});
+            streamedReasoning = true;
+            environment.itemDelta(reasoningItemId, { reasoning: text });
           },
         },
         environment.retryPolicy,
@@ -211,8 +219,15 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
     }
     usage = addUsage(usage, result.usage);
     environment.contextMeter.report(result.usage, environment.history().length);
-    if (result.reasoning) {
-      await environment.record({ ...items.base(), kind: 'reasoning', status: 'completed', summary: result.reasoning });
+    if (result.reasoningParts.length > 0) {
+      // The provider's opaque data (encrypted reasoning, signatures) is kept so the reasoning can be sent back as it came.
+      await environment.record({
+        ...items.base(reasoningItemId, reasoningCreatedAt),
+        kind: 'reasoning',
+        status: 'completed',
+        summary: result.reasoning,
+        providerData: { parts: result.reasoningParts },
+      });
     }
     if (result.text) {
       await environment.record({ ...items.base(assistantItemId, assistantCreatedAt), kind: 'assistant_message', status: 'completed', text: result.text, model: environment.model.name });

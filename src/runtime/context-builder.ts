@@ -4,6 +4,8 @@
  * with its result and providers always accept the transcript.
  */
 import type { AssistantModelMessage, ModelMessage, ToolModelMessage, UserContent } from 'ai';
+
+type ProviderOptions = NonNullable<AssistantModelMessage['providerOptions']>;
 import type { ContentPart, Item } from '../protocol/index.js';
 
 function userContent(parts: ContentPart[]): UserContent {
@@ -84,6 +86,14 @@ function convertItems(items: Item[]): ModelMessage[] {
         flush();
         messages.push({ role: 'user', content: `Summary of the conversation so far:\n${item.text}` });
         break;
+      case 'reasoning': {
+        if (results) flush();
+        const parts = (item.providerData?.parts as { text: string; providerMetadata?: Record<string, Record<string, unknown>> }[] | undefined) ?? [{ text: item.summary }];
+        for (const part of parts) {
+          assistantParts().push({ type: 'reasoning', text: part.text, ...(part.providerMetadata ? { providerOptions: part.providerMetadata as ProviderOptions } : {}) });
+        }
+        break;
+      }
       case 'assistant_message':
         if (results) flush();
         if (item.text) assistantParts().push({ type: 'text', text: item.text });

@@ -2,7 +2,7 @@
  * One streaming model call through the AI SDK, with retries on transient failures
  * (SPEC §6: retries with backoff on 429/5xx; provider errors keep the provider's message).
  */
-import { APICallError, jsonSchema, streamText, type ModelMessage, type ToolSet } from 'ai';
+import { APICallError, jsonSchema, streamText, type ModelMessage, type TextStreamPart, type ToolSet } from 'ai';
 import { z } from 'zod';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { TokenUsage } from '../protocol/index.js';
@@ -16,10 +16,21 @@ export interface RequestedToolCall {
   arguments: unknown;
 }
 
+/**
+ * One block of reasoning as the provider sent it: the readable text plus the provider's
+ * metadata (OpenAI item id and encrypted content, Anthropic signature…) needed to send it
+ * back unchanged in later requests.
+ */
+export interface ReasoningPart {
+  text: string;
+  providerMetadata?: Record<string, Record<string, unknown>>;
+}
+
 /** What one model call produced. */
 export interface ModelCallResult {
   text: string;
   reasoning: string;
+  reasoningParts: ReasoningPart[];
   toolCalls: RequestedToolCall[];
   usage: TokenUsage;
   finishReason: string;
@@ -92,7 +103,9 @@ export function toModelCallError(error: unknown): ModelCallError {
   const apiError = APICallError.isInstance(error) ? error : APICallError.isInstance(cause) ? cause : undefined;
   if (apiError) {
     const status = apiError.statusCode ?? null;
-    const retryable = status === null ? apiError.isRetryable : status === 408 || status === 409 || status === 429 || status >= 500;
+    // A 2xx status here means the answer broke off mid-stream: a connection failure, worth retrying.
+    const brokenStream = status !== null && status < 300;
+    const retryable = status === null ? apiError.isRetryable : brokenStream || status === 408 || status === 409 || status === 429 || status >= 500;
     const headers = apiError.responseHeaders ?? {};
     return new ModelCallError(providerMessage(apiError), status, retryable, parseRetryAfter(headers['retry-after']));
   }
@@ -148,56 +161,110 @@ function toUsage(usage: { inputTokens?: number; outputTokens?: number; totalToke
   };
 }
 
+/**
+ * Marks the stable prefix of an Anthropic request as cacheable (Anthropic prompt caching:
+ * `cache_control` breakpoints on the system prompt and on the latest message), so each step
+ * of a turn re-reads the prefix from the cache instead of paying for it again. Other
+ * providers cache automatically and get the request unchanged.
+ */
+export function withPromptCaching(model: Pick<ResolvedModel, 'kind'>, system: string | undefined, messages: ModelMessage[]): { system?: string; messages: ModelMessage[] } {
+  if (model.kind !== 'anthropic') return { ...(system ? { system } : {}), messages };
+  const cache = { anthropic: { cacheControl: { type: 'ephemeral' } } };
+  const marked = messages.map((message, index) => (index === messages.length - 1 ? { ...message, providerOptions: { ...message.providerOptions, ...cache } } : message));
+  return { messages: [...(system ? [{ role: 'system' as const, content: system, providerOptions: cache }] : []), ...marked] as ModelMessage[] };
+}
+
+/** Collects one streamed answer: text, reasoning blocks with their metadata, tool calls, usage, failure. */
+class ResponseCollector {
+  readonly outcome: ModelCallResult = { text: '', reasoning: '', reasoningParts: [], toolCalls: [], usage: toUsage({}), finishReason: 'unknown' };
+  failure: unknown;
+  private readonly openReasoning = new Map<string, ReasoningPart>();
+
+  constructor(private readonly handlers: ModelCallHandlers) {}
+
+  private merge(target: ReasoningPart, metadata: unknown): void {
+    if (metadata && typeof metadata === 'object') {
+      target.providerMetadata = { ...target.providerMetadata, ...(metadata as Record<string, Record<string, unknown>>) };
+    }
+  }
+
+  handle(part: TextStreamPart<ToolSet>): void {
+    switch (part.type) {
+      case 'text-delta':
+        this.outcome.text += part.text;
+        this.handlers.onTextDelta?.(part.text);
+        break;
+      case 'reasoning-start': {
+        const block: ReasoningPart = { text: '' };
+        this.merge(block, part.providerMetadata);
+        this.openReasoning.set(part.id, block);
+        this.outcome.reasoningParts.push(block);
+        break;
+      }
+      case 'reasoning-end': {
+        const block = this.openReasoning.get(part.id);
+        if (block) this.merge(block, part.providerMetadata);
+        break;
+      }
+      case 'reasoning-delta':
+        this.outcome.reasoning += part.text;
+        {
+          const block = this.openReasoning.get(part.id);
+          if (block) {
+            block.text += part.text;
+            this.merge(block, part.providerMetadata);
+          }
+        }
+        this.handlers.onReasoningDelta?.(part.text);
+        break;
+      case 'tool-call':
+        this.outcome.toolCalls.push({ callId: part.toolCallId, toolName: part.toolName, arguments: part.input });
+        break;
+      case 'finish':
+        this.outcome.usage = toUsage(part.totalUsage);
+        this.outcome.finishReason = part.finishReason;
+        break;
+      case 'error':
+        this.failure ??= part.error;
+        break;
+      default:
+        break;
+    }
+  }
+}
+
 async function streamOnce(
   model: ResolvedModel,
   request: { system?: string; messages: ModelMessage[]; tools: ToolSet },
   signal: AbortSignal,
   handlers: ModelCallHandlers,
 ): Promise<ModelCallResult> {
-  let failure: unknown;
+  const collector = new ResponseCollector(handlers);
+  const prepared = withPromptCaching(model, request.system, request.messages);
   const result = streamText({
     model: model.model,
-    ...(request.system ? { system: request.system } : {}),
-    messages: request.messages,
+    ...(prepared.system ? { system: prepared.system } : {}),
+    messages: prepared.messages,
     tools: request.tools,
     abortSignal: signal,
     maxRetries: 0,
     onError: ({ error }) => {
-      failure ??= error;
+      collector.failure ??= error;
     },
   });
-  const outcome: ModelCallResult = { text: '', reasoning: '', toolCalls: [], usage: toUsage({}), finishReason: 'unknown' };
-  for await (const part of result.fullStream) {
-    switch (part.type) {
-      case 'text-delta':
-        outcome.text += part.text;
-        handlers.onTextDelta?.(part.text);
-        break;
-      case 'reasoning-delta':
-        outcome.reasoning += part.text;
-        handlers.onReasoningDelta?.(part.text);
-        break;
-      case 'tool-call':
-        outcome.toolCalls.push({ callId: part.toolCallId, toolName: part.toolName, arguments: part.input });
-        break;
-      case 'finish':
-        outcome.usage = toUsage(part.totalUsage);
-        outcome.finishReason = part.finishReason;
-        break;
-      case 'error':
-        failure ??= part.error;
-        break;
-      default:
-        break;
-    }
+  try {
+    for await (const part of result.fullStream) collector.handle(part);
+  } catch (error) {
+    // A broken stream (connection dropped mid-answer) throws out of the iteration; what arrived is kept.
+    collector.failure ??= error;
   }
   if (signal.aborted) throw signal.reason ?? new Error('aborted');
-  if (failure !== undefined) {
-    const error = toModelCallError(failure);
-    (error as ModelCallError & { partial?: ModelCallResult }).partial = outcome;
+  if (collector.failure !== undefined) {
+    const error = toModelCallError(collector.failure);
+    (error as ModelCallError & { partial?: ModelCallResult }).partial = collector.outcome;
     throw error;
   }
-  return outcome;
+  return collector.outcome;
 }
 
 /**

@@ -428,6 +428,7 @@ describe('script', () => {
       inputTokens: Math.ceil(JSON.stringify(body).length / 4),
       outputTokens: 3,
       cachedInputTokens: 0,
+      cacheWriteInputTokens: 0,
       reasoningTokens: 0,
     });
     expect(reply.textDeltas).toEqual(['twelve ', 'chars']);

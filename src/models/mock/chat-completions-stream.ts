@@ -55,6 +55,8 @@ export interface ChatCompletion {
     message: {
       role: 'assistant';
       content: string | null;
+      /** The reasoning, in the field vLLM and DeepSeek use; absent when the reply does not reason. */
+      reasoning_content?: string;
       refusal: null;
       tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
       annotations: [];
@@ -100,14 +102,16 @@ export function toChatCompletionUsage(usage: MockUsage): ChatCompletionUsage {
  * (source: OpenAI Chat Completions streaming, `chat.completion.chunk` objects):
  *
  * 1. a role chunk `delta: {role: "assistant", content: "" | null}`;
- * 2. one chunk per text delta `delta: {content}`;
- * 3. per tool call, a chunk opening it `delta.tool_calls[{index, id, type: "function",
+ * 2. when the reply reasons, one chunk per reasoning delta `delta: {reasoning_content}` — OpenAI
+ *    itself never sends reasoning here; this is what vLLM and DeepSeek-style servers send;
+ * 3. one chunk per text delta `delta: {content}`;
+ * 4. per tool call, a chunk opening it `delta.tool_calls[{index, id, type: "function",
  *    function: {name, arguments: ""}}]`, then one chunk per arguments piece
  *    `delta.tool_calls[{index, function: {arguments}}]`;
- * 4. a closing chunk with an empty delta and `finish_reason` `stop` or `tool_calls`;
- * 5. when `includeUsage`, a chunk with `choices: []` and `usage` (every earlier chunk then
+ * 5. a closing chunk with an empty delta and `finish_reason` `stop` or `tool_calls`;
+ * 6. when `includeUsage`, a chunk with `choices: []` and `usage` (every earlier chunk then
  *    carries `usage: null`, as OpenAI does);
- * 6. the `[DONE]` terminator.
+ * 7. the `[DONE]` terminator.
  *
  * @returns Events whose `data` is a {@link ChatCompletionChunk} or the string `[DONE]`; no `event` name.
  */
@@ -135,6 +139,9 @@ export function encodeChatCompletionStream(reply: ResolvedReply, context: ChatCo
     data: chunk({ role: 'assistant', content: reply.hasText ? '' : null, refusal: null }),
     isDelta: false,
   });
+  for (const reasoning of reply.reasoningDeltas) {
+    events.push({ data: chunk({ reasoning_content: reasoning }), isDelta: true });
+  }
   for (const text of reply.textDeltas) {
     events.push({ data: chunk({ content: text }), isDelta: true });
   }
@@ -161,12 +168,14 @@ export function encodeChatCompletionStream(reply: ResolvedReply, context: ChatCo
 /**
  * Encodes a reply as a non-streamed `chat.completion` object (source: OpenAI Chat Completions
  * object reference). `content` is null when the reply has only tool calls; `tool_calls` is
- * present only when there are some.
+ * present only when there are some; `reasoning_content` (vLLM / DeepSeek style) only when the
+ * reply reasons.
  */
 export function encodeChatCompletion(reply: ResolvedReply, context: ChatCompletionContext): ChatCompletion {
   const message: ChatCompletion['choices'][number]['message'] = {
     role: 'assistant',
     content: reply.hasText ? reply.textDeltas.join('') : null,
+    ...(reply.hasReasoning ? { reasoning_content: reply.reasoningDeltas.join('') } : {}),
     refusal: null,
     annotations: [],
   };

@@ -1,6 +1,7 @@
 /**
- * Mock model provider: a local HTTP server that answers OpenAI Chat Completions and Responses
- * requests from a script, for tests and the offline demo.
+ * Mock model provider: a local HTTP server that answers OpenAI Chat Completions, OpenAI
+ * Responses, Anthropic Messages and Gemini `generateContent` requests from a script, for tests
+ * and the offline demo.
  */
 export {
   MockProviderServer,
@@ -12,6 +13,7 @@ export {
 } from './mock-provider-server.js';
 export {
   MockScriptError,
+  argumentsAsObject,
   estimateTokens,
   expandMockScript,
   loadMockScript,
@@ -28,6 +30,16 @@ export {
   type ResolvedToolCall,
   type ServerSentEvent,
 } from './script.js';
+export {
+  encodeError,
+  encodeReply,
+  matchModelRoute,
+  type EncodedError,
+  type EncodedReply,
+  type ModelApi,
+  type ModelRoute,
+} from './routes.js';
+export { openAIErrorBody, type OpenAIErrorBody } from './openai-error.js';
 export {
   encodeChatCompletion,
   encodeChatCompletionStream,
@@ -46,3 +58,25 @@ export {
   type ResponsesResponse,
   type ResponsesUsage,
 } from './responses-stream.js';
+export {
+  anthropicErrorBody,
+  encodeAnthropicMessage,
+  encodeAnthropicStream,
+  toAnthropicUsage,
+  type AnthropicContentBlock,
+  type AnthropicContext,
+  type AnthropicErrorBody,
+  type AnthropicMessage,
+  type AnthropicUsage,
+} from './anthropic-stream.js';
+export {
+  encodeGoogleResponse,
+  encodeGoogleStream,
+  googleErrorBody,
+  toGoogleUsageMetadata,
+  type GoogleContext,
+  type GoogleErrorBody,
+  type GoogleGenerateContentResponse,
+  type GooglePart,
+  type GoogleUsageMetadata,
+} from './google-stream.js';

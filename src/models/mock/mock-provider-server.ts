@@ -2,8 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { encodeChatCompletion, encodeChatCompletionStream } from './chat-completions-stream.js';
-import { encodeResponse, encodeResponsesStream } from './responses-stream.js';
+import { encodeError, encodeReply, matchModelRoute, type ModelApi } from './routes.js';
 import {
   expandMockScript,
   resolveReply,
@@ -16,7 +15,10 @@ import {
 /** The single model the mock lists on `GET /v1/models`; requests may name any model. */
 export const MOCK_MODEL_ID = 'mock-model';
 
-/** Path prefix of every endpoint, as in OpenAI's `https://api.openai.com/v1`. */
+/**
+ * Path prefix of every endpoint, as in `https://api.openai.com/v1` and
+ * `https://api.anthropic.com/v1`; Gemini clients take it as their base URL in place of `/v1beta`.
+ */
 const BASE_PATH = '/v1';
 
 /** Hosts the mock may listen on: it answers without authentication, so it stays on loopback. */
@@ -24,11 +26,14 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
 
 /**
  * One model request the mock received, in arrival order.
- * `api` is `chat` for `POST /v1/chat/completions` and `responses` for `POST /v1/responses`;
- * `body` is the parsed JSON body; `requestNumber` is 1-based and decides which script entry answered.
+ * `api` is `chat` for `POST /v1/chat/completions`, `responses` for `POST /v1/responses`,
+ * `anthropic` for `POST /v1/messages` and `google` for
+ * `POST /v1/models/{model}:generateContent` / `:streamGenerateContent`; `path` is the URL path
+ * without the query; `body` is the parsed JSON body; `requestNumber` is 1-based and decides which
+ * script entry answered.
  */
 export interface RecordedModelRequest {
-  api: 'chat' | 'responses';
+  api: ModelApi;
   path: string;
   body: unknown;
   headers: IncomingHttpHeaders;
@@ -42,27 +47,13 @@ export interface MockProviderStartOptions {
   host?: string;
 }
 
-/** Where the started mock answers; `baseURL` ends with `/v1`, ready for an OpenAI client. */
+/**
+ * Where the started mock answers; `baseURL` ends with `/v1`, ready for the OpenAI, Anthropic and
+ * Google clients of the AI SDK.
+ */
 export interface MockProviderAddress {
   baseURL: string;
   port: number;
-}
-
-/** The error body of the OpenAI API: `{"error": {"message", "type", "param", "code"}}`. */
-interface OpenAIErrorBody {
-  error: { message: string; type: string; param: string | null; code: string | null };
-}
-
-function errorBody(message: string, type: string, code: string | null = null): OpenAIErrorBody {
-  return { error: { message, type, param: null, code } };
-}
-
-/** Defaults that mirror what OpenAI sends for common statuses when the script gives no type/code. */
-function defaultErrorFields(status: number): { type: string; code: string | null } {
-  if (status === 429) return { type: 'requests', code: 'rate_limit_exceeded' };
-  if (status === 401) return { type: 'invalid_request_error', code: 'invalid_api_key' };
-  if (status >= 500) return { type: 'server_error', code: null };
-  return { type: 'invalid_request_error', code: null };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -70,13 +61,15 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * A local HTTP server that answers OpenAI Chat Completions and Responses requests from a script,
- * one entry per model request in arrival order, with the real wire formats (SSE streams or JSON
- * bodies, OpenAI error bodies), so clients such as the Vercel AI SDK run unmodified against it.
+ * A local HTTP server that answers model requests from a script, one entry per request in
+ * arrival order, in the real wire formats of OpenAI Chat Completions, OpenAI Responses,
+ * Anthropic Messages and Gemini `generateContent` (SSE streams or JSON bodies, each API's error
+ * body), so clients such as the Vercel AI SDK run unmodified against it.
  *
- * Endpoints under `/v1`: `POST /chat/completions`, `POST /responses`, `GET /models`.
- * Unknown paths answer 404, malformed JSON bodies 400, and a request past the end of the script
- * 500, each with an OpenAI error body.
+ * Endpoints under `/v1`: `POST /chat/completions`, `POST /responses`, `POST /messages`,
+ * `POST /models/{model}:generateContent`, `POST /models/{model}:streamGenerateContent`,
+ * `GET /models`. Unknown paths answer 404 with an OpenAI error body; malformed JSON bodies 400
+ * and a request past the end of the script 500, each in the error body of the request's API.
  */
 export class MockProviderServer {
   /** Every model request received, in order (malformed and unknown-path requests excluded). */
@@ -108,7 +101,7 @@ export class MockProviderServer {
     const server = createServer((request, response) => {
       this.handle(request, response).catch((error: unknown) => {
         if (!response.headersSent) {
-          this.sendJson(response, 500, errorBody(`mock provider failed: ${(error as Error).message}`, 'server_error'));
+          this.sendError(response, undefined, { status: 500, message: `mock provider failed: ${(error as Error).message}` });
         } else {
           response.destroy();
         }
@@ -168,7 +161,8 @@ export class MockProviderServer {
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const path = new URL(request.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '');
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const path = url.pathname.replace(/\/+$/, '');
     const method = request.method ?? 'GET';
     if (method === 'GET' && path === `${BASE_PATH}/models`) {
       this.sendJson(response, 200, {
@@ -177,32 +171,26 @@ export class MockProviderServer {
       });
       return;
     }
-    const api =
-      method === 'POST' && path === `${BASE_PATH}/chat/completions`
-        ? 'chat'
-        : method === 'POST' && path === `${BASE_PATH}/responses`
-          ? 'responses'
-          : undefined;
-    if (api === undefined) {
+    const route = matchModelRoute(method, path, url.searchParams, BASE_PATH);
+    if (route === undefined) {
       request.resume();
-      this.sendJson(response, 404, errorBody(`Unknown request URL: ${method} ${path}`, 'invalid_request_error', 'unknown_url'));
+      const message = `Unknown request URL: ${method} ${path}`;
+      this.sendError(response, undefined, { status: 404, message, code: 'unknown_url' });
       return;
     }
+    const api = route.api;
 
     const rawBody = await readBody(request);
     let body: unknown;
     try {
       body = JSON.parse(rawBody);
     } catch (error) {
-      this.sendJson(
-        response,
-        400,
-        errorBody(`We could not parse the JSON body of your request: ${(error as Error).message}`, 'invalid_request_error'),
-      );
+      const message = `We could not parse the JSON body of your request: ${(error as Error).message}`;
+      this.sendError(response, api, { status: 400, message });
       return;
     }
     if (!isRecord(body)) {
-      this.sendJson(response, 400, errorBody('The request body must be a JSON object.', 'invalid_request_error'));
+      this.sendError(response, api, { status: 400, message: 'The request body must be a JSON object.' });
       return;
     }
 
@@ -217,51 +205,42 @@ export class MockProviderServer {
 
     const entry = this.entries[requestNumber - 1];
     if (entry === undefined) {
-      this.sendJson(
-        response,
-        500,
-        errorBody(
+      this.sendError(response, api, {
+        status: 500,
+        message:
           `mock script has no response left for request number ${requestNumber} ` +
-            `(the script serves ${this.entries.length} responses)`,
-          'server_error',
-          'mock_script_exhausted',
-        ),
-      );
+          `(the script serves ${this.entries.length} responses)`,
+        type: 'server_error',
+        code: 'mock_script_exhausted',
+      });
       return;
     }
     if (entry.error !== undefined) {
-      this.sendScriptedError(response, entry.error);
+      this.sendError(response, api, entry.error);
       return;
     }
 
     const reply = resolveReply(entry, requestNumber, body);
-    const model = typeof body.model === 'string' ? body.model : MOCK_MODEL_ID;
-    const createdSeconds = Math.floor(Date.now() / 1000);
-    const stream = body.stream === true;
-    const delayMs = entry.delayMs ?? this.defaultDelayMs;
-    if (api === 'chat') {
-      const streamOptions = body.stream_options;
-      const includeUsage = isRecord(streamOptions) && streamOptions.include_usage === true;
-      const context = { model, createdSeconds, includeUsage };
-      if (stream) await this.sendEvents(response, encodeChatCompletionStream(reply, context), delayMs);
-      else this.sendJson(response, 200, encodeChatCompletion(reply, context));
+    const encoded = encodeReply(route, reply, body, MOCK_MODEL_ID, Math.floor(Date.now() / 1000));
+    if (encoded.kind === 'stream') {
+      const delayMs = entry.delayMs ?? this.defaultDelayMs;
+      await this.sendEvents(response, encoded.events, {
+        delayMs,
+        lineBreak: encoded.lineBreak,
+        disconnectAfterDeltas: reply.disconnectAfterDeltas,
+      });
+    } else if (reply.disconnectAfterDeltas !== undefined) {
+      // A JSON answer has no deltas to send first: the client sees the connection drop unanswered.
+      response.destroy();
     } else {
-      const context = { model, createdSeconds };
-      if (stream) await this.sendEvents(response, encodeResponsesStream(reply, context), delayMs);
-      else this.sendJson(response, 200, encodeResponse(reply, context));
+      this.sendJson(response, 200, encoded.body);
     }
   }
 
-  private sendScriptedError(response: ServerResponse, error: MockError): void {
-    const defaults = defaultErrorFields(error.status);
-    const headers: Record<string, string> = {};
-    if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
-    this.sendJson(
-      response,
-      error.status,
-      errorBody(error.message, error.type ?? defaults.type, error.code === undefined ? defaults.code : error.code),
-      headers,
-    );
+  /** Sends `error` with its status in the error body of `api` (OpenAI's when the API is unknown). */
+  private sendError(response: ServerResponse, api: ModelApi | undefined, error: MockError): void {
+    const { body, headers } = encodeError(api, error);
+    this.sendJson(response, error.status, body, headers);
   }
 
   private sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -276,9 +255,16 @@ export class MockProviderServer {
 
   /**
    * Writes SSE events, pausing `delayMs` before each delta so clients can observe streaming.
-   * Stops quietly when the client goes away (an aborted turn).
+   * With `disconnectAfterDeltas`, destroys the socket once that many deltas are on the wire
+   * (right after the headers for 0; after the last event when the stream has fewer deltas), so the
+   * client sees the stream break instead of end. Stops quietly when the client goes away (an
+   * aborted turn).
    */
-  private async sendEvents(response: ServerResponse, events: ServerSentEvent[], delayMs: number): Promise<void> {
+  private async sendEvents(
+    response: ServerResponse,
+    events: ServerSentEvent[],
+    options: { delayMs: number; lineBreak: '\n' | '\r\n'; disconnectAfterDeltas: number | undefined },
+  ): Promise<void> {
     const disconnected = new AbortController();
     response.on('close', () => disconnected.abort());
     response.writeHead(200, {
@@ -288,15 +274,24 @@ export class MockProviderServer {
     });
     // Headers go out now: a client waiting on the response must not wait for the first delay.
     response.flushHeaders();
+    const { delayMs, disconnectAfterDeltas } = options;
+    let deltasSent = 0;
     try {
       for (const event of events) {
+        if (disconnectAfterDeltas !== undefined && deltasSent >= disconnectAfterDeltas) break;
         if (event.isDelta && delayMs > 0) await sleep(delayMs, undefined, { signal: disconnected.signal });
         if (disconnected.signal.aborted) return;
-        if (!response.write(formatServerSentEvent(event))) {
+        if (event.isDelta) deltasSent += 1;
+        const text = formatServerSentEvent(event, options.lineBreak);
+        if (disconnectAfterDeltas !== undefined) {
+          // Wait until each event is handed to the socket: destroying it drops unwritten data.
+          await writeFlushed(response, text, disconnected.signal);
+        } else if (!response.write(text)) {
           await once(response, 'drain', { signal: disconnected.signal });
         }
       }
-      response.end();
+      if (disconnectAfterDeltas !== undefined) response.destroy();
+      else response.end();
     } catch (error) {
       if (!disconnected.signal.aborted) throw error;
     }
@@ -305,11 +300,24 @@ export class MockProviderServer {
 
 /**
  * Frames one event as SSE text (source: WHATWG HTML, server-sent events): an optional
- * `event: NAME` line, a `data: JSON` line, then a blank line. `[DONE]` is sent verbatim.
+ * `event: NAME` line, a `data: JSON` line, then a blank line, each line ended by `lineBreak`
+ * (LF by default; Gemini's servers use CRLF). `[DONE]` is sent verbatim.
  */
-export function formatServerSentEvent(event: ServerSentEvent): string {
+export function formatServerSentEvent(event: ServerSentEvent, lineBreak: '\n' | '\r\n' = '\n'): string {
   const data = event.data === '[DONE]' ? '[DONE]' : JSON.stringify(event.data);
-  return `${event.event !== undefined ? `event: ${event.event}\n` : ''}data: ${data}\n\n`;
+  return `${event.event !== undefined ? `event: ${event.event}${lineBreak}` : ''}data: ${data}${lineBreak}${lineBreak}`;
+}
+
+/** Writes `text` and resolves once it is handed to the socket, or at once when `signal` aborts (client gone). */
+function writeFlushed(response: ServerResponse, text: string, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done);
+    response.write(text, done);
+  });
 }
 
 async function readBody(request: IncomingMessage): Promise<string> {

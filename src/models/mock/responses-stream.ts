@@ -1,12 +1,14 @@
 import type { MockUsage, ResolvedReply, ServerSentEvent } from './script.js';
 
 /**
- * What the Responses encoders need besides the reply: the model name echoed back and the
- * creation time (Unix seconds).
+ * What the Responses encoders need besides the reply: the model name echoed back, the creation
+ * time (Unix seconds), and whether the request's `include` asked for
+ * `reasoning.encrypted_content` (reasoning items then carry `encrypted_content`).
  */
 export interface ResponsesContext {
   model: string;
   createdSeconds: number;
+  includeEncryptedReasoning: boolean;
 }
 
 /** The `usage` object of the OpenAI Responses API, counts in tokens. */
@@ -26,8 +28,20 @@ interface OutputTextPart {
   logprobs: [];
 }
 
-/** An output item of the Responses API: an assistant message or a function call. */
+/** A reasoning summary part (`summary_text`) of a reasoning item. */
+interface SummaryTextPart {
+  type: 'summary_text';
+  text: string;
+}
+
+/** An output item of the Responses API: a reasoning item, an assistant message or a function call. */
 export type ResponsesOutputItem =
+  | {
+      id: string;
+      type: 'reasoning';
+      summary: SummaryTextPart[];
+      encrypted_content?: string;
+    }
   | {
       id: string;
       type: 'message';
@@ -90,6 +104,9 @@ export function toResponsesUsage(usage: MockUsage): ResponsesUsage {
 function responseId(reply: ResolvedReply): string {
   return `resp_mock_${reply.requestNumber}`;
 }
+function reasoningId(reply: ResolvedReply): string {
+  return `rs_mock_${reply.requestNumber}`;
+}
 function messageId(reply: ResolvedReply): string {
   return `msg_mock_${reply.requestNumber}`;
 }
@@ -101,9 +118,25 @@ function outputTextPart(text: string): OutputTextPart {
   return { type: 'output_text', text, annotations: [], logprobs: [] };
 }
 
-/** The completed output items: the message first (when there is text), then the function calls. */
-function completedOutput(reply: ResolvedReply): ResponsesOutputItem[] {
+/** The reasoning item, `summary` as given; `encrypted_content` only when the request asked for it. */
+function reasoningItem(reply: ResolvedReply, context: ResponsesContext, summary: SummaryTextPart[]): ResponsesOutputItem {
+  return {
+    id: reasoningId(reply),
+    type: 'reasoning',
+    summary,
+    ...(context.includeEncryptedReasoning ? { encrypted_content: reply.reasoningSignature } : {}),
+  };
+}
+
+/**
+ * The completed output items: the reasoning first (when the reply reasons), then the message
+ * (when there is text), then the function calls.
+ */
+function completedOutput(reply: ResolvedReply, context: ResponsesContext): ResponsesOutputItem[] {
   const output: ResponsesOutputItem[] = [];
+  if (reply.hasReasoning) {
+    output.push(reasoningItem(reply, context, [{ type: 'summary_text', text: reply.reasoningDeltas.join('') }]));
+  }
   if (reply.hasText) {
     output.push({
       id: messageId(reply),
@@ -142,7 +175,7 @@ function responseObject(
     instructions: null,
     max_output_tokens: null,
     model: context.model,
-    output: completed ? completedOutput(reply) : [],
+    output: completed ? completedOutput(reply, context) : [],
     parallel_tool_calls: true,
     previous_response_id: null,
     reasoning: { effort: null, summary: null },
@@ -164,7 +197,12 @@ function responseObject(
  * Encodes a reply as the Responses API event stream (source: OpenAI Responses streaming events):
  *
  * - `response.created`, `response.in_progress` (response with `status: "in_progress"`, no output);
- * - for text, output item 0: `response.output_item.added` (message), `response.content_part.added`,
+ * - for reasoning, the first output item: `response.output_item.added` (`type: "reasoning"`,
+ *   empty `summary`), `response.reasoning_summary_part.added` (`summary_index` 0), one
+ *   `response.reasoning_summary_text.delta` per reasoning delta, `response.reasoning_summary_text.done`,
+ *   `response.reasoning_summary_part.done`, `response.output_item.done`; the item has
+ *   `encrypted_content` when the request's `include` lists `reasoning.encrypted_content`;
+ * - for text, the next output item: `response.output_item.added` (message), `response.content_part.added`,
  *   one `response.output_text.delta` per delta, `response.output_text.done`,
  *   `response.content_part.done`, `response.output_item.done`;
  * - per tool call: `response.output_item.added` (`type: "function_call"`, empty arguments), one
@@ -184,8 +222,22 @@ export function encodeResponsesStream(reply: ResolvedReply, context: ResponsesCo
   emit('response.created', { response: responseObject(reply, context, 'in_progress') });
   emit('response.in_progress', { response: responseObject(reply, context, 'in_progress') });
 
-  const output = completedOutput(reply);
+  const output = completedOutput(reply, context);
   let outputIndex = 0;
+  if (reply.hasReasoning) {
+    const item_id = reasoningId(reply);
+    const text = reply.reasoningDeltas.join('');
+    const position = { item_id, output_index: outputIndex, summary_index: 0 };
+    emit('response.output_item.added', { output_index: outputIndex, item: reasoningItem(reply, context, []) });
+    emit('response.reasoning_summary_part.added', { ...position, part: { type: 'summary_text', text: '' } });
+    for (const delta of reply.reasoningDeltas) {
+      emit('response.reasoning_summary_text.delta', { ...position, delta }, true);
+    }
+    emit('response.reasoning_summary_text.done', { ...position, text });
+    emit('response.reasoning_summary_part.done', { ...position, part: { type: 'summary_text', text } });
+    emit('response.output_item.done', { output_index: outputIndex, item: output[outputIndex] });
+    outputIndex += 1;
+  }
   if (reply.hasText) {
     const item_id = messageId(reply);
     const text = reply.textDeltas.join('');
@@ -227,8 +279,8 @@ export function encodeResponsesStream(reply: ResolvedReply, context: ResponsesCo
 
 /**
  * Encodes a reply as the non-streamed Responses API `response` object
- * (source: OpenAI Responses object reference): `status: "completed"`, the message and function
- * call items in `output`, and `usage`.
+ * (source: OpenAI Responses object reference): `status: "completed"`, the reasoning, message and
+ * function call items in `output`, and `usage`.
  */
 export function encodeResponse(reply: ResolvedReply, context: ResponsesContext): ResponsesResponse {
   return responseObject(reply, context, 'completed');

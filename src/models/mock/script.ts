@@ -15,14 +15,34 @@ const mockToolCallSchema = z
   })
   .strict();
 
+/**
+ * Scripted token counts. `cachedInputTokens` (read from the prompt cache) and
+ * `cacheWriteInputTokens` (written to it) are parts of `inputTokens`; `reasoningTokens` is part of
+ * `outputTokens`. Each wire encoder splits them the way its API reports them.
+ */
 const mockUsageSchema = z
   .object({
     inputTokens: z.number().int().nonnegative(),
     outputTokens: z.number().int().nonnegative(),
     cachedInputTokens: z.number().int().nonnegative().optional(),
+    cacheWriteInputTokens: z.number().int().nonnegative().optional(),
     reasoningTokens: z.number().int().nonnegative().optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((usage, context) => {
+    // Encoders subtract these parts from the totals (Anthropic, Gemini); a part larger than its
+    // total would come out as a negative count on the wire.
+    if ((usage.cachedInputTokens ?? 0) + (usage.cacheWriteInputTokens ?? 0) > usage.inputTokens) {
+      context.addIssue({
+        code: 'custom',
+        message: 'cachedInputTokens + cacheWriteInputTokens cannot exceed inputTokens',
+        path: ['cachedInputTokens'],
+      });
+    }
+    if ((usage.reasoningTokens ?? 0) > usage.outputTokens) {
+      context.addIssue({ code: 'custom', message: 'reasoningTokens cannot exceed outputTokens', path: ['reasoningTokens'] });
+    }
+  });
 
 const mockErrorSchema = z
   .object({
@@ -38,22 +58,38 @@ const mockResponseEntrySchema = z
   .object({
     text: z.string().optional(),
     deltas: z.array(z.string()).optional(),
+    reasoning: z.string().optional(),
+    reasoningDeltas: z.array(z.string()).optional(),
     toolCalls: z.array(mockToolCallSchema).optional(),
     usage: mockUsageSchema.optional(),
     error: mockErrorSchema.optional(),
     repeat: z.number().int().min(1).optional(),
     delayMs: z.number().int().nonnegative().optional(),
+    disconnectAfterDeltas: z.number().int().nonnegative().optional(),
   })
   .strict()
   .superRefine((entry, context) => {
     if (entry.text !== undefined && entry.deltas !== undefined) {
       context.addIssue({ code: 'custom', message: 'use either text or deltas, not both', path: ['deltas'] });
     }
-    const hasOutput = entry.text !== undefined || entry.deltas !== undefined || entry.toolCalls !== undefined;
-    if (entry.error !== undefined && (hasOutput || entry.usage !== undefined)) {
+    if (entry.reasoning !== undefined && entry.reasoningDeltas !== undefined) {
       context.addIssue({
         code: 'custom',
-        message: 'an error entry cannot also have text, deltas, toolCalls or usage',
+        message: 'use either reasoning or reasoningDeltas, not both',
+        path: ['reasoningDeltas'],
+      });
+    }
+    const hasOutput = entry.text !== undefined || entry.deltas !== undefined || entry.toolCalls !== undefined;
+    const hasReplyOnlyField =
+      entry.usage !== undefined ||
+      entry.reasoning !== undefined ||
+      entry.reasoningDeltas !== undefined ||
+      entry.disconnectAfterDeltas !== undefined;
+    if (entry.error !== undefined && (hasOutput || hasReplyOnlyField)) {
+      context.addIssue({
+        code: 'custom',
+        message:
+          'an error entry cannot also have text, deltas, reasoning, reasoningDeltas, toolCalls, usage or disconnectAfterDeltas',
         path: ['error'],
       });
     }
@@ -76,23 +112,35 @@ export const mockScriptSchema = z
 /** A parsed, validated mock provider script (see {@link mockScriptSchema}). */
 export type MockScript = z.infer<typeof mockScriptSchema>;
 
-/** One entry of {@link MockScript.responses}: a reply (text and/or tool calls) or an HTTP error. */
+/**
+ * One entry of {@link MockScript.responses}: a reply (optional reasoning, then text and/or tool
+ * calls) or an HTTP error.
+ */
 export type MockResponseEntry = MockScript['responses'][number];
 
 /** A scripted tool call as written in the script. */
 export type MockToolCall = z.infer<typeof mockToolCallSchema>;
 
 /**
- * A scripted HTTP error: `status` (400–599), the OpenAI error body fields `message`, `type`,
- * `code`, and `retryAfterSeconds`, sent as the `Retry-After` header (whole seconds).
+ * A scripted HTTP error: `status` (400–599), `message`, an optional error `type` and `code`, and
+ * `retryAfterSeconds`, sent as the `Retry-After` header (whole seconds). Each API encodes it in its
+ * own error body: OpenAI `{"error":{"message","type","param","code"}}`, Anthropic
+ * `{"type":"error","error":{"type","message"}}` (a `type` that is not an Anthropic error type is
+ * replaced by the one Anthropic uses for the status), Gemini `{"error":{"code","message","status"}}`
+ * (the status name follows from the HTTP status; `type` and `code` are not used).
  */
 export type MockError = z.infer<typeof mockErrorSchema>;
 
-/** Token counts reported to the client, in tokens. */
+/**
+ * Token counts reported to the client, in tokens. `cachedInputTokens` and `cacheWriteInputTokens`
+ * are included in `inputTokens`, `reasoningTokens` in `outputTokens` (the OpenAI convention; the
+ * Anthropic and Gemini encoders subtract them where their wire formats count them apart).
+ */
 export interface MockUsage {
   inputTokens: number;
   outputTokens: number;
   cachedInputTokens: number;
+  cacheWriteInputTokens: number;
   reasoningTokens: number;
 }
 
@@ -117,14 +165,31 @@ export interface ResolvedReply {
   hasText: boolean;
   /** Text deltas in streaming order; they concatenate to the full text. */
   textDeltas: string[];
+  /** Whether the reply reasons before answering (`reasoning` or `reasoningDeltas` was scripted). */
+  hasReasoning: boolean;
+  /** Reasoning deltas in streaming order, sent before any text; they concatenate to the full reasoning. */
+  reasoningDeltas: string[];
+  /**
+   * Opaque token standing for the reasoning, sent where the API has one: Anthropic's thinking
+   * `signature`, Gemini's `thoughtSignature`, the Responses API's `encrypted_content`. Derived
+   * from the request number, so tests can check that a client sends it back unchanged.
+   */
+  reasoningSignature: string;
   toolCalls: ResolvedToolCall[];
   usage: MockUsage;
+  /**
+   * When set, the server sends this many delta events of the stream and then destroys the socket
+   * (a non-streamed request gets its socket destroyed before any answer).
+   */
+  disconnectAfterDeltas: number | undefined;
 }
 
 /**
- * One server-sent event before framing. `event` becomes the `event:` line (Responses API only);
- * `data` is JSON-encoded into the `data:` line, except the literal `[DONE]` terminator of Chat
- * Completions. `isDelta` marks the events the server paces with `delayMs`.
+ * One server-sent event before framing. `event` becomes the `event:` line (Responses API and
+ * Anthropic Messages; Chat Completions and Gemini send data lines only); `data` is JSON-encoded
+ * into the `data:` line, except the literal `[DONE]` terminator of Chat Completions. `isDelta`
+ * marks the events that carry generated content: the server paces them with `delayMs` and counts
+ * them for `disconnectAfterDeltas`.
  */
 export interface ServerSentEvent {
   event?: string;
@@ -223,13 +288,30 @@ export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
+/**
+ * The tool-call arguments as the object that APIs without an arguments string carry (Anthropic's
+ * `input`, Gemini's `args`): the parsed JSON when it is an object, otherwise the raw text itself,
+ * so a script reproducing malformed arguments still reaches the client.
+ */
+export function argumentsAsObject(argumentsText: string): unknown {
+  try {
+    const parsed: unknown = JSON.parse(argumentsText);
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed;
+  } catch {
+    // Not JSON: fall through to the raw text.
+  }
+  return argumentsText;
+}
+
 /** Number of pieces tool-call arguments are streamed in, so clients must reassemble them. */
 const ARGUMENT_PIECE_COUNT = 3;
 
 /**
- * Fills in every default of a successful scripted reply: word deltas from `text`, tool-call ids
- * (`call_<request>_<index>`), JSON-encoded arguments split into pieces, and estimated usage
- * (input from the request body's characters, output from the reply's, four characters a token).
+ * Fills in every default of a successful scripted reply: word deltas from `text` and `reasoning`,
+ * tool-call ids (`call_<request>_<index>`), JSON-encoded arguments split into pieces, the
+ * reasoning signature, and estimated usage when none is scripted (input from the request body's
+ * characters, output from the reply's including its reasoning, reasoning from the reasoning's,
+ * four characters a token). Scripted usage is taken as is, missing details being 0.
  *
  * @param entry - A script entry without `error`.
  * @param requestNumber - 1-based number of the request being answered.
@@ -237,6 +319,9 @@ const ARGUMENT_PIECE_COUNT = 3;
  */
 export function resolveReply(entry: MockResponseEntry, requestNumber: number, requestBody: unknown): ResolvedReply {
   const textDeltas = entry.deltas ?? (entry.text !== undefined ? splitIntoWords(entry.text) : []);
+  const reasoningDeltas =
+    entry.reasoningDeltas ?? (entry.reasoning !== undefined ? splitIntoWords(entry.reasoning) : []);
+  const reasoningText = reasoningDeltas.join('');
   const toolCalls = (entry.toolCalls ?? []).map((call, index): ResolvedToolCall => {
     const argumentsText = typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
     return {
@@ -246,18 +331,33 @@ export function resolveReply(entry: MockResponseEntry, requestNumber: number, re
       argumentDeltas: splitIntoPieces(argumentsText, ARGUMENT_PIECE_COUNT),
     };
   });
-  const outputText = textDeltas.join('') + toolCalls.map((call) => call.name + call.argumentsText).join('');
+  const outputText =
+    reasoningText + textDeltas.join('') + toolCalls.map((call) => call.name + call.argumentsText).join('');
   const requestText = requestBody === undefined ? '' : JSON.stringify(requestBody);
+  const usage: MockUsage = entry.usage
+    ? {
+        inputTokens: entry.usage.inputTokens,
+        outputTokens: entry.usage.outputTokens,
+        cachedInputTokens: entry.usage.cachedInputTokens ?? 0,
+        cacheWriteInputTokens: entry.usage.cacheWriteInputTokens ?? 0,
+        reasoningTokens: entry.usage.reasoningTokens ?? 0,
+      }
+    : {
+        inputTokens: estimateTokens(requestText),
+        outputTokens: estimateTokens(outputText),
+        cachedInputTokens: 0,
+        cacheWriteInputTokens: 0,
+        reasoningTokens: estimateTokens(reasoningText),
+      };
   return {
     requestNumber,
     hasText: entry.text !== undefined || entry.deltas !== undefined,
     textDeltas,
+    hasReasoning: entry.reasoning !== undefined || entry.reasoningDeltas !== undefined,
+    reasoningDeltas,
+    reasoningSignature: Buffer.from(`openvaala-mock-reasoning-${requestNumber}`).toString('base64'),
     toolCalls,
-    usage: {
-      inputTokens: entry.usage?.inputTokens ?? estimateTokens(requestText),
-      outputTokens: entry.usage?.outputTokens ?? estimateTokens(outputText),
-      cachedInputTokens: entry.usage?.cachedInputTokens ?? 0,
-      reasoningTokens: entry.usage?.reasoningTokens ?? 0,
-    },
+    usage,
+    disconnectAfterDeltas: entry.disconnectAfterDeltas,
   };
 }
