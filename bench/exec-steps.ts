@@ -86,6 +86,13 @@ export async function runExecStepsBenchmark(): Promise<void> {
     if (toolItems.length !== STEPS) throw new Error(`expected ${STEPS} tool calls, got ${toolItems.length}`);
     const stepTimes = toolItems.slice(1).map((item, index) => item.completedAt - (toolItems[index]?.completedAt ?? 0));
     const toolTimes = toolItems.map((item) => item.durationMs);
+    // Runtime overhead of a step: from the mock finishing an answer to the next request, minus the tool's own time.
+    const overheads = toolItems.map((item, index) => {
+      const answered = mock.requests[index]?.answeredAt;
+      const next = mock.requests[index + 1]?.receivedAt;
+      if (!answered || !next) throw new Error(`request ${index + 1} has no answer or successor time`);
+      return next.getTime() - answered.getTime() - item.durationMs;
+    });
     const rss = rssKilobytes(server.pid ?? 0);
 
     const spawnTimes: number[] = [];
@@ -100,6 +107,8 @@ export async function runExecStepsBenchmark(): Promise<void> {
       ['time per tool step, median', `${median(stepTimes).toFixed(1)} ms`],
       ['time per tool step, p95', `${percentile(stepTimes, 95).toFixed(1)} ms`],
       ['  of which in the tool (exec_command), median', `${median(toolTimes).toFixed(1)} ms`],
+      ['runtime overhead per step (answer end → next request, minus tool), median', `${median(overheads).toFixed(1)} ms`],
+      ['runtime overhead per step, p95', `${percentile(overheads, 95).toFixed(1)} ms`],
       ['baseline: spawnSync bash -c "echo N", median', `${median(spawnTimes).toFixed(1)} ms`],
       ['baseline: one raw streaming request to the mock, median', `${median(mockTimes).toFixed(1)} ms`],
       ['whole exec (process start to exit)', `${(wallMs / 1000).toFixed(2)} s`],

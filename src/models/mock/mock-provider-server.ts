@@ -38,6 +38,8 @@ export interface RecordedModelRequest {
   body: unknown;
   headers: IncomingHttpHeaders;
   receivedAt: Date;
+  /** When the answer had been written completely (unset while streaming, or when the client left). */
+  answeredAt?: Date;
   requestNumber: number;
 }
 
@@ -195,7 +197,9 @@ export class MockProviderServer {
     }
 
     const requestNumber = this.requests.length + 1;
-    this.requests.push({ api, path, body, headers: request.headers, receivedAt: new Date(), requestNumber });
+    const recorded: RecordedModelRequest = { api, path, body, headers: request.headers, receivedAt: new Date(), requestNumber };
+    this.requests.push(recorded);
+    response.once('finish', () => (recorded.answeredAt = new Date()));
     for (const waiter of this.waiters) {
       if (this.requests.length >= waiter.count) {
         this.waiters.delete(waiter);
