@@ -10,7 +10,16 @@ import {
   type MethodParams,
   type MethodResult,
   type NotificationName,
+  type serverRequests,
 } from '../protocol/index.js';
+import type { z } from 'zod';
+
+/** A server-to-client request method name. */
+export type ServerRequestName = keyof typeof serverRequests;
+/** The params of a server-to-client request. */
+export type ServerRequestParams<M extends ServerRequestName> = z.infer<(typeof serverRequests)[M]['params']>;
+/** The result a client answers a server-to-client request with. */
+export type ServerRequestResult<M extends ServerRequestName> = z.infer<(typeof serverRequests)[M]['result']>;
 import { API_PATH } from '../server/http-server.js';
 
 /** An error response from the server. */
@@ -41,6 +50,7 @@ export class RuntimeClient {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void; method: string }>();
   private readonly listeners = new Set<(event: AnyNotification) => void>();
+  private readonly requestHandlers = new Map<string, (params: unknown) => Promise<unknown>>();
   private closedError: Error | undefined;
 
   private constructor(private readonly socket: WebSocket) {
@@ -92,6 +102,14 @@ export class RuntimeClient {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Answers the server's requests of one method (e.g. `approval/request`) with the handler's
+   * result. Without a handler such requests are left unanswered (another client may answer).
+   */
+  handleServerRequest<M extends ServerRequestName>(method: M, handler: (params: ServerRequestParams<M>) => Promise<ServerRequestResult<M>>): void {
+    this.requestHandlers.set(method, handler as (params: unknown) => Promise<unknown>);
+  }
+
   /** Closes the connection (the work on the server goes on). */
   async close(): Promise<void> {
     if (this.socket.readyState === WebSocket.CLOSED) return;
@@ -102,7 +120,18 @@ export class RuntimeClient {
   }
 
   private receive(text: string): void {
-    const message = JSON.parse(text) as { id?: number; method?: string; params?: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+    const message = JSON.parse(text) as { id?: number | string; method?: string; params?: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+    if (message.method !== undefined && message.id !== undefined) {
+      const handler = this.requestHandlers.get(message.method);
+      const id = message.id;
+      if (handler) {
+        handler(message.params).then(
+          (result) => this.socket.send(JSON.stringify({ jsonrpc: '2.0', id, result })),
+          (error: Error) => this.socket.send(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message: error.message } })),
+        );
+      }
+      return;
+    }
     if (message.method !== undefined && message.id === undefined) {
       const schema = notifications[message.method as NotificationName];
       if (!schema) return;

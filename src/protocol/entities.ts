@@ -31,6 +31,29 @@ export const ConversationSchema = z.object({
 /** A conversation. */
 export type Conversation = z.infer<typeof ConversationSchema>;
 
+/** A tool call waiting for a person's decision (SPEC §5 `approval/request`). */
+export const ApprovalRequestSchema = z.object({
+  approvalId: z.string(),
+  conversationId: z.string(),
+  sessionId: z.string(),
+  turnId: z.string(),
+  callId: z.string(),
+  toolName: z.string(),
+  arguments: z.unknown(),
+  executor: z.string().optional(),
+  /** Why it is asked (the policy rule that matched). */
+  reason: z.string(),
+  /** ms since the epoch. */
+  requestedAt: z.number(),
+});
+/** A tool call waiting for a person's decision. */
+export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;
+
+/** An answer to an approval request. */
+export const ApprovalDecisionSchema = z.enum(['allow_once', 'allow_session', 'deny']);
+/** An answer to an approval request. */
+export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
+
 /** A session's state. */
 export const SessionStatusSchema = z.enum(['idle', 'running', 'closed']);
 
@@ -49,6 +72,8 @@ export const SessionSchema = z.object({
   activeTurnId: z.string().nullable(),
   /** Inputs waiting for the next turn, oldest first. */
   queuedInputs: z.array(z.object({ id: z.string(), text: z.string() })),
+  /** Tool calls of the running turn waiting for approval. */
+  pendingApprovals: z.array(ApprovalRequestSchema).default([]),
   createdAt: z.number(),
   updatedAt: z.number(),
 });

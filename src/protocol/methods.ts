@@ -4,7 +4,7 @@
  * and the exported JSON Schema all use these definitions.
  */
 import { z } from 'zod';
-import { ConversationSchema, ConversationSummarySchema, SessionSchema, TurnSchema } from './entities.js';
+import { ApprovalDecisionSchema, ApprovalRequestSchema, ConversationSchema, ConversationSummarySchema, SessionSchema, TurnSchema } from './entities.js';
 import { ContentPartSchema, ItemSchema, StoredItemSchema } from './items.js';
 
 /** Version of the message shapes; bumped on any incompatible change. */
@@ -120,6 +120,14 @@ export const methods = {
     params: z.object({}),
     result: z.object({ models: z.array(ModelInfoSchema), defaultModel: z.string().optional() }),
   },
+  /** Answers an approval request (alternative to answering the server's `approval/request`). */
+  'approval/respond': {
+    params: z.object({ conversationId, approvalId: z.string().min(1), decision: ApprovalDecisionSchema, message: z.string().optional() }),
+    result: z.object({
+      /** False when the request was already answered (by another client) or is gone. */
+      accepted: z.boolean(),
+    }),
+  },
   'items/list': {
     params: z.object({
       conversationId,
@@ -156,8 +164,22 @@ export const notifications = {
     itemId: z.string(),
     delta: z.object({ text: z.string().optional(), reasoning: z.string().optional(), output: z.string().optional() }),
   }),
+  'approval/requested': z.object({ conversationId, approval: ApprovalRequestSchema }),
+  'approval/resolved': z.object({ conversationId, approvalId: z.string(), decision: ApprovalDecisionSchema, decidedBy: z.string() }),
   /** An item was completed and stored at `seq` in its session's log. */
   'item/completed': z.object({ conversationId, sessionId: z.string(), seq: z.number().int().positive(), item: ItemSchema }),
+} as const;
+
+/**
+ * Requests the server sends to clients (JSON-RPC requests in the other direction): name →
+ * params and the result the client answers with.
+ */
+export const serverRequests = {
+  /** Sent to every attached client when a tool call needs approval; the first answer wins. */
+  'approval/request': {
+    params: ApprovalRequestSchema,
+    result: z.object({ decision: ApprovalDecisionSchema, message: z.string().optional() }),
+  },
 } as const;
 
 /** A request method name. */

@@ -32,6 +32,8 @@ export interface AgentEnvironment {
   turnId: string;
   /** Every item of the session so far, oldest first (including this turn's). */
   history(): Item[];
+  /** Decides whether a tool call may run (approval policy; may wait for a person). */
+  authorize(call: RequestedToolCall): Promise<{ allowed: boolean; message?: string }>;
   /** Removes and returns steering inputs received since the last call. */
   takeSteering(): ContentPart[][];
   /** Persists a completed item and tells clients (`item/completed`). */
@@ -86,14 +88,22 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
     environment.itemStarted(itemId, 'tool_call', { callId: call.callId, toolName: call.toolName, arguments: call.arguments });
     const started = performance.now();
     const tool = toolsByName.get(call.toolName);
-    const work = tool
-      ? tool.invoke(call.arguments, {
-          workspace: environment.workspace,
-          signal: environment.signal,
-          onOutput: (chunk) => environment.itemDelta(itemId, { output: chunk }),
-        })
-      : Promise.resolve<ToolResult>({ output: `unknown tool "${call.toolName}"; available: ${[...toolsByName.keys()].join(', ')}`, isError: true });
-    return work.then((result): ItemOf<'tool_call'> => ({
+    const work = async (): Promise<ToolResult> => {
+      if (!tool) return { output: `unknown tool "${call.toolName}"; available: ${[...toolsByName.keys()].join(', ')}`, isError: true };
+      let permission: { allowed: boolean; message?: string };
+      try {
+        permission = await environment.authorize(call);
+      } catch {
+        return { output: `${call.toolName}: not run: the turn was interrupted while waiting for approval`, isError: true };
+      }
+      if (!permission.allowed) return { output: `${call.toolName}: not run: ${permission.message ?? 'denied'}`, isError: true };
+      return tool.invoke(call.arguments, {
+        workspace: environment.workspace,
+        signal: environment.signal,
+        onOutput: (chunk) => environment.itemDelta(itemId, { output: chunk }),
+      });
+    };
+    return work().then((result): ItemOf<'tool_call'> => ({
       ...items.base(itemId, createdAt),
       completedAt: Date.now(),
       kind: 'tool_call',

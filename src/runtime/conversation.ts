@@ -9,6 +9,7 @@ import type { ConversationState, MetadataEntry } from '../dao/conversation-store
 import type { Workspace } from '../executors/workspace.js';
 import { newId } from '../ids.js';
 import type { AnyNotification, Conversation, Item, Session, StoredItem, Turn } from '../protocol/index.js';
+import { ApprovalBroker } from './approvals/broker.js';
 import { EventBus, type EventListener } from './event-bus.js';
 import type { Runtime } from './runtime.js';
 import { SerialQueue } from './serial-queue.js';
@@ -30,6 +31,17 @@ export class LiveConversation {
   private readonly metadataWrites = new SerialQueue();
   private readonly inProgress = new Map<string, ItemInProgress>();
   readonly sessions = new Map<string, LiveSession>();
+  /** Tool calls waiting for a person's decision. */
+  readonly approvals = new ApprovalBroker({
+    requested: (approval) => {
+      this.publish({ method: 'approval/requested', params: { conversationId: this.id, approval } });
+      void this.sessions.get(approval.sessionId)?.refreshPendingApprovals();
+    },
+    resolved: (approval, answer) => {
+      this.publish({ method: 'approval/resolved', params: { conversationId: this.id, approvalId: approval.approvalId, decision: answer.decision, decidedBy: answer.decidedBy } });
+      void this.sessions.get(approval.sessionId)?.refreshPendingApprovals();
+    },
+  });
   private readonly turns = new Map<string, Turn>();
 
   /**
@@ -76,7 +88,7 @@ export class LiveConversation {
   /** Creates a new session (a subagent when it has a parent), records it and announces it. */
   async createSession(options: { parentSessionId: string | null; agent: string; model: string }): Promise<LiveSession> {
     const now = Date.now();
-    const state: Session = { id: newId('sess'), conversationId: this.id, parentSessionId: options.parentSessionId, agent: options.agent, model: options.model, status: 'idle', activeTurnId: null, queuedInputs: [], createdAt: now, updatedAt: now };
+    const state: Session = { id: newId('sess'), conversationId: this.id, parentSessionId: options.parentSessionId, agent: options.agent, model: options.model, status: 'idle', activeTurnId: null, queuedInputs: [], pendingApprovals: [], createdAt: now, updatedAt: now };
     const session = new LiveSession(this, state, []);
     this.sessions.set(state.id, session);
     await this.recordState({ type: 'session', session: state });
@@ -84,9 +96,10 @@ export class LiveConversation {
     return session;
   }
 
-  /** System instructions for this conversation's agents. */
-  systemPrompt(): string {
-    return `${DEFAULT_SYSTEM_PROMPT}\n\nWorking directory: ${this.workspace.root} (executor "${this.workspace.executor.name}").`;
+  /** System instructions for an agent of this conversation: the built-in prompt, the agent's own instructions, the work location. */
+  systemPrompt(agent: string): string {
+    const instructions = this.runtime.agentDefinition(agent).instructions;
+    return [DEFAULT_SYSTEM_PROMPT, ...(instructions ? [instructions.trim()] : []), `Working directory: ${this.workspace.root} (executor "${this.workspace.executor.name}").`].join('\n\n');
   }
 
   /** Appends state entries to the metadata log in order, touching `updatedAt`. */
@@ -181,9 +194,15 @@ export class LiveConversation {
         listener({ method: 'item/delta', params: { conversationId: this.id, sessionId: progress.started.params.sessionId, itemId: progress.started.params.itemId, delta } });
       }
     }
+    const approvalsAnnounced = new Set<string>();
     for (const event of held) {
       if (event.method === 'item/completed' && event.params.seq <= (lastSent.get(event.params.sessionId) ?? 0)) continue;
+      if (event.method === 'approval/requested') approvalsAnnounced.add(event.params.approval.approvalId);
       listener(event);
+    }
+    // A client that arrives while a call waits for approval is asked too.
+    for (const approval of this.approvals.list()) {
+      if (!approvalsAnnounced.has(approval.approvalId)) listener({ method: 'approval/requested', params: { conversationId: this.id, approval } });
     }
     live = true;
     return unsubscribe;

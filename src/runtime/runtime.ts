@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import type { ConversationStore } from '../dao/conversation-store.js';
+import { defaultAgentName, type AgentDefinition, type AgentsFile } from '../config/agents.js';
 import type { Executor } from '../executors/executor.js';
 import { Workspace } from '../executors/workspace.js';
 import { newId } from '../ids.js';
@@ -36,6 +37,8 @@ export interface RuntimeOptions {
   executors: Map<string, Executor>;
   /** Environment tools offered to agents. */
   tools: Tool[];
+  /** Agent definitions (`agents.yaml`); default: one built-in default agent. */
+  agents?: AgentsFile;
   limits?: Partial<RuntimeLimits>;
 }
 
@@ -54,6 +57,9 @@ export class Runtime {
   readonly tools: Tool[];
   readonly limits: RuntimeLimits;
   private readonly executors: Map<string, Executor>;
+  private readonly agents: AgentsFile;
+  /** Name of the agent used when none is named. */
+  readonly defaultAgent: string;
   private readonly open = new Map<string, Promise<LiveConversation>>();
   /** The conversations whose opening has finished. */
   private readonly opened = new Map<string, LiveConversation>();
@@ -63,7 +69,19 @@ export class Runtime {
     this.models = options.models;
     this.tools = options.tools;
     this.executors = options.executors;
+    this.agents = options.agents ?? { agents: { default: { default: true } } };
+    this.defaultAgent = defaultAgentName(this.agents);
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+  }
+
+  /**
+   * The definition of an agent.
+   * @throws NotFoundError naming the known agents when it is not defined
+   */
+  agentDefinition(name: string): AgentDefinition {
+    const definition = this.agents.agents[name];
+    if (!definition) throw new NotFoundError(`agent "${name}" is not defined in agents.yaml (defined: ${Object.keys(this.agents.agents).join(', ')})`);
+    return definition;
   }
 
   private executor(name: string): Executor {
@@ -80,18 +98,20 @@ export class Runtime {
     const executorName = options.executor ?? 'local';
     const executor = this.executor(executorName);
     if (!path.posix.isAbsolute(options.cwd)) throw new Error(`cwd must be an absolute path, got "${options.cwd}"`);
-    const model = this.models.resolve(options.model).name;
+    const agent = options.agent ?? this.defaultAgent;
+    const model = this.models.resolve(options.model ?? this.agentDefinition(agent).model).name;
     const now = Date.now();
     const conversationId = newId('conv');
     const session: Session = {
       id: newId('sess'),
       conversationId,
       parentSessionId: null,
-      agent: options.agent ?? 'default',
+      agent,
       model,
       status: 'idle',
       activeTurnId: null,
       queuedInputs: [],
+      pendingApprovals: [],
       createdAt: now,
       updatedAt: now,
     };

@@ -9,6 +9,8 @@ import { runAgent, runCompaction, ZERO_USAGE, type AgentEnvironment, type AgentO
 import { collaborationTools, type SubagentReport } from './collaboration-tools.js';
 import { ContextMeter } from './compaction.js';
 import { sessionDepth, SubagentManager } from './subagents.js';
+import { evaluatePolicy } from './approvals/policy.js';
+import type { RequestedToolCall } from './model-call.js';
 import type { Tool } from '../tools/tool.js';
 import type { LiveConversation } from './conversation.js';
 import { SerialQueue } from './serial-queue.js';
@@ -44,6 +46,8 @@ export class LiveSession {
   private readonly contextMeter = new ContextMeter();
   private modelInUse: string | undefined;
   private lastTurnStatus: Exclude<Turn['status'], 'running'> | undefined;
+  /** Tool calls approved "for the session", by tool name and arguments. */
+  private readonly approvedForSession = new Set<string>();
   private steering: ContentPart[][] = [];
   private abortController: AbortController | undefined;
   private running: Promise<void> | undefined;
@@ -185,6 +189,34 @@ export class LiveSession {
     });
   }
 
+  /** Publishes the session's waiting approvals (`session/updated`). */
+  async refreshPendingApprovals(): Promise<void> {
+    await this.saveState({ pendingApprovals: this.conversation.approvals.list(this.id) });
+  }
+
+  /**
+   * Applies the agent's approval policy to a tool call: allow, deny, or ask the attached
+   * clients and wait. Every decision made by a person is recorded as an `approval` item.
+   */
+  private async authorize(turnId: string, call: RequestedToolCall, signal: AbortSignal): Promise<{ allowed: boolean; message?: string }> {
+    const policy = this.conversation.runtime.agentDefinition(this.state.agent).approvals;
+    if (!policy) return { allowed: true };
+    const verdict = evaluatePolicy(policy, call.toolName, call.arguments);
+    const rule = verdict.ruleIndex !== undefined ? `rule ${verdict.ruleIndex + 1} of agent "${this.state.agent}"` : `the default of agent "${this.state.agent}"`;
+    if (verdict.decision === 'allow') return { allowed: true };
+    if (verdict.decision === 'deny') return { allowed: false, message: `denied by the approval policy (${rule})` };
+    const key = `${call.toolName}\u0000${JSON.stringify(call.arguments)}`;
+    if (this.approvedForSession.has(key)) return { allowed: true };
+    const answer = await this.conversation.approvals.request(
+      { conversationId: this.conversation.id, sessionId: this.id, turnId, callId: call.callId, toolName: call.toolName, arguments: call.arguments, executor: this.conversation.workspace.executor.name, reason: `asked by ${rule}` },
+      signal,
+    );
+    await this.record({ ...this.itemBase(turnId), kind: 'approval', callId: call.callId, toolName: call.toolName, decision: answer.decision, decidedBy: answer.decidedBy, ...(answer.message ? { message: answer.message } : {}) });
+    if (answer.decision === 'allow_session') this.approvedForSession.add(key);
+    if (answer.decision === 'deny') return { allowed: false, message: `the user denied this call${answer.message ? `: ${answer.message}` : ''}` };
+    return { allowed: true };
+  }
+
   /** Environment tools, plus the collaboration tools while subagents may still be nested below this session. */
   private tools(): Tool[] {
     const runtime = this.conversation.runtime;
@@ -228,16 +260,17 @@ export class LiveSession {
       const environment: AgentEnvironment = {
         model: runtime.models.resolve(this.state.model),
         tools: this.tools(),
-        system: this.conversation.systemPrompt(),
+        system: this.conversation.systemPrompt(this.state.agent),
         workspace: this.conversation.workspace,
         signal: controller.signal,
-        maxSteps: runtime.limits.maxStepsPerTurn,
+        maxSteps: runtime.agentDefinition(this.state.agent).maxSteps ?? runtime.limits.maxStepsPerTurn,
         retryPolicy: runtime.limits.retryPolicy,
         compactionThreshold: runtime.limits.compactionThreshold,
         contextMeter: this.contextMeter,
         sessionId: this.id,
         turnId,
         history: () => this.items,
+        authorize: (call) => this.authorize(turnId, call, controller.signal),
         takeSteering: () => this.steering.splice(0),
         record: (item) => this.record(item),
         itemStarted: (itemId, kind, partial) => this.conversation.itemStarted(this.id, turnId, itemId, kind, partial),

@@ -36,7 +36,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
       if (params.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {
         throw new RpcError(ErrorCodes.invalidParams, `initialize: params.protocolVersion: this server speaks version ${PROTOCOL_VERSION}, the client asked for ${params.protocolVersion}`);
       }
-      connection.markInitialized();
+      connection.markInitialized(params.clientInfo.name);
       return { serverInfo: connection.identity, protocolVersion: PROTOCOL_VERSION };
     },
 
@@ -98,6 +98,16 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     async 'models/list'() {
       const defaultModel = runtime.models.defaultModel;
       return { models: runtime.models.list(), ...(defaultModel ? { defaultModel } : {}) };
+    },
+
+    async 'approval/respond'(params) {
+      const conversation = await runtime.getConversation(params.conversationId);
+      const accepted = conversation.approvals.respond(params.approvalId, {
+        decision: params.decision,
+        decidedBy: `client:${connection.clientName}`,
+        ...(params.message ? { message: params.message } : {}),
+      });
+      return { accepted };
     },
 
     async 'items/list'(params) {

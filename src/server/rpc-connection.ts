@@ -8,6 +8,8 @@ import type { WebSocket } from 'ws';
 import type { z } from 'zod';
 import {
   ErrorCodes,
+  serverRequests,
+  type ApprovalRequest,
   IncomingMessageSchema,
   isMethodName,
   methods,
@@ -36,6 +38,10 @@ export interface ConnectionLogger {
 /** State of one connected client, used by the method handlers. */
 export class RpcConnection {
   private initialized = false;
+  /** The client's name from `initialize`. */
+  clientName = 'unknown';
+  private nextRequestId = 1;
+  private readonly outgoing = new Map<string, (response: { result?: unknown; error?: unknown }) => void>();
   private readonly subscriptions = new Map<string, () => void>();
   private readonly handlers: MethodHandlers;
 
@@ -65,8 +71,9 @@ export class RpcConnection {
   }
 
   /** Marks the connection initialized (called by the `initialize` handler). */
-  markInitialized(): void {
+  markInitialized(clientName: string): void {
     this.initialized = true;
+    this.clientName = clientName;
   }
 
   /** Whether the connection already follows a conversation. */
@@ -86,9 +93,28 @@ export class RpcConnection {
     this.subscriptions.delete(conversationId);
   }
 
-  /** Sends a notification to the client. */
+  /**
+   * Sends an event to the client. An approval that is requested also goes out as the
+   * server-to-client request `approval/request`; the client's answer resolves it (first wins).
+   */
   notify(event: AnyNotification): void {
     this.send({ jsonrpc: '2.0', method: event.method, params: event.params });
+    if (event.method === 'approval/requested') this.askForApproval(event.params.conversationId, event.params.approval);
+  }
+
+  private askForApproval(conversationId: string, approval: ApprovalRequest): void {
+    const id = `server-${this.nextRequestId++}`;
+    this.outgoing.set(id, (response) => {
+      const answer = serverRequests['approval/request'].result.safeParse(response.result);
+      if (!answer.success) {
+        if (response.error === undefined) this.logger.warn({ approvalId: approval.approvalId, issues: answer.error.issues }, 'invalid answer to approval/request ignored');
+        return;
+      }
+      void this.runtime.getConversation(conversationId).then((conversation) =>
+        conversation.approvals.respond(approval.approvalId, { decision: answer.data.decision, decidedBy: `client:${this.clientName}`, ...(answer.data.message ? { message: answer.data.message } : {}) }),
+      );
+    });
+    this.send({ jsonrpc: '2.0', id, method: 'approval/request', params: approval });
   }
 
   private send(message: object): void {
@@ -110,6 +136,16 @@ export class RpcConnection {
       raw = JSON.parse(text);
     } catch (error) {
       this.send({ jsonrpc: '2.0', id: null, error: { code: ErrorCodes.parseError, message: `invalid JSON: ${(error as Error).message}` } });
+      return;
+    }
+    // A response to one of our own requests (e.g. approval/request).
+    if (typeof raw === 'object' && raw !== null && !('method' in raw) && 'id' in raw && typeof (raw as { id: unknown }).id === 'string') {
+      const id = (raw as { id: string }).id;
+      const handler = this.outgoing.get(id);
+      if (handler) {
+        this.outgoing.delete(id);
+        handler(raw as { result?: unknown; error?: unknown });
+      }
       return;
     }
     const message = IncomingMessageSchema.safeParse(raw);

@@ -28,8 +28,12 @@ export interface InProcessServer {
 }
 
 /** Starts a server whose default model is the mock scripted by `scriptYaml`. */
-export async function startInProcessServer(scriptYaml: string, options: { limits?: Partial<RuntimeLimits>; providersYaml?: (baseURL: string) => string } = {}): Promise<InProcessServer> {
+export async function startInProcessServer(
+  scriptYaml: string,
+  options: { limits?: Partial<RuntimeLimits>; providersYaml?: (baseURL: string) => string; beforeStart?: (environment: TestEnvironment) => void } = {},
+): Promise<InProcessServer> {
   const environment = await createTestEnvironment(scriptYaml, options.providersYaml);
+  options.beforeStart?.(environment);
   const server = await startRuntimeServer({ paths: environment.paths, port: 0, logger: createLogger('silent'), ...(options.limits ? { limits: options.limits } : {}) });
   const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'test' });
   const events: AnyNotification[] = [];

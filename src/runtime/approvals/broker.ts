@@ -1,0 +1,78 @@
+/**
+ * Holds the approval requests of one conversation while they wait for a person (SPEC §5:
+ * `approval/request` goes to every attached client; the first answer wins, the others are
+ * told with `approval/resolved`; with no client attached the call simply waits).
+ */
+import { newId } from '../../ids.js';
+import type { ApprovalDecision, ApprovalRequest } from '../../protocol/index.js';
+
+/** The answer to one request. */
+export interface ApprovalAnswer {
+  decision: ApprovalDecision;
+  /** Who answered (`client:<name>`). */
+  decidedBy: string;
+  /** A message for the model (with `deny`). */
+  message?: string;
+}
+
+interface Waiting {
+  request: ApprovalRequest;
+  resolve: (answer: ApprovalAnswer) => void;
+}
+
+/** Events the broker announces. */
+export interface ApprovalBrokerEvents {
+  requested(request: ApprovalRequest): void;
+  resolved(request: ApprovalRequest, answer: ApprovalAnswer): void;
+}
+
+/** The waiting approval requests of a conversation. */
+export class ApprovalBroker {
+  private readonly waiting = new Map<string, Waiting>();
+
+  constructor(private readonly events: ApprovalBrokerEvents) {}
+
+  /**
+   * Announces a request and waits for the first answer.
+   * @throws the abort reason when `signal` aborts first (the turn was interrupted)
+   */
+  request(details: Omit<ApprovalRequest, 'approvalId' | 'requestedAt'>, signal: AbortSignal): Promise<ApprovalAnswer> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    const request: ApprovalRequest = { ...details, approvalId: newId('appr'), requestedAt: Date.now() };
+    return new Promise<ApprovalAnswer>((resolve, reject) => {
+      const onAbort = () => {
+        if (this.waiting.delete(request.approvalId)) {
+          this.events.resolved(request, { decision: 'deny', decidedBy: 'interruption', message: 'the turn was interrupted' });
+        }
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiting.set(request.approvalId, {
+        request,
+        resolve: (answer) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(answer);
+        },
+      });
+      this.events.requested(request);
+    });
+  }
+
+  /**
+   * Answers a request. The first answer wins.
+   * @returns false when the request is unknown or was already answered
+   */
+  respond(approvalId: string, answer: ApprovalAnswer): boolean {
+    const waiting = this.waiting.get(approvalId);
+    if (!waiting) return false;
+    this.waiting.delete(approvalId);
+    waiting.resolve(answer);
+    this.events.resolved(waiting.request, answer);
+    return true;
+  }
+
+  /** The requests still waiting, oldest first. */
+  list(sessionId?: string): ApprovalRequest[] {
+    return [...this.waiting.values()].map((entry) => entry.request).filter((request) => sessionId === undefined || request.sessionId === sessionId);
+  }
+}
