@@ -1,9 +1,8 @@
 /**
- * `openvaala config check` (SPEC §2): loads and validates the configuration directory and
- * prints every problem with its file, line and key path.
+ * `openvaala config check` (SPEC §2): loads and validates the whole configuration directory
+ * and prints every problem with its file, line and key path.
  */
-import { loadProvidersFile, PROVIDERS_FILE } from '../config/providers.js';
-import { ConfigError } from '../config/yaml-file.js';
+import { CONFIGURATION_FILES, ConfigurationError, loadConfiguration } from '../config/configuration.js';
 import type { OutputStreams } from './exec-output.js';
 
 /**
@@ -12,12 +11,18 @@ import type { OutputStreams } from './exec-output.js';
  */
 export async function runConfigCheck(configDir: string, streams: OutputStreams): Promise<number> {
   try {
-    const providers = await loadProvidersFile(configDir);
-    const names = Object.keys(providers.providers);
-    streams.stdout.write(`${configDir}: ${PROVIDERS_FILE}: ${names.length} providers (${names.join(', ') || 'none'}); default model ${providers.defaultModel ?? 'not set'}\n`);
+    const configuration = await loadConfiguration(configDir);
+    const providers = Object.keys(configuration.providers.providers);
+    const agents = Object.keys(configuration.agents.agents);
+    streams.stdout.write(
+      `${configDir}: valid (${Object.values(CONFIGURATION_FILES).map((file) => file.fileName).join(', ')})\n` +
+        `  providers: ${providers.join(', ') || 'none'}; default model: ${configuration.providers.defaultModel ?? 'not set'}\n` +
+        `  agents: ${agents.join(', ')}\n`,
+    );
     return 0;
   } catch (error) {
-    streams.stderr.write(`${error instanceof ConfigError ? error.message : `${configDir}: ${(error as Error).message}`}\n`);
+    if (!(error instanceof ConfigurationError)) throw error;
+    streams.stderr.write(`${error.message}\n${error.errors.reduce((count, fileError) => count + fileError.problems.length, 0)} problem(s) in ${configDir}\n`);
     return 1;
   }
 }

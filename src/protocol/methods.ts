@@ -55,6 +55,12 @@ export const methods = {
     params: z.object({
       limit: z.number().int().min(1).max(500).optional(),
       cursor: z.string().optional(),
+      /**
+       * Only conversations whose title or a user or assistant message matches this full-text
+       * query (SQLite FTS5 syntax: words, "quoted phrases", prefix*, AND, OR, NOT), in the
+       * same order as without it.
+       */
+      query: z.string().min(1).max(1000).optional(),
     }),
     result: z.object({ conversations: z.array(ConversationSummarySchema), nextCursor: z.string().optional() }),
   },
@@ -128,6 +134,35 @@ export const methods = {
       accepted: z.boolean(),
     }),
   },
+  'config/get': {
+    params: z.object({}),
+    result: z.object({
+      /** The configuration in force, by file key, with secrets replaced by `***`. */
+      configuration: z.record(z.string(), z.unknown()),
+      /** The last reload's problems, when it failed (the configuration above stays in force). */
+      error: z.string().optional(),
+    }),
+  },
+  /** Edits configuration files (comments kept), loads the result, restores the files if it fails. */
+  'config/update': {
+    params: z.object({
+      changes: z
+        .array(
+          z.object({
+            file: z.enum(['providers', 'agents', 'server']),
+            path: z.array(z.union([z.string(), z.number().int().nonnegative()])).min(1),
+            value: z.unknown().optional(),
+            remove: z.boolean().optional(),
+          }),
+        )
+        .min(1),
+    }),
+    result: z.object({ configuration: z.record(z.string(), z.unknown()) }),
+  },
+  'config/reload': {
+    params: z.object({}),
+    result: z.object({ ok: z.boolean(), error: z.string().optional() }),
+  },
   'items/list': {
     params: z.object({
       conversationId,
@@ -164,6 +199,8 @@ export const notifications = {
     itemId: z.string(),
     delta: z.object({ text: z.string().optional(), reasoning: z.string().optional(), output: z.string().optional() }),
   }),
+  /** The configuration was reloaded or changed (`ok`), or a reload failed and the previous one stays (`error`). */
+  'config/updated': z.object({ ok: z.boolean(), error: z.string().optional() }),
   'approval/requested': z.object({ conversationId, approval: ApprovalRequestSchema }),
   'approval/resolved': z.object({ conversationId, approvalId: z.string(), decision: ApprovalDecisionSchema, decidedBy: z.string() }),
   /** An item was completed and stored at `seq` in its session's log. */

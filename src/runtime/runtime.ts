@@ -7,6 +7,9 @@ import path from 'node:path';
 import type { ConversationStore } from '../dao/conversation-store.js';
 import { defaultAgentName, type AgentDefinition, type AgentsFile } from '../config/agents.js';
 import type { Executor } from '../executors/executor.js';
+import type { McpSettings } from '../mcp/client-manager.js';
+import { NO_HOOKS, type HooksFile } from '../config/hooks.js';
+import type { Logger } from '../logger.js';
 import { Workspace } from '../executors/workspace.js';
 import { newId } from '../ids.js';
 import type { ModelRegistry } from '../models/model-registry.js';
@@ -39,6 +42,14 @@ export interface RuntimeOptions {
   tools: Tool[];
   /** Agent definitions (`agents.yaml`); default: one built-in default agent. */
   agents?: AgentsFile;
+  /** MCP servers (`mcp.yaml`) whose tools each conversation offers; default: none. */
+  mcp?: McpSettings;
+  /** Hooks (`hooks.yaml`); default: none. */
+  hooks?: HooksFile;
+  /** The server's own skills directory (`<configDir>/skills`); default: none. */
+  skillsDirectory?: string;
+  /** Where problems that are not a conversation's (an invalid skill) are also logged. */
+  logger?: Logger;
   limits?: Partial<RuntimeLimits>;
 }
 
@@ -53,13 +64,21 @@ export class NotFoundError extends Error {
 /** The root object of the runtime server. */
 export class Runtime {
   readonly store: ConversationStore;
-  readonly models: ModelRegistry;
+  /** Replaced as a whole by `reconfigure`; a running turn keeps the model it resolved at its start. */
+  models: ModelRegistry;
   readonly tools: Tool[];
-  readonly limits: RuntimeLimits;
+  limits: RuntimeLimits;
   private readonly executors: Map<string, Executor>;
-  private readonly agents: AgentsFile;
+  /** MCP servers for conversations opened from now on (an open conversation keeps its clients). */
+  mcp: McpSettings | undefined;
+  /** Hooks in force; a reload may replace them, and turns started afterwards use the new ones. */
+  hooks: HooksFile;
+  /** The server's own skills directory, searched before the work location's. */
+  readonly skillsDirectory: string | undefined;
+  readonly logger: Logger | undefined;
+  private agents: AgentsFile;
   /** Name of the agent used when none is named. */
-  readonly defaultAgent: string;
+  defaultAgent: string;
   private readonly open = new Map<string, Promise<LiveConversation>>();
   /** The conversations whose opening has finished. */
   private readonly opened = new Map<string, LiveConversation>();
@@ -69,8 +88,24 @@ export class Runtime {
     this.models = options.models;
     this.tools = options.tools;
     this.executors = options.executors;
+    this.mcp = options.mcp;
+    this.hooks = options.hooks ?? NO_HOOKS;
+    this.skillsDirectory = options.skillsDirectory;
+    this.logger = options.logger;
     this.agents = options.agents ?? { agents: { default: { default: true } } };
     this.defaultAgent = defaultAgentName(this.agents);
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+  }
+
+  /**
+   * Puts new definitions in force (after a configuration reload). Idle conversations use them
+   * from their next turn; a running turn finishes on the model, agent definition and limits it
+   * started with.
+   */
+  reconfigure(options: { models: ModelRegistry; agents: AgentsFile; limits?: Partial<RuntimeLimits> }): void {
+    this.models = options.models;
+    this.agents = options.agents;
+    this.defaultAgent = defaultAgentName(options.agents);
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
   }
 
@@ -82,6 +117,11 @@ export class Runtime {
     const definition = this.agents.agents[name];
     if (!definition) throw new NotFoundError(`agent "${name}" is not defined in agents.yaml (defined: ${Object.keys(this.agents.agents).join(', ')})`);
     return definition;
+  }
+
+  /** The configured executor of that name, or undefined. */
+  findExecutor(name: string): Executor | undefined {
+    return this.executors.get(name);
   }
 
   private executor(name: string): Executor {
@@ -123,10 +163,7 @@ export class Runtime {
       createdAt: now,
       updatedAt: now,
     };
-    await this.store.appendMetadata(conversationId, [
-      { type: 'conversation', conversation },
-      { type: 'session', session },
-    ]);
+    await this.store.createConversation(conversation, session);
     const live = new LiveConversation(this, conversation, new Workspace(executor, options.cwd), { conversation, sessions: [session], turns: [], metadataSeq: 2 }, new Map());
     this.open.set(conversationId, Promise.resolve(live));
     this.opened.set(conversationId, live);

@@ -9,7 +9,9 @@ import { runAgent, runCompaction, ZERO_USAGE, type AgentEnvironment, type AgentO
 import { collaborationTools, type SubagentReport } from './collaboration-tools.js';
 import { ContextMeter } from './compaction.js';
 import { sessionDepth, SubagentManager } from './subagents.js';
-import { evaluatePolicy } from './approvals/policy.js';
+import { evaluatePolicy, type PolicyVerdict } from './approvals/policy.js';
+import { beginTurn } from './instructions/turn-extensions.js';
+import type { ApprovalPolicy } from '../config/agents.js';
 import type { RequestedToolCall } from './model-call.js';
 import type { Tool } from '../tools/tool.js';
 import type { LiveConversation } from './conversation.js';
@@ -120,6 +122,7 @@ export class LiveSession {
    */
   async input(content: ContentPart[], mode: 'queue' | 'steer'): Promise<{ queued: boolean; turnId?: string }> {
     if (this.state.status === 'closed') throw new Error(`session ${this.id} is closed`);
+    await this.conversation.runtime.store.ensureDurable(this.conversation.id);
     if (this.isRunning && mode === 'steer') {
       this.steering.push(content);
       return { queued: true };
@@ -197,14 +200,16 @@ export class LiveSession {
   /**
    * Applies the agent's approval policy to a tool call: allow, deny, or ask the attached
    * clients and wait. Every decision made by a person is recorded as an `approval` item.
+   * A `pre_tool_use` hook's `hookPermission` replaces the policy's allow/ask (`allow` skips
+   * asking, `ask` asks), but never a policy's deny.
    */
-  private async authorize(turnId: string, call: RequestedToolCall, signal: AbortSignal): Promise<{ allowed: boolean; message?: string }> {
-    const policy = this.conversation.runtime.agentDefinition(this.state.agent).approvals;
-    if (!policy) return { allowed: true };
-    const verdict = evaluatePolicy(policy, call.toolName, call.arguments);
-    const rule = verdict.ruleIndex !== undefined ? `rule ${verdict.ruleIndex + 1} of agent "${this.state.agent}"` : `the default of agent "${this.state.agent}"`;
-    if (verdict.decision === 'allow') return { allowed: true };
-    if (verdict.decision === 'deny') return { allowed: false, message: `denied by the approval policy (${rule})` };
+  private async authorize(turnId: string, policy: ApprovalPolicy | undefined, call: RequestedToolCall, signal: AbortSignal, hookPermission?: 'allow' | 'ask'): Promise<{ allowed: boolean; message?: string }> {
+    if (!policy && hookPermission !== 'ask') return { allowed: true };
+    const verdict: PolicyVerdict = policy ? evaluatePolicy(policy, call.toolName, call.arguments) : { decision: 'allow' };
+    const policyRule = verdict.ruleIndex !== undefined ? `rule ${verdict.ruleIndex + 1} of agent "${this.state.agent}"` : `the default of agent "${this.state.agent}"`;
+    if (verdict.decision === 'deny') return { allowed: false, message: `denied by the approval policy (${policyRule})` };
+    if ((hookPermission ?? verdict.decision) === 'allow') return { allowed: true };
+    const rule = hookPermission === 'ask' ? 'a pre_tool_use hook' : policyRule;
     const key = `${call.toolName}\u0000${JSON.stringify(call.arguments)}`;
     if (this.approvedForSession.has(key)) return { allowed: true };
     const answer = await this.conversation.approvals.request(
@@ -248,8 +253,11 @@ export class LiveSession {
       await this.record({ ...this.itemBase(turnId), kind: 'model_change', from: this.modelInUse, to: this.state.model });
     }
     this.modelInUse = this.state.model;
+    // AGENTS.md and session_start hooks on the first turn, skills, hooks; user_prompt_submit hooks may refuse the prompt.
+    const extensions = await beginTurn(this.conversation, { sessionId: this.id, turnId, signal: controller.signal, history: () => this.items, record: (item) => this.record(item), carriesInput: work.kind !== 'compact' });
+    let refusal: string | undefined;
     if (work.kind === 'input') {
-      await this.record({ ...this.itemBase(turnId), kind: 'user_message', content: work.content, mode: 'input' });
+      refusal = await extensions.submitPrompt(work.content, (status) => this.record({ ...this.itemBase(turnId), kind: 'user_message', content: work.content, mode: 'input', status }));
     } else if (work.kind === 'agent') {
       await this.record({ ...this.itemBase(turnId), kind: 'agent_message', fromSessionId: work.fromSessionId, toSessionId: this.id, text: work.text });
     }
@@ -257,26 +265,37 @@ export class LiveSession {
     let outcome: AgentOutcome;
     try {
       const runtime = this.conversation.runtime;
+      // Taken once: a configuration reload during the turn applies from the next turn on.
+      const definition = runtime.agentDefinition(this.state.agent);
+      const mcp = this.conversation.mcp;
+      const baseTools = [...this.tools(), ...extensions.tools];
       const environment: AgentEnvironment = {
         model: runtime.models.resolve(this.state.model),
-        tools: this.tools(),
-        system: this.conversation.systemPrompt(this.state.agent),
+        // Read before each model call: an MCP server's tool list may change during the turn.
+        get tools() {
+          return mcp.withTools(baseTools);
+        },
+        resolveTool: (name) => mcp.resolveTool(name),
+        system: extensions.system(this.conversation.systemPrompt(this.state.agent)),
         workspace: this.conversation.workspace,
         signal: controller.signal,
-        maxSteps: runtime.agentDefinition(this.state.agent).maxSteps ?? runtime.limits.maxStepsPerTurn,
+        maxSteps: definition.maxSteps ?? runtime.limits.maxStepsPerTurn,
         retryPolicy: runtime.limits.retryPolicy,
         compactionThreshold: runtime.limits.compactionThreshold,
         contextMeter: this.contextMeter,
         sessionId: this.id,
         turnId,
         history: () => this.items,
-        authorize: (call) => this.authorize(turnId, call, controller.signal),
+        authorize: (call, hookPermission) => this.authorize(turnId, definition.approvals, call, controller.signal, hookPermission),
+        hooks: extensions.hooks,
         takeSteering: () => this.steering.splice(0),
         record: (item) => this.record(item),
         itemStarted: (itemId, kind, partial) => this.conversation.itemStarted(this.id, turnId, itemId, kind, partial),
         itemDelta: (itemId, delta) => this.conversation.itemDelta(this.id, itemId, delta),
       };
-      outcome = work.kind === 'compact' ? await runCompaction(environment) : await runAgent(environment);
+      // MCP servers start on the first turn; ones that failed are tried again on each turn.
+      if (work.kind !== 'compact' && refusal === undefined) await mcp.prepare(controller.signal);
+      outcome = refusal !== undefined ? { status: 'failed', steps: 0, usage: ZERO_USAGE, error: refusal } : work.kind === 'compact' ? await runCompaction(environment) : await runAgent(environment);
     } catch (error) {
       // Configuration problems (unknown model, unset key) end the turn like a model error.
       const message = (error as Error).message;

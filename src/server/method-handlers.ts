@@ -2,9 +2,12 @@
  * The implementation of each runtime protocol method (SPEC §5) on top of the runtime. Params
  * arrive validated; handlers throw `RpcError`/`NotFoundError` for requests they must refuse.
  */
+import { InvalidSearchQueryError } from '../dao/conversation-search-index.js';
 import { ErrorCodes, PROTOCOL_VERSION, RpcError, type ContentPart, type MethodName, type MethodParams, type MethodResult } from '../protocol/index.js';
 import type { LiveConversation } from '../runtime/conversation.js';
 import type { LiveSession } from '../runtime/session.js';
+import { ConfigurationUpdateError } from '../config/config-writer.js';
+import { redactConfiguration } from './config-service.js';
 import type { RpcConnection } from './rpc-connection.js';
 
 /** Per-request helpers given to a handler. */
@@ -46,7 +49,12 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     },
 
     async 'conversation/list'(params) {
-      return runtime.store.listConversations(params);
+      try {
+        return await runtime.store.listConversations(params);
+      } catch (error) {
+        if (error instanceof InvalidSearchQueryError) throw new RpcError(ErrorCodes.invalidParams, `conversation/list: params.query: ${error.message}`);
+        throw error;
+      }
     },
 
     async 'conversation/get'(params) {
@@ -108,6 +116,23 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
         ...(params.message ? { message: params.message } : {}),
       });
       return { accepted };
+    },
+
+    async 'config/get'() {
+      return { configuration: redactConfiguration(connection.config.current), ...(connection.config.error ? { error: connection.config.error } : {}) };
+    },
+
+    async 'config/update'(params) {
+      try {
+        return { configuration: redactConfiguration(await connection.config.update(params.changes)) };
+      } catch (error) {
+        if (error instanceof ConfigurationUpdateError) throw new RpcError(ErrorCodes.invalidParams, `config/update: ${error.message}`);
+        throw error;
+      }
+    },
+
+    async 'config/reload'() {
+      return connection.config.reload();
     },
 
     async 'items/list'(params) {

@@ -22,6 +22,7 @@ import {
 } from '../protocol/index.js';
 import { NotFoundError, type Runtime } from '../runtime/runtime.js';
 import { UnknownModelError } from '../models/model-registry.js';
+import type { ConfigService } from './config-service.js';
 import { createMethodHandlers, type MethodHandlers, type RequestContext } from './method-handlers.js';
 
 /** Server identity sent in `initialize`. */
@@ -49,6 +50,7 @@ export class RpcConnection {
    * @param socket the accepted WebSocket
    * @param transport the TCP socket under it
    * @param runtime the runtime requests go to
+   * @param config the configuration in force (config/* methods)
    * @param identity server name and version
    * @param logger where send failures are logged
    */
@@ -56,6 +58,7 @@ export class RpcConnection {
     private readonly socket: WebSocket,
     private readonly transport: Duplex,
     readonly runtime: Runtime,
+    readonly config: ConfigService,
     readonly identity: ServerIdentity,
     private readonly logger: ConnectionLogger,
   ) {

@@ -1,0 +1,97 @@
+/**
+ * The configuration directory (SPEC §8): every `*.yaml` file in it is loaded and validated as
+ * a whole. One broken file fails the whole load, with every problem named by file, line and
+ * key path, so a reload that fails can keep the previous configuration in force.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { z } from 'zod';
+import { AgentsFileSchema, type AgentsFile } from './agents.js';
+import { HooksFileSchema, NO_HOOKS, type HooksFile } from './hooks.js';
+import { McpFileSchema, type McpFile } from './mcp.js';
+import { ProvidersFileSchema, type ProvidersFile } from './providers.js';
+import { ServerSettingsSchema, type ServerSettings } from './server-settings.js';
+import { ConfigError, parseYamlFile } from './yaml-file.js';
+
+/** One file of the configuration directory. */
+export interface ConfigurationFileSpec<T> {
+  /** File name inside the directory (`providers.yaml`). */
+  fileName: string;
+  schema: z.ZodType<T>;
+  /** Value when the file does not exist. */
+  whenMissing: () => T;
+  /** One line on what the file holds (for `config check` and the docs). */
+  summary: string;
+}
+
+function spec<T>(fileName: string, schema: z.ZodType<T>, whenMissing: () => T, summary: string): ConfigurationFileSpec<T> {
+  return { fileName, schema, whenMissing, summary };
+}
+
+/** The files of the configuration directory this build understands. */
+export const CONFIGURATION_FILES = {
+  providers: spec<ProvidersFile>('providers.yaml', ProvidersFileSchema, () => ({ providers: {} }), 'model providers and the default model'),
+  agents: spec<AgentsFile>('agents.yaml', AgentsFileSchema, () => ({ agents: { default: { default: true } } }), 'agent definitions: model, instructions, limits, approval policy'),
+  mcp: spec<McpFile>('mcp.yaml', McpFileSchema, () => ({ servers: {} }), 'MCP servers whose tools agents may use'),
+  hooks: spec<HooksFile>('hooks.yaml', HooksFileSchema, () => NO_HOOKS, 'commands run at session start, on prompts, around tool calls, at the end of a turn and before compaction'),
+  server: spec<ServerSettings>('server.yaml', ServerSettingsSchema, () => ServerSettingsSchema.parse({}), 'allowed browser origins and the limits of every turn'),
+};
+
+/** Key of a configuration file. */
+export type ConfigurationFileKey = keyof typeof CONFIGURATION_FILES;
+
+/** The loaded configuration directory. */
+export type Configuration = { [K in ConfigurationFileKey]: (typeof CONFIGURATION_FILES)[K] extends ConfigurationFileSpec<infer T> ? T : never };
+
+/** Every problem of a failed load, across files. */
+export class ConfigurationError extends Error {
+  constructor(readonly errors: ConfigError[]) {
+    super(errors.map((error) => error.message).join('\n'));
+    this.name = 'ConfigurationError';
+  }
+}
+
+async function loadOne<T>(configDir: string, fileSpec: ConfigurationFileSpec<T>): Promise<T> {
+  const file = path.join(configDir, fileSpec.fileName);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return fileSpec.whenMissing();
+    throw new ConfigError(file, [{ keyPath: '', message: `cannot read: ${(error as Error).message}` }]);
+  }
+  return parseYamlFile(file, text, fileSpec.schema);
+}
+
+/**
+ * Loads and validates the whole configuration directory. A missing directory means the
+ * defaults. A `*.yaml` file this build does not know is an error (a typo in a file name must
+ * not silently drop configuration).
+ * @throws ConfigurationError listing every problem of every file
+ */
+export async function loadConfiguration(configDir: string): Promise<Configuration> {
+  const errors: ConfigError[] = [];
+  const known = new Set(Object.values(CONFIGURATION_FILES).map((fileSpec) => fileSpec.fileName));
+  let names: string[] = [];
+  try {
+    names = await readdir(configDir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  for (const name of names.filter((entry) => entry.endsWith('.yaml') || entry.endsWith('.yml')).sort()) {
+    if (!known.has(name)) {
+      errors.push(new ConfigError(path.join(configDir, name), [{ keyPath: '', message: `unknown configuration file (known: ${[...known].join(', ')})` }]));
+    }
+  }
+  const loaded: Partial<Record<ConfigurationFileKey, unknown>> = {};
+  for (const [key, fileSpec] of Object.entries(CONFIGURATION_FILES) as [ConfigurationFileKey, ConfigurationFileSpec<unknown>][]) {
+    try {
+      loaded[key] = await loadOne(configDir, fileSpec);
+    } catch (error) {
+      if (error instanceof ConfigError) errors.push(error);
+      else throw error;
+    }
+  }
+  if (errors.length > 0) throw new ConfigurationError(errors);
+  return loaded as Configuration;
+}

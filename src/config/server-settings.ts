@@ -1,0 +1,48 @@
+/**
+ * `server.yaml`: settings of the runtime server itself — browser origins allowed to use the
+ * API, and the limits applied to every turn (step limit, retries, compaction, subagents).
+ *
+ * ```yaml
+ * allowedOrigins: [http://localhost:5173]
+ * limits:
+ *   maxStepsPerTurn: 200
+ *   compactionThreshold: 0.8
+ *   retry: { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30000 }
+ *   subagents: { maxDepth: 1, maxOpenPerSession: 6 }
+ * ```
+ */
+import { z } from 'zod';
+
+/** The whole `server.yaml`. */
+export const ServerSettingsSchema = z.strictObject({
+  /** Browser origins, besides the server's own, allowed to open the API WebSocket. */
+  allowedOrigins: z.array(z.url()).default([]),
+  limits: z
+    .strictObject({
+      /** Model calls allowed in one turn (an agent's `maxSteps` overrides it). */
+      maxStepsPerTurn: z.number().int().min(1).max(10_000).optional(),
+      /** Compact when a request is estimated above this fraction of the model's context window. */
+      compactionThreshold: z.number().gt(0).max(1).optional(),
+      retry: z
+        .strictObject({
+          /** Retries of a failed model call after the first attempt. */
+          maxRetries: z.number().int().min(0).max(20).optional(),
+          /** First backoff delay, ms (doubles each retry). */
+          baseDelayMs: z.number().int().min(0).max(60_000).optional(),
+          /** Longest delay between two attempts, ms. */
+          maxDelayMs: z.number().int().min(0).max(600_000).optional(),
+        })
+        .optional(),
+      subagents: z
+        .strictObject({
+          /** Deepest nesting of subagents (the root session is level 0). */
+          maxDepth: z.number().int().min(0).max(5).optional(),
+          /** Open subagents one session may have at once. */
+          maxOpenPerSession: z.number().int().min(1).max(64).optional(),
+        })
+        .optional(),
+    })
+    .default({}),
+});
+/** The whole `server.yaml`. */
+export type ServerSettings = z.infer<typeof ServerSettingsSchema>;
