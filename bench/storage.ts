@@ -5,17 +5,21 @@
  *     `fs.writeSync` + `fs.fsyncSync` loop in the same directory;
  *   - reading the last 100 entries of a 1,000,000-entry stream vs reading the file's last
  *     64 KiB raw;
- *   - SqliteRecordStorage first list page over 100,000 records vs a raw better-sqlite3 SELECT.
+ *   - SqliteRecordStorage first list page over 100,000 records vs a raw better-sqlite3 SELECT;
+ *   - `conversation/list` through the dao and `reindex` (see `storage-index.ts`).
  *
  * Usage: `node dist/bench/storage.js [directory]` (default: a new directory under the
  * system temp directory, removed afterwards). Targets: append median within 1.3x of the raw
- * loop; last 100 of 1M within 5 ms.
+ * loop; last 100 of 1M within 5 ms; list first page at 100k within 5 ms; reindex at least
+ * 300,000 items/s.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { FileLogStorage, SqliteRecordStorage } from '../src/storage/index.js';
+import { benchmarkConversationList, benchmarkReindex } from './storage-index.js';
 
 const APPEND_ROUNDS = 1000;
 const READ_ROUNDS = 200;
@@ -204,8 +208,12 @@ async function benchmarkRecords(directory: string): Promise<void> {
   database.close();
 }
 
-async function main(): Promise<void> {
-  const given = process.argv[2];
+/**
+ * Runs every storage benchmark and prints its figures.
+ * @param given directory to work in (a new directory is made inside it and removed
+ *   afterwards); default the system temp directory
+ */
+export async function runStorageBenchmark(given?: string): Promise<void> {
   const directory = given ? fs.mkdtempSync(path.join(given, 'openvaala-bench-')) : fs.mkdtempSync(path.join(os.tmpdir(), 'openvaala-bench-'));
   const started = performance.now();
   console.log(`storage benchmark in ${directory} (node ${process.version}, ${os.cpus().length} CPUs)`);
@@ -221,10 +229,17 @@ async function main(): Promise<void> {
     console.log(`target "append median within 1.3x of the raw fsync loop": ${appendsMet ? 'met' : 'NOT met'}`);
     await benchmarkTail(directory);
     await benchmarkRecords(directory);
+    await benchmarkConversationList(directory);
+    await benchmarkReindex(directory);
   } finally {
     fs.rmSync(directory, { recursive: true, force: true });
   }
   console.log(`total ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
-await main();
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  runStorageBenchmark(process.argv[2]).catch((error: Error) => {
+    console.error(error.stack ?? error.message);
+    process.exit(1);
+  });
+}

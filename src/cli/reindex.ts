@@ -4,10 +4,13 @@
  * cannot start meanwhile).
  */
 import path from 'node:path';
+import { createFileConversationLoader } from '../dao/file-conversation-loader.js';
 import { reindex, type ReindexReport } from '../dao/reindex.js';
+import { SqliteConversationSearchIndex } from '../dao/sqlite-conversation-search-index.js';
 import { acquireDataDirLock } from '../server/data-dir-lock.js';
 import { FileLogStorage } from '../storage/file/file-log-storage.js';
 import type { LogProblem } from '../storage/log-storage.js';
+import { openSqliteDatabase } from '../storage/sqlite/sqlite-database.js';
 import { SqliteRecordStorage } from '../storage/sqlite/sqlite-record-storage.js';
 
 /** What `reindex` found, including damaged log lines it skipped. */
@@ -16,26 +19,33 @@ export interface ReindexOutcome extends ReindexReport {
 }
 
 /**
- * Rebuilds the index of a data directory.
+ * Rebuilds the index of a data directory: the listing records and the conversation search,
+ * both in `metadata.db`.
  * @throws DataDirLockedError naming the server's pid when one is running
+ * @throws Error naming the file when `metadata.db` cannot be opened
  */
 export async function runReindex(dataDir: string): Promise<ReindexOutcome> {
   const lock = acquireDataDirLock(dataDir);
   const problems: LogProblem[] = [];
+  let database: ReturnType<typeof openSqliteDatabase> | undefined;
   const logs = new FileLogStorage(dataDir, { onProblem: (problem) => problems.push(problem) });
-  const index = new SqliteRecordStorage(path.join(dataDir, 'metadata.db'));
+  const loader = createFileConversationLoader(dataDir, { onProblem: (problem) => problems.push(problem) });
   try {
-    return { ...(await reindex(logs, index)), problems };
+    database = openSqliteDatabase(path.join(dataDir, 'metadata.db'));
+    const index = new SqliteRecordStorage(database);
+    const search = new SqliteConversationSearchIndex(database);
+    return { ...(await reindex(logs, index, { search, loader })), problems };
   } finally {
+    await loader.close();
     await logs.close();
-    await index.close();
+    database?.close();
     lock.release();
   }
 }
 
 /** Formats a reindex outcome for the terminal. */
 export function formatReindexOutcome(outcome: ReindexOutcome): string {
-  const lines = [`indexed ${outcome.conversations} conversations in ${outcome.durationMs.toFixed(0)} ms`];
+  const lines = [`indexed ${outcome.conversations} conversations (${outcome.items} items, ${outcome.messages} searchable messages) in ${outcome.durationMs.toFixed(0)} ms`];
   for (const skipped of outcome.skipped) lines.push(`skipped ${skipped.conversationId}: ${skipped.reason}`);
   for (const invalid of outcome.invalidEntries) lines.push(`invalid entry in ${invalid.conversationId}/${invalid.stream} seq ${invalid.seq}: ${invalid.message}`);
   for (const problem of outcome.problems) lines.push(`damaged log ${problem.location}: ${problem.message}`);

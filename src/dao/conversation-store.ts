@@ -4,126 +4,211 @@
  * Layout (contract): every conversation is the log path `conversations/<conversation-id>`,
  * holding the stream `metadata` (conversation, session and turn states; last entry wins;
  * deletions are entries) and one stream per session (`<session-id>`) holding its items.
- * `metadata.db` (a RecordStorage) is only an index for listing, rebuilt by `reindex`.
+ * `metadata.db` (a RecordStorage, plus the conversation search) is only an index for listing
+ * and search, rebuilt by `reindex`.
  */
-import { z } from 'zod';
 import {
-  ConversationSchema,
-  SessionSchema,
-  TurnSchema,
   ItemSchema,
   type Conversation,
   type ConversationSummary,
   type Item,
   type Session,
   type StoredItem,
-  type Turn,
 } from '../protocol/index.js';
 import type { LogStorage } from '../storage/log-storage.js';
 import type { RecordStorage } from '../storage/record-storage.js';
+import { compareKeys, encodeRecordCursor } from '../storage/record-validation.js';
+import { StagedLogStorage } from '../storage/staged/staged-log-storage.js';
+import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js';
+import { searchableText, type ConversationSearchIndex, type SearchMatch, type SearchMessage } from './conversation-search-index.js';
+import { foldMetadata, METADATA_STREAM, type ConversationState, type InvalidEntryReport, type MetadataEntry } from './metadata-log.js';
+import { SqliteConversationSearchIndex } from './sqlite-conversation-search-index.js';
+
+export { METADATA_STREAM, MetadataEntrySchema, foldMetadata, type ConversationState, type InvalidEntryReport, type MetadataEntry } from './metadata-log.js';
 
 /** Log path of all conversations. */
 export const CONVERSATIONS_PATH = 'conversations';
-/** Stream id of a conversation's state log. */
-export const METADATA_STREAM = 'metadata';
 /** RecordStorage namespace of the conversation index. */
 export const CONVERSATION_INDEX = 'conversations';
+/** Default page size of {@link ConversationStore.listConversations}. */
+export const DEFAULT_CONVERSATION_PAGE = 50;
 
-/** One entry of `metadata.jsonl`. */
-export const MetadataEntrySchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('conversation'), conversation: ConversationSchema }),
-  z.object({ type: z.literal('session'), session: SessionSchema }),
-  z.object({ type: z.literal('turn'), turn: TurnSchema }),
-  z.object({ type: z.literal('conversation_deleted'), conversationId: z.string(), deletedAt: z.number() }),
-]);
-/** One entry of `metadata.jsonl`. */
-export type MetadataEntry = z.infer<typeof MetadataEntrySchema>;
-
-/** A conversation's state, folded from its metadata log. */
-export interface ConversationState {
-  conversation: Conversation;
-  sessions: Session[];
-  turns: Turn[];
-  /** Seq of the last metadata entry folded in. */
-  metadataSeq: number;
-}
-
-/** A metadata or item entry that could not be understood; it is skipped, never fatal. */
-export interface InvalidEntryReport {
-  conversationId: string;
-  stream: string;
-  seq: number;
-  message: string;
-}
+/** Items read per log read when collecting a session's searchable messages. */
+const MESSAGE_READ_BATCH = 10_000;
 
 /** Log path of one conversation. */
 export function conversationPath(conversationId: string): string {
   return `${CONVERSATIONS_PATH}/${conversationId}`;
 }
 
+/** Options of {@link ConversationStore}. */
+export interface ConversationStoreOptions {
+  /** Full-text search kept next to the listing index; without it `query` listings are refused. */
+  search?: ConversationSearchIndex;
+  /** Told about log entries that do not match the schema (they are skipped). */
+  onInvalidEntry?: (report: InvalidEntryReport) => void;
+}
+
+/** A conversation that lives in the staged storages until its first input. */
+interface StagedConversation {
+  /** Writes to a staged conversation run one after another, so a commit never overtakes one. */
+  tail: Promise<unknown>;
+  committing?: Promise<void>;
+}
+
+const ignore = (): void => undefined;
+
 /**
  * The conversation data access object: the only code that knows how conversations are laid
- * out in storage. Writes go to the log first (synced), then to the index.
+ * out in storage. Writes go to the log first (synced), then to the index and the search.
+ *
+ * Staging (SPEC §4: an empty conversation leaves nothing on disk): when built on a
+ * {@link StagedLogStorage} and a {@link StagedRecordStorage}, {@link createConversation}
+ * keeps the new conversation's log path, index record and search entry in memory;
+ * {@link ensureDurable} (called when the first input is accepted) copies them to real storage
+ * and switches over. Reads work the same on either side.
  */
 export class ConversationStore {
+  private readonly search: ConversationSearchIndex | undefined;
+  private readonly onInvalidEntry: (report: InvalidEntryReport) => void;
+  private readonly staging: { logs: StagedLogStorage; index: StagedRecordStorage; search: ConversationSearchIndex | undefined } | undefined;
+  private readonly staged = new Map<string, StagedConversation>();
+
   /**
    * @param logs source of truth
    * @param index rebuildable listing index
-   * @param onInvalidEntry told about log entries that do not match the schema (skipped)
+   * @param options search index and invalid-entry listener
+   * @throws Error when only one of `logs` and `index` is a staged storage (staging needs both)
    */
   constructor(
     private readonly logs: LogStorage,
     private readonly index: RecordStorage,
-    private readonly onInvalidEntry: (report: InvalidEntryReport) => void = () => {},
+    options: ConversationStoreOptions = {},
   ) {
+    this.search = options.search;
+    this.onInvalidEntry = options.onInvalidEntry ?? ignore;
     index.defineNamespace({ name: CONVERSATION_INDEX, filterFields: ['cwd'] });
-  }
-
-  /** Appends state entries to a conversation's metadata log, then updates the index. Returns the last seq. */
-  async appendMetadata(conversationId: string, entries: MetadataEntry[]): Promise<number> {
-    const stored = await this.logs.append(conversationPath(conversationId), METADATA_STREAM, entries);
-    const state = await this.loadConversation(conversationId);
-    if (state) await this.index.set(CONVERSATION_INDEX, conversationId, summarize(state), state.conversation.updatedAt);
-    else await this.index.delete(CONVERSATION_INDEX, conversationId);
-    return stored.at(-1)?.seq ?? 0;
-  }
-
-  /** Appends completed items to a session's log; returns them with their seq. */
-  async appendItems(conversationId: string, sessionId: string, items: Item[]): Promise<StoredItem[]> {
-    const stored = await this.logs.append(conversationPath(conversationId), sessionId, items);
-    return stored.map((entry) => ({ seq: entry.seq, item: entry.value }));
+    const stagedLogs = logs instanceof StagedLogStorage;
+    const stagedIndex = index instanceof StagedRecordStorage;
+    if (stagedLogs !== stagedIndex) {
+      throw new Error(`ConversationStore: staging needs both a StagedLogStorage and a StagedRecordStorage (got logs ${stagedLogs ? '' : 'not '}staged, index ${stagedIndex ? '' : 'not '}staged)`);
+    }
+    if (logs instanceof StagedLogStorage && index instanceof StagedRecordStorage) {
+      this.staging = { logs, index, search: this.search ? new SqliteConversationSearchIndex(':memory:') : undefined };
+    }
   }
 
   /**
-   * Folds a conversation's metadata log into its current state.
+   * Creates a conversation with its root session. With staged storages it is staged: nothing
+   * reaches disk until {@link ensureDurable}. Returns the last metadata seq.
+   * @throws Error when the session does not belong to the conversation, or the conversation
+   *   already exists (nothing is written then)
+   */
+  async createConversation(conversation: Conversation, rootSession: Session): Promise<number> {
+    const id = conversation.id;
+    if (rootSession.conversationId !== id || conversation.rootSessionId !== rootSession.id) {
+      throw new Error(`createConversation: session ${rootSession.id} is not the root session of conversation ${id}`);
+    }
+    const path = conversationPath(id);
+    if ((await this.logs.lastSeq(path, METADATA_STREAM)) > 0 || this.staged.has(id)) {
+      throw new Error(`createConversation: conversation ${id} already exists`);
+    }
+    const entries: MetadataEntry[] = [
+      { type: 'conversation', conversation },
+      { type: 'session', session: rootSession },
+    ];
+    if (!this.staging) return this.appendMetadata(id, entries);
+    this.staging.logs.stage(path);
+    this.staging.index.stage(CONVERSATION_INDEX, id);
+    this.staged.set(id, { tail: Promise.resolve() });
+    try {
+      return await this.appendMetadata(id, entries);
+    } catch (error) {
+      this.staged.delete(id);
+      await this.staging.logs.discard(path).catch(ignore);
+      await this.staging.index.discard(CONVERSATION_INDEX, id).catch(ignore);
+      await this.staging.search?.removeConversation(id).catch(ignore);
+      throw error;
+    }
+  }
+
+  /** True while a conversation lives only in memory (created, no input yet). */
+  isStaged(conversationId: string): boolean {
+    return this.staged.has(conversationId);
+  }
+
+  /**
+   * Makes a staged conversation durable: copies its logs, its index record and its search
+   * entry to real storage and switches over, after the writes already queued for it.
+   * Idempotent and safe to call concurrently (callers share one commit); a no-op for a
+   * conversation that is not staged. On failure the conversation stays staged and a later
+   * call retries the steps not yet done.
+   * @throws Error when a copy fails
+   */
+  ensureDurable(conversationId: string): Promise<void> {
+    const entry = this.staged.get(conversationId);
+    if (entry === undefined || !this.staging) return Promise.resolve();
+    const staging = this.staging;
+    entry.committing ??= this.write(conversationId, async (staged) => {
+      if (!staged) return;
+      const path = conversationPath(conversationId);
+      if (staging.logs.isStaged(path)) await staging.logs.commit(path);
+      if (staging.index.isStaged(CONVERSATION_INDEX, conversationId)) await staging.index.commit(CONVERSATION_INDEX, conversationId);
+      if (this.search && staging.search) {
+        await staging.search.removeConversation(conversationId);
+        const state = await this.loadConversation(conversationId);
+        if (state) {
+          await this.search.setConversations([{ conversationId, title: state.conversation.title, updatedAt: state.conversation.updatedAt }]);
+          await this.search.addMessages(await this.searchableMessages(conversationId, state.sessions.map((session) => session.id)));
+        }
+      }
+      this.staged.delete(conversationId);
+    }).finally(() => {
+      entry.committing = undefined;
+    });
+    return entry.committing;
+  }
+
+  /** Appends state entries to a conversation's metadata log, then updates the index and the search. Returns the last seq. */
+  appendMetadata(conversationId: string, entries: MetadataEntry[]): Promise<number> {
+    return this.write(conversationId, async (staged) => {
+      const stored = await this.logs.append(conversationPath(conversationId), METADATA_STREAM, entries);
+      const state = await this.loadConversation(conversationId);
+      const search = this.searchFor(staged);
+      if (state) {
+        await this.index.set(CONVERSATION_INDEX, conversationId, summarize(state), state.conversation.updatedAt);
+        await search?.setConversations([{ conversationId, title: state.conversation.title, updatedAt: state.conversation.updatedAt }]);
+      } else {
+        await this.index.delete(CONVERSATION_INDEX, conversationId);
+        await search?.removeConversation(conversationId);
+      }
+      return stored.at(-1)?.seq ?? 0;
+    });
+  }
+
+  /** Appends completed items to a session's log, then adds their messages to the search; returns them with their seq. */
+  appendItems(conversationId: string, sessionId: string, items: Item[]): Promise<StoredItem[]> {
+    return this.write(conversationId, async (staged) => {
+      const stored = await this.logs.append(conversationPath(conversationId), sessionId, items);
+      const search = this.searchFor(staged);
+      if (search) {
+        const messages = items.flatMap((item) => {
+          const text = searchableText(item);
+          return text === undefined ? [] : [{ conversationId, text }];
+        });
+        if (messages.length > 0) await search.addMessages(messages);
+      }
+      return stored.map((entry) => ({ seq: entry.seq, item: entry.value }));
+    });
+  }
+
+  /**
+   * Folds a conversation's metadata log into its current state (see {@link foldMetadata}).
    * @returns undefined when the conversation does not exist or was deleted
    */
   async loadConversation(conversationId: string): Promise<ConversationState | undefined> {
     const entries = await this.logs.read(conversationPath(conversationId), METADATA_STREAM);
-    let conversation: Conversation | undefined;
-    const sessions = new Map<string, Session>();
-    const turns = new Map<string, Turn>();
-    let metadataSeq = 0;
-    for (const entry of entries) {
-      const parsed = MetadataEntrySchema.safeParse(entry.value);
-      metadataSeq = entry.seq;
-      if (!parsed.success) {
-        this.onInvalidEntry({
-          conversationId,
-          stream: METADATA_STREAM,
-          seq: entry.seq,
-          message: parsed.error.issues.map((issue) => `${issue.path.join('.') || '(entry)'}: ${issue.message}`).join('; '),
-        });
-        continue;
-      }
-      const value = parsed.data;
-      if (value.type === 'conversation') conversation = value.conversation;
-      else if (value.type === 'session') sessions.set(value.session.id, value.session);
-      else if (value.type === 'turn') turns.set(value.turn.id, value.turn);
-      else conversation = undefined;
-    }
-    if (!conversation) return undefined;
-    return { conversation, sessions: [...sessions.values()], turns: [...turns.values()], metadataSeq };
+    return foldMetadata(conversationId, entries, this.onInvalidEntry);
   }
 
   /**
@@ -150,21 +235,86 @@ export class ConversationStore {
     return items;
   }
 
-  /** One page of the conversation list, most recently updated first. */
-  async listConversations(options: { limit?: number; cursor?: string } = {}): Promise<{ conversations: ConversationSummary[]; nextCursor?: string }> {
-    const page = await this.index.list<ConversationSummary>(CONVERSATION_INDEX, {
-      orderBy: 'updatedAt',
-      order: 'desc',
-      limit: options.limit ?? 50,
-      ...(options.cursor ? { cursor: options.cursor } : {}),
-    });
-    return { conversations: page.records.map((record) => record.value), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+  /**
+   * The searchable texts (user and assistant messages) of the given sessions, read from the
+   * logs in order. Entries of other kinds or unexpected shapes are skipped without a schema
+   * check (see {@link searchableText}).
+   */
+  async searchableMessages(conversationId: string, sessionIds: string[]): Promise<SearchMessage[]> {
+    const messages: SearchMessage[] = [];
+    for (const sessionId of sessionIds) {
+      for (let after = 0; ; ) {
+        const entries = await this.logs.read(conversationPath(conversationId), sessionId, { after, limit: MESSAGE_READ_BATCH });
+        for (const entry of entries) {
+          const text = searchableText(entry.value);
+          if (text !== undefined) messages.push({ conversationId, text });
+        }
+        if (entries.length < MESSAGE_READ_BATCH) break;
+        after = (entries.at(-1) as { seq: number }).seq;
+      }
+    }
+    return messages;
+  }
+
+  /**
+   * One page of the conversation list, most recently updated first (ties by id). With
+   * `query`, only conversations whose title or a user or assistant message matches it (SQLite
+   * FTS5 syntax), in the same order; cursors of both kinds of listing are interchangeable.
+   * @throws InvalidSearchQueryError for an empty query or a query syntax error
+   * @throws Error for a bad cursor, or a query when the store has no search index
+   */
+  async listConversations(options: { limit?: number; cursor?: string; query?: string } = {}): Promise<{ conversations: ConversationSummary[]; nextCursor?: string }> {
+    const limit = options.limit ?? DEFAULT_CONVERSATION_PAGE;
+    if (options.query === undefined) {
+      const page = await this.index.list<ConversationSummary>(CONVERSATION_INDEX, {
+        orderBy: 'updatedAt',
+        order: 'desc',
+        limit,
+        ...(options.cursor ? { cursor: options.cursor } : {}),
+      });
+      return { conversations: page.records.map((record) => record.value), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+    }
+    if (!this.search) throw new Error('conversation search is not available: this store was built without a search index');
+    const searchOptions = { limit, ...(options.cursor ? { cursor: options.cursor } : {}) };
+    const stagedSearch = this.staging?.search && this.staged.size > 0 ? this.staging.search : undefined;
+    const pages = await Promise.all([this.search.search(options.query, searchOptions), ...(stagedSearch ? [stagedSearch.search(options.query, searchOptions)] : [])]);
+    const byId = new Map<string, SearchMatch>();
+    for (const match of pages.flatMap((page) => page.matches)) byId.set(match.conversationId, match);
+    const merged = [...byId.values()].sort((left, right) => right.updatedAt - left.updatedAt || compareKeys(right.conversationId, left.conversationId));
+    const matches = merged.slice(0, limit);
+    const records = await this.index.mget<ConversationSummary>(CONVERSATION_INDEX, matches.map((match) => match.conversationId));
+    const conversations = records.flatMap((record) => (record ? [record.value] : []));
+    const more = merged.length > limit || pages.some((page) => page.nextCursor !== undefined);
+    const last = matches.at(-1);
+    const nextCursor = more && last ? encodeRecordCursor({ orderBy: 'updatedAt', order: 'desc', key: last.conversationId, updatedAt: last.updatedAt }) : undefined;
+    return { conversations, ...(nextCursor ? { nextCursor } : {}) };
   }
 
   /** Ids of every conversation directory in the logs (including deleted-marked ones). */
   async listConversationIds(): Promise<string[]> {
     const paths = await this.logs.listPaths(CONVERSATIONS_PATH);
     return paths.map((entry) => entry.split('/').pop() ?? entry);
+  }
+
+  /** Releases what the store itself opened (the in-memory search of staged conversations); the storages stay open. */
+  async close(): Promise<void> {
+    await this.staging?.search?.close();
+  }
+
+  private searchFor(staged: boolean): ConversationSearchIndex | undefined {
+    return staged ? this.staging?.search : this.search;
+  }
+
+  /**
+   * Runs a write. Writes to a staged conversation are chained (including its commit), and
+   * each learns whether the conversation is still staged when its turn comes.
+   */
+  private write<T>(conversationId: string, operation: (staged: boolean) => Promise<T>): Promise<T> {
+    const entry = this.staged.get(conversationId);
+    if (entry === undefined) return operation(false);
+    const result = entry.tail.then(() => operation(this.staged.has(conversationId)));
+    entry.tail = result.then(ignore, ignore);
+    return result;
   }
 }
 

@@ -1,43 +1,110 @@
 /**
- * Rebuilds the conversation index (`metadata.db`) from the logs (SPEC §4: the logs are the
- * source of truth; reindexing yields the same listing).
+ * Rebuilds the conversation index (`metadata.db`: listing records and conversation search)
+ * from the logs (SPEC §4: the logs are the source of truth; reindexing yields the same
+ * listing).
  */
 import type { LogStorage } from '../storage/log-storage.js';
 import type { RecordStorage } from '../storage/record-storage.js';
+import { createLogConversationLoader, type ConversationLoader, type LoadedConversation } from './conversation-loader.js';
+import type { ConversationSearchIndex, SearchConversationEntry, SearchMessage } from './conversation-search-index.js';
 import { CONVERSATION_INDEX, ConversationStore, summarize, type InvalidEntryReport } from './conversation-store.js';
+
+/** Conversations being loaded at the same time, so reads overlap with indexing. */
+const LOAD_CONCURRENCY = 128;
+/** Messages collected before they are written to the search in one transaction. */
+const SEARCH_BATCH_MESSAGES = 50_000;
 
 /** What a reindex did. */
 export interface ReindexReport {
   /** Conversations indexed. */
   conversations: number;
+  /** Session log entries read (0 without a search index: then only metadata logs are read). */
+  items: number;
+  /** User and assistant messages added to the search. */
+  messages: number;
   /** Conversation directories skipped (deleted, or no valid conversation entry), with why. */
   skipped: { conversationId: string; reason: string }[];
-  /** Entries that did not match the schema and were left out. */
+  /** Entries that did not match the schema and were left out, and session logs that could not be read. */
   invalidEntries: InvalidEntryReport[];
   /** Wall time, ms. */
   durationMs: number;
 }
 
+/** Options of {@link reindex}. */
+export interface ReindexOptions {
+  /** The conversation search to rebuild too; the session logs are then read. */
+  search?: ConversationSearchIndex;
+  /**
+   * How conversations are read; default: through `logs` on this thread. For a FileLogStorage
+   * data directory, `createFileConversationLoader` is much faster.
+   */
+  loader?: ConversationLoader;
+}
+
 /**
- * Empties the index and refills it from every conversation's metadata log. Idempotent: two
- * runs over the same logs give the same index.
+ * Empties the index (and the search, when given) and refills them from every conversation's
+ * metadata log (and session logs). Idempotent: two runs over the same logs give the same
+ * index. Must not run while a server writes to the same storage (the CLI holds the data-dir
+ * lock).
+ * @throws Error when the index or the search cannot be written, or a conversation cannot be
+ *   loaded at all (damaged entries are skipped and reported instead)
  */
-export async function reindex(logs: LogStorage, index: RecordStorage): Promise<ReindexReport> {
+export async function reindex(logs: LogStorage, index: RecordStorage, options: ReindexOptions = {}): Promise<ReindexReport> {
   const started = performance.now();
-  const invalidEntries: InvalidEntryReport[] = [];
-  const store = new ConversationStore(logs, index, (report) => invalidEntries.push(report));
+  const { search } = options;
+  const loader = options.loader ?? createLogConversationLoader(logs);
+  // The store declares the index namespace; conversations are read through the loader.
+  const store = new ConversationStore(logs, index);
   const ids = await store.listConversationIds();
-  const skipped: ReindexReport['skipped'] = [];
+  const report: ReindexReport = { conversations: 0, items: 0, messages: 0, skipped: [], invalidEntries: [], durationMs: 0 };
   const records: { key: string; value: unknown; updatedAt: number }[] = [];
-  for (const id of ids) {
-    const state = await store.loadConversation(id);
-    if (!state) {
-      skipped.push({ conversationId: id, reason: 'deleted or has no valid conversation entry' });
-      continue;
+  let pendingConversations: SearchConversationEntry[] = [];
+  let pendingMessages: SearchMessage[] = [];
+  const flush = async (): Promise<void> => {
+    if (!search) return;
+    // Conversations first, so their messages find them (an unknown one would be created untitled).
+    await search.setConversations(pendingConversations);
+    await search.addMessages(pendingMessages);
+    pendingConversations = [];
+    pendingMessages = [];
+  };
+
+  await search?.startRebuild();
+  const loading: Promise<LoadedConversation>[] = [];
+  let next = 0;
+  const loadNext = (): void => {
+    const id = ids[next];
+    next += 1;
+    if (id !== undefined) loading.push(loader.load(id, search !== undefined));
+  };
+  for (let count = 0; count < LOAD_CONCURRENCY; count += 1) loadNext();
+  try {
+    // Results are taken in id order whatever order the reads finish in, so the rebuild is deterministic.
+    while (loading.length > 0) {
+      const loaded = await (loading.shift() as Promise<LoadedConversation>);
+      loadNext();
+      const { conversationId, state } = loaded;
+      for (const invalid of loaded.invalidEntries) report.invalidEntries.push(invalid);
+      if (!state) {
+        report.skipped.push({ conversationId, reason: 'deleted or has no valid conversation entry' });
+        continue;
+      }
+      records.push({ key: conversationId, value: summarize(state), updatedAt: state.conversation.updatedAt });
+      report.items += loaded.items;
+      report.messages += loaded.texts.length;
+      pendingConversations.push({ conversationId, title: state.conversation.title, updatedAt: state.conversation.updatedAt });
+      for (const text of loaded.texts) pendingMessages.push({ conversationId, text });
+      if (pendingMessages.length >= SEARCH_BATCH_MESSAGES) await flush();
     }
-    records.push({ key: id, value: summarize(state), updatedAt: state.conversation.updatedAt });
+  } finally {
+    // Loads still running after a failure are awaited, so none outlives the reindex.
+    await Promise.allSettled(loading);
   }
-  await index.deleteRange(CONVERSATION_INDEX, '', '\uffff');
+  await flush();
+  await search?.finishRebuild();
+  await index.deleteRange(CONVERSATION_INDEX, '', '\u{10ffff}');
   if (records.length > 0) await index.mset(CONVERSATION_INDEX, records);
-  return { conversations: records.length, skipped, invalidEntries, durationMs: performance.now() - started };
+  report.conversations = records.length;
+  report.durationMs = performance.now() - started;
+  return report;
 }

@@ -8,14 +8,13 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import ts from 'typescript';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileLogStorage } from '../../src/storage/file/file-log-storage.js';
 import type { LogProblem } from '../../src/storage/log-storage.js';
+import { transpileSources } from '../helpers/transpile.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const storageSources = path.join(here, '..', '..', 'src', 'storage');
 const childScript = path.join(here, 'crash-child.mjs');
 const KILLS = 60;
 
@@ -35,27 +34,6 @@ interface Stored {
 
 let workDirectory: string;
 let moduleUrl: string;
-
-/**
- * Compiles the storage sources to plain JavaScript for the child (type stripping only), so
- * the test runs against the current sources whether or not a build exists.
- */
-function transpileStorage(outputDirectory: string): void {
-  const walk = (directory: string): string[] =>
-    fs.readdirSync(directory, { withFileTypes: true }).flatMap((entry) =>
-      entry.isDirectory() ? walk(path.join(directory, entry.name)) : entry.name.endsWith('.ts') ? [path.join(directory, entry.name)] : [],
-    );
-  for (const source of walk(storageSources)) {
-    const output = ts.transpileModule(fs.readFileSync(source, 'utf8'), {
-      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-      fileName: source,
-    });
-    const target = path.join(outputDirectory, path.relative(storageSources, source)).replace(/\.ts$/, '.js');
-    fs.mkdirSync(path.dirname(target), { recursive: true });
-    fs.writeFileSync(target, output.outputText);
-  }
-  fs.writeFileSync(path.join(outputDirectory, 'package.json'), '{"type":"module"}\n');
-}
 
 /** Runs one child until it is killed; returns the batches it acknowledged. */
 function runChild(root: string, run: number): Promise<{ acks: Ack[]; stderr: string; signal: NodeJS.Signals | null }> {
@@ -96,9 +74,7 @@ function runChild(root: string, run: number): Promise<{ acks: Ack[]; stderr: str
 
 beforeAll(() => {
   workDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'openvaala-crash-'));
-  const build = path.join(workDirectory, 'build');
-  transpileStorage(build);
-  moduleUrl = pathToFileURL(path.join(build, 'file', 'file-log-storage.js')).href;
+  moduleUrl = transpileSources(['storage'], path.join(workDirectory, 'build'))('storage/file/file-log-storage.js');
 });
 
 afterAll(() => {

@@ -1,0 +1,16 @@
+/**
+ * `npm run bench`: every benchmark, one after the other — storage (`storage.ts`), then a
+ * 100-step `openvaala exec` turn (`exec-steps.ts`).
+ */
+import { runExecStepsBenchmark } from './exec-steps.js';
+import { runStorageBenchmark } from './storage.js';
+
+try {
+  console.log('== storage');
+  await runStorageBenchmark(process.argv[2]);
+  console.log('\n== exec steps');
+  await runExecStepsBenchmark();
+} catch (error) {
+  console.error((error as Error).stack ?? String(error));
+  process.exit(1);
+}

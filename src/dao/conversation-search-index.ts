@@ -1,0 +1,111 @@
+/**
+ * Conversation search (SPEC §4: `metadata.db` is the index for listing and search). The
+ * RecordStorage contract has no full-text search, so search is a separate small interface,
+ * maintained by the dao next to the listing index and rebuilt by `reindex`. Like the listing
+ * index it is never the source of truth.
+ */
+
+/** What the search knows of a conversation besides its messages. */
+export interface SearchConversationEntry {
+  conversationId: string;
+  /** Searchable title. */
+  title: string;
+  /** Update time of the conversation (ms since the epoch); results are ordered by it. */
+  updatedAt: number;
+}
+
+/** One searchable text of a conversation (a user or assistant message). */
+export interface SearchMessage {
+  conversationId: string;
+  text: string;
+}
+
+/** A conversation that matched a query. */
+export interface SearchMatch {
+  conversationId: string;
+  /** The conversation's update time as the search index knows it, ms since the epoch. */
+  updatedAt: number;
+}
+
+/** Options of {@link ConversationSearchIndex.search}. */
+export interface SearchOptions {
+  /** Page size, integer >= 1; default 50. */
+  limit?: number;
+  /**
+   * Cursor of the previous page (`nextCursor`). Same format as the listing cursor of the
+   * conversation index (`orderBy: updatedAt`, `order: desc`), so either continues the other.
+   */
+  cursor?: string;
+}
+
+/** One page of matches, most recently updated first (ties by conversation id, descending). */
+export interface SearchPage {
+  matches: SearchMatch[];
+  /** Present when more matches may follow. */
+  nextCursor?: string;
+}
+
+/**
+ * Full-text search over conversations: a conversation matches when its title or one of its
+ * messages matches the query. Matching is ranking-agnostic: pages are ordered by update time,
+ * like the plain listing.
+ */
+export interface ConversationSearchIndex {
+  /** Inserts or updates conversations (title, update time). Atomic for the batch. */
+  setConversations(entries: SearchConversationEntry[]): Promise<void>;
+
+  /**
+   * Adds messages. Each call adds new documents (the caller adds each message once). A
+   * conversation not yet known is created with an empty title and update time 0.
+   */
+  addMessages(messages: SearchMessage[]): Promise<void>;
+
+  /** Removes a conversation with its title and messages; unknown ids are ignored. */
+  removeConversation(conversationId: string): Promise<void>;
+
+  /**
+   * Removes everything and prepares for loading many entries at once (`reindex`); call
+   * {@link finishRebuild} afterwards. The index stays usable meanwhile.
+   */
+  startRebuild(): Promise<void>;
+
+  /** Ends what {@link startRebuild} began: the index is tuned for live updates again. */
+  finishRebuild(): Promise<void>;
+
+  /**
+   * One page of the conversations matching `query`.
+   * @throws InvalidSearchQueryError when the query is empty or not valid query syntax
+   * @throws Error naming the option for a bad limit or cursor
+   */
+  search(query: string, options?: SearchOptions): Promise<SearchPage>;
+
+  /** Releases the database if the index opened it. */
+  close(): Promise<void>;
+}
+
+/** A search query the index cannot run (empty, or a syntax error); the message says why. */
+export class InvalidSearchQueryError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidSearchQueryError';
+  }
+}
+
+/**
+ * The searchable text of a stored item value: the text parts of a `user_message`, the text
+ * of an `assistant_message`, undefined for every other kind (SPEC §3 item kinds). Checks
+ * only the fields it reads instead of validating the whole item, so `reindex` can call it on
+ * every stored line cheaply; anything of an unexpected shape yields undefined.
+ */
+export function searchableText(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const item = value as { kind?: unknown; text?: unknown; content?: unknown };
+  if (item.kind === 'assistant_message') return typeof item.text === 'string' && item.text !== '' ? item.text : undefined;
+  if (item.kind !== 'user_message' || !Array.isArray(item.content)) return undefined;
+  const texts: string[] = [];
+  for (const part of item.content as unknown[]) {
+    const text = (part as { type?: unknown; text?: unknown } | null)?.text;
+    if ((part as { type?: unknown } | null)?.type === 'text' && typeof text === 'string' && text !== '') texts.push(text);
+  }
+  return texts.length > 0 ? texts.join('\n') : undefined;
+}

@@ -1,0 +1,158 @@
+/**
+ * Fast reads of FileLogStorage files for `reindex` (the file format is in docs/storage.md):
+ * each file is read whole with one synchronous read; a metadata log is parsed line by line as
+ * FileLogStorage reads it, and a session log is only scanned for its user and assistant
+ * messages — most of its lines are tool calls the search does not need, and they are skipped
+ * unparsed. For offline use on a data directory no other process writes meanwhile (reindex
+ * holds the data-dir lock): synchronous reads block the event loop.
+ */
+import fs from 'node:fs';
+import nodePath from 'node:path';
+import { parseLine } from '../storage/file/line-reader.js';
+import type { LogEntry, LogProblem } from '../storage/log-storage.js';
+import { STREAM_FILE_SUFFIX, validateLogPath, validateStreamId } from '../storage/log-validation.js';
+import { searchableText } from './conversation-search-index.js';
+
+/** What a scan found in one session log. */
+export interface StreamMessages {
+  /** Entries in the stream: the seq of its last line, or its line count when that is damaged. */
+  lines: number;
+  /** Searchable texts in stream order. */
+  texts: string[];
+}
+
+/** Files above this size are left to the LogStorage, which reads them block by block (bytes). */
+const MAXIMUM_READ_BYTES = 256 * 1024 * 1024;
+
+const NEWLINE = 0x0a;
+
+/**
+ * Every line holding a user or assistant message contains `user_message` or
+ * `assistant_message` (its `kind`; JSON.stringify never escapes ASCII letters or `_`), so
+ * the scan searches the whole buffer for their common part and looks only at the lines
+ * where it occurs. A line that mentions the words elsewhere (a tool output, say) is parsed
+ * and then checked properly.
+ */
+const COMMON_MARKER = Buffer.from('_message');
+const MESSAGE_MARKERS = [Buffer.from('user_message'), Buffer.from('assistant_message')];
+
+/** The read buffer, grown as needed and reused: a fresh one per file costs a page fault per 4 KiB. */
+let readBuffer = Buffer.alloc(0);
+
+/**
+ * Reads a stream file whole into the shared buffer and passes its bytes to `use`, which must
+ * copy what it keeps (the buffer is reused by the next read). Undefined when the file is too
+ * large; `use` gets an empty buffer for a missing file.
+ */
+function withStreamFile<T>(root: string, path: string, stream: string, use: (data: Buffer, file: string) => T): T | undefined {
+  validateLogPath(path);
+  validateStreamId(stream, path);
+  const file = nodePath.join(root, ...path.split('/'), `${stream}${STREAM_FILE_SUFFIX}`);
+  let descriptor: number;
+  try {
+    descriptor = fs.openSync(file, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return use(Buffer.alloc(0), file);
+    throw error;
+  }
+  try {
+    const { size } = fs.fstatSync(descriptor);
+    if (size > MAXIMUM_READ_BYTES) return undefined;
+    if (readBuffer.length < size) readBuffer = Buffer.allocUnsafe(Math.max(size, readBuffer.length * 2));
+    let filled = 0;
+    while (filled < size) {
+      const bytesRead = fs.readSync(descriptor, readBuffer, filled, size - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return use(readBuffer.subarray(0, filled), file);
+  } finally {
+    fs.closeSync(descriptor);
+  }
+}
+
+/**
+ * Scans a session log's bytes for its messages. Damaged lines are skipped as reads skip them,
+ * but not reported: the scan looks at too few lines to be a damage check.
+ */
+export function scanMessageLines(data: Buffer): StreamMessages {
+  const texts: string[] = [];
+  for (let from = 0; from < data.length; ) {
+    const found = data.indexOf(COMMON_MARKER, from);
+    if (found === -1) break;
+    // lastIndexOf from `found` finds the newline ending the previous line (-1 on the first line).
+    const start = data.lastIndexOf(NEWLINE, found) + 1;
+    let end = data.indexOf(NEWLINE, found);
+    if (end === -1) end = data.length;
+    const line = data.subarray(start, end);
+    if (MESSAGE_MARKERS.some((marker) => line.includes(marker))) {
+      const parsed = parseLine(line);
+      const text = parsed.valid ? searchableText(parsed.value) : undefined;
+      if (text !== undefined) texts.push(text);
+    }
+    from = end + 1;
+  }
+  return { lines: lastSeq(data) ?? countLines(data), texts };
+}
+
+/** Number of lines, complete or not. */
+function countLines(data: Buffer): number {
+  let lines = 0;
+  for (let at = data.indexOf(NEWLINE); at !== -1; at = data.indexOf(NEWLINE, at + 1)) lines += 1;
+  return data.length > 0 && data[data.length - 1] !== NEWLINE ? lines + 1 : lines;
+}
+
+/**
+ * The seq of the last line when it is a valid entry — the number of entries, since seqs start
+ * at 1 and are contiguous — found without reading the rest; undefined otherwise.
+ */
+function lastSeq(data: Buffer): number | undefined {
+  let end = data.length;
+  if (end > 0 && data[end - 1] === NEWLINE) end -= 1;
+  const start = end > 0 ? data.lastIndexOf(NEWLINE, end - 1) + 1 : 0;
+  const parsed = parseLine(data.subarray(start, end));
+  return parsed.valid ? parsed.seq : undefined;
+}
+
+/**
+ * Scans one session log of the FileLogStorage rooted at `root` (see {@link scanMessageLines}).
+ * @returns undefined for a file too large to read at once; empty for a missing file
+ * @throws Error naming the path or stream when they are not valid log names, or the read fails
+ */
+export function scanStreamFile(root: string, path: string, stream: string): StreamMessages | undefined {
+  return withStreamFile(root, path, stream, (data) => scanMessageLines(data));
+}
+
+/**
+ * Reads every valid entry of one stream of the FileLogStorage rooted at `root`, as its
+ * forward read does, reporting damage with the same kinds, locations and messages: a corrupt
+ * complete line is skipped (`corrupt_line`, with line number and byte offset); an
+ * unterminated last line is kept when it is a complete entry and ignored otherwise
+ * (`torn_tail`, with byte offset).
+ * @returns undefined for a file too large to read at once; empty for a missing file
+ * @throws Error naming the path or stream when they are not valid log names, or the read fails
+ */
+export function readStreamEntries(root: string, path: string, stream: string, onProblem: (problem: LogProblem) => void): LogEntry[] | undefined {
+  return withStreamFile(root, path, stream, (data, file) => {
+    const entries: LogEntry[] = [];
+    let lineNumber = 0;
+    for (let start = 0; start < data.length; ) {
+      let end = data.indexOf(NEWLINE, start);
+      const terminated = end !== -1;
+      if (!terminated) end = data.length;
+      lineNumber += 1;
+      const parsed = parseLine(data.subarray(start, end));
+      if (parsed.valid) entries.push({ seq: parsed.seq, value: parsed.value });
+      if (!terminated) {
+        const message = parsed.valid
+          ? 'the last line lacks its newline but is a complete entry; it is kept and terminated on the next append'
+          : `incomplete last line (${end - start} bytes) ignored; it is cut off on the next append`;
+        onProblem({ path, stream, kind: 'torn_tail', location: `${file}, byte offset ${start}`, message });
+      } else if (!parsed.valid) {
+        onProblem({ path, stream, kind: 'corrupt_line', location: `${file}, line ${lineNumber} (byte offset ${start})`, message: `corrupt line skipped: ${parsed.reason}` });
+      }
+      start = end + 1;
+    }
+    return entries;
+  });
+}

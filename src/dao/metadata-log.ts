@@ -1,0 +1,111 @@
+/**
+ * The metadata log of a conversation (SPEC §4: `metadata.jsonl` holds conversation, session
+ * and turn states; the last entry wins; deletions are entries): its entry schema and the fold
+ * of its entries into the current state.
+ */
+import { z } from 'zod';
+import { ConversationSchema, SessionSchema, TurnSchema, type Conversation, type Session, type Turn } from '../protocol/index.js';
+import type { LogEntry } from '../storage/log-storage.js';
+
+/** One entry of `metadata.jsonl`. */
+export const MetadataEntrySchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('conversation'), conversation: ConversationSchema }),
+  z.object({ type: z.literal('session'), session: SessionSchema }),
+  z.object({ type: z.literal('turn'), turn: TurnSchema }),
+  z.object({ type: z.literal('conversation_deleted'), conversationId: z.string(), deletedAt: z.number() }),
+]);
+/** One entry of `metadata.jsonl`. */
+export type MetadataEntry = z.infer<typeof MetadataEntrySchema>;
+
+/** A conversation's state, folded from its metadata log. */
+export interface ConversationState {
+  conversation: Conversation;
+  /** In the order they first appear in the log. */
+  sessions: Session[];
+  /** In the order they first appear in the log. */
+  turns: Turn[];
+  /** Seq of the last metadata entry folded in. */
+  metadataSeq: number;
+}
+
+/** A metadata or item entry that could not be understood; it is skipped, never fatal. */
+export interface InvalidEntryReport {
+  conversationId: string;
+  stream: string;
+  seq: number;
+  message: string;
+}
+
+/** Stream id of a conversation's state log. */
+export const METADATA_STREAM = 'metadata';
+
+/**
+ * Which state an entry replaces, read from its `type` and id alone: `conversation` (also for
+ * deletions), `session:<id>` or `turn:<id>`. Undefined when the entry has no such shape (it
+ * is then invalid).
+ */
+function entryKey(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const entry = value as { type?: unknown; session?: { id?: unknown } | null; turn?: { id?: unknown } | null };
+  if (entry.type === 'conversation' || entry.type === 'conversation_deleted') return 'conversation';
+  if (entry.type === 'session' && typeof entry.session?.id === 'string') return `session:${entry.session.id}`;
+  if (entry.type === 'turn' && typeof entry.turn?.id === 'string') return `turn:${entry.turn.id}`;
+  return undefined;
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join('.') || '(entry)'}: ${issue.message}`).join('; ');
+}
+
+/**
+ * Folds metadata entries into the current state: for the conversation and for each session
+ * and turn, the last valid entry wins. Only the candidates are validated with the schema,
+ * from the last one backwards until one is valid, so folding a long log costs one schema
+ * check per state rather than per entry; an invalid candidate is reported and the one
+ * before it is used. Entries of no known shape are reported too.
+ *
+ * @returns undefined when there is no valid conversation entry or the last one is a deletion
+ */
+export function foldMetadata(
+  conversationId: string,
+  entries: LogEntry[],
+  onInvalidEntry: (report: InvalidEntryReport) => void,
+): ConversationState | undefined {
+  const candidates = new Map<string, number[]>();
+  const reports: InvalidEntryReport[] = [];
+  const report = (entry: LogEntry, message: string): void => {
+    reports.push({ conversationId, stream: METADATA_STREAM, seq: entry.seq, message });
+  };
+  entries.forEach((entry, index) => {
+    const key = entryKey(entry.value);
+    if (key === undefined) {
+      const parsed = MetadataEntrySchema.safeParse(entry.value);
+      report(entry, parsed.success ? 'entry of no known shape' : describeIssues(parsed.error));
+      return;
+    }
+    const list = candidates.get(key);
+    if (list) list.push(index);
+    else candidates.set(key, [index]);
+  });
+  let conversation: Conversation | undefined;
+  const sessions: Session[] = [];
+  const turns: Turn[] = [];
+  for (const indexes of candidates.values()) {
+    for (let position = indexes.length - 1; position >= 0; position -= 1) {
+      const entry = entries[indexes[position] as number] as LogEntry;
+      const parsed = MetadataEntrySchema.safeParse(entry.value);
+      if (!parsed.success) {
+        report(entry, describeIssues(parsed.error));
+        continue;
+      }
+      const value = parsed.data;
+      if (value.type === 'conversation') conversation = value.conversation;
+      else if (value.type === 'session') sessions.push(value.session);
+      else if (value.type === 'turn') turns.push(value.turn);
+      break;
+    }
+  }
+  for (const invalid of reports.sort((left, right) => left.seq - right.seq)) onInvalidEntry(invalid);
+  if (!conversation) return undefined;
+  return { conversation, sessions, turns, metadataSeq: entries.at(-1)?.seq ?? 0 };
+}
