@@ -50,6 +50,11 @@ export interface CommandRequest {
   command: string;
   /** Absolute working directory. */
   cwd: string;
+  /**
+   * Absolute root of the workspace the command runs for. Sandboxing executors (local with
+   * `sandbox: bwrap`) make it writable; when absent they use `cwd`.
+   */
+  workspaceRoot?: string;
   /** Extra environment variables. */
   env?: Record<string, string>;
   /** Kill the command (its whole process group) after this many ms. */
@@ -82,6 +87,52 @@ export interface CommandResult {
   durationMs: number;
 }
 
+/** A command to start and leave running (`Executor.spawn`): background and interactive commands. */
+export interface SpawnRequest {
+  /** Shell command line, run by `bash -c` (or the executor's equivalent). */
+  command: string;
+  /** Absolute working directory. */
+  cwd: string;
+  /** Absolute root of the workspace the command runs for (see `CommandRequest.workspaceRoot`). */
+  workspaceRoot?: string;
+  /** Extra environment variables. */
+  env?: Record<string, string>;
+  /** Run in a pseudo-terminal (stdout and stderr merged, line editing, prompts) instead of pipes. */
+  tty?: boolean;
+  /** Terminal width in columns, with `tty` (default 120). */
+  columns?: number;
+  /** Terminal height in rows, with `tty` (default 40). */
+  rows?: number;
+}
+
+/** How a spawned process ended. */
+export interface ProcessExit {
+  /** Exit code; null when killed by a signal. */
+  exitCode: number | null;
+  /** Signal name when killed (`SIGTERM`…), else null. */
+  signal: string | null;
+}
+
+/** A process started by `Executor.spawn`, running until it ends or is killed. */
+export interface RunningProcess {
+  /** Process id of the group leader on its executor, when known. */
+  readonly pid: number | undefined;
+  /**
+   * Sends text to the process's standard input (or the terminal, with `tty`).
+   * @throws Error when the process has ended or its input is closed.
+   */
+  write(input: string): void;
+  /**
+   * Subscribes to output (stdout and stderr interleaved, decoded as UTF-8) from now on.
+   * @returns a function that unsubscribes
+   */
+  onOutput(listener: (chunk: string) => void): () => void;
+  /** Settles once the process ended and its output was read; never rejects. */
+  readonly exited: Promise<ProcessExit>;
+  /** Kills the whole process group (SIGTERM, then SIGKILL after a grace period). Safe after the end. */
+  kill(): void;
+}
+
 /** An execution environment (SPEC §7). */
 export interface Executor {
   /** Name from configuration (`local`, `build-box`…), unique in the runtime. */
@@ -92,6 +143,12 @@ export interface Executor {
   readonly fs: ExecutorFileSystem;
   /** Runs a command to completion (or timeout/abort). Never rejects for a failing command. */
   run(request: CommandRequest): Promise<CommandResult>;
+  /**
+   * Starts a command and returns at once, leaving it running (background and interactive
+   * commands). Absent on executors that cannot do this.
+   * @throws Error when the executor is closed or the process cannot be started.
+   */
+  spawn?(request: SpawnRequest): RunningProcess;
   /** Releases connections and kills what is still running. */
   close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { CommandResult } from '../executors/executor.js';
+import { startBackgroundCommand, TTY_DEFAULT_YIELD_MS, yieldAfterMsSchema } from './background-commands.js';
 import { loadToolDescription } from './descriptions.js';
 import { defineTool, type Tool } from './tool.js';
 
@@ -19,8 +20,12 @@ export const execCommandParameters = z.object({
     .int()
     .min(1)
     .max(EXEC_COMMAND_MAX_TIMEOUT_MS)
-    .default(EXEC_COMMAND_DEFAULT_TIMEOUT_MS)
-    .describe('Kill the command after this many milliseconds, 1 to 600000. Default 120000.'),
+    .optional()
+    .describe('Kill the command after this many milliseconds, 1 to 600000. Default 120000; no limit for a command left running with yield_after_ms or tty.'),
+  yield_after_ms: yieldAfterMsSchema
+    .optional()
+    .describe('Return after this many milliseconds (1 to 600000) with the output so far; a command still running keeps running and the result gives its command_id for write_stdin, list_commands and kill_command.'),
+  tty: z.boolean().optional().describe('Run the command in a pseudo-terminal, for interactive programs (shells, REPLs, prompts). Implies a background command; default yield 10000 ms.'),
 });
 
 /** Parsed arguments of `exec_command`. */
@@ -74,15 +79,21 @@ export function createExecCommandTool(options: ExecCommandToolOptions = {}): Too
     async execute(args, context) {
       const { workspace } = context;
       const cwdArgument = args.cwd ?? '.';
-      const cwd = workspace.resolve(cwdArgument);
+      const cwd = await workspace.resolveSafe(cwdArgument);
       const stat = await workspace.executor.fs.stat(cwd);
       if (stat === undefined) throw new Error(`cwd "${cwdArgument}" does not exist`);
       if (stat.kind !== 'directory' && stat.kind !== 'symlink') throw new Error(`cwd "${cwdArgument}" is not a directory`);
+      if (args.yield_after_ms !== undefined || args.tty === true) {
+        // The command may outlive the call: it joins the session's background commands.
+        return startBackgroundCommand({ command: args.command, cwd, tty: args.tty ?? false, yieldAfterMs: args.yield_after_ms ?? TTY_DEFAULT_YIELD_MS, ...(args.timeout_ms !== undefined ? { timeoutMs: args.timeout_ms } : {}) }, context);
+      }
+      const timeoutMs = args.timeout_ms ?? EXEC_COMMAND_DEFAULT_TIMEOUT_MS;
 
       const result = await workspace.executor.run({
         command: args.command,
         cwd,
-        timeoutMs: args.timeout_ms,
+        workspaceRoot: workspace.root,
+        timeoutMs,
         maxOutputBytes,
         signal: context.signal,
         onOutput: context.onOutput,
@@ -90,7 +101,7 @@ export function createExecCommandTool(options: ExecCommandToolOptions = {}): Too
       const text = result.output;
       const separator = text === '' || text.endsWith('\n') ? '' : '\n';
       return {
-        output: `${text}${separator}${describeCommandEnd(result, args.timeout_ms).join('\n')}`,
+        output: `${text}${separator}${describeCommandEnd(result, timeoutMs).join('\n')}`,
         isError: result.timedOut,
         exitCode: result.exitCode,
         structured: {

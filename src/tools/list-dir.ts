@@ -95,7 +95,7 @@ export function createListDirTool(options: ListDirToolOptions = {}): Tool<ListDi
     async execute(args, context) {
       const { workspace } = context;
       const fs = workspace.executor.fs;
-      let absolute = workspace.resolve(args.path);
+      let absolute = await workspace.resolveSafe(args.path);
       let stat = await fs.stat(absolute);
       if (stat === undefined) throw new Error(`directory "${args.path}" does not exist`);
       if (stat.kind === 'symlink') {

@@ -63,7 +63,7 @@ function isBinary(bytes: Uint8Array): boolean {
 /** Resolves the argument to a regular file, following symlinks. @throws Error naming the path. */
 async function resolveFile(workspace: Workspace, toolPath: string): Promise<{ absolute: string; size: number }> {
   const fs = workspace.executor.fs;
-  let absolute = workspace.resolve(toolPath);
+  let absolute = await workspace.resolveSafe(toolPath);
   let stat = await fs.stat(absolute);
   if (stat === undefined) throw new Error(`file "${toolPath}" does not exist`);
   if (stat.kind === 'symlink') {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Workspace } from '../executors/workspace.js';
+import type { BackgroundCommandRegistry } from '../runtime/background-commands.js';
 
 /** What a tool call produced. */
 export interface ToolResult {
@@ -21,6 +22,11 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Streams partial output (e.g. command output) to clients while the tool runs. */
   onOutput?: (chunk: string) => void;
+  /**
+   * The session's background commands (`exec_command` with `yield_after_ms`/`tty`,
+   * `write_stdin`, `list_commands`, `kill_command`); absent outside a session.
+   */
+  commands?: BackgroundCommandRegistry;
 }
 
 /**

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { StringDecoder } from 'node:string_decoder';
 import type { CommandRequest, CommandResult } from '../executor.js';
+import { OutputCollector } from '../output-collector.js';
 
 /**
  * After the foreground process exits, how long to keep reading output that is still buffered
@@ -15,7 +16,7 @@ const DRAIN_IDLE_MS = 100;
  */
 const DRAIN_LIMIT_MS = 500;
 /** Time between SIGTERM and SIGKILL when killing a command, in ms. */
-const KILL_GRACE_MS = 2000;
+export const KILL_GRACE_MS = 2000;
 /** Longest delay `setTimeout` honours, in ms; larger values fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -23,6 +24,19 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export interface LocalCommandResult extends CommandResult {
   /** Bytes of stdout+stderr dropped because they came after `maxOutputBytes` (0 when not truncated). */
   omittedBytes: number;
+}
+
+/** The program that runs a command: `bash -c COMMAND`, or a sandbox wrapping it. */
+export interface CommandProgram {
+  /** Executable, looked up on `PATH` when not absolute. */
+  file: string;
+  /** Its arguments. */
+  args: string[];
+}
+
+/** `bash -c COMMAND`, the program of an unsandboxed command. */
+export function bashProgram(command: string): CommandProgram {
+  return { file: 'bash', args: ['-c', command] };
 }
 
 /** A command that has been started and can be killed before it ends. */
@@ -37,7 +51,7 @@ export interface RunningCommand {
 }
 
 /** Whether a process (or, with a negative id, a process group) still exists. */
-function processExists(pid: number): boolean {
+export function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -47,7 +61,8 @@ function processExists(pid: number): boolean {
   }
 }
 
-function sendSignal(pid: number, signal: NodeJS.Signals): void {
+/** Sends a signal to a process (or, with a negative id, a process group), ignoring one that is gone. */
+export function sendSignal(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(pid, signal);
   } catch {
@@ -95,7 +110,7 @@ function readParentTable(): Map<number, number[]> {
  * Every descendant of `rootPid`. Needed besides the process group because a descendant that
  * called `setsid` left the group, and once its parent dies it is re-parented and untraceable.
  */
-function findDescendants(rootPid: number): number[] {
+export function findDescendants(rootPid: number): number[] {
   const children = readParentTable();
   const found: number[] = [];
   const pending = [rootPid];
@@ -111,22 +126,10 @@ function findDescendants(rootPid: number): number[] {
   return found;
 }
 
-/** The longest prefix of `text` that fits in `limitBytes` UTF-8 bytes, not splitting characters. */
-function utf8Prefix(text: string, limitBytes: number): string {
-  let bytes = 0;
-  let end = 0;
-  for (const character of text) {
-    const size = Buffer.byteLength(character, 'utf8');
-    if (bytes + size > limitBytes) break;
-    bytes += size;
-    end += character.length;
-  }
-  return text.slice(0, end);
-}
-
 /**
- * Starts a command with `bash -c` as the leader of a new process group, so that a timeout, an
- * abort or `kill()` can end it together with everything it started.
+ * Starts a command with `bash -c` (or the given `program`, e.g. bubblewrap wrapping bash) as
+ * the leader of a new process group, so that a timeout, an abort or `kill()` can end it
+ * together with everything it started.
  *
  * Output of stdout and stderr is interleaved in arrival order, capped at
  * `request.maxOutputBytes` bytes and streamed through `request.onOutput` up to that cap. The
@@ -137,11 +140,9 @@ function utf8Prefix(text: string, limitBytes: number): string {
  * Spawn failures (a missing working directory, no `bash`) reject with an Error naming the
  * working directory; a command that fails is a normal result.
  */
-export function startCommand(request: CommandRequest): RunningCommand {
+export function startCommand(request: CommandRequest, program: CommandProgram = bashProgram(request.command)): RunningCommand {
   const startedAt = performance.now();
-  const chunks: string[] = [];
-  let collectedBytes = 0;
-  let omittedBytes = 0;
+  const collector = new OutputCollector(request.maxOutputBytes, request.onOutput);
   let timedOut = false;
   let aborted = false;
   let killRequested = false;
@@ -162,7 +163,7 @@ export function startCommand(request: CommandRequest): RunningCommand {
     return { result: Promise.resolve(result), kill: () => undefined };
   }
 
-  const child = spawn('bash', ['-c', request.command], {
+  const child = spawn(program.file, program.args, {
     cwd: request.cwd,
     env: { ...process.env, ...request.env },
     detached: true,
@@ -170,22 +171,7 @@ export function startCommand(request: CommandRequest): RunningCommand {
   });
   const pid = child.pid;
 
-  const collect = (text: string): void => {
-    if (text.length === 0) return;
-    const size = Buffer.byteLength(text, 'utf8');
-    const room = request.maxOutputBytes - collectedBytes;
-    const kept = size <= room ? text : utf8Prefix(text, Math.max(0, room));
-    const keptBytes = kept === text ? size : Buffer.byteLength(kept, 'utf8');
-    omittedBytes += size - keptBytes;
-    collectedBytes += keptBytes;
-    // After the cap everything is dropped, so an earlier short prefix cannot be followed by
-    // later text that happens to fit.
-    if (omittedBytes > 0) collectedBytes = request.maxOutputBytes;
-    if (kept.length > 0) {
-      chunks.push(kept);
-      request.onOutput?.(kept);
-    }
-  };
+  const collect = (text: string): void => collector.add(text);
 
   const decoders = [new StringDecoder('utf8'), new StringDecoder('utf8')];
   const streams = [child.stdout, child.stderr];
@@ -251,12 +237,10 @@ export function startCommand(request: CommandRequest): RunningCommand {
       resolve({
         exitCode,
         signal: exitSignal,
-        output: chunks.join(''),
-        truncated: omittedBytes > 0,
+        ...collector.result(),
         timedOut,
         aborted,
         durationMs: Math.round((exitedAt ?? performance.now()) - startedAt),
-        omittedBytes,
       });
     };
 

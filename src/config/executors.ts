@@ -1,0 +1,200 @@
+/**
+ * `executors.yaml` (SPEC §7, §8): the named places where tools run.
+ *
+ * ```yaml
+ * executors:
+ *   sandboxed: { kind: local, sandbox: bwrap, network: false, writablePaths: [~/.cache] }
+ *   build-box: { kind: ssh, host: build.example.org, user: dev, identityFile: ~/.ssh/id_ed25519 }
+ *   scratch:   { kind: virtual, seedDirectory: ./templates/python, files: { README.md: "hi\n" } }
+ * ```
+ *
+ * An executor named `local` (kind local, no sandbox) exists even when the file does not
+ * mention it; an entry named `local` replaces it and must be of kind local.
+ */
+import { readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import type { Executor } from '../executors/executor.js';
+import { LocalExecutor } from '../executors/local/local-executor.js';
+import { SshExecutor } from '../executors/ssh/ssh-executor.js';
+import { VirtualExecutor } from '../executors/virtual/virtual-executor.js';
+import { parseYamlFile } from './yaml-file.js';
+
+/** File name of the executors configuration inside the config directory. */
+export const EXECUTORS_FILE = 'executors.yaml';
+/** Name of the executor that always exists. */
+export const DEFAULT_EXECUTOR_NAME = 'local';
+
+const pathText = z.string().min(1, 'must not be empty');
+
+/** `{ kind: local, sandbox?: bwrap, network?, writablePaths? }`. */
+export const LocalExecutorConfigSchema = z
+  .strictObject({
+    kind: z.literal('local'),
+    /** `bwrap` runs every command in bubblewrap (read-only system, writable workspace). */
+    sandbox: z.literal('bwrap').optional(),
+    /** With the sandbox: keep network access (default false). */
+    network: z.boolean().optional(),
+    /** With the sandbox: more writable paths (absolute, `~/…`, or relative to the config directory). */
+    writablePaths: z.array(pathText).optional(),
+  })
+  .superRefine((config, context) => {
+    if (config.sandbox !== undefined) return;
+    for (const key of ['network', 'writablePaths'] as const) {
+      if (config[key] !== undefined) context.addIssue({ code: 'custom', path: [key], message: 'only applies with sandbox: bwrap' });
+    }
+  });
+
+/** `{ kind: ssh, host, port?, user, identityFile?, agent?, knownHostsFile?, connectTimeoutMs? }`. */
+export const SshExecutorConfigSchema = z
+  .strictObject({
+    kind: z.literal('ssh'),
+    host: z.string().min(1, 'must not be empty'),
+    /** TCP port, default 22. */
+    port: z.number().int().min(1).max(65535).optional(),
+    user: z.string().min(1, 'must not be empty'),
+    /** Unencrypted private key file. */
+    identityFile: pathText.optional(),
+    /** Authenticate with the ssh-agent of the server's environment (`SSH_AUTH_SOCK`). */
+    agent: z.boolean().optional(),
+    /** known_hosts file the host key must be listed in (default `~/.ssh/known_hosts`). */
+    knownHostsFile: pathText.optional(),
+    /** Time allowed to connect and authenticate, in ms (default 10000). */
+    connectTimeoutMs: z.number().int().min(100).max(600_000).optional(),
+  })
+  .superRefine((config, context) => {
+    if (config.identityFile === undefined && config.agent !== true) {
+      context.addIssue({ code: 'custom', path: ['identityFile'], message: 'give identityFile, or agent: true, to authenticate with' });
+    }
+  });
+
+/** `{ kind: virtual, seedDirectory?, files? }`. */
+export const VirtualExecutorConfigSchema = z.strictObject({
+  kind: z.literal('virtual'),
+  /** A real directory copied into memory at first use (never written). */
+  seedDirectory: pathText.optional(),
+  /** Files created in memory: path relative to the workspace → content. */
+  files: z.record(pathText, z.string()).optional(),
+});
+
+/** One executor entry. */
+export const ExecutorConfigSchema = z.discriminatedUnion('kind', [LocalExecutorConfigSchema, SshExecutorConfigSchema, VirtualExecutorConfigSchema]);
+/** One executor entry. */
+export type ExecutorConfig = z.infer<typeof ExecutorConfigSchema>;
+
+/** The whole `executors.yaml`. */
+export const ExecutorsFileSchema = z
+  .strictObject({
+    executors: z.record(z.string(), ExecutorConfigSchema).default({}),
+  })
+  .superRefine((file, context) => {
+    // Checked here rather than on the record's keys, whose failures zod reports without our message.
+    for (const name of Object.keys(file.executors)) {
+      if (!/^[A-Za-z0-9_.-]+$/.test(name)) {
+        context.addIssue({ code: 'custom', path: ['executors', name], message: 'executor names use letters, digits, ".", "_" and "-"' });
+      }
+    }
+    const local = file.executors[DEFAULT_EXECUTOR_NAME];
+    if (local !== undefined && local.kind !== 'local') {
+      context.addIssue({ code: 'custom', path: ['executors', DEFAULT_EXECUTOR_NAME, 'kind'], message: `the name "${DEFAULT_EXECUTOR_NAME}" is kept for the machine the server runs on; use kind: local or another name` });
+    }
+  });
+/** The whole `executors.yaml`. */
+export type ExecutorsFile = z.infer<typeof ExecutorsFileSchema>;
+
+/**
+ * Parses `executors.yaml` text.
+ * @throws ConfigError naming the file, line and key path of every problem
+ */
+export function parseExecutorsFile(file: string, text: string): ExecutorsFile {
+  return parseYamlFile(file, text, ExecutorsFileSchema);
+}
+
+/**
+ * Loads `executors.yaml` from a config directory; a missing file means only the default
+ * `local` executor.
+ * @throws ConfigError naming the file, line and key path of every problem
+ */
+export async function loadExecutorsFile(configDir: string): Promise<ExecutorsFile> {
+  const file = path.join(configDir, EXECUTORS_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { executors: {} };
+    throw error;
+  }
+  return parseExecutorsFile(file, text);
+}
+
+/** Options of `createExecutors`. */
+export interface CreateExecutorsOptions {
+  /** Directory relative paths are taken from: the config directory (default: the process's cwd). */
+  baseDirectory?: string;
+  /** Home directory for `~/…` paths (default `os.homedir()`). */
+  homeDirectory?: string;
+  /** Environment for `agent: true` (`SSH_AUTH_SOCK`; default `process.env`). */
+  environment?: NodeJS.ProcessEnv;
+}
+
+/** `~` and `~/x` → home; relative → under the base directory; absolute stays. */
+function resolveConfigPath(value: string, options: Required<Pick<CreateExecutorsOptions, 'baseDirectory' | 'homeDirectory'>>): string {
+  if (value === '~') return options.homeDirectory;
+  if (value.startsWith('~/')) return path.join(options.homeDirectory, value.slice(2));
+  return path.resolve(options.baseDirectory, value);
+}
+
+function createExecutor(name: string, config: ExecutorConfig, options: Required<CreateExecutorsOptions>): Executor {
+  const resolve = (value: string): string => resolveConfigPath(value, options);
+  switch (config.kind) {
+    case 'local':
+      return new LocalExecutor({
+        name,
+        ...(config.sandbox !== undefined ? { sandbox: config.sandbox, network: config.network, writablePaths: (config.writablePaths ?? []).map(resolve) } : {}),
+      });
+    case 'ssh': {
+      const agentSocket = config.agent === true ? options.environment.SSH_AUTH_SOCK : undefined;
+      if (config.agent === true && (agentSocket === undefined || agentSocket === '') && config.identityFile === undefined) {
+        throw new Error(`executor "${name}": agent: true, but SSH_AUTH_SOCK is not set in the server's environment (and no identityFile is given)`);
+      }
+      return new SshExecutor({
+        name,
+        host: config.host,
+        port: config.port,
+        user: config.user,
+        identityFile: config.identityFile !== undefined ? resolve(config.identityFile) : undefined,
+        agentSocket: agentSocket === '' ? undefined : agentSocket,
+        knownHostsFile: resolve(config.knownHostsFile ?? '~/.ssh/known_hosts'),
+        connectTimeoutMs: config.connectTimeoutMs,
+      });
+    }
+    case 'virtual':
+      return new VirtualExecutor({
+        name,
+        seedDirectory: config.seedDirectory !== undefined ? resolve(config.seedDirectory) : undefined,
+        files: config.files,
+      });
+  }
+}
+
+/**
+ * Creates the executors of a parsed `executors.yaml`, plus the default `local` one when the
+ * file does not define it. Nothing connects yet: SSH executors connect on first use, virtual
+ * ones seed on first use, and a missing `bwrap` is reported when a command runs.
+ * @returns executors by name, `local` first
+ * @throws Error naming the executor when an entry cannot be built (a seed directory that does
+ *   not exist, `agent: true` without `SSH_AUTH_SOCK` and without identityFile…)
+ */
+export function createExecutors(config: ExecutorsFile, options: CreateExecutorsOptions = {}): Map<string, Executor> {
+  const resolved: Required<CreateExecutorsOptions> = {
+    baseDirectory: options.baseDirectory ?? process.cwd(),
+    homeDirectory: options.homeDirectory ?? os.homedir(),
+    environment: options.environment ?? process.env,
+  };
+  const executors = new Map<string, Executor>();
+  const entries: [string, ExecutorConfig][] = [[DEFAULT_EXECUTOR_NAME, config.executors[DEFAULT_EXECUTOR_NAME] ?? { kind: 'local' }]];
+  for (const [name, entry] of Object.entries(config.executors)) if (name !== DEFAULT_EXECUTOR_NAME) entries.push([name, entry]);
+  for (const [name, entry] of entries) executors.set(name, createExecutor(name, entry, resolved));
+  return executors;
+}
