@@ -1,0 +1,100 @@
+/**
+ * Builds the MCP SDK transport for one configured server (MCP specification 2025-06-18,
+ * Transports): a child process on the server's machine for `stdio`, Streamable HTTP for
+ * `http`. Everything that can be wrong before the first byte is sent (an unknown executor, an
+ * unset `env:` variable, a missing working directory) is reported here, naming the server.
+ */
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { HttpMcpServerConfig, McpServerConfig, StdioMcpServerConfig } from '../config/mcp.js';
+import { resolveSecret } from '../config/providers.js';
+import type { Executor } from '../executors/executor.js';
+
+/** Where a conversation's MCP servers are started from. */
+export interface McpServerPlacement {
+  /** The conversation's working directory (absolute, on its executor). */
+  workDirectory: string;
+  /** Name of the conversation's executor. */
+  workExecutor: string;
+  /** The configured executor of a name, or undefined when there is none. */
+  findExecutor(name: string): Executor | undefined;
+  /** Environment `env:NAME` references are read from (default `process.env`). */
+  environment?: NodeJS.ProcessEnv;
+}
+
+/** A transport ready to connect, and what it knows about a failure. */
+export interface PreparedTransport {
+  transport: Transport;
+  /** The last lines the server wrote to stderr (stdio only; empty otherwise). */
+  stderrTail(): string;
+}
+
+/** The executor stdio servers run on unless their entry names another. */
+const DEFAULT_EXECUTOR_NAME = 'local';
+
+/** Bytes of a stdio server's stderr kept to explain why it failed. */
+const STDERR_TAIL_BYTES = 2_000;
+
+/**
+ * Creates the transport of one server.
+ * @throws Error naming the problem (unknown executor, an executor kind that cannot host a
+ *   stdio server, unset environment variable, missing working directory)
+ */
+export async function prepareTransport(config: McpServerConfig, placement: McpServerPlacement): Promise<PreparedTransport> {
+  return config.transport === 'stdio' ? prepareStdio(config, placement) : prepareHttp(config, placement);
+}
+
+function resolveValues(values: Record<string, string> | undefined, field: string, environment: NodeJS.ProcessEnv | undefined): Record<string, string> {
+  const resolved: Record<string, string> = {};
+  for (const [key, value] of Object.entries(values ?? {})) resolved[key] = resolveSecret(value, `${field}.${key}`, environment) ?? '';
+  return resolved;
+}
+
+async function prepareStdio(config: StdioMcpServerConfig, placement: McpServerPlacement): Promise<PreparedTransport> {
+  const executorName = config.executor ?? DEFAULT_EXECUTOR_NAME;
+  const executor = placement.findExecutor(executorName);
+  if (executor === undefined) throw new Error(`executor "${executorName}" is not configured`);
+  // The executor contract only runs commands to completion; a stdio server needs a process
+  // that stays up with open pipes, which only the unsandboxed local executor can give today.
+  if (executor.kind !== 'local') {
+    throw new Error(`stdio MCP servers are not supported yet for executor kind ${executor.kind} (executor "${executorName}"): it cannot start an interactive process`);
+  }
+  if ((executor as { sandbox?: unknown }).sandbox !== undefined) {
+    throw new Error(`stdio MCP servers are not supported yet on a sandboxed local executor (executor "${executorName}"): the server would run outside the sandbox`);
+  }
+  const sameMachine = placement.workExecutor === executorName;
+  let cwd: string | undefined;
+  if (config.cwd !== undefined) {
+    if (!path.isAbsolute(config.cwd) && !sameMachine) {
+      throw new Error(`cwd "${config.cwd}" is relative, but the conversation works on executor "${placement.workExecutor}", not "${executorName}": give an absolute cwd`);
+    }
+    cwd = path.resolve(placement.workDirectory, config.cwd);
+  } else if (sameMachine) {
+    cwd = placement.workDirectory;
+  }
+  // Spawning in a missing directory fails with ENOENT, which would wrongly blame the command.
+  if (cwd !== undefined && !(await stat(cwd).catch(() => undefined))?.isDirectory()) {
+    throw new Error(`working directory ${cwd} does not exist`);
+  }
+  const transport = new StdioClientTransport({
+    command: config.command,
+    args: config.args ?? [],
+    env: resolveValues(config.env, 'env', placement.environment),
+    ...(cwd !== undefined ? { cwd } : {}),
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
+  });
+  return { transport, stderrTail: () => stderr.trim() };
+}
+
+function prepareHttp(config: HttpMcpServerConfig, placement: McpServerPlacement): PreparedTransport {
+  const headers = resolveValues(config.headers, 'headers', placement.environment);
+  const transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers } });
+  return { transport, stderrTail: () => '' };
+}
