@@ -7,6 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { z } from 'zod';
 import { AgentsFileSchema, type AgentsFile } from './agents.js';
+import { ExecutorsFileSchema, type ExecutorsFile } from './executors.js';
 import { HooksFileSchema, NO_HOOKS, type HooksFile } from './hooks.js';
 import { McpFileSchema, type McpFile } from './mcp.js';
 import { ProvidersFileSchema, type ProvidersFile } from './providers.js';
@@ -34,6 +35,7 @@ export const CONFIGURATION_FILES = {
   agents: spec<AgentsFile>('agents.yaml', AgentsFileSchema, () => ({ agents: { default: { default: true } } }), 'agent definitions: model, instructions, limits, approval policy'),
   mcp: spec<McpFile>('mcp.yaml', McpFileSchema, () => ({ servers: {} }), 'MCP servers whose tools agents may use'),
   hooks: spec<HooksFile>('hooks.yaml', HooksFileSchema, () => NO_HOOKS, 'commands run at session start, on prompts, around tool calls, at the end of a turn and before compaction'),
+  executors: spec<ExecutorsFile>('executors.yaml', ExecutorsFileSchema, () => ({ executors: {} }), 'where tools run: local (optionally sandboxed), ssh, virtual'),
   server: spec<ServerSettings>('server.yaml', ServerSettingsSchema, () => ServerSettingsSchema.parse({}), 'allowed browser origins and the limits of every turn'),
 };
 

@@ -4,7 +4,7 @@
  * and the exported JSON Schema all use these definitions.
  */
 import { z } from 'zod';
-import { ApprovalDecisionSchema, ApprovalRequestSchema, ConversationSchema, ConversationSummarySchema, SessionSchema, TurnSchema } from './entities.js';
+import { ApprovalDecisionSchema, ApprovalRequestSchema, ConversationSchema, ConversationSummarySchema, SessionSchema, TurnSchema, WorkLocationEntrySchema } from './entities.js';
 import { ContentPartSchema, ItemSchema, StoredItemSchema } from './items.js';
 
 /** Version of the message shapes; bumped on any incompatible change. */
@@ -40,16 +40,23 @@ export const methods = {
   },
   'conversation/create': {
     params: z.object({
-      /** Absolute working directory on the executor. */
-      cwd: z.string().min(1),
+      /** Absolute working directory on the executor (give this or `workLocation`). */
+      cwd: z.string().min(1).optional(),
       /** Executor name; default `local`. */
       executor: z.string().optional(),
+      /** Several executors with their working directories (the first is the default). */
+      workLocation: z.array(WorkLocationEntrySchema).min(1).optional(),
       /** `provider/model`; default from configuration. */
       model: z.string().optional(),
       agent: z.string().optional(),
       title: z.string().optional(),
-    }),
+    }).refine((params) => (params.cwd === undefined) !== (params.workLocation === undefined), { message: 'give either cwd (with an optional executor) or workLocation', path: ['cwd'] }),
     result: z.object({ conversation: ConversationSchema, session: SessionSchema }),
+  },
+  /** Renames a conversation or changes its work location (recorded as `executor_change` at each session's next turn). */
+  'conversation/update': {
+    params: z.object({ conversationId, title: z.string().min(1).optional(), workLocation: z.array(WorkLocationEntrySchema).min(1).optional() }),
+    result: z.object({ conversation: ConversationSchema }),
   },
   'conversation/list': {
     params: z.object({
@@ -121,6 +128,10 @@ export const methods = {
   'session/list': {
     params: z.object({ conversationId }),
     result: z.object({ sessions: z.array(SessionSchema) }),
+  },
+  'executors/list': {
+    params: z.object({}),
+    result: z.object({ executors: z.array(z.object({ name: z.string(), kind: z.enum(['local', 'ssh', 'virtual']) })) }),
   },
   'models/list': {
     params: z.object({}),

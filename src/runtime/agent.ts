@@ -6,24 +6,35 @@
 import { newId } from '../ids.js';
 import type { ContentPart, Item, ItemOf, TokenUsage, TurnStatus } from '../protocol/index.js';
 import type { ResolvedModel } from '../models/model-registry.js';
-import type { Tool, ToolContext, ToolResult } from '../tools/tool.js';
+import { truncateOutput, type Tool, type ToolContext, type ToolResult } from '../tools/tool.js';
 import { compactHistory, type ContextMeter } from './compaction.js';
+import type { AgentHooks, ToolCallGate } from './hooks/agent-hooks.js';
 import { buildModelMessages } from './context-builder.js';
 import { callModel, ModelCallError, toSdkTools, type ModelCallResult, type RequestedToolCall, type RetryPolicy } from './model-call.js';
 
 /** What the loop needs from the session running it. */
 export interface AgentEnvironment {
   model: ResolvedModel;
+  /**
+   * The tools offered to the model, read before every model call: the list may change during a
+   * turn (an MCP server's tool list changed). A new array means a changed list.
+   */
   tools: Tool[];
+  /** Finds a tool the list does not hold (an MCP server that is not running), so its call can say why. */
+  resolveTool?(name: string): Tool | undefined;
   /** System instructions sent with every request. */
   system: string;
   /** Workspace of the conversation's default executor. */
   workspace: ToolContext['workspace'];
+  /** The session's background commands, handed to tools; absent = tools cannot start any. */
+  commands?: ToolContext['commands'];
   /** Aborted when the turn is interrupted. */
   signal: AbortSignal;
   /** Model calls allowed in one turn. */
   maxSteps: number;
   retryPolicy: RetryPolicy;
+  /** Cap on one tool result's text, in bytes. */
+  toolOutputLimitBytes: number;
   /** Compact when the estimated request exceeds this fraction of the context window (0–1). */
   compactionThreshold: number;
   /** The session's meter of context size, kept across turns. */
@@ -32,8 +43,13 @@ export interface AgentEnvironment {
   turnId: string;
   /** Every item of the session so far, oldest first (including this turn's). */
   history(): Item[];
-  /** Decides whether a tool call may run (approval policy; may wait for a person). */
-  authorize(call: RequestedToolCall): Promise<{ allowed: boolean; message?: string }>;
+  /**
+   * Decides whether a tool call may run (approval policy; may wait for a person).
+   * `hookPermission` is a `pre_tool_use` hook's decision: `allow` skips asking, `ask` asks even where the policy allows.
+   */
+  authorize(call: RequestedToolCall, hookPermission?: 'allow' | 'ask'): Promise<{ allowed: boolean; message?: string }>;
+  /** Hooks around tool calls, the stop and compaction (`hooks.yaml`), and skill loading; absent = none. */
+  hooks?: AgentHooks;
   /** Removes and returns steering inputs received since the last call. */
   takeSteering(): ContentPart[][];
   /** Persists a completed item and tells clients (`item/completed`). */
@@ -87,37 +103,49 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
     const createdAt = Date.now();
     environment.itemStarted(itemId, 'tool_call', { callId: call.callId, toolName: call.toolName, arguments: call.arguments });
     const started = performance.now();
-    const tool = toolsByName.get(call.toolName);
+    // The arguments that ran: the model's, unless a pre_tool_use hook replaced them.
+    let gate: ToolCallGate = { arguments: call.arguments, context: [] };
+    const tool = toolsByName.get(call.toolName) ?? environment.resolveTool?.(call.toolName);
     const work = async (): Promise<ToolResult> => {
       if (!tool) return { output: `unknown tool "${call.toolName}"; available: ${[...toolsByName.keys()].join(', ')}`, isError: true };
+      // pre_tool_use hooks run first: they may refuse the call, replace its arguments or decide on approval.
+      gate = (await environment.hooks?.beforeToolCall(call, environment.workspace)) ?? gate;
+      if (gate.refusal !== undefined) return { output: `${call.toolName}: not run: ${gate.refusal}`, isError: true };
+      const effectiveCall = { ...call, arguments: gate.arguments };
       let permission: { allowed: boolean; message?: string };
       try {
-        permission = await environment.authorize(call);
+        permission = await environment.authorize(effectiveCall, gate.permission);
       } catch {
         return { output: `${call.toolName}: not run: the turn was interrupted while waiting for approval`, isError: true };
       }
       if (!permission.allowed) return { output: `${call.toolName}: not run: ${permission.message ?? 'denied'}`, isError: true };
-      return tool.invoke(call.arguments, {
+      const result = await tool.invoke(effectiveCall.arguments, {
         workspace: environment.workspace,
         signal: environment.signal,
         onOutput: (chunk) => environment.itemDelta(itemId, { output: chunk }),
+        ...(environment.commands ? { commands: environment.commands } : {}),
       });
+      return environment.hooks ? environment.hooks.afterToolCall(effectiveCall, gate, result, environment.workspace) : result;
     };
-    return work().then((result): ItemOf<'tool_call'> => ({
+    return work().then((uncapped): ItemOf<'tool_call'> => {
+      const capped = truncateOutput(uncapped.output, environment.toolOutputLimitBytes);
+      const result = capped.truncated ? { ...uncapped, output: capped.text } : uncapped;
+      return {
       ...items.base(itemId, createdAt),
       completedAt: Date.now(),
       kind: 'tool_call',
       status: environment.signal.aborted ? 'interrupted' : result.isError ? 'failed' : 'completed',
       callId: call.callId,
       toolName: call.toolName,
-      arguments: call.arguments,
+      arguments: gate.arguments,
       executor: environment.workspace.executor.name,
       output: result.output,
       isError: result.isError,
       ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}),
       ...(result.structured ? { structured: result.structured } : {}),
       durationMs: Math.round(performance.now() - started),
-    }));
+      };
+    });
   });
   for (const execution of executions) {
     await environment.record(await execution);
@@ -131,7 +159,7 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
 export async function runCompaction(environment: AgentEnvironment): Promise<AgentOutcome> {
   const items = new ItemFactory(environment);
   try {
-    const usage = await compactHistory(environment);
+    const usage = await compactHistory(environment, 'manual');
     environment.contextMeter.reset();
     return { status: 'completed', steps: 1, usage };
   } catch (error) {
@@ -163,9 +191,11 @@ async function recordFailure(environment: AgentEnvironment, items: ItemFactory, 
  */
 export async function runAgent(environment: AgentEnvironment): Promise<AgentOutcome> {
   const items = new ItemFactory(environment);
-  const tools = toSdkTools(environment.tools);
+  let toolList = environment.tools;
+  let tools = toSdkTools(toolList);
   let usage = ZERO_USAGE;
   let steps = 0;
+  let stopHookActive = false;
 
   while (true) {
     for (const content of environment.takeSteering()) {
@@ -185,6 +215,10 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
       } catch (error) {
         return recordFailure(environment, items, error, steps, usage);
       }
+    }
+    if (environment.tools !== toolList) {
+      toolList = environment.tools;
+      tools = toSdkTools(toolList);
     }
     steps++;
     const assistantItemId = newId('item');
@@ -242,8 +276,16 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
     if (result.text) {
       await environment.record({ ...items.base(assistantItemId, assistantCreatedAt), kind: 'assistant_message', status: 'completed', text: result.text, model: environment.model.name });
     }
-    if (result.toolCalls.length === 0) return { status: 'completed', steps, usage };
+    if (result.toolCalls.length === 0) {
+      // A stop hook may make the model go on (its reason is recorded for the next request).
+      if (environment.hooks && (await environment.hooks.beforeStop(stopHookActive))) {
+        stopHookActive = true;
+        continue;
+      }
+      return { status: 'completed', steps, usage };
+    }
     await runToolCalls(environment, result.toolCalls, items);
+    await environment.hooks?.afterToolCalls();
     if (environment.signal.aborted) return { status: 'interrupted', steps, usage };
   }
 }

@@ -48,11 +48,14 @@ export class ContextMeter {
 }
 
 /**
- * Asks the model to summarise the session so far and records the summary.
+ * Asks the model to summarise the session so far and records the summary. `pre_compact`
+ * hooks run first, so context they add is part of what is summarised.
+ * @param trigger `auto` (the context neared the window) or `manual` (`session/compact`), told to the hooks
  * @returns the usage of the summary call
  * @throws ModelCallError when the summary call fails after its retries
  */
-export async function compactHistory(environment: AgentEnvironment): Promise<TokenUsage> {
+export async function compactHistory(environment: AgentEnvironment, trigger: 'auto' | 'manual' = 'auto'): Promise<TokenUsage> {
+  await environment.hooks?.beforeCompaction(trigger);
   const history = environment.history();
   const last = history.at(-1);
   if (!last) throw new Error('nothing to compact: the session has no items');

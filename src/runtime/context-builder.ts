@@ -34,8 +34,10 @@ export function buildModelMessages(items: Item[]): ModelMessage[] {
 }
 
 /**
- * The items a request is built from. After compaction: the latest summary, the latest user
- * request it covered (so the agent keeps its live task verbatim), then everything after it.
+ * The items a request is built from. After compaction: the standing instructions from before
+ * the summary (AGENTS.md files and loaded skills, which a summary must not paraphrase away),
+ * the latest summary, the latest user request it covered (so the agent keeps its live task
+ * verbatim), then everything after it.
  */
 export function itemsInContext(items: Item[]): Item[] {
   let summaryIndex = -1;
@@ -47,8 +49,9 @@ export function itemsInContext(items: Item[]): Item[] {
   }
   if (summaryIndex < 0) return items;
   const summary = items[summaryIndex] as Item;
-  const latestRequest = items.slice(0, summaryIndex).findLast((item) => (item.kind === 'user_message' && item.mode === 'input') || item.kind === 'agent_message');
-  return [summary, ...(latestRequest ? [latestRequest] : []), ...items.slice(summaryIndex + 1)];
+  const latestRequest = items.slice(0, summaryIndex).findLast((item) => (item.kind === 'user_message' && item.mode === 'input' && item.status !== 'failed') || item.kind === 'agent_message');
+  const standing = items.slice(0, summaryIndex).filter((item) => item.kind === 'instruction' && (item.source === 'agents_md' || (item.source === 'skill' && item.name !== 'skill-problems')));
+  return [...standing, summary, ...(latestRequest ? [latestRequest] : []), ...items.slice(summaryIndex + 1)];
 }
 
 function convertItems(items: Item[]): ModelMessage[] {
@@ -71,6 +74,8 @@ function convertItems(items: Item[]): ModelMessage[] {
   for (const item of items) {
     switch (item.kind) {
       case 'user_message':
+        // A prompt refused by a user_prompt_submit hook stays in the transcript, not in the context.
+        if (item.status === 'failed') break;
         flush();
         messages.push({ role: 'user', content: userContent(item.content) });
         break;

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { ConversationState, MetadataEntry } from '../dao/conversation-store.js';
 import type { Workspace } from '../executors/workspace.js';
 import { newId } from '../ids.js';
+import { McpClientManager } from '../mcp/client-manager.js';
 import type { AnyNotification, Conversation, Item, Session, StoredItem, Turn } from '../protocol/index.js';
 import { ApprovalBroker } from './approvals/broker.js';
 import { EventBus, type EventListener } from './event-bus.js';
@@ -43,17 +44,19 @@ export class LiveConversation {
     },
   });
   private readonly turns = new Map<string, Turn>();
+  /** The conversation's MCP clients (servers start on the first turn; see `LiveSession`). */
+  readonly mcp: McpClientManager;
 
   /**
    * @param runtime the owning runtime (models, tools, store, limits)
    * @param state the stored conversation state
-   * @param workspace workspace on the conversation's first executor
+   * @param workspaces one workspace per entry of the work location (the first is the default)
    * @param sessionItems stored items per session id
    */
   constructor(
     readonly runtime: Runtime,
     public state: Conversation,
-    readonly workspace: Workspace,
+    public workspaces: [Workspace, ...Workspace[]],
     stored: ConversationState,
     sessionItems: Map<string, Item[]>,
   ) {
@@ -61,6 +64,30 @@ export class LiveConversation {
       this.sessions.set(session.id, new LiveSession(this, session, sessionItems.get(session.id) ?? []));
     }
     for (const turn of stored.turns) this.turns.set(turn.id, turn);
+    const workspace = workspaces[0];
+    this.mcp = new McpClientManager(runtime.mcp, { workDirectory: workspace.root, workExecutor: workspace.executor.name, findExecutor: (name) => runtime.findExecutor(name) });
+  }
+
+  /** How the work location reads in `executor_change` items (`local:/home/me/project, box:/srv`). */
+  describeWorkLocation(): string {
+    return this.state.workLocation.map((entry) => `${entry.executor}:${entry.cwd}`).join(', ');
+  }
+
+  /**
+   * Renames the conversation and/or moves its work; running turns finish where they started.
+   * @param workspaces the workspaces of the new work location (built and checked by the runtime)
+   */
+  async update(changes: { title?: string; workLocation?: Conversation['workLocation'] }, workspaces?: [Workspace, ...Workspace[]]): Promise<Conversation> {
+    this.state = { ...this.state, ...(changes.title ? { title: changes.title } : {}), ...(changes.workLocation ? { workLocation: changes.workLocation } : {}) };
+    if (workspaces) this.workspaces = workspaces;
+    await this.metadataWrites.run(() => this.runtime.store.appendMetadata(this.id, [{ type: 'conversation', conversation: this.state }]));
+    this.publish({ method: 'conversation/updated', params: { conversation: this.state } });
+    return this.state;
+  }
+
+  /** The workspace of the conversation's first (default) executor. */
+  get workspace(): Workspace {
+    return this.workspaces[0];
   }
 
   /** The conversation id. */
@@ -208,10 +235,12 @@ export class LiveConversation {
     return unsubscribe;
   }
 
-  /** Interrupts every running turn and waits until each has recorded its end. */
+  /** Interrupts every running turn, waits until each has recorded its end, and kills the sessions' background commands. */
   async shutdown(): Promise<void> {
     for (const session of this.sessions.values()) session.interrupt('shutdown');
     await Promise.all([...this.sessions.values()].map((session) => session.idle()));
+    await Promise.all([...this.sessions.values()].map((session) => session.commands.closeAll()));
     await this.metadataWrites.drain();
+    await this.mcp.close();
   }
 }

@@ -13,8 +13,8 @@ import type { Logger } from '../logger.js';
 import { Workspace } from '../executors/workspace.js';
 import { newId } from '../ids.js';
 import type { ModelRegistry } from '../models/model-registry.js';
-import type { Conversation, Item, Session } from '../protocol/index.js';
-import type { Tool } from '../tools/tool.js';
+import type { Conversation, Item, Session, WorkLocationEntry } from '../protocol/index.js';
+import { DEFAULT_TOOL_OUTPUT_LIMIT_BYTES, type Tool } from '../tools/tool.js';
 import { LiveConversation } from './conversation.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './model-call.js';
 import { DEFAULT_SUBAGENT_LIMITS, type SubagentLimits } from './subagents.js';
@@ -27,10 +27,12 @@ export interface RuntimeLimits {
   /** Compact when a request is estimated above this fraction of the model's context window (0–1). */
   compactionThreshold: number;
   subagents: SubagentLimits;
+  /** Most text one tool result may send to the model, in bytes (UTF-8); longer output keeps its head and tail. */
+  toolOutputLimitBytes: number;
 }
 
 /** Default limits: 200 steps per turn, the default retry policy, compaction at 80 % of the window. */
-export const DEFAULT_LIMITS: RuntimeLimits = { maxStepsPerTurn: 200, retryPolicy: DEFAULT_RETRY_POLICY, compactionThreshold: 0.8, subagents: DEFAULT_SUBAGENT_LIMITS };
+export const DEFAULT_LIMITS: RuntimeLimits = { maxStepsPerTurn: 200, retryPolicy: DEFAULT_RETRY_POLICY, compactionThreshold: 0.8, subagents: DEFAULT_SUBAGENT_LIMITS, toolOutputLimitBytes: DEFAULT_TOOL_OUTPUT_LIMIT_BYTES };
 
 /** What a runtime is built from. */
 export interface RuntimeOptions {
@@ -134,10 +136,11 @@ export class Runtime {
    * Creates a conversation with its root session and opens it.
    * @throws NotFoundError for an unknown executor; Error for a relative cwd or an unknown model
    */
-  async createConversation(options: { cwd: string; executor?: string; model?: string; agent?: string; title?: string }): Promise<LiveConversation> {
-    const executorName = options.executor ?? 'local';
-    const executor = this.executor(executorName);
-    if (!path.posix.isAbsolute(options.cwd)) throw new Error(`cwd must be an absolute path, got "${options.cwd}"`);
+  async createConversation(options: { cwd?: string; executor?: string; workLocation?: WorkLocationEntry[]; model?: string; agent?: string; title?: string }): Promise<LiveConversation> {
+    const workLocation = options.workLocation ?? (options.cwd !== undefined ? [{ executor: options.executor ?? 'local', cwd: options.cwd }] : []);
+    const first = workLocation[0];
+    if (!first) throw new Error('give cwd (with an optional executor) or a non-empty workLocation');
+    this.checkWorkLocation(workLocation);
     const agent = options.agent ?? this.defaultAgent;
     const model = this.models.resolve(options.model ?? this.agentDefinition(agent).model).name;
     const now = Date.now();
@@ -157,17 +160,50 @@ export class Runtime {
     };
     const conversation: Conversation = {
       id: conversationId,
-      title: options.title ?? path.posix.basename(options.cwd),
-      workLocation: [{ executor: executorName, cwd: options.cwd }],
+      title: options.title ?? path.posix.basename(first.cwd),
+      workLocation,
       rootSessionId: session.id,
       createdAt: now,
       updatedAt: now,
     };
     await this.store.createConversation(conversation, session);
-    const live = new LiveConversation(this, conversation, new Workspace(executor, options.cwd), { conversation, sessions: [session], turns: [], metadataSeq: 2 }, new Map());
+    const live = new LiveConversation(this, conversation, this.workspacesOf(conversation), { conversation, sessions: [session], turns: [], metadataSeq: 2 }, new Map());
     this.open.set(conversationId, Promise.resolve(live));
     this.opened.set(conversationId, live);
     return live;
+  }
+
+  /** The configured executors, `local` first (`executors/list`). */
+  listExecutors(): { name: string; kind: Executor['kind'] }[] {
+    return [...this.executors.values()].map((executor) => ({ name: executor.name, kind: executor.kind }));
+  }
+
+  /**
+   * Renames a conversation or moves its work location.
+   * @throws NotFoundError for an unknown executor; Error for a relative or repeated entry
+   */
+  async updateConversation(conversationId: string, changes: { title?: string; workLocation?: WorkLocationEntry[] }) {
+    const conversation = await this.getConversation(conversationId);
+    if (changes.workLocation) this.checkWorkLocation(changes.workLocation);
+    const workspaces = changes.workLocation ? this.workspacesOf({ ...conversation.state, workLocation: changes.workLocation }) : undefined;
+    return conversation.update(changes, workspaces);
+  }
+
+  private checkWorkLocation(workLocation: WorkLocationEntry[]): void {
+    const names = new Set<string>();
+    for (const entry of workLocation) {
+      this.executor(entry.executor);
+      if (!path.posix.isAbsolute(entry.cwd)) throw new Error(`cwd must be an absolute path, got "${entry.cwd}" for executor "${entry.executor}"`);
+      if (names.has(entry.executor)) throw new Error(`executor "${entry.executor}" appears twice in the work location`);
+      names.add(entry.executor);
+    }
+  }
+
+  /** One workspace per work location entry. @throws NotFoundError for an executor not configured (any more) */
+  private workspacesOf(conversation: Conversation): [Workspace, ...Workspace[]] {
+    const [first, ...rest] = conversation.workLocation.map((entry) => new Workspace(this.executor(entry.executor), entry.cwd));
+    if (!first) throw new Error(`conversation "${conversation.id}" has no work location`);
+    return [first, ...rest];
   }
 
   /**
@@ -213,7 +249,7 @@ export class Runtime {
         ...changedSessions.map((session) => ({ type: 'session' as const, session })),
       ]);
     }
-    return new LiveConversation(this, state.conversation, new Workspace(this.executor(location.executor), location.cwd), { ...state, sessions, turns }, items);
+    return new LiveConversation(this, state.conversation, this.workspacesOf(state.conversation), { ...state, sessions, turns }, items);
   }
 
   /** True when no turn is running in any open conversation. */

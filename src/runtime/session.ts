@@ -9,6 +9,7 @@ import { runAgent, runCompaction, ZERO_USAGE, type AgentEnvironment, type AgentO
 import { collaborationTools, type SubagentReport } from './collaboration-tools.js';
 import { ContextMeter } from './compaction.js';
 import { sessionDepth, SubagentManager } from './subagents.js';
+import { routeTool } from './tool-routing.js';
 import { evaluatePolicy, type PolicyVerdict } from './approvals/policy.js';
 import { beginTurn } from './instructions/turn-extensions.js';
 import type { ApprovalPolicy } from '../config/agents.js';
@@ -16,12 +17,14 @@ import type { RequestedToolCall } from './model-call.js';
 import type { Tool } from '../tools/tool.js';
 import type { LiveConversation } from './conversation.js';
 import { SerialQueue } from './serial-queue.js';
+import { BackgroundCommandRegistry } from './background-commands.js';
 
 /** Work waiting for the session: a user input, or a manual compaction. */
-type PendingWork =
-  | { id: string; kind: 'input'; content: ContentPart[] }
-  | { id: string; kind: 'agent'; fromSessionId: string; text: string }
-  | { id: string; kind: 'compact' };
+type PendingWork = { id: string; turnId: string } & (
+  | { kind: 'input'; content: ContentPart[] }
+  | { kind: 'agent'; fromSessionId: string; text: string }
+  | { kind: 'compact' }
+);
 
 function textOf(content: ContentPart[]): string {
   return content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join(' ');
@@ -47,12 +50,15 @@ export class LiveSession {
   private readonly pending: PendingWork[] = [];
   private readonly contextMeter = new ContextMeter();
   private modelInUse: string | undefined;
+  private executorsInUse: string;
   private lastTurnStatus: Exclude<Turn['status'], 'running'> | undefined;
   /** Tool calls approved "for the session", by tool name and arguments. */
   private readonly approvedForSession = new Set<string>();
   private steering: ContentPart[][] = [];
   private abortController: AbortController | undefined;
   private running: Promise<void> | undefined;
+  /** Commands left running by `exec_command` (`yield_after_ms`, `tty`); they outlive turns, not the session. */
+  readonly commands = new BackgroundCommandRegistry();
 
   /**
    * @param conversation the owning conversation
@@ -65,6 +71,8 @@ export class LiveSession {
     private readonly items: Item[],
   ) {
     this.modelInUse = modelInHistory(items);
+    const lastChange = items.findLast((item) => item.kind === 'executor_change');
+    this.executorsInUse = lastChange?.kind === 'executor_change' ? lastChange.to : conversation.describeWorkLocation();
   }
 
   /** The session id. */
@@ -105,14 +113,15 @@ export class LiveSession {
   /** Queues a message from another session (a parent's task or follow-up). @throws Error when the session is closed */
   async receiveAgentMessage(fromSessionId: string, text: string): Promise<void> {
     if (this.state.status === 'closed') throw new Error(`session ${this.id} is closed`);
-    await this.enqueue({ id: newId('input'), kind: 'agent', fromSessionId, text });
+    await this.enqueue({ id: newId('input'), turnId: newId('turn'), kind: 'agent', fromSessionId, text });
   }
 
-  /** Stops the session's work and refuses further input. */
+  /** Stops the session's work (background commands included) and refuses further input. */
   async close(): Promise<void> {
     this.pending.splice(0);
     this.interrupt('user');
     await this.idle();
+    await this.commands.closeAll();
     await this.saveState({ status: 'closed', queuedInputs: [] });
   }
 
@@ -127,12 +136,12 @@ export class LiveSession {
       this.steering.push(content);
       return { queued: true };
     }
-    return this.enqueue({ id: newId('input'), kind: 'input', content });
+    return this.enqueue({ id: newId('input'), turnId: newId('turn'), kind: 'input', content });
   }
 
   /** Queues a manual compaction (runs now when idle). */
   compact(): Promise<{ queued: boolean; turnId?: string }> {
-    return this.enqueue({ id: newId('input'), kind: 'compact' });
+    return this.enqueue({ id: newId('input'), turnId: newId('turn'), kind: 'compact' });
   }
 
   /**
@@ -155,24 +164,27 @@ export class LiveSession {
     return this.state;
   }
 
-  private async enqueue(work: PendingWork): Promise<{ queued: boolean; turnId?: string }> {
+  /**
+   * Adds work to the queue and starts the queue's loop when it is not running. The turn id is
+   * given now, so the caller can follow the turn its input will start.
+   */
+  private async enqueue(work: PendingWork): Promise<{ queued: boolean; turnId: string }> {
     this.pending.push(work);
-    if (this.isRunning || this.running) {
-      await this.saveState({ queuedInputs: describePending(this.pending) });
-      return { queued: true };
+    if (this.running) {
+      // Queued only if something runs or waits ahead of it; between two turns it starts next.
+      const queued = this.isRunning || this.pending.length > 1;
+      if (queued) await this.saveState({ queuedInputs: describePending(this.pending) });
+      return { queued, turnId: work.turnId };
     }
-    const turnId = newId('turn');
-    this.running = this.processPending(turnId).finally(() => {
+    this.running = this.processPending().finally(() => {
       this.running = undefined;
     });
-    return { queued: false, turnId };
+    return { queued: false, turnId: work.turnId };
   }
 
-  private async processPending(firstTurnId: string): Promise<void> {
-    let turnId = firstTurnId;
+  private async processPending(): Promise<void> {
     for (let work = this.pending.shift(); work; work = this.pending.shift()) {
-      await this.runTurn(turnId, work);
-      turnId = newId('turn');
+      await this.runTurn(work.turnId, work);
     }
   }
 
@@ -225,8 +237,12 @@ export class LiveSession {
   /** Environment tools, plus the collaboration tools while subagents may still be nested below this session. */
   private tools(): Tool[] {
     const runtime = this.conversation.runtime;
-    if (sessionDepth(this.conversation, this) >= runtime.limits.subagents.maxDepth) return runtime.tools;
-    return [...runtime.tools, ...collaborationTools(new SubagentManager(this.conversation, this, runtime.limits.subagents))];
+    // With several executors, each environment tool is offered once with an `executor` argument.
+    const environment = runtime.tools.map((tool) => routeTool(tool, this.conversation.workspaces));
+    // The agent's own subagent limits (agents.yaml) refine the server's (server.yaml).
+    const limits = { ...runtime.limits.subagents, ...runtime.agentDefinition(this.state.agent).subagents };
+    if (sessionDepth(this.conversation, this) >= limits.maxDepth) return environment;
+    return [...environment, ...collaborationTools(new SubagentManager(this.conversation, this, limits))];
   }
 
   private itemBase(turnId: string) {
@@ -253,6 +269,11 @@ export class LiveSession {
       await this.record({ ...this.itemBase(turnId), kind: 'model_change', from: this.modelInUse, to: this.state.model });
     }
     this.modelInUse = this.state.model;
+    const location = this.conversation.describeWorkLocation();
+    if (location !== this.executorsInUse) {
+      await this.record({ ...this.itemBase(turnId), kind: 'executor_change', from: this.executorsInUse, to: location });
+      this.executorsInUse = location;
+    }
     // AGENTS.md and session_start hooks on the first turn, skills, hooks; user_prompt_submit hooks may refuse the prompt.
     const extensions = await beginTurn(this.conversation, { sessionId: this.id, turnId, signal: controller.signal, history: () => this.items, record: (item) => this.record(item), carriesInput: work.kind !== 'compact' });
     let refusal: string | undefined;
@@ -278,10 +299,12 @@ export class LiveSession {
         resolveTool: (name) => mcp.resolveTool(name),
         system: extensions.system(this.conversation.systemPrompt(this.state.agent)),
         workspace: this.conversation.workspace,
+        commands: this.commands,
         signal: controller.signal,
         maxSteps: definition.maxSteps ?? runtime.limits.maxStepsPerTurn,
         retryPolicy: runtime.limits.retryPolicy,
         compactionThreshold: runtime.limits.compactionThreshold,
+        toolOutputLimitBytes: runtime.limits.toolOutputLimitBytes,
         contextMeter: this.contextMeter,
         sessionId: this.id,
         turnId,
@@ -308,12 +331,13 @@ export class LiveSession {
     }
     // Steering that arrived too late for this turn's model calls starts the next turn.
     const late = this.steering.splice(0);
-    this.pending.unshift(...late.map((content): PendingWork => ({ id: newId('input'), kind: 'input', content })));
+    this.pending.unshift(...late.map((content): PendingWork => ({ id: newId('input'), turnId: newId('turn'), kind: 'input', content })));
     await this.writes.drain();
     turn = { ...turn, status: outcome.status, steps: outcome.steps, usage: outcome.usage, completedAt: Date.now(), ...(outcome.error ? { error: outcome.error } : {}) };
     this.abortController = undefined;
     this.lastTurnStatus = outcome.status;
-    await this.conversation.recordTurn(turn, 'turn/completed');
+    // The session is idle before clients hear the turn ended, so input sent on turn/completed starts a turn at once.
     await this.saveState({ status: 'idle', activeTurnId: null, queuedInputs: describePending(this.pending) });
+    await this.conversation.recordTurn(turn, 'turn/completed');
   }
 }

@@ -27,6 +27,7 @@ export function applyConfiguration(runtime: Runtime, configuration: Configuratio
     limits: {
       ...(limits.maxStepsPerTurn !== undefined ? { maxStepsPerTurn: limits.maxStepsPerTurn } : {}),
       ...(limits.compactionThreshold !== undefined ? { compactionThreshold: limits.compactionThreshold } : {}),
+      ...(limits.toolOutputLimitBytes !== undefined ? { toolOutputLimitBytes: limits.toolOutputLimitBytes } : {}),
       ...(limits.retry ? { retryPolicy: { ...runtime.limits.retryPolicy, ...limits.retry } } : {}),
       ...(limits.subagents ? { subagents: { ...runtime.limits.subagents, ...limits.subagents } } : {}),
     },

@@ -48,6 +48,11 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
       return { conversation: conversation.state, session: conversation.rootSession.state };
     },
 
+    async 'conversation/update'(params) {
+      const { conversationId, ...changes } = params;
+      return { conversation: await runtime.updateConversation(conversationId, changes) };
+    },
+
     async 'conversation/list'(params) {
       try {
         return await runtime.store.listConversations(params);
@@ -101,6 +106,10 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
 
     async 'session/list'(params) {
       return { sessions: (await runtime.getConversation(params.conversationId)).snapshot().sessions };
+    },
+
+    async 'executors/list'() {
+      return { executors: runtime.listExecutors() };
     },
 
     async 'models/list'() {

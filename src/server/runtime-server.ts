@@ -8,16 +8,21 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { resolvePaths, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
-import { loadProvidersFile } from '../config/providers.js';
+import { loadConfiguration } from '../config/configuration.js';
+import { createExecutors } from '../config/executors.js';
 import { ConversationStore } from '../dao/conversation-store.js';
-import { LocalExecutor } from '../executors/local/local-executor.js';
+import { SqliteConversationSearchIndex } from '../dao/sqlite-conversation-search-index.js';
 import type { Logger } from '../logger.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { Runtime, type RuntimeLimits } from '../runtime/runtime.js';
 import { FileLogStorage } from '../storage/file/file-log-storage.js';
+import { openSqliteDatabase, type SqliteDatabase } from '../storage/sqlite/sqlite-database.js';
 import { SqliteRecordStorage } from '../storage/sqlite/sqlite-record-storage.js';
+import { StagedLogStorage } from '../storage/staged/staged-log-storage.js';
+import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js';
 import { environmentTools } from '../tools/index.js';
 import { VERSION } from '../package-info.js';
+import { applyConfiguration, ConfigService } from './config-service.js';
 import { acquireDataDirLock } from './data-dir-lock.js';
 import { createHttpServer } from './http-server.js';
 import { RpcConnection } from './rpc-connection.js';
@@ -53,34 +58,64 @@ export interface RunningServer {
 /**
  * Starts a runtime server.
  * @throws DataDirLockedError when another server holds the data dir (message names its pid)
- * @throws ConfigError when `providers.yaml` is invalid (names file, line and key path)
+ * @throws ConfigurationError when the configuration directory is invalid (names file, line and key path of every problem)
  */
 export async function startRuntimeServer(options: RuntimeServerOptions): Promise<RunningServer> {
   const paths = { ...resolvePaths(), ...options.paths };
   const logger = options.logger;
   const lock = acquireDataDirLock(paths.dataDir);
-  let logs: FileLogStorage | undefined;
-  let index: SqliteRecordStorage | undefined;
+  let logs: StagedLogStorage | undefined;
+  let database: SqliteDatabase | undefined;
+  let index: StagedRecordStorage | undefined;
+  let search: SqliteConversationSearchIndex | undefined;
+  let store: ConversationStore | undefined;
+  // Closes what was opened, in reverse order; the database last, as the index and search share it.
+  const closeStorage = async (): Promise<void> => {
+    await store?.close();
+    await search?.close();
+    await index?.close();
+    await logs?.close();
+    database?.close();
+  };
   try {
-    const providers = await loadProvidersFile(paths.configDir);
-    logs = new FileLogStorage(paths.dataDir, { onProblem: (problem) => logger.warn({ problem }, 'damaged log entry skipped') });
-    index = new SqliteRecordStorage(path.join(paths.dataDir, 'metadata.db'));
-    const store = new ConversationStore(logs, index, (report) => logger.warn({ report }, 'invalid log entry skipped'));
+    // The whole configuration directory is validated before anything starts (SPEC §8).
+    const configuration = await loadConfiguration(paths.configDir);
+    // New conversations are staged in memory until their first input (SPEC §4), so an empty
+    // conversation leaves nothing on disk; the dao decides when to stage and to commit.
+    logs = new StagedLogStorage(new FileLogStorage(paths.dataDir, { onProblem: (problem) => logger.warn({ problem }, 'damaged log entry skipped') }));
+    database = openSqliteDatabase(path.join(paths.dataDir, 'metadata.db'));
+    index = new StagedRecordStorage(new SqliteRecordStorage(database));
+    search = new SqliteConversationSearchIndex(database);
+    store = new ConversationStore(logs, index, { search, onInvalidEntry: (report) => logger.warn({ report }, 'invalid log entry skipped') });
+    if (search.createdTables && (await store.listConversations({ limit: 1 })).conversations.length > 0) {
+      logger.warn({ dataDir: paths.dataDir }, 'the conversation search index is new: run `openvaala reindex` (server stopped) to make existing conversations searchable');
+    }
     const runtime = new Runtime({
       store,
-      models: new ModelRegistry(providers),
-      executors: new Map([['local', new LocalExecutor({ name: 'local' })]]),
+      models: new ModelRegistry(configuration.providers),
+      agents: configuration.agents,
+      mcp: { servers: configuration.mcp.servers, logger },
+      hooks: configuration.hooks,
+      skillsDirectory: path.join(paths.configDir, 'skills'),
+      logger,
+      executors: createExecutors(configuration.executors, { baseDirectory: paths.configDir }),
       tools: environmentTools(),
-      ...(options.limits ? { limits: options.limits } : {}),
     });
-    const token = randomBytes(32).toString('base64url');
+    applyConfiguration(runtime, configuration);
+    // Limits given by the caller (tests, embedding) win over server.yaml.
+    if (options.limits) Object.assign(runtime.limits, options.limits);
     const connections = new Set<RpcConnection>();
+    const config = new ConfigService(paths.configDir, configuration, runtime, logger, (status) => {
+      for (const connection of connections) connection.notify({ method: 'config/updated', params: status });
+    });
+    config.watch();
+    const token = randomBytes(32).toString('base64url');
     const { server, webSockets } = createHttpServer({
       token,
-      allowedOrigins: options.allowedOrigins ?? [],
+      allowedOrigins: [...configuration.server.allowedOrigins, ...(options.allowedOrigins ?? [])],
       health: () => ({ pid: process.pid, version: VERSION }),
       onConnection: (socket, transport) => {
-        const connection = new RpcConnection(socket, transport, runtime, { name: 'openvaala', version: VERSION }, logger);
+        const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger);
         connections.add(connection);
         socket.on('close', () => connections.delete(connection));
       },
@@ -104,12 +139,12 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       stopping ??= (async () => {
         logger.info({ reason }, 'runtime server stopping');
         if (idleTimer) clearInterval(idleTimer);
+        config.close();
         for (const client of webSockets.clients) client.close(1001, 'server stopping');
         await new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeAllConnections();
         await runtime.shutdown();
-        await logs?.close();
-        await index?.close();
+        await closeStorage();
         removeServerInfo(infoFile);
         lock.release();
         resolveStopped();
@@ -127,8 +162,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     }
     return { url, token, port, runtime, stopped, stop };
   } catch (error) {
-    await logs?.close();
-    await index?.close();
+    await closeStorage();
     lock.release();
     throw error;
   }

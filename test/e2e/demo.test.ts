@@ -2,6 +2,7 @@
  * `npm run demo` end to end: the scripted agent fixes the sample repository's failing test.
  */
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/package-info.js';
@@ -16,6 +17,9 @@ describe('the demo', () => {
       child.once('error', reject);
       child.once('close', (exitCode) => resolve({ code: exitCode, stdout: output }));
     });
+    // The demo keeps its temporary directory so people can look at it; the test removes it.
+    const dataDir = /^data dir: (.+)$/m.exec(stdout)?.[1];
+    if (dataDir) rmSync(path.resolve(dataDir, '..', '..'), { recursive: true, force: true });
     expect(stdout).toContain('its tests before: FAIL');
     expect(stdout).toContain('▸ apply_patch src/cart.js');
     expect(stdout).toContain('its tests after: pass');

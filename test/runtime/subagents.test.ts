@@ -2,7 +2,7 @@
  * Subagents: a parent spawns two children in parallel, waits for both and gets both answers
  * as a tool result; the children are sessions with the parent's id, in the log.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MockProviderServer, parseMockScript } from '../../src/models/mock/index.js';
@@ -106,5 +106,17 @@ responses:
     expect(childTools).not.toContain('spawn_agent');
     const parentTools = ((harness.environment.mock.requests[0]?.body as { tools?: { name: string }[] }).tools ?? []).map((tool) => tool.name);
     expect(parentTools).toEqual(expect.arrayContaining(['spawn_agent', 'send_input', 'wait_agent', 'close_agent']));
+  });
+
+  it("applies an agent's own subagent limits from agents.yaml", async () => {
+    harness = await startInProcessServer('responses:\n  - text: "no helpers for me"\n', {
+      beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), 'agents:\n  solo:\n    default: true\n    subagents: { maxDepth: 0 }\n'),
+    });
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'work alone' });
+    await harness.turnsCompleted(1);
+    const tools = ((harness.environment.mock.requests[0]?.body as { tools?: { name: string }[] }).tools ?? []).map((tool) => tool.name);
+    expect(tools).toContain('read_file');
+    expect(tools).not.toContain('spawn_agent');
   });
 });

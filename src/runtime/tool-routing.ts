@@ -1,0 +1,38 @@
+/**
+ * Routing of environment tools across executors (SPEC §6): when a conversation's work
+ * location names several executors, the model sees each tool once, with an `executor`
+ * argument (an enum of the names, default the first), and the call runs in that executor's
+ * workspace.
+ */
+import { z } from 'zod';
+import type { Workspace } from '../executors/workspace.js';
+import type { Tool, ToolContext } from '../tools/tool.js';
+
+/**
+ * Wraps a tool so calls are routed by their `executor` argument.
+ * With one workspace the tool is returned unchanged. A tool whose parameters are not an
+ * object schema cannot take the extra argument and always runs on the first workspace.
+ */
+export function routeTool(tool: Tool, workspaces: Workspace[]): Tool {
+  const first = workspaces[0];
+  if (!first || workspaces.length < 2 || !(tool.parameters instanceof z.ZodObject)) return tool;
+  const names = workspaces.map((workspace) => workspace.executor.name) as [string, ...string[]];
+  const parameters = (tool.parameters as z.ZodObject).extend({
+    executor: z.enum(names).optional().describe(`where to run: ${names.join(', ')} (default ${names[0]})`),
+  });
+  return {
+    name: tool.name,
+    description: `${tool.description}\n\nThis tool can run on several executors: ${names.join(', ')}. Choose one with the "executor" argument (default: ${names[0]}).`,
+    parameters,
+    async invoke(rawArguments: unknown, context: ToolContext) {
+      const record = rawArguments && typeof rawArguments === 'object' ? { ...(rawArguments as Record<string, unknown>) } : {};
+      const requested = record.executor;
+      delete record.executor;
+      const workspace = requested === undefined ? first : workspaces.find((candidate) => candidate.executor.name === requested);
+      if (!workspace) {
+        return { output: `${tool.name}: argument "executor": expected one of ${names.join(', ')}, got ${JSON.stringify(requested)}`, isError: true };
+      }
+      return tool.invoke(record, { ...context, workspace });
+    },
+  };
+}
