@@ -1,3 +1,4 @@
+import { pathToFileURL } from 'node:url';
 /**
  * One conversation's connection to one MCP server (MCP specification 2025-06-18: lifecycle
  * `initialize`, `tools/list` with pagination, `notifications/tools/list_changed`,
@@ -5,7 +6,7 @@
  * notices when the server goes away so the next use starts it again.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool as McpTool, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { DEFAULT_MCP_STARTUP_TIMEOUT_MS, DEFAULT_MCP_TOOL_TIMEOUT_MS, type McpServerConfig } from '../config/mcp.js';
 import type { Logger } from '../logger.js';
 import { VERSION } from '../package-info.js';
@@ -118,7 +119,9 @@ export class McpServerConnection {
 
   private async connect(): Promise<void> {
     this.currentState = 'starting';
-    const client = new Client({ name: 'openvaala', version: VERSION }, { capabilities: {} });
+    // Roots (MCP "roots"): the conversation's working directory is the one root a server may use.
+    const client = new Client({ name: 'openvaala', version: VERSION }, { capabilities: { roots: { listChanged: false } } });
+    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(this.options.placement.workDirectory).href, name: 'workspace' }] }));
     const command = this.config.transport === 'stdio' ? this.config.command : undefined;
     let stderrTail = () => '';
     try {

@@ -4,6 +4,7 @@
  * fixture server (the everything server only changes its list once, right after the
  * handshake, so it cannot show a change picked up mid-turn).
  */
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 import { GROWING_SERVER, offeredTools, packageBin, toolCalls, writeConfig, yamlString } from './mcp-helpers.js';
@@ -69,6 +70,39 @@ servers:
     const offered = offeredTools(harness.environment.mock.requests[0]?.body);
     expect(offered.has('mcp__everything__echo')).toBe(true);
     expect([...offered.keys()].some((name) => name.includes('simulate-research-query'))).toBe(false);
+  });
+});
+
+describe('the everything server after the handshake', () => {
+  it('offers the tools it adds once it knows the client supports roots, and gets the workspace root', async () => {
+    // The everything server registers get-roots-list only after initialization, for clients that
+    // declare roots, and announces it with notifications/tools/list_changed.
+    harness = await startInProcessServer(
+      `
+responses:
+  - toolCalls: [{ name: mcp__everything__get-roots-list, arguments: {} }]
+  - text: "listed the roots"
+`,
+      {
+        beforeStart: writeConfig({
+          mcp: `
+servers:
+  everything:
+    transport: stdio
+    command: ${yamlString(process.execPath)}
+    args: [${yamlString(EVERYTHING_BIN)}, stdio]
+`,
+        }),
+      },
+    );
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'what are my roots?' });
+    const [turn] = await harness.turnsCompleted(1, 30_000);
+    expect(turn?.status).toBe('completed');
+    expect(offeredTools(harness.environment.mock.requests[0]?.body).has('mcp__everything__get-roots-list')).toBe(true);
+    const [call] = toolCalls(harness.completedItems());
+    expect(call?.status).toBe('completed');
+    expect(call?.output).toContain(pathToFileURL(harness.environment.workDir).href);
   });
 });
 
