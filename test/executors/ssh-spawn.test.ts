@@ -3,7 +3,6 @@
  * server on 127.0.0.1, driven through the tools. The server runs on this machine, so the
  * remote pids can be checked directly.
  */
-import { readFileSync } from 'node:fs';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +14,7 @@ import { killCommandTool, listCommandsTool, writeStdinTool } from '../../src/too
 import { execCommandTool } from '../../src/tools/exec-command.js';
 import type { ToolContext } from '../../src/tools/tool.js';
 import { startSshServer, type TestSshServer } from '../helpers/ssh-server.js';
+import { commandIdOf, processGone, until } from '../helpers/processes.js';
 
 let server: TestSshServer;
 let executor: SshExecutor;
@@ -36,34 +36,6 @@ afterAll(async () => {
   await server?.dispose();
   await rm(directory, { recursive: true, force: true });
 });
-
-/** True when the process ended (a zombie not yet reaped counts as ended). */
-function processGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
-async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-function commandIdOf(output: string): string {
-  const match = /command_id (cmd_[0-9a-z]+)/.exec(output);
-  if (!match) throw new Error(`no command_id in: ${output}`);
-  return match[1] as string;
-}
 
 describe('ssh background commands', () => {
   it('keep running, take stdin, are listed, and die with their group on kill_command', async () => {

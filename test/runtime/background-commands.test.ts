@@ -2,39 +2,17 @@
  * Background commands through a real server: started in one turn, still running and
  * reachable in the next, killed when their session closes or the server stops.
  */
-import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MockResponseEntry } from '../../src/models/mock/script.js';
 import type { Item } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+import { processGone, until } from '../helpers/processes.js';
 
 let harness: InProcessServer | undefined;
 afterEach(async () => {
   await harness?.stop();
   harness = undefined;
 });
-
-/** True when the process ended (a zombie not yet reaped counts as ended). */
-function processGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
-async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** Prints its shell's pid (the process group leader), then answers each input line. */
 const ECHO_LOOP = 'echo "pid $$"; echo ready; while read line; do echo "got: $line"; done';

@@ -7,34 +7,13 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Item } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+import { processGone, until } from '../helpers/processes.js';
 
 let harness: InProcessServer | undefined;
 afterEach(async () => {
   await harness?.stop();
   harness = undefined;
 });
-
-function processGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  // A finished process not yet reaped still answers signal 0; its state says so.
-  try {
-    return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
-async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('steering', () => {
   it('reads steering input before the next model call and records it there', async () => {

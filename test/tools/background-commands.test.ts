@@ -2,7 +2,6 @@
  * Background and interactive commands through the tools: exec_command with yield_after_ms /
  * tty, write_stdin, list_commands, kill_command, on the local executor.
  */
-import { readFileSync } from 'node:fs';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,6 +13,7 @@ import { BackgroundCommandRegistry } from '../../src/runtime/background-commands
 import { killCommandTool, listCommandsTool, writeStdinTool } from '../../src/tools/background-commands.js';
 import { execCommandTool } from '../../src/tools/exec-command.js';
 import type { ToolContext } from '../../src/tools/tool.js';
+import { commandIdOf, processGone, until } from '../helpers/processes.js';
 
 /** A node program that prints "ready", then answers each input line with "got: LINE". */
 const ECHO_SERVER = `node -e 'console.log("ready"); process.stdin.setEncoding("utf8"); let rest = ""; process.stdin.on("data", (d) => { rest += d; let i; while ((i = rest.indexOf("\\n")) >= 0) { console.log("got: " + rest.slice(0, i)); rest = rest.slice(i + 1); } }); setInterval(() => {}, 1000);'`;
@@ -22,35 +22,6 @@ let root: string;
 let executor: LocalExecutor;
 let commands: BackgroundCommandRegistry;
 let context: ToolContext;
-
-/** True when the process ended (a zombie not yet reaped counts as ended). */
-function processGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return true;
-  }
-  try {
-    return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
-async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** The command_id a still-running exec_command result names. */
-function commandIdOf(output: string): string {
-  const match = /command_id (cmd_[0-9a-z]+)/.exec(output);
-  if (!match) throw new Error(`no command_id in: ${output}`);
-  return match[1] as string;
-}
 
 beforeAll(async () => {
   root = await realpath(await mkdtemp(path.join(tmpdir(), 'background-commands-')));
