@@ -2,6 +2,7 @@
  * The `openvaala` command line (SPEC §2). Each command lives in its own module; this file
  * only declares the commands and their flags.
  */
+import { existsSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { resolvePaths } from '../config/paths.js';
 import { createLogger } from '../logger.js';
@@ -11,13 +12,15 @@ import { startRuntimeServer } from '../server/runtime-server.js';
 import { runConfigCheck } from './config-check.js';
 import { runApplyPatchCommand } from './dev-apply-patch.js';
 import { runMockProviderCommand } from './dev-mock-provider.js';
-import { ExecExitCode, runExec } from './exec.js';
+import { ExecExitCode, runExec, UsageError } from './exec.js';
 import { formatReindexOutcome, runReindex } from './reindex.js';
 
-function integer(name: string, minimum: number) {
+function integer(name: string, minimum: number, maximum = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
     const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < minimum) throw new InvalidArgumentError(`${name} must be an integer ≥ ${minimum}, got "${value}"`);
+    if (!Number.isInteger(parsed) || parsed < minimum || parsed > maximum) {
+      throw new InvalidArgumentError(`${name} must be an integer from ${minimum} to ${maximum}, got "${value}"`);
+    }
     return parsed;
   };
 }
@@ -37,6 +40,10 @@ function fail(message: string, code = 1): never {
 export function buildProgram(): Command {
   const program = new Command('openvaala').description('Self-hosted runtime for AI coding agents').version(VERSION);
   program.showHelpAfterError();
+  // Usage mistakes (unknown option, missing value, unknown command) exit 64, as in sysexits.h.
+  program.exitOverride((error) => {
+    process.exit(error.exitCode === 0 ? 0 : ExecExitCode.usage);
+  });
 
   program
     .command('serve')
@@ -44,7 +51,7 @@ export function buildProgram(): Command {
     .option('--data-dir <dir>', 'data directory (default $XDG_DATA_HOME/openvaala)')
     .option('--config-dir <dir>', 'configuration directory (default $XDG_CONFIG_HOME/openvaala)')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port to listen on; 0 picks a free one', integer('--port', 0), 8790)
+    .option('--port <port>', 'port to listen on; 0 picks a free one', integer('--port', 0, 65535), 8790)
     .option('--exit-when-idle <ms>', 'exit after this many ms without clients or running work', integer('--exit-when-idle', 1))
     .option('--allow-origin <origin...>', 'extra browser origins allowed to use the API')
     .action(async (options: { dataDir?: string; configDir?: string; host: string; port: number; exitWhenIdle?: number; allowOrigin?: string[] }) => {
@@ -89,7 +96,7 @@ export function buildProgram(): Command {
       try {
         process.exitCode = await runExec({ ...options, prompt: text }, { stdout: process.stdout, stderr: process.stderr });
       } catch (error) {
-        fail(`exec: ${(error as Error).message}`);
+        fail(`exec: ${(error as Error).message}`, error instanceof UsageError ? ExecExitCode.usage : 1);
       }
     });
 
@@ -99,6 +106,7 @@ export function buildProgram(): Command {
     .option('--data-dir <dir>', 'data directory')
     .action(async (options: { dataDir?: string }) => {
       const { dataDir } = resolvePaths(options);
+      if (!existsSync(dataDir)) fail(`reindex: the data directory ${dataDir} does not exist`);
       try {
         process.stdout.write(formatReindexOutcome(await runReindex(dataDir)));
       } catch (error) {
@@ -126,9 +134,9 @@ export function buildProgram(): Command {
     });
   dev
     .command('mock-provider')
-    .description('serve scripted model responses over the OpenAI wire formats (Responses, Chat Completions)')
+    .description('serve scripted model responses over the OpenAI Responses, Chat Completions, Anthropic Messages and Gemini wire formats')
     .requiredOption('--script <file>', 'script file (YAML or JSON)')
-    .option('--port <port>', 'port; 0 picks a free one', integer('--port', 0), 18181)
+    .option('--port <port>', 'port; 0 picks a free one', integer('--port', 0, 65535), 18181)
     .option('--host <host>', 'loopback address', '127.0.0.1')
     .action(async (options: { script: string; port: number; host: string }) => {
       try {

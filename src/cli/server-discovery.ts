@@ -4,9 +4,9 @@
  * after it has been idle (default 10 minutes).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, openSync, closeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
+import { dataDirServerInfoFile, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
 import { CLI_EXECUTABLE } from '../package-info.js';
 import { processExists } from '../server/data-dir-lock.js';
 import { readServerInfo, type ServerInfo } from '../server/server-info.js';
@@ -25,11 +25,21 @@ async function healthy(info: ServerInfo): Promise<boolean> {
   }
 }
 
-/** The running server for these paths, if one answers. */
+/**
+ * The running server for these paths, if one answers: the one named by the state file when it
+ * serves this data dir, else the one named in the data dir itself.
+ */
 export async function findServer(paths: OpenVaalaPaths): Promise<ServerInfo | undefined> {
-  const info = readServerInfo(serverInfoFile(paths));
-  if (!info || info.dataDir !== paths.dataDir || !processExists(info.pid)) return undefined;
-  return (await healthy(info)) ? info : undefined;
+  for (const file of [serverInfoFile(paths), dataDirServerInfoFile(paths)]) {
+    let info: ServerInfo | undefined;
+    try {
+      info = readServerInfo(file);
+    } catch {
+      continue;
+    }
+    if (info && info.dataDir === paths.dataDir && processExists(info.pid) && (await healthy(info))) return info;
+  }
+  return undefined;
 }
 
 /**
@@ -59,5 +69,14 @@ export async function ensureServer(paths: OpenVaalaPaths, options: { idleExitMs?
     if (exited !== undefined) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`the runtime server did not start${exited !== undefined ? ` (it exited with code ${exited})` : ''}; see ${logFile}`);
+  // The server's own last words usually say why (a config error, a data dir in use).
+  let reason = '';
+  try {
+    const lines = readFileSync(logFile, 'utf8').trim().split('\n');
+    const last = lines.at(-1) ?? '';
+    reason = last.startsWith('{') ? String((JSON.parse(last) as { msg?: unknown }).msg ?? last) : last;
+  } catch {
+    // No log to quote.
+  }
+  throw new Error(`the runtime server did not start${exited !== undefined ? ` (it exited with code ${exited})` : ''}${reason ? `: ${reason}` : ''}; see ${logFile}`);
 }

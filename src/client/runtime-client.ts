@@ -52,6 +52,7 @@ export class RuntimeClient {
   private readonly listeners = new Set<(event: AnyNotification) => void>();
   private readonly requestHandlers = new Map<string, (params: unknown) => Promise<unknown>>();
   private closedError: Error | undefined;
+  private readonly closeListeners = new Set<(error: Error) => void>();
 
   private constructor(private readonly socket: WebSocket) {
     socket.on('message', (data) => this.receive(data.toString()));
@@ -59,6 +60,7 @@ export class RuntimeClient {
       this.closedError = new Error(`connection closed (${code}${reason.length ? `: ${reason.toString()}` : ''})`);
       for (const request of this.pending.values()) request.reject(this.closedError);
       this.pending.clear();
+      for (const listener of this.closeListeners) listener(this.closedError);
     });
   }
 
@@ -94,6 +96,12 @@ export class RuntimeClient {
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, method });
       this.socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
     });
+  }
+
+  /** Called once when the connection closes (by either side), with why. */
+  onClose(listener: (error: Error) => void): void {
+    if (this.closedError) listener(this.closedError);
+    else this.closeListeners.add(listener);
   }
 
   /** Adds a notification listener; returns the function that removes it. */

@@ -42,3 +42,12 @@ export function resolvePaths(
 export function serverInfoFile(paths: OpenVaalaPaths): string {
   return path.join(paths.stateDir, 'runtime-server.yaml');
 }
+
+/**
+ * The same information kept in the data directory, so that a client of a server on another
+ * data directory than the one in the state file (two installations sharing XDG_STATE_HOME)
+ * still finds it.
+ */
+export function dataDirServerInfoFile(paths: Pick<OpenVaalaPaths, 'dataDir'>): string {
+  return path.join(paths.dataDir, 'runtime-server.yaml');
+}

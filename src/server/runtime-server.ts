@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { resolvePaths, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
+import { dataDirServerInfoFile, resolvePaths, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
 import { loadConfiguration } from '../config/configuration.js';
 import { createExecutors } from '../config/executors.js';
 import { ConversationStore } from '../dao/conversation-store.js';
@@ -23,10 +23,10 @@ import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js'
 import { environmentTools } from '../tools/index.js';
 import { VERSION } from '../package-info.js';
 import { applyConfiguration, ConfigService } from './config-service.js';
-import { acquireDataDirLock } from './data-dir-lock.js';
+import { acquireDataDirLock, processExists } from './data-dir-lock.js';
 import { createHttpServer } from './http-server.js';
 import { RpcConnection } from './rpc-connection.js';
-import { removeServerInfo, writeServerInfo } from './server-info.js';
+import { readServerInfo, removeServerInfo, writeServerInfo } from './server-info.js';
 
 /** Options of a runtime server. */
 export interface RuntimeServerOptions {
@@ -128,7 +128,12 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     const host = options.host ?? '127.0.0.1';
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     const infoFile = serverInfoFile(paths);
-    writeServerInfo(infoFile, { url, token, pid: process.pid, dataDir: paths.dataDir, startedAt: Date.now() });
+    const dataDirInfoFile = dataDirServerInfoFile(paths);
+    const info = { url, token, pid: process.pid, dataDir: paths.dataDir, startedAt: Date.now() };
+    writeServerInfo(dataDirInfoFile, info);
+    // The shared state file is left to a live server of another data dir that already has it.
+    const current = readServerInfo(infoFile);
+    if (!current || current.dataDir === paths.dataDir || !processExists(current.pid)) writeServerInfo(infoFile, info);
     logger.info({ url, dataDir: paths.dataDir }, 'runtime server listening');
 
     let resolveStopped!: () => void;
@@ -140,12 +145,14 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
         logger.info({ reason }, 'runtime server stopping');
         if (idleTimer) clearInterval(idleTimer);
         config.close();
+        // Turns end first (recorded as interrupted, announced to the clients still attached).
+        await runtime.shutdown();
         for (const client of webSockets.clients) client.close(1001, 'server stopping');
         await new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeAllConnections();
-        await runtime.shutdown();
         await closeStorage();
         removeServerInfo(infoFile);
+        removeServerInfo(dataDirInfoFile);
         lock.release();
         resolveStopped();
       })();

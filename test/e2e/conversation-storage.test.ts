@@ -125,8 +125,8 @@ describe('conversation storage in openvaala serve', () => {
     connection.onNotification((event) => events.push(event));
     await connection.request('conversation/subscribe', { conversationId: used.id });
     await connection.request('session/input', { conversationId: used.id, input: 'Please handle the walrus case' });
-    // The session's return to idle is the last state the turn records.
-    const settled = (): boolean => events.some((event) => event.method === 'session/updated' && event.params.session.status === 'idle' && event.params.session.activeTurnId === null);
+    // The turn's end is the last state a turn records (after the session's return to idle).
+    const settled = (): boolean => events.some((event) => event.method === 'turn/completed');
     const deadline = Date.now() + 20_000;
     while (!settled() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(settled()).toBe(true);
@@ -138,7 +138,7 @@ describe('conversation storage in openvaala serve', () => {
     for (const suffix of ['', '-wal', '-shm']) rmSync(path.join(environment.paths.dataDir, `metadata.db${suffix}`), { force: true });
     const rebuilt = await runCli(['reindex'], { env: environment.env });
     expect(rebuilt.stderr).toBe('');
-    expect(rebuilt.stdout).toMatch(/^indexed 1 conversations \(2 items, 2 searchable messages\)/);
+    expect(rebuilt.stdout).toMatch(/^indexed 1 conversation \(2 items, 2 searchable messages\)/);
     connection = await connect();
     expect(await connection.request('conversation/list', {})).toEqual(before);
     expect(await ids(connection, 'walrus')).toEqual([used.id]);

@@ -2,7 +2,7 @@
  * `openvaala exec` and `openvaala reindex` as real processes against a real server and the
  * mock provider over HTTP.
  */
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
@@ -93,6 +93,62 @@ responses:
     await client.close();
     const errorItem = sessionLines(environment.paths.dataDir, summary!.id).find((line) => line.value.kind === 'model_error');
     expect(errorItem?.value).toMatchObject({ httpStatus: 500, message: 'the upstream model is on fire', retries: 4, status: 'failed' });
+  });
+
+  it('exits non-zero when the server stops in the middle of the turn', async () => {
+    environment = await createTestEnvironment(`
+responses:
+  - deltas: ["one ", "two ", "three ", "four ", "five "]
+    delayMs: 300
+`);
+    serve = await startServe(environment);
+    const running = runCli(['exec', 'count slowly'], { env: environment.env, cwd: environment.workDir });
+    await environment.mock.waitForRequests(1, 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await serve.stop();
+    serve = undefined;
+    const result = await running;
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('turn interrupted');
+  });
+
+  it('denies a call that needs approval when it has no terminal to ask on, and says so', async () => {
+    environment = await createTestEnvironment(`
+responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "touch made.txt" } }]
+  - text: "could not"
+`);
+    writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), 'agents:\n  careful: { default: true, approvals: { default: ask } }\n');
+    serve = await startServe(environment);
+    const result = await runCli(['exec', 'make a file'], { env: environment.env, cwd: environment.workDir, timeoutMs: 20_000 });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain('approval needed for exec_command');
+    expect(existsSync(path.join(environment.workDir, 'made.txt'))).toBe(false);
+    expect(JSON.stringify(environment.mock.requests[1]?.body)).toContain('this run cannot ask anyone');
+  });
+
+  it('refuses usage mistakes with exit code 64 before starting anything', async () => {
+    environment = await createTestEnvironment(`responses: []\n`);
+    const missing = await runCli(['exec', '--cwd', path.join(environment.root, 'nowhere'), 'hi'], { env: environment.env });
+    expect(missing.code).toBe(64);
+    expect(missing.stderr).toContain('does not exist');
+    expect((await runCli(['exec', '--bogus', 'hi'], { env: environment.env })).code).toBe(64);
+    expect((await runCli(['frobnicate'], { env: environment.env })).code).toBe(64);
+    expect((await runCli(['serve', '--port', '99999'], { env: environment.env })).stderr).toContain('--port must be an integer from 0 to 65535');
+    expect(readServerInfo(serverInfoFile(environment.paths))).toBeUndefined();
+  });
+
+  it('finds the servers of two data dirs that share one state dir', async () => {
+    environment = await createTestEnvironment(`responses:\n  - text: "from the first"\n  - text: "from the second"\n`);
+    serve = await startServe(environment);
+    const otherDataDir = path.join(environment.root, 'other-data');
+    const other = await runCli(['exec', '--data-dir', otherDataDir, 'second'], { env: environment.env, cwd: environment.workDir });
+    expect(other.code).toBe(0);
+    const first = await runCli(['exec', 'first'], { env: environment.env, cwd: environment.workDir });
+    expect(first.stderr).toContain('turn completed');
+    expect(first.code).toBe(0);
+    const otherInfo = readServerInfo(path.join(otherDataDir, 'runtime-server.yaml'));
+    if (otherInfo) process.kill(otherInfo.pid, 'SIGTERM');
   });
 
   it('refuses an empty prompt with a usage error', async () => {
