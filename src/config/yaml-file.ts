@@ -33,6 +33,18 @@ function nodeAt(root: Node | null | undefined, keyPath: PropertyKey[]): Node | u
   return deepest;
 }
 
+/** Offset of the key that leads to a path (its own line), else of the deepest node found. */
+function keyOffset(root: Node | null | undefined, keyPath: PropertyKey[]): number | undefined {
+  const last = keyPath.at(-1);
+  const parent = nodeAt(root, keyPath.slice(0, -1));
+  if (last !== undefined && isMap(parent)) {
+    const pair = parent.items.find((item) => (item.key as { value?: unknown } | null)?.value === String(last));
+    const range = (pair?.key as Node | undefined)?.range;
+    if (range) return range[0];
+  }
+  return nodeAt(root, keyPath)?.range?.[0];
+}
+
 /**
  * Parses YAML text and validates it with a zod schema.
  * @throws ConfigError naming the file, line and key path of every syntax or schema problem
@@ -43,7 +55,12 @@ export function parseYamlFile<T>(file: string, text: string, schema: z.ZodType<T
   if (document.errors.length > 0) {
     throw new ConfigError(
       file,
-      document.errors.map((error) => ({ line: error.linePos?.[0]?.line, keyPath: '', message: error.message.split('\n')[0] ?? error.message })),
+      document.errors.map((error) => ({
+        line: error.linePos?.[0]?.line,
+        keyPath: '(YAML syntax)',
+        // The library appends "at line L, column C:" and a code excerpt; the line is given separately.
+        message: (error.message.split('\n')[0] ?? error.message).replace(/\s*at line \d+, column \d+:?\s*$/, ''),
+      })),
     );
   }
   const parsed = schema.safeParse(document.toJS() ?? {});
@@ -51,11 +68,13 @@ export function parseYamlFile<T>(file: string, text: string, schema: z.ZodType<T
   throw new ConfigError(
     file,
     parsed.error.issues.map((issue) => {
-      const node = nodeAt(document.contents, issue.path);
-      const offset = node?.range?.[0];
+      // An unknown key is reported at the key itself, not at the mapping that holds it.
+      const unknownKey = issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
+      const keyPath = unknownKey !== undefined ? [...issue.path, unknownKey] : issue.path;
+      const offset = keyOffset(document.contents, keyPath);
       return {
         line: offset !== undefined ? lineCounter.linePos(offset).line : undefined,
-        keyPath: issue.path.map(String).join('.'),
+        keyPath: keyPath.map(String).join('.'),
         message: issue.message,
       };
     }),

@@ -51,6 +51,12 @@ defaultModel: openai/gpt-5.5
     expect((error as ConfigError).message).toMatch(/providers\.yaml:3: defaultModel: names provider "nowhere"/);
   });
 
+  it('reports a misspelt key at its own line', async () => {
+    const directory = configDir('providers:\n  local:\n    kind: openai-compatible\n    baseUrl: http://127.0.0.1:11434/v1\n');
+    const error = await loadProvidersFile(directory).catch((caught: unknown) => caught);
+    expect((error as ConfigError).message).toContain('providers.yaml:4: providers.local.baseUrl: Unrecognized key: "baseUrl"');
+  });
+
   it('reports YAML syntax errors with their line', async () => {
     const error = await loadProvidersFile(configDir('providers:\n  a: { kind: openai\n')).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ConfigError);

@@ -52,8 +52,8 @@ describe('executors.yaml', () => {
     ['executors:\n  box: { kind: local, sandbox: firejail }\n', 'executors.yaml:2: executors.box.sandbox: Invalid input: expected "bwrap"'],
     ['executors:\n  local: { kind: virtual }\n', 'executors.yaml:2: executors.local.kind: the name "local" is kept for the machine the server runs on'],
     ['executors:\n  "bad name": { kind: local }\n', 'executors.yaml:2: executors.bad name: executor names use letters, digits'],
-    ['executors:\n  v: { kind: virtual, colour: blue }\n', 'executors.yaml:2: executors.v: Unrecognized key: "colour"'],
-    ['executors: [\n', 'executors.yaml:2: (root): '],
+    ['executors:\n  v: { kind: virtual, colour: blue }\n', 'executors.yaml:2: executors.v.colour: Unrecognized key: "colour"'],
+    ['executors: [\n', 'executors.yaml:2: (YAML syntax): '],
   ])('names file, line and key path for %j', (text, message) => {
     let caught: unknown;
     try {

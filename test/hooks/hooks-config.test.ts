@@ -43,7 +43,7 @@ describe('hooks.yaml', () => {
 
   it('names the file, line and key path of an unknown event', async () => {
     const message = await problemsOf('hooks:\n  pre_tool_use: []\n  before_tool: []\n');
-    expect(message).toMatch(/hooks\.yaml:2: hooks: Unrecognized key: "before_tool"/);
+    expect(message).toMatch(/hooks\.yaml:\d+: hooks\.before_tool: Unrecognized key: "before_tool"/);
   });
 
   it('names a missing command and a timeout out of range', async () => {
@@ -59,7 +59,7 @@ describe('hooks.yaml', () => {
   });
 
   it('names the line of a YAML syntax error', async () => {
-    expect(await problemsOf('hooks:\n  stop:\n    - { command: "x"\n')).toMatch(/hooks\.yaml:\d+: \(root\): /);
+    expect(await problemsOf('hooks:\n  stop:\n    - { command: "x"\n')).toMatch(/hooks\.yaml:\d+: \(YAML syntax\): /);
   });
 
   it('reads a matcher as a glob when it only has name characters and wildcards, else as a regular expression', () => {

@@ -91,7 +91,7 @@ servers:
   });
 
   it('names an unknown key and a value of the wrong type', () => {
-    expect(problem('servers:\n  a:\n    transport: stdio\n    command: x\n    headers: { A: b }\n')).toBe('mcp.yaml:3: servers.a: Unrecognized key: "headers"');
+    expect(problem('servers:\n  a:\n    transport: stdio\n    command: x\n    headers: { A: b }\n')).toBe('mcp.yaml:5: servers.a.headers: Unrecognized key: "headers"');
     expect(problem('servers:\n  a:\n    transport: stdio\n    command: x\n    enabled: "yes"\n')).toBe('mcp.yaml:5: servers.a.enabled: Invalid input: expected boolean, received string');
     expect(problem('servers:\n  a:\n    transport: stdio\n    command: x\n    toolTimeoutMs: 10\n')).toBe('mcp.yaml:5: servers.a.toolTimeoutMs: Too small: expected number to be >=100');
   });
@@ -117,7 +117,7 @@ servers:
   });
 
   it('names the line of a YAML syntax error', () => {
-    expect(problem('servers:\n  a: { transport: stdio, command: x\n')).toMatch(/^mcp\.yaml:3: \(root\): /);
+    expect(problem('servers:\n  a: { transport: stdio, command: x\n')).toMatch(/^mcp\.yaml:3: \(YAML syntax\): /);
   });
 
   it('stops the server from starting, naming file, line and key path', async () => {
