@@ -111,12 +111,12 @@ describe('hook runner (local executor)', () => {
 
 describe('hook runner (virtual executor)', () => {
   it('runs a hook in the simulated shell with stdin, stdout and stderr apart', async () => {
-    const executor = new VirtualExecutor({ name: 'scratch', root: '/work' });
-    const { outcome, runs } = await runHooks(executor, '/work', 'pre_tool_use', [{ command: 'cat > /work/input.json; echo visible; echo "virtual says no" >&2; exit 2' }], { toolName: 'x' });
+    const executor = new VirtualExecutor({ name: 'scratch', root: '/sandbox' });
+    const { outcome, runs } = await runHooks(executor, '/sandbox', 'pre_tool_use', [{ command: 'cat > /sandbox/input.json; echo visible; echo "virtual says no" >&2; exit 2' }], { toolName: 'x' });
     expect(outcome.block).toBe('virtual says no');
     expect(runs[0]?.output).toBe('visible\n[stderr]\nvirtual says no');
-    const input = JSON.parse(Buffer.from(await executor.fs.readFile('/work/input.json')).toString('utf8')) as Record<string, unknown>;
-    expect(input).toMatchObject({ event: 'pre_tool_use', cwd: '/work', executor: 'scratch' });
+    const input = JSON.parse(Buffer.from(await executor.fs.readFile('/sandbox/input.json')).toString('utf8')) as Record<string, unknown>;
+    expect(input).toMatchObject({ event: 'pre_tool_use', cwd: '/sandbox', executor: 'scratch' });
     await executor.close();
   });
 });
