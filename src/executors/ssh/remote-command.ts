@@ -71,6 +71,19 @@ export function killCommand(pid: number, signal: 'TERM' | 'KILL', extraPids: num
   return `found=$(${findDescendants}); kill -s ${signal} -- -${pid} ${pid} $found ${extraPids.join(' ')} 2>/dev/null; echo $found`;
 }
 
+/**
+ * Sends one kill round (`killCommand`) over a helper channel, remembering the descendants it
+ * reports in `found` so the next round reaches them even after they were re-parented.
+ * Failures are ignored: the connection may already be gone, and then so is the process.
+ */
+export function sendKillRound(runHelper: (commandLine: string) => Promise<string>, pid: number, signal: 'TERM' | 'KILL', found: number[]): void {
+  runHelper(killCommand(pid, signal, found))
+    .then((output) => {
+      for (const word of output.split(/\s+/)) if (/^\d+$/.test(word)) found.push(Number(word));
+    })
+    .catch(() => undefined);
+}
+
 /** A command running over SSH. */
 export interface RunningRemoteCommand {
   /** Settles when the command ended; rejects when it could not start or the connection dropped. */
@@ -146,12 +159,7 @@ export function startRemoteCommand(request: CommandRequest, host: RemoteCommandH
   const killRound = (signal: 'TERM' | 'KILL'): void => {
     // Not started yet: the start marker triggers the TERM round once the pid is known.
     if (pid === undefined) return;
-    host
-      .runHelper(killCommand(pid, signal, foundDescendants))
-      .then((output) => {
-        for (const word of output.split(/\s+/)) if (/^\d+$/.test(word)) foundDescendants.push(Number(word));
-      })
-      .catch(() => undefined);
+    sendKillRound((line) => host.runHelper(line), pid, signal, foundDescendants);
   };
   const kill = (): void => {
     if (killRequested || settled) return;

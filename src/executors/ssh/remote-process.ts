@@ -13,7 +13,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { ClientChannel } from 'ssh2';
 import type { ProcessExit, RunningProcess, SpawnRequest } from '../executor.js';
 import { shellQuote } from '../shell-quote.js';
-import { killCommand } from './remote-command.js';
+import { sendKillRound } from './remote-command.js';
 
 /** Time between TERM and KILL, in ms. */
 const KILL_GRACE_MS = 2000;
@@ -63,12 +63,7 @@ export function startRemoteProcess(request: SpawnRequest, host: RemoteProcessHos
 
   const killRound = (signal: 'TERM' | 'KILL'): void => {
     if (pid === undefined) return;
-    host
-      .runHelper(killCommand(pid, signal, foundDescendants))
-      .then((output) => {
-        for (const word of output.split(/\s+/)) if (/^\d+$/.test(word)) foundDescendants.push(Number(word));
-      })
-      .catch(() => undefined);
+    sendKillRound((line) => host.runHelper(line), pid, signal, foundDescendants);
   };
   const kill = (): void => {
     if (killRequested || ended) return;
