@@ -5,6 +5,7 @@
  */
 import { newId } from '../ids.js';
 import type { ContentPart, Item, ItemOf, TokenUsage, TurnStatus } from '../protocol/index.js';
+import type { Logger } from '../logger.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import { truncateOutput, type Tool, type ToolContext, type ToolResult } from '../tools/tool.js';
 import { compactHistory, type ContextMeter } from './compaction.js';
@@ -58,6 +59,8 @@ export interface AgentEnvironment {
   itemStarted(itemId: string, kind: Item['kind'], partial: Record<string, unknown>): void;
   /** Streams progress of an item in progress (`item/delta`). */
   itemDelta(itemId: string, delta: { text?: string; reasoning?: string; output?: string }): void;
+  /** The server log, for details a person at a terminal should not be shown (a provider's full validation report); absent = not logged. */
+  logger?: Pick<Logger, 'warn'>;
 }
 
 /** How the loop ended. */
@@ -171,6 +174,9 @@ export async function runCompaction(environment: AgentEnvironment): Promise<Agen
 async function recordFailure(environment: AgentEnvironment, items: ItemFactory, error: unknown, steps: number, usage: TokenUsage): Promise<AgentOutcome> {
   if (environment.signal.aborted) return { status: 'interrupted', steps, usage };
   const failure = error instanceof ModelCallError ? error : new ModelCallError((error as Error).message, null, false, undefined);
+  if (failure.detail) {
+    environment.logger?.warn({ sessionId: environment.sessionId, turnId: environment.turnId, model: environment.model.name, kind: failure.kind, detail: failure.detail }, failure.message);
+  }
   await environment.record({
     ...items.base(),
     kind: 'model_error',

@@ -2,11 +2,14 @@
  * One streaming model call through the AI SDK, with retries on transient failures
  * (SPEC §6: retries with backoff on 429/5xx; provider errors keep the provider's message).
  */
-import { APICallError, jsonSchema, streamText, type ModelMessage, type TextStreamPart, type ToolSet } from 'ai';
+import { jsonSchema, streamText, type ModelMessage, type TextStreamPart, type ToolSet } from 'ai';
 import { z } from 'zod';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { TokenUsage } from '../protocol/index.js';
 import type { Tool } from '../tools/tool.js';
+import { ModelCallError, toModelCallError } from './model-errors.js';
+
+export { ModelCallError, parseRetryAfter, toModelCallError, type ModelFailureKind } from './model-errors.js';
 
 /** A tool call the model asked for. */
 export interface RequestedToolCall {
@@ -56,64 +59,6 @@ export interface RetryPolicy {
 
 /** Default: 4 retries from 500 ms, at most 30 s apart. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
-
-/** A model call that failed, with what the provider said. */
-export class ModelCallError extends Error {
-  constructor(
-    message: string,
-    readonly httpStatus: number | null,
-    readonly retryable: boolean,
-    /** Delay the provider asked for (`Retry-After`), ms. */
-    readonly retryAfterMs: number | undefined,
-    /** Retries made before giving up. */
-    public retries = 0,
-  ) {
-    super(message);
-    this.name = 'ModelCallError';
-  }
-}
-
-function providerMessage(error: APICallError): string {
-  if (error.responseBody) {
-    try {
-      const body = JSON.parse(error.responseBody) as { error?: { message?: unknown } | string; message?: unknown };
-      if (typeof body.error === 'string') return body.error;
-      if (body.error && typeof body.error.message === 'string') return body.error.message;
-      if (typeof body.message === 'string') return body.message;
-    } catch {
-      // Not JSON: the SDK's own message below is the best there is.
-    }
-  }
-  return error.message;
-}
-
-/** Parses a `Retry-After` header (seconds or HTTP date, RFC 9110 §10.2.3) into ms. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  if (!value) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
-/** Converts whatever the SDK threw into a ModelCallError that says whether a retry may help. */
-export function toModelCallError(error: unknown): ModelCallError {
-  if (error instanceof ModelCallError) return error;
-  const cause = (error as { cause?: unknown })?.cause;
-  const apiError = APICallError.isInstance(error) ? error : APICallError.isInstance(cause) ? cause : undefined;
-  if (apiError) {
-    const status = apiError.statusCode ?? null;
-    // A 2xx status here means the answer broke off mid-stream: a connection failure, worth retrying.
-    const brokenStream = status !== null && status < 300;
-    const retryable = status === null ? apiError.isRetryable : brokenStream || status === 408 || status === 409 || status === 429 || status >= 500;
-    const headers = apiError.responseHeaders ?? {};
-    return new ModelCallError(providerMessage(apiError), status, retryable, parseRetryAfter(headers['retry-after']));
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  const code = (error as NodeJS.ErrnoException)?.code ?? (cause as NodeJS.ErrnoException)?.code;
-  const connectionFailure = ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_SOCKET'].includes(code ?? '') || /fetch failed|socket/i.test(message);
-  return new ModelCallError(message, null, connectionFailure, undefined);
-}
 
 /** Converts tools to the AI SDK's tool set; arguments are validated by our own tool wrapper, not the SDK. */
 export function toSdkTools(tools: Tool[]): ToolSet {
@@ -233,6 +178,20 @@ class ResponseCollector {
   }
 }
 
+/**
+ * What of a broken answer stays in the transcript: the text that arrived (recorded as a failed
+ * `assistant_message`). Reasoning and tool calls of an unfinished answer are dropped: they
+ * cannot be replayed or run without the rest of the answer.
+ */
+function describeKept(outcome: ModelCallResult): string {
+  const dropped = [
+    ...(outcome.reasoning ? ['its reasoning'] : []),
+    ...(outcome.toolCalls.length > 0 ? [`${outcome.toolCalls.length} tool call${outcome.toolCalls.length === 1 ? '' : 's'} (not run)`] : []),
+  ];
+  const kept = outcome.text ? `kept the ${outcome.text.length} characters of text that arrived` : 'no text had arrived';
+  return dropped.length > 0 ? `${kept}; dropped ${dropped.join(' and ')}` : kept;
+}
+
 async function streamOnce(
   model: ResolvedModel,
   request: { system?: string; messages: ModelMessage[]; tools: ToolSet },
@@ -245,6 +204,8 @@ async function streamOnce(
     model: model.model,
     ...(prepared.system ? { system: prepared.system } : {}),
     messages: prepared.messages,
+    // Anthropic's cached system prompt travels as a system message on purpose (withPromptCaching).
+    allowSystemInMessages: true,
     tools: request.tools,
     abortSignal: signal,
     maxRetries: 0,
@@ -260,7 +221,10 @@ async function streamOnce(
   }
   if (signal.aborted) throw signal.reason ?? new Error('aborted');
   if (collector.failure !== undefined) {
-    const error = toModelCallError(collector.failure);
+    let error = toModelCallError(collector.failure);
+    if (error.kind === 'dropped_stream' || error.kind === 'malformed_event') {
+      error = new ModelCallError(`${error.message}; ${describeKept(collector.outcome)}`, error.httpStatus, error.retryable, error.retryAfterMs, error.retries, error.kind, error.detail);
+    }
     (error as ModelCallError & { partial?: ModelCallResult }).partial = collector.outcome;
     throw error;
   }

@@ -315,6 +315,7 @@ export class LiveSession {
         record: (item) => this.record(item),
         itemStarted: (itemId, kind, partial) => this.conversation.itemStarted(this.id, turnId, itemId, kind, partial),
         itemDelta: (itemId, delta) => this.conversation.itemDelta(this.id, itemId, delta),
+        ...(runtime.logger ? { logger: runtime.logger } : {}),
       };
       // MCP servers start on the first turn; ones that failed are tried again on each turn.
       if (work.kind !== 'compact' && refusal === undefined) await mcp.prepare(controller.signal);

@@ -1,4 +1,5 @@
-import { APICallError } from 'ai';
+import { APICallError, TypeValidationError } from 'ai';
+import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { parseRetryAfter, toModelCallError } from '../../src/runtime/model-call.js';
 
@@ -31,5 +32,15 @@ describe('model call failures', () => {
     const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
     expect(toModelCallError(reset).retryable).toBe(true);
     expect(toModelCallError(new Error('something else')).retryable).toBe(false);
+  });
+
+  it('names a malformed event and its field in one line, keeping the full report as detail', () => {
+    const schema = z.union([z.object({ type: z.literal('a.delta'), delta: z.string() }), z.object({ type: z.literal('b.done'), text: z.string() })]);
+    const value = { type: 'a.delta', delta: 42 };
+    const failure = toModelCallError(new TypeValidationError({ value, cause: schema.safeParse(value).error }));
+    expect(failure.message).toBe('the provider sent a malformed "a.delta" event (field delta: expected string, received number)');
+    expect(failure.kind).toBe('malformed_event');
+    expect(failure.retryable).toBe(false);
+    expect(failure.detail).toContain('invalid_union');
   });
 });

@@ -13,6 +13,8 @@ type Body = Record<string, unknown>;
 
 interface ProviderCase {
   kind: 'openai' | 'openai-compatible' | 'anthropic' | 'google';
+  /** The malformed event's name and the field at fault, as the error must report them. */
+  malformed: { event: string; field: string };
   /** Call ids of tool calls and of tool results found in a request body, in order. */
   pairs(body: Body): { calls: string[]; results: string[] };
 }
@@ -20,6 +22,7 @@ interface ProviderCase {
 const cases: ProviderCase[] = [
   {
     kind: 'openai',
+    malformed: { event: 'response.output_text.delta', field: 'delta' },
     pairs(body) {
       const input = body.input as { type?: string; call_id?: string }[];
       return {
@@ -30,6 +33,7 @@ const cases: ProviderCase[] = [
   },
   {
     kind: 'openai-compatible',
+    malformed: { event: 'chat.completion.chunk', field: 'choices[0].delta.content' },
     pairs(body) {
       const messages = body.messages as { role: string; tool_calls?: { id: string }[]; tool_call_id?: string }[];
       return {
@@ -40,6 +44,7 @@ const cases: ProviderCase[] = [
   },
   {
     kind: 'anthropic',
+    malformed: { event: 'content_block_delta', field: 'delta.text' },
     pairs(body) {
       const blocks = (body.messages as { content: string | { type: string; id?: string; tool_use_id?: string }[] }[]).flatMap((message) => (typeof message.content === 'string' ? [] : message.content));
       return {
@@ -50,6 +55,7 @@ const cases: ProviderCase[] = [
   },
   {
     kind: 'google',
+    malformed: { event: 'GenerateContentResponse', field: 'candidates[0].content.parts[0].text' },
     pairs(body) {
       // Gemini pairs calls and results by function name and position, not by id.
       const parts = (body.contents as { parts: { functionCall?: { name: string }; functionResponse?: { name: string } }[] }[]).flatMap((content) => content.parts);
@@ -167,6 +173,39 @@ responses:
     expect(turn?.status).toBe('failed');
     const partial = harness.completedItems().find((item): item is Extract<Item, { kind: 'assistant_message' }> => item.kind === 'assistant_message');
     expect(partial).toMatchObject({ status: 'failed', text: 'PARTIAL-1 PARTIAL-2 ' });
-    expect(harness.completedItems().at(-1)?.kind).toBe('model_error');
+    const failure = harness.completedItems().at(-1);
+    expect(failure?.kind).toBe('model_error');
+    // A dropped connection, not an HTTP error: no status, and the message says what was kept.
+    expect(failure).toMatchObject({ httpStatus: null });
+    const message = failure?.kind === 'model_error' ? failure.message : '';
+    expect(message).toMatch(/^the connection to the provider dropped mid-answer/);
+    expect(message).toContain('kept the 20 characters of text that arrived');
+    expect(message).not.toMatch(/HTTP 200|Failed to process successful response/);
+    expect(turn?.error).toBe(message);
+  });
+
+  it('reports a malformed event in one line naming the event type and the field', async () => {
+    harness = await startInProcessServer(
+      `
+responses:
+  - deltas: ["BEFORE-1 ", "BAD ", "AFTER-2"]
+    malformedEventAfterDeltas: 1
+`,
+      { providersYaml: providersFor(provider.kind) },
+    );
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'talk' });
+    const [turn] = await harness.turnsCompleted(1);
+    expect(turn?.status).toBe('failed');
+    const failure = harness.completedItems().at(-1);
+    expect(failure?.kind).toBe('model_error');
+    const message = failure?.kind === 'model_error' ? failure.message : '';
+    expect(message).toContain(`malformed "${provider.malformed.event}" event`);
+    expect(message).toContain(`field ${provider.malformed.field}: expected string, received number`);
+    // The full validation report is for the server log, not the user's terminal.
+    expect(message).not.toContain('\n');
+    expect(message).not.toMatch(/Type validation failed|invalid_union/);
+    expect(message.length).toBeLessThan(300);
+    expect(turn?.error).toBe(message);
   });
 });

@@ -232,6 +232,7 @@ export class MockProviderServer {
         delayMs,
         lineBreak: encoded.lineBreak,
         disconnectAfterDeltas: reply.disconnectAfterDeltas,
+        malformedEventAfterDeltas: reply.malformedEventAfterDeltas,
       });
     } else if (reply.disconnectAfterDeltas !== undefined) {
       // A JSON answer has no deltas to send first: the client sees the connection drop unanswered.
@@ -267,7 +268,7 @@ export class MockProviderServer {
   private async sendEvents(
     response: ServerResponse,
     events: ServerSentEvent[],
-    options: { delayMs: number; lineBreak: '\n' | '\r\n'; disconnectAfterDeltas: number | undefined },
+    options: { delayMs: number; lineBreak: '\n' | '\r\n'; disconnectAfterDeltas: number | undefined; malformedEventAfterDeltas?: number | undefined },
   ): Promise<void> {
     const disconnected = new AbortController();
     response.on('close', () => disconnected.abort());
@@ -285,8 +286,9 @@ export class MockProviderServer {
         if (disconnectAfterDeltas !== undefined && deltasSent >= disconnectAfterDeltas) break;
         if (event.isDelta && delayMs > 0) await sleep(delayMs, undefined, { signal: disconnected.signal });
         if (disconnected.signal.aborted) return;
+        const malformed = event.isDelta && deltasSent === options.malformedEventAfterDeltas;
         if (event.isDelta) deltasSent += 1;
-        const text = formatServerSentEvent(event, options.lineBreak);
+        const text = formatServerSentEvent(malformed ? malformEvent(event) : event, options.lineBreak);
         if (disconnectAfterDeltas !== undefined) {
           // Wait until each event is handed to the socket: destroying it drops unwritten data.
           await writeFlushed(response, text, disconnected.signal);
@@ -310,6 +312,34 @@ export class MockProviderServer {
 export function formatServerSentEvent(event: ServerSentEvent, lineBreak: '\n' | '\r\n' = '\n'): string {
   const data = event.data === '[DONE]' ? '[DONE]' : JSON.stringify(event.data);
   return `${event.event !== undefined ? `event: ${event.event}${lineBreak}` : ''}data: ${data}${lineBreak}${lineBreak}`;
+}
+
+/** Fields that carry generated content in the delta events of the four wire formats. */
+const CONTENT_FIELDS = new Set(['delta', 'text', 'content', 'reasoning_content', 'thinking', 'partial_json', 'arguments']);
+
+/**
+ * A copy of a delta event whose first generated-content string (depth first: Responses
+ * `delta`, Anthropic `delta.text`, Chat Completions `choices[0].delta.content`, Gemini
+ * `candidates[0].content.parts[0].text`) is replaced by the number 42, which every API's
+ * schema refuses.
+ */
+export function malformEvent(event: ServerSentEvent): ServerSentEvent {
+  let done = false;
+  const visit = (value: unknown): unknown => {
+    if (done || typeof value !== 'object' || value === null) return value;
+    if (Array.isArray(value)) return value.map(visit);
+    const copy: Record<string, unknown> = {};
+    for (const [key, field] of Object.entries(value)) {
+      if (!done && CONTENT_FIELDS.has(key) && typeof field === 'string') {
+        copy[key] = 42;
+        done = true;
+      } else {
+        copy[key] = visit(field);
+      }
+    }
+    return copy;
+  };
+  return { ...event, data: visit(event.data) };
 }
 
 /** Writes `text` and resolves once it is handed to the socket, or at once when `signal` aborts (client gone). */

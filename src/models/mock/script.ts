@@ -66,6 +66,7 @@ const mockResponseEntrySchema = z
     repeat: z.number().int().min(1).optional(),
     delayMs: z.number().int().nonnegative().optional(),
     disconnectAfterDeltas: z.number().int().nonnegative().optional(),
+    malformedEventAfterDeltas: z.number().int().nonnegative().optional(),
   })
   .strict()
   .superRefine((entry, context) => {
@@ -84,12 +85,13 @@ const mockResponseEntrySchema = z
       entry.usage !== undefined ||
       entry.reasoning !== undefined ||
       entry.reasoningDeltas !== undefined ||
-      entry.disconnectAfterDeltas !== undefined;
+      entry.disconnectAfterDeltas !== undefined ||
+      entry.malformedEventAfterDeltas !== undefined;
     if (entry.error !== undefined && (hasOutput || hasReplyOnlyField)) {
       context.addIssue({
         code: 'custom',
         message:
-          'an error entry cannot also have text, deltas, reasoning, reasoningDeltas, toolCalls, usage or disconnectAfterDeltas',
+          'an error entry cannot also have text, deltas, reasoning, reasoningDeltas, toolCalls, usage, disconnectAfterDeltas or malformedEventAfterDeltas',
         path: ['error'],
       });
     }
@@ -182,6 +184,12 @@ export interface ResolvedReply {
    * (a non-streamed request gets its socket destroyed before any answer).
    */
   disconnectAfterDeltas: number | undefined;
+  /**
+   * When set, the delta event that follows this many delta events is sent malformed: its first
+   * generated-content field (the text, reasoning or argument piece) carries a number instead of
+   * a string, as a provider with a broken encoder would send it. The stream then goes on.
+   */
+  malformedEventAfterDeltas: number | undefined;
 }
 
 /**
@@ -359,5 +367,6 @@ export function resolveReply(entry: MockResponseEntry, requestNumber: number, re
     toolCalls,
     usage,
     disconnectAfterDeltas: entry.disconnectAfterDeltas,
+    malformedEventAfterDeltas: entry.malformedEventAfterDeltas,
   };
 }

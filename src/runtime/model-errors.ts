@@ -1,0 +1,152 @@
+/**
+ * What a failed model call means, in one line a person can act on (SPEC §6: provider errors
+ * keep the provider's message). Four kinds are told apart: an HTTP error from the provider, a
+ * connection that failed before an answer, an answer whose stream broke off mid-way, and an
+ * answer with an event the provider's wire format does not allow.
+ */
+import { APICallError, JSONParseError, TypeValidationError } from 'ai';
+
+/** Why a model call failed. */
+export type ModelFailureKind = 'http' | 'connection' | 'dropped_stream' | 'malformed_event' | 'other';
+
+/** A model call that failed, with what the provider said. */
+export class ModelCallError extends Error {
+  /**
+   * @param message one line for the person running the turn
+   * @param httpStatus the provider's HTTP error status; null when there was none (connection failures, a stream that broke off after `200 OK`)
+   * @param retryable whether the same request may succeed later
+   * @param retryAfterMs delay the provider asked for (`Retry-After`), ms
+   * @param retries retries made before giving up
+   * @param kind what went wrong
+   * @param detail everything known (full validation report, raw event), for the server log only
+   */
+  constructor(
+    message: string,
+    readonly httpStatus: number | null,
+    readonly retryable: boolean,
+    readonly retryAfterMs: number | undefined,
+    public retries = 0,
+    readonly kind: ModelFailureKind = 'other',
+    readonly detail?: string,
+  ) {
+    super(message);
+    this.name = 'ModelCallError';
+  }
+}
+
+function providerMessage(error: APICallError): string {
+  if (error.responseBody) {
+    try {
+      const body = JSON.parse(error.responseBody) as { error?: { message?: unknown } | string; message?: unknown };
+      if (typeof body.error === 'string') return body.error;
+      if (body.error && typeof body.error.message === 'string') return body.error.message;
+      if (typeof body.message === 'string') return body.message;
+    } catch {
+      // Not JSON: the SDK's own message below is the best there is.
+    }
+  }
+  return error.message;
+}
+
+/** Parses a `Retry-After` header (seconds or HTTP date, RFC 9110 §10.2.3) into ms. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+interface SchemaIssue {
+  code?: string;
+  path?: PropertyKey[];
+  message?: string;
+  errors?: SchemaIssue[][];
+}
+
+/**
+ * The issue that says what is wrong with the event. A union of event shapes (the Responses
+ * API's events, Gemini's part kinds) reports every branch; the branch whose `type` matched is
+ * the one that explains the fault, so branches failing on `type` (or on a field that is simply
+ * absent) are passed over.
+ */
+function decisiveIssue(issues: SchemaIssue[], prefix: PropertyKey[] = []): SchemaIssue & { path: PropertyKey[] } | undefined {
+  const first = issues[0];
+  if (!first) return undefined;
+  const path = [...prefix, ...(first.path ?? [])];
+  if (first.code === 'invalid_union' && first.errors && first.errors.length > 0) {
+    const discriminatorMissed = (branch: SchemaIssue[]) => branch.some((issue) => issue.path?.length === 1 && issue.path[0] === 'type' && issue.code === 'invalid_value');
+    const absentOnly = (branch: SchemaIssue[]) => branch.every((issue) => /received undefined/.test(issue.message ?? ''));
+    const branch = first.errors.find((candidate) => !discriminatorMissed(candidate) && !absentOnly(candidate)) ?? first.errors.find((candidate) => !discriminatorMissed(candidate)) ?? first.errors[0] ?? [];
+    return decisiveIssue(branch, path) ?? { ...first, path };
+  }
+  return { ...first, path };
+}
+
+function formatPath(path: PropertyKey[]): string {
+  let text = '';
+  for (const segment of path) text += typeof segment === 'number' ? `[${segment}]` : `${text ? '.' : ''}${String(segment)}`;
+  return text || '(the event itself)';
+}
+
+/** What an event calls itself: the Responses and Anthropic `type`, the Chat Completions `object`, else Gemini's response chunk. */
+function eventName(value: unknown): string {
+  if (value && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    if (typeof record.type === 'string') return record.type;
+    if (typeof record.object === 'string') return record.object;
+    if ('candidates' in record || 'usageMetadata' in record) return 'GenerateContentResponse';
+  }
+  return 'unnamed';
+}
+
+function malformedEvent(error: TypeValidationError): ModelCallError {
+  const issues = (error.cause as { issues?: SchemaIssue[] } | undefined)?.issues ?? [];
+  const issue = decisiveIssue(issues);
+  const what = issue ? `field ${formatPath(issue.path)}: ${(issue.message ?? 'invalid').replace(/^Invalid input: /, '')}` : 'it does not match the API';
+  const detail = `${error.message}`;
+  return new ModelCallError(`the provider sent a malformed "${eventName(error.value)}" event (${what})`, null, false, undefined, 0, 'malformed_event', detail);
+}
+
+/**
+ * Converts whatever the SDK threw into a ModelCallError that says what went wrong and whether
+ * a retry may help: the provider's own message for HTTP errors; for a stream broken off after
+ * `200 OK`, a dropped connection (retryable, `httpStatus` null); for an event that fails the
+ * wire format's schema, its type and the field at fault (full report in `detail`).
+ */
+export function toModelCallError(error: unknown): ModelCallError {
+  if (error instanceof ModelCallError) return error;
+  const cause = (error as { cause?: unknown })?.cause;
+  if (TypeValidationError.isInstance(error)) return malformedEvent(error);
+  if (TypeValidationError.isInstance(cause)) return malformedEvent(cause);
+  const parseError = JSONParseError.isInstance(error) ? error : JSONParseError.isInstance(cause) ? cause : undefined;
+  if (parseError) {
+    const excerpt = parseError.text.length > 80 ? `${parseError.text.slice(0, 80)}…` : parseError.text;
+    return new ModelCallError(`the provider sent an event that is not valid JSON (${JSON.stringify(excerpt)})`, null, false, undefined, 0, 'malformed_event', parseError.message);
+  }
+  const apiError = APICallError.isInstance(error) ? error : APICallError.isInstance(cause) ? cause : undefined;
+  if (apiError) {
+    const status = apiError.statusCode ?? null;
+    if (status !== null && status < 300) {
+      // The answer had begun (HTTP 2xx) and broke off: the connection dropped, it is not an HTTP error.
+      const reason = describeCause(apiError.cause);
+      return new ModelCallError(`the connection to the provider dropped mid-answer${reason ? ` (${reason})` : ''}`, null, true, undefined, 0, 'dropped_stream', apiError.message);
+    }
+    const retryable = status === null ? apiError.isRetryable : status === 408 || status === 409 || status === 429 || status >= 500;
+    const headers = apiError.responseHeaders ?? {};
+    return new ModelCallError(providerMessage(apiError), status, retryable, parseRetryAfter(headers['retry-after']), 0, status === null ? 'connection' : 'http');
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as NodeJS.ErrnoException)?.code ?? (cause as NodeJS.ErrnoException)?.code;
+  const connectionFailure = ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_SOCKET'].includes(code ?? '') || /fetch failed|socket|terminated/i.test(message);
+  return new ModelCallError(message, null, connectionFailure, undefined, 0, connectionFailure ? 'connection' : 'other');
+}
+
+/** The innermost readable reason of a network failure (`terminated: other side closed`). */
+function describeCause(cause: unknown): string {
+  const parts: string[] = [];
+  for (let current = cause, depth = 0; current instanceof Error && depth < 4; current = (current as { cause?: unknown }).cause, depth++) {
+    if (current.message && !parts.includes(current.message)) parts.push(current.message);
+  }
+  return parts.join(': ');
+}
