@@ -8,7 +8,7 @@ import type { ContentPart, Item, ItemOf, TokenUsage, TurnStatus } from '../proto
 import type { Logger } from '../logger.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import { truncateOutput, type Tool, type ToolContext, type ToolResult } from '../tools/tool.js';
-import { compactHistory, type ContextMeter } from './compaction.js';
+import { compactHistory, contextDoesNotFitMessage, measureKeptContext, type ContextMeter, type ContextPart } from './compaction.js';
 import type { AgentHooks, ToolCallGate } from './hooks/agent-hooks.js';
 import { buildModelMessages } from './context-builder.js';
 import { callModel, ModelCallError, toSdkTools, type ModelCallResult, type RequestedToolCall, type RetryPolicy } from './model-call.js';
@@ -83,6 +83,14 @@ function addUsage(total: TokenUsage, step: TokenUsage): TokenUsage {
       ? { reasoningTokens: (total.reasoningTokens ?? 0) + (step.reasoningTokens ?? 0) }
       : {}),
   };
+}
+
+function totalTokens(parts: ContextPart[]): number {
+  return parts.reduce((sum, part) => sum + part.tokens, 0);
+}
+
+function contextDoesNotFit(environment: AgentEnvironment, parts: ContextPart[], afterCompaction: boolean): ModelCallError {
+  return new ModelCallError(contextDoesNotFitMessage(parts, environment.compactionThreshold, environment.model, afterCompaction), null, false, undefined, 0, 'context_overflow');
 }
 
 /** The empty usage. */
@@ -214,17 +222,24 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
     const messages = () => buildModelMessages(environment.history());
     const estimate = environment.contextMeter.estimate(environment.history(), environment.system, messages);
     const nothingNewToCompact = environment.history().at(-1)?.kind === 'context_summary';
-    if (!nothingNewToCompact && estimate > environment.compactionThreshold * environment.model.contextWindow) {
+    if (environment.tools !== toolList) {
+      toolList = environment.tools;
+      tools = toSdkTools(toolList);
+    }
+    const limit = environment.compactionThreshold * environment.model.contextWindow;
+    if (!nothingNewToCompact && estimate > limit) {
+      // Compaction only shrinks what came between the instructions and the latest request: when
+      // the rest is already too large, summarising again and again cannot help.
+      const kept = measureKeptContext(environment.history(), environment.system, toolList);
+      if (totalTokens(kept) > limit) return recordFailure(environment, items, contextDoesNotFit(environment, kept, false), steps, usage);
       try {
         usage = addUsage(usage, await compactHistory(environment));
         environment.contextMeter.reset();
       } catch (error) {
         return recordFailure(environment, items, error, steps, usage);
       }
-    }
-    if (environment.tools !== toolList) {
-      toolList = environment.tools;
-      tools = toSdkTools(toolList);
+      const afterCompaction = measureKeptContext(environment.history(), environment.system, toolList, true);
+      if (totalTokens(afterCompaction) > limit) return recordFailure(environment, items, contextDoesNotFit(environment, afterCompaction, true), steps, usage);
     }
     steps++;
     const assistantItemId = newId('item');

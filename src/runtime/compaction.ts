@@ -7,10 +7,13 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ModelMessage } from 'ai';
+import { z } from 'zod';
 import { newId } from '../ids.js';
 import type { Item, TokenUsage } from '../protocol/index.js';
+import type { ResolvedModel } from '../models/model-registry.js';
 import type { AgentEnvironment } from './agent.js';
-import { buildModelMessages } from './context-builder.js';
+import type { Tool } from '../tools/tool.js';
+import { buildModelMessages, keptByCompaction } from './context-builder.js';
 import { callModel } from './model-call.js';
 
 const COMPACTION_PROMPT = readFileSync(fileURLToPath(new URL('./prompts/compact.txt', import.meta.url)), 'utf8').trim();
@@ -45,6 +48,59 @@ export class ContextMeter {
     if (this.reportedTokens === undefined) return estimateTokens(system) + estimateTokens(messages());
     return this.reportedTokens + estimateTokens(items.slice(this.itemsAtReport));
   }
+}
+
+/** One part of a request with its estimated size. */
+export interface ContextPart {
+  /** `system prompt`, `12 tool schemas`, `skill "name"`, `AGENTS.md /path`, `latest request`, `summary`. */
+  label: string;
+  /** Estimated size, tokens. */
+  tokens: number;
+}
+
+/** Estimated tokens of the tools' names, descriptions and JSON schemas as sent to the model. */
+export function toolSchemaTokens(tools: Tool[]): number {
+  return estimateTokens(tools.map((tool) => ({ name: tool.name, description: tool.description, parameters: z.toJSONSchema(tool.parameters, { unrepresentable: 'any' }) })));
+}
+
+/**
+ * The parts of a request that compaction cannot shrink, largest first: the system prompt,
+ * the tool schemas, the standing instructions (AGENTS.md, loaded skills), the latest request,
+ * and the latest summary when `withSummary` is set (after a compaction).
+ */
+export function measureKeptContext(items: Item[], system: string, tools: Tool[], withSummary = false): ContextPart[] {
+  const kept = keptByCompaction(items);
+  const parts: ContextPart[] = [
+    { label: 'system prompt', tokens: estimateTokens(system) },
+    { label: `${tools.length} tool schemas`, tokens: toolSchemaTokens(tools) },
+  ];
+  for (const item of kept.standing) {
+    if (item.kind !== 'instruction') continue;
+    parts.push({ label: item.source === 'skill' ? `skill "${item.name}"` : `AGENTS.md ${item.name}`, tokens: estimateTokens(buildModelMessages([item])) });
+  }
+  if (kept.latestRequest) parts.push({ label: 'latest request', tokens: estimateTokens(buildModelMessages([kept.latestRequest])) });
+  const summary = withSummary ? items.findLast((item) => item.kind === 'context_summary') : undefined;
+  if (summary) parts.push({ label: 'summary', tokens: estimateTokens(buildModelMessages([summary])) });
+  return parts.sort((left, right) => right.tokens - left.tokens);
+}
+
+const formatTokens = (tokens: number) => Math.round(tokens).toLocaleString('en-US');
+
+/**
+ * The error that ends a turn whose context compaction cannot bring under the threshold: it
+ * names the total, the threshold, the overage and each part, largest first, in tokens.
+ * @param afterCompaction whether a compaction was just made (its summary is one of the parts)
+ */
+export function contextDoesNotFitMessage(parts: ContextPart[], threshold: number, model: Pick<ResolvedModel, 'name' | 'contextWindow'>, afterCompaction: boolean): string {
+  const total = parts.reduce((sum, part) => sum + part.tokens, 0);
+  const limit = threshold * model.contextWindow;
+  const listed = parts.filter((part) => part.tokens > 0).map((part) => `${part.label} (~${formatTokens(part.tokens)} tokens)`).join(', ');
+  return (
+    `the context does not fit${afterCompaction ? ' even after compaction' : ''}: ` +
+    `what compaction keeps is ~${formatTokens(total)} tokens, over the compaction threshold of ${formatTokens(limit)} tokens ` +
+    `(${Math.round(threshold * 100)} % of the ${formatTokens(model.contextWindow)}-token window of ${model.name}) by ~${formatTokens(total - limit)} tokens: ${listed}. ` +
+    'Use a model with a larger context window, or load fewer or smaller skills and AGENTS.md files.'
+  );
 }
 
 /**

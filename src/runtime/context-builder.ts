@@ -49,9 +49,19 @@ export function itemsInContext(items: Item[]): Item[] {
   }
   if (summaryIndex < 0) return items;
   const summary = items[summaryIndex] as Item;
-  const latestRequest = items.slice(0, summaryIndex).findLast((item) => (item.kind === 'user_message' && item.mode === 'input' && item.status !== 'failed') || item.kind === 'agent_message');
-  const standing = items.slice(0, summaryIndex).filter((item) => item.kind === 'instruction' && (item.source === 'agents_md' || (item.source === 'skill' && item.name !== 'skill-problems')));
-  return [...standing, summary, ...(latestRequest ? [latestRequest] : []), ...items.slice(summaryIndex + 1)];
+  const kept = keptByCompaction(items.slice(0, summaryIndex));
+  return [...kept.standing, summary, ...(kept.latestRequest ? [kept.latestRequest] : []), ...items.slice(summaryIndex + 1)];
+}
+
+/**
+ * What a compaction of these items keeps verbatim besides its summary: the standing
+ * instructions (AGENTS.md files and loaded skills) and the latest user (or parent agent)
+ * request.
+ */
+export function keptByCompaction(items: Item[]): { standing: Item[]; latestRequest: Item | undefined } {
+  const latestRequest = items.findLast((item) => (item.kind === 'user_message' && item.mode === 'input' && item.status !== 'failed') || item.kind === 'agent_message');
+  const standing = items.filter((item) => item.kind === 'instruction' && (item.source === 'agents_md' || (item.source === 'skill' && item.name !== 'skill-problems')));
+  return { standing, latestRequest };
 }
 
 function convertItems(items: Item[]): ModelMessage[] {

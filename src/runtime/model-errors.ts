@@ -6,8 +6,8 @@
  */
 import { APICallError, JSONParseError, TypeValidationError } from 'ai';
 
-/** Why a model call failed. */
-export type ModelFailureKind = 'http' | 'connection' | 'dropped_stream' | 'malformed_event' | 'other';
+/** Why a model call failed (`context_overflow`: the request cannot be made small enough to send). */
+export type ModelFailureKind = 'http' | 'connection' | 'dropped_stream' | 'malformed_event' | 'context_overflow' | 'other';
 
 /** A model call that failed, with what the provider said. */
 export class ModelCallError extends Error {

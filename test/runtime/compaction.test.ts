@@ -2,6 +2,8 @@
  * Compaction (SPEC §6): crossing the threshold in the middle of a turn records a summary and
  * the following requests carry the summary, the latest user request and what came after.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Item } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
@@ -83,5 +85,76 @@ responses:
     expect(last).toContain('MANUAL-SUMMARY-3c1');
     expect(last).toContain('QUESTION-TWO');
     expect(last).not.toContain('first answer');
+  });
+
+  it('ends the turn with a clear error when what compaction keeps does not fit, after at most one compaction', async () => {
+    // 16,000-token window: compaction at 12,800 tokens. A 55 KB skill alone is ~14,000 tokens.
+    harness = await startInProcessServer(
+      `
+responses:
+  - toolCalls: [{ name: load_skill, arguments: { name: huge-guide } }]
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo step" } }]
+    repeat: 12
+`,
+      {
+        limits: { maxStepsPerTurn: 6 },
+        providersYaml: (baseURL) => `providers:\n  mock:\n    kind: openai\n    baseURL: ${baseURL}\n    apiKey: none\n    models: { mock-model: { contextWindow: 16000 } }\ndefaultModel: mock/mock-model\n`,
+        beforeStart: (environment) => {
+          const folder = path.join(environment.workDir, '.agents', 'skills', 'huge-guide');
+          mkdirSync(folder, { recursive: true });
+          const body = Array.from({ length: 1130 }, (_, index) => `Rule ${index}: keep every line of this guide in mind.`).join('\n');
+          expect(body.length).toBeGreaterThan(55_000);
+          writeFileSync(path.join(folder, 'SKILL.md'), `---\nname: huge-guide\ndescription: a very long guide\n---\n${body}\n`);
+        },
+      },
+    );
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'follow the huge guide' });
+    const [turn] = await harness.turnsCompleted(1);
+    const kinds = harness.completedItems().map((item) => item.kind);
+    expect(kinds.filter((kind) => kind === 'context_summary').length).toBeLessThanOrEqual(1);
+    // Never two compactions without a model step between them.
+    expect(harness.environment.mock.requests.length).toBeLessThanOrEqual(3);
+    expect(turn?.status).toBe('failed');
+    const error = turn?.error ?? '';
+    expect(error).toMatch(/does not fit/);
+    expect(error).toMatch(/skill "huge-guide" \(~1[34],\d{3} tokens\)/);
+    expect(error).toMatch(/over the compaction threshold of 12,800 tokens \(80 % of the 16,000-token window of mock\/mock-model\) by ~\d{1,3}(,\d{3})? tokens/);
+    const failure = harness.completedItems().at(-1);
+    expect(failure).toMatchObject({ kind: 'model_error', message: error });
+  });
+
+  it('ends the turn when the request is still over the threshold right after a compaction, instead of compacting again', async () => {
+    // 20,000-token window: compaction at 16,000. The skill (~9,000 tokens) and the tool schemas
+    // fit; the big command output forces a compaction whose long summary no longer fits.
+    const longSummary = `SUMMARY-LONG ${'the command printed many x characters. '.repeat(500)}`;
+    harness = await startInProcessServer(
+      `
+responses:
+  - toolCalls: [{ name: load_skill, arguments: { name: mid-guide } }]
+  - toolCalls: [{ name: exec_command, arguments: { command: "head -c 60000 /dev/zero | tr '\\\\0' 'x'" } }]
+  - text: "${longSummary}"
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo step" } }]
+    repeat: 6
+`,
+      {
+        limits: { maxStepsPerTurn: 6 },
+        providersYaml: providers,
+        beforeStart: (environment) => {
+          const folder = path.join(environment.workDir, '.agents', 'skills', 'mid-guide');
+          mkdirSync(folder, { recursive: true });
+          const body = Array.from({ length: 720 }, (_, index) => `Rule ${index}: keep every line of this guide in mind.`).join('\n');
+          writeFileSync(path.join(folder, 'SKILL.md'), `---\nname: mid-guide\ndescription: a long guide\n---\n${body}\n`);
+        },
+      },
+    );
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'follow the mid guide' });
+    const [turn] = await harness.turnsCompleted(1);
+    const kinds = harness.completedItems().map((item) => item.kind);
+    expect(kinds.filter((kind) => kind === 'context_summary')).toHaveLength(1);
+    expect(harness.environment.mock.requests).toHaveLength(3);
+    expect(turn?.status).toBe('failed');
+    expect(turn?.error).toMatch(/^the context does not fit even after compaction: .* by ~[\d,]+ tokens: .*skill "mid-guide" \(~[\d,]+ tokens\).*summary \(~[\d,]+ tokens\)/);
   });
 });
