@@ -16,12 +16,32 @@ import { parseYamlFile } from './yaml-file.js';
 /** The provider kinds the runtime can talk to. */
 export const ProviderKindSchema = z.enum(['openai', 'anthropic', 'google', 'openai-compatible']);
 
+import { ReasoningEffortSchema, type ReasoningEffort } from '../protocol/methods.js';
+
+export { ReasoningEffortSchema, type ReasoningEffort };
+
+/**
+ * What a reasoning model is asked for (each provider kind maps it to its own request fields;
+ * see `src/models/reasoning.ts`).
+ */
+export const ReasoningSettingsSchema = z.strictObject({
+  /** Effort (default `medium`). */
+  effort: ReasoningEffortSchema.optional(),
+  /** Thinking budget in tokens for Anthropic and Gemini (default: from the effort); Anthropic's minimum is 1024. */
+  budgetTokens: z.number().int().min(1024).optional(),
+  /** Readable reasoning summaries (OpenAI Responses `reasoning.summary`, Gemini `includeThoughts`); default `auto`. */
+  summary: z.enum(['auto', 'concise', 'detailed', 'none']).optional(),
+});
+/** What a reasoning model is asked for. */
+export type ReasoningSettings = z.infer<typeof ReasoningSettingsSchema>;
+
 /** What is known of one model of a provider (all optional; the built-in catalog fills gaps). */
 export const ModelSettingsSchema = z.strictObject({
   /** Context window in tokens. */
   contextWindow: z.number().int().positive().optional(),
   tools: z.boolean().optional(),
-  reasoning: z.boolean().optional(),
+  /** Whether the model reasons (`true`: with the default settings), or how it is asked to. */
+  reasoning: z.union([z.boolean(), ReasoningSettingsSchema]).optional(),
   images: z.boolean().optional(),
 });
 /** What is known of one model of a provider. */

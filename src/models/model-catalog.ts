@@ -3,7 +3,7 @@
  * model), with context window and capabilities from configuration, else from a small table
  * of well-known model families.
  */
-import type { ModelSettings, ProvidersFile } from '../config/providers.js';
+import type { ModelSettings, ProvidersFile, ReasoningSettings } from '../config/providers.js';
 import type { ModelInfo } from '../protocol/index.js';
 
 interface KnownFamily {
@@ -36,7 +36,7 @@ function describeModel(providerName: string, kind: string, modelId: string, sett
     ...(contextWindow !== undefined ? { contextWindow } : {}),
     capabilities: {
       tools: settings.tools ?? true,
-      reasoning: settings.reasoning ?? family?.reasoning ?? false,
+      reasoning: settings.reasoning !== undefined ? settings.reasoning !== false : (family?.reasoning ?? false),
       images: settings.images ?? family?.images ?? false,
     },
   };
@@ -64,4 +64,16 @@ export function listModels(providers: ProvidersFile): ModelInfo[] {
 export function contextWindowOf(providers: ProvidersFile, providerName: string, modelId: string): number {
   const provider = providers.providers[providerName];
   return describeModel(providerName, provider?.kind ?? 'unknown', modelId, provider?.models?.[modelId]).contextWindow ?? FALLBACK_CONTEXT_WINDOW;
+}
+
+/**
+ * What a model is asked for when it reasons: the configured settings, `{}` (defaults) for a
+ * model configured `reasoning: true` or of a known reasoning family, undefined for a model
+ * that does not reason (no reasoning is requested unless a turn asks for an effort).
+ */
+export function reasoningOf(providers: ProvidersFile, providerName: string, modelId: string): ReasoningSettings | undefined {
+  const configured = providers.providers[providerName]?.models?.[modelId]?.reasoning;
+  if (typeof configured === 'object') return configured;
+  if (configured !== undefined) return configured ? {} : undefined;
+  return KNOWN_FAMILIES.find((known) => known.pattern.test(modelId))?.reasoning ? {} : undefined;
 }

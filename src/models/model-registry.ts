@@ -9,9 +9,9 @@ import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
-import { resolveSecret, type ProviderConfig, type ProvidersFile } from '../config/providers.js';
+import { resolveSecret, type ProviderConfig, type ProvidersFile, type ReasoningSettings } from '../config/providers.js';
 import type { ModelInfo } from '../protocol/index.js';
-import { contextWindowOf, listModels } from './model-catalog.js';
+import { contextWindowOf, listModels, reasoningOf } from './model-catalog.js';
 
 /** A model ready to call, with the names it was resolved from. */
 export interface ResolvedModel {
@@ -23,6 +23,8 @@ export interface ResolvedModel {
   kind: ProviderConfig['kind'];
   /** Context window in tokens (configured, known, or a conservative fallback). */
   contextWindow: number;
+  /** What is asked of the model's reasoning; undefined = the model does not reason (nothing is asked). */
+  reasoning?: ReasoningSettings;
   model: LanguageModel;
 }
 
@@ -103,7 +105,16 @@ export class ModelRegistry {
         `model "${modelName}": provider "${providerName}" is not configured in providers.yaml (configured: ${known.length > 0 ? known.join(', ') : 'none'})`,
       );
     }
-    const resolved = { name: modelName, providerName, modelId, kind: provider.kind, contextWindow: contextWindowOf(this.providers, providerName, modelId), model: createModel(providerName, provider, modelId) };
+    const reasoning = reasoningOf(this.providers, providerName, modelId);
+    const resolved: ResolvedModel = {
+      name: modelName,
+      providerName,
+      modelId,
+      kind: provider.kind,
+      contextWindow: contextWindowOf(this.providers, providerName, modelId),
+      ...(reasoning ? { reasoning } : {}),
+      model: createModel(providerName, provider, modelId),
+    };
     this.cache.set(modelName, resolved);
     return resolved;
   }

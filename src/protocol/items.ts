@@ -64,6 +64,12 @@ export const ReasoningItemSchema = z.object({
   ...itemBase,
   kind: z.literal('reasoning'),
   summary: z.string(),
+  /**
+   * `provider/model` that produced it. Reasoning is sent back only to that model: signed or
+   * encrypted reasoning is bound to it (absent in logs written before it was recorded; such
+   * reasoning is not sent back).
+   */
+  model: z.string().optional(),
   providerData: z.record(z.string(), z.unknown()).optional(),
 });
 

@@ -12,6 +12,11 @@ export const PROTOCOL_VERSION = 1;
 
 const conversationId = z.string().min(1);
 
+/** How hard the model thinks before answering (`none`: no reasoning asked). */
+export const ReasoningEffortSchema = z.enum(['none', 'minimal', 'low', 'medium', 'high']);
+/** How hard the model thinks before answering. */
+export type ReasoningEffort = z.infer<typeof ReasoningEffortSchema>;
+
 /** A model of the catalog (`models/list`). */
 export const ModelInfoSchema = z.object({
   /** `provider/model-id`. */
@@ -99,6 +104,11 @@ export const methods = {
       input: z.union([z.string().min(1), z.array(ContentPartSchema).min(1)]),
       /** `queue` (default): next turn; `steer`: read before the running turn's next model call. */
       mode: z.enum(['queue', 'steer']).optional(),
+      /**
+       * Reasoning effort for the turn this input starts, over the model's configured effort
+       * (`providers.yaml`). Ignored for steering input (the running turn keeps its effort).
+       */
+      reasoningEffort: ReasoningEffortSchema.optional(),
     }),
     result: z.object({
       sessionId: z.string(),

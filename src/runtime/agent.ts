@@ -4,7 +4,7 @@
  * until the model stops. Steering input is read before each model call.
  */
 import { newId } from '../ids.js';
-import type { ContentPart, Item, ItemOf, TokenUsage, TurnStatus } from '../protocol/index.js';
+import type { ContentPart, Item, ItemOf, ReasoningEffort, TokenUsage, TurnStatus } from '../protocol/index.js';
 import type { Logger } from '../logger.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import { truncateOutput, type Tool, type ToolContext, type ToolResult } from '../tools/tool.js';
@@ -59,6 +59,8 @@ export interface AgentEnvironment {
   itemStarted(itemId: string, kind: Item['kind'], partial: Record<string, unknown>): void;
   /** Streams progress of an item in progress (`item/delta`). */
   itemDelta(itemId: string, delta: { text?: string; reasoning?: string; output?: string }): void;
+  /** The turn's reasoning effort, over the model's configured one (`session/input` `reasoningEffort`); absent = configured. */
+  reasoningEffort?: ReasoningEffort;
   /** The server log, for details a person at a terminal should not be shown (a provider's full validation report); absent = not logged. */
   logger?: Pick<Logger, 'warn'>;
 }
@@ -219,7 +221,7 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
       await environment.record({ ...items.base(), kind: 'interruption', status: 'completed', reason: 'limit', message: `stopped after ${steps} model calls (maxSteps)` });
       return { status: 'interrupted', steps, usage, error: `step limit of ${environment.maxSteps} reached` };
     }
-    const messages = () => buildModelMessages(environment.history());
+    const messages = () => buildModelMessages(environment.history(), { model: environment.model.name });
     const estimate = environment.contextMeter.estimate(environment.history(), environment.system, messages);
     const nothingNewToCompact = environment.history().at(-1)?.kind === 'context_summary';
     if (environment.tools !== toolList) {
@@ -252,7 +254,7 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
     try {
       result = await callModel(
         environment.model,
-        { system: environment.system, messages: messages(), tools },
+        { system: environment.system, messages: messages(), tools, ...(environment.reasoningEffort ? { reasoningEffort: environment.reasoningEffort } : {}) },
         environment.signal,
         {
           onTextDelta: (text) => {
@@ -291,6 +293,7 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
         kind: 'reasoning',
         status: 'completed',
         summary: result.reasoning,
+        model: environment.model.name,
         providerData: { parts: result.reasoningParts },
       });
     }

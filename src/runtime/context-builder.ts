@@ -21,6 +21,19 @@ function toolOutputText(item: Extract<Item, { kind: 'tool_call' }>): string {
   return item.output;
 }
 
+/** How a request is built. */
+export interface BuildOptions {
+  /**
+   * `provider/model` the request is for. Reasoning recorded by any other model (or by an
+   * unknown one) is left out: signed or encrypted reasoning is bound to the model that wrote it
+   * (Anthropic refuses another model's thinking signature; OpenAI's encrypted reasoning only
+   * decrypts for its model), and its readable summary would read to the new model as words it
+   * said itself. The answers and tool calls around it stay, so the work is not lost. Absent =
+   * every reasoning item is sent.
+   */
+  model?: string;
+}
+
 /**
  * Converts items, oldest first, into AI SDK model messages.
  *
@@ -29,8 +42,8 @@ function toolOutputText(item: Extract<Item, { kind: 'tool_call' }>): string {
  * not need (errors, markers, hook runs) are left out; instructions become user-visible
  * context in a user message, so no provider rejects a mid-conversation system message.
  */
-export function buildModelMessages(items: Item[]): ModelMessage[] {
-  return convertItems(itemsInContext(items));
+export function buildModelMessages(items: Item[], options: BuildOptions = {}): ModelMessage[] {
+  return convertItems(itemsInContext(items), options);
 }
 
 /**
@@ -64,7 +77,7 @@ export function keptByCompaction(items: Item[]): { standing: Item[]; latestReque
   return { standing, latestRequest };
 }
 
-function convertItems(items: Item[]): ModelMessage[] {
+function convertItems(items: Item[], options: BuildOptions): ModelMessage[] {
   const messages: ModelMessage[] = [];
   let assistant: AssistantModelMessage | undefined;
   let results: ToolModelMessage | undefined;
@@ -102,6 +115,7 @@ function convertItems(items: Item[]): ModelMessage[] {
         messages.push({ role: 'user', content: `Summary of the conversation so far:\n${item.text}` });
         break;
       case 'reasoning': {
+        if (options.model !== undefined && item.model !== options.model) break;
         if (results) flush();
         const parts = (item.providerData?.parts as { text: string; providerMetadata?: Record<string, Record<string, unknown>> }[] | undefined) ?? [{ text: item.summary }];
         for (const part of parts) {

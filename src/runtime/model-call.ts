@@ -5,6 +5,8 @@
 import { jsonSchema, streamText, type ModelMessage, type TextStreamPart, type ToolSet } from 'ai';
 import { z } from 'zod';
 import type { ResolvedModel } from '../models/model-registry.js';
+import { reasoningProviderOptions } from '../models/reasoning.js';
+import type { ReasoningEffort } from '../protocol/index.js';
 import type { TokenUsage } from '../protocol/index.js';
 import type { Tool } from '../tools/tool.js';
 import { ModelCallError, toModelCallError } from './model-errors.js';
@@ -37,6 +39,15 @@ export interface ModelCallResult {
   toolCalls: RequestedToolCall[];
   usage: TokenUsage;
   finishReason: string;
+}
+
+/** What one model call sends. */
+export interface ModelRequest {
+  system?: string;
+  messages: ModelMessage[];
+  tools: ToolSet;
+  /** The turn's reasoning effort, over the model's configured one (see `src/models/reasoning.ts`). */
+  reasoningEffort?: ReasoningEffort;
 }
 
 /** Streaming callbacks of a model call. */
@@ -194,12 +205,13 @@ function describeKept(outcome: ModelCallResult): string {
 
 async function streamOnce(
   model: ResolvedModel,
-  request: { system?: string; messages: ModelMessage[]; tools: ToolSet },
+  request: ModelRequest,
   signal: AbortSignal,
   handlers: ModelCallHandlers,
 ): Promise<ModelCallResult> {
   const collector = new ResponseCollector(handlers);
   const prepared = withPromptCaching(model, request.system, request.messages);
+  const providerOptions = reasoningProviderOptions(model.kind, model.reasoning, request.reasoningEffort);
   const result = streamText({
     model: model.model,
     ...(prepared.system ? { system: prepared.system } : {}),
@@ -207,6 +219,7 @@ async function streamOnce(
     // Anthropic's cached system prompt travels as a system message on purpose (withPromptCaching).
     allowSystemInMessages: true,
     tools: request.tools,
+    ...(providerOptions ? { providerOptions: providerOptions as NonNullable<Parameters<typeof streamText>[0]['providerOptions']> } : {}),
     abortSignal: signal,
     maxRetries: 0,
     onError: ({ error }) => {
@@ -240,7 +253,7 @@ async function streamOnce(
  */
 export async function callModel(
   model: ResolvedModel,
-  request: { system?: string; messages: ModelMessage[]; tools: ToolSet },
+  request: ModelRequest,
   signal: AbortSignal,
   handlers: ModelCallHandlers = {},
   policy: RetryPolicy = DEFAULT_RETRY_POLICY,

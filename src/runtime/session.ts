@@ -4,7 +4,7 @@
  * (read before the running turn's next model call).
  */
 import { newId } from '../ids.js';
-import type { ContentPart, Item, Session, StoredItem, Turn } from '../protocol/index.js';
+import type { ContentPart, Item, ReasoningEffort, Session, StoredItem, Turn } from '../protocol/index.js';
 import { runAgent, runCompaction, ZERO_USAGE, type AgentEnvironment, type AgentOutcome } from './agent.js';
 import { collaborationTools, type SubagentReport } from './collaboration-tools.js';
 import { ContextMeter } from './compaction.js';
@@ -21,7 +21,7 @@ import { BackgroundCommandRegistry } from './background-commands.js';
 
 /** Work waiting for the session: a user input, or a manual compaction. */
 type PendingWork = { id: string; turnId: string } & (
-  | { kind: 'input'; content: ContentPart[] }
+  | { kind: 'input'; content: ContentPart[]; reasoningEffort?: ReasoningEffort }
   | { kind: 'agent'; fromSessionId: string; text: string }
   | { kind: 'compact' }
 );
@@ -128,15 +128,16 @@ export class LiveSession {
   /**
    * Accepts user input. With no turn running it starts one; otherwise `queue` waits for the
    * next turn and `steer` is read before the running turn's next model call.
+   * @param reasoningEffort the effort for the turn this input starts (over the model's configured one)
    */
-  async input(content: ContentPart[], mode: 'queue' | 'steer'): Promise<{ queued: boolean; turnId?: string }> {
+  async input(content: ContentPart[], mode: 'queue' | 'steer', reasoningEffort?: ReasoningEffort): Promise<{ queued: boolean; turnId?: string }> {
     if (this.state.status === 'closed') throw new Error(`session ${this.id} is closed`);
     await this.conversation.runtime.store.ensureDurable(this.conversation.id);
     if (this.isRunning && mode === 'steer') {
       this.steering.push(content);
       return { queued: true };
     }
-    return this.enqueue({ id: newId('input'), turnId: newId('turn'), kind: 'input', content });
+    return this.enqueue({ id: newId('input'), turnId: newId('turn'), kind: 'input', content, ...(reasoningEffort ? { reasoningEffort } : {}) });
   }
 
   /** Queues a manual compaction (runs now when idle). */
@@ -316,6 +317,7 @@ export class LiveSession {
         itemStarted: (itemId, kind, partial) => this.conversation.itemStarted(this.id, turnId, itemId, kind, partial),
         itemDelta: (itemId, delta) => this.conversation.itemDelta(this.id, itemId, delta),
         ...(runtime.logger ? { logger: runtime.logger } : {}),
+        ...(work.kind === 'input' && work.reasoningEffort ? { reasoningEffort: work.reasoningEffort } : {}),
       };
       // MCP servers start on the first turn; ones that failed are tried again on each turn.
       if (work.kind !== 'compact' && refusal === undefined) await mcp.prepare(controller.signal);

@@ -82,7 +82,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
 
     async 'session/input'(params) {
       const session = sessionOf(await runtime.getConversation(params.conversationId), params.sessionId, 'session/input');
-      const outcome = await session.input(toContent(params.input), params.mode ?? 'queue');
+      const outcome = await session.input(toContent(params.input), params.mode ?? 'queue', params.reasoningEffort);
       return { sessionId: session.id, ...outcome };
     },
 
