@@ -6,8 +6,11 @@
  */
 import { APICallError, JSONParseError, TypeValidationError } from 'ai';
 
-/** Why a model call failed (`context_overflow`: the request cannot be made small enough to send). */
-export type ModelFailureKind = 'http' | 'connection' | 'dropped_stream' | 'malformed_event' | 'context_overflow' | 'other';
+/**
+ * Why a model call failed (`stream_error`: the provider sent an error event after `200 OK`;
+ * `context_overflow`: the request cannot be made small enough to send).
+ */
+export type ModelFailureKind = 'http' | 'connection' | 'dropped_stream' | 'malformed_event' | 'stream_error' | 'context_overflow' | 'other';
 
 /** A model call that failed, with what the provider said. */
 export class ModelCallError extends Error {
@@ -136,10 +139,36 @@ export function toModelCallError(error: unknown): ModelCallError {
     const headers = apiError.responseHeaders ?? {};
     return new ModelCallError(providerMessage(apiError), status, retryable, parseRetryAfter(headers['retry-after']), 0, status === null ? 'connection' : 'http');
   }
+  const streamError = providerErrorEvent(error);
+  if (streamError) return streamError;
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as NodeJS.ErrnoException)?.code ?? (cause as NodeJS.ErrnoException)?.code;
   const connectionFailure = ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_SOCKET'].includes(code ?? '') || /fetch failed|socket|terminated/i.test(message);
   return new ModelCallError(message, null, connectionFailure, undefined, 0, connectionFailure ? 'connection' : 'other');
+}
+
+/** Error types and codes of the four APIs that say the provider is busy or failed, not the request. */
+const TRANSIENT_ERROR = /overloaded|rate_limit|server_error|api_error|internal|unavailable|resource_exhausted/i;
+
+/**
+ * An error event sent inside a successful stream, as the SDK hands it over: the event's error
+ * object (Anthropic `{type, message}`, OpenAI `{type|code, message}`, Gemini `{code, message, status}`).
+ */
+function providerErrorEvent(error: unknown): ModelCallError | undefined {
+  if (error instanceof Error || typeof error !== 'object' || error === null) return undefined;
+  const record = error as Record<string, unknown>;
+  const nested = typeof record.error === 'object' && record.error !== null ? (record.error as Record<string, unknown>) : record;
+  if (typeof nested.message !== 'string') return undefined;
+  const name = [nested.type, nested.code, nested.status].find((value) => typeof value === 'string' && value !== 'error') as string | undefined;
+  return new ModelCallError(
+    `the provider reported an error mid-answer: ${name ? `${name}: ` : ''}${nested.message}`,
+    null,
+    name !== undefined && TRANSIENT_ERROR.test(name),
+    undefined,
+    0,
+    'stream_error',
+    JSON.stringify(error),
+  );
 }
 
 /** The innermost readable reason of a network failure (`terminated: other side closed`). */

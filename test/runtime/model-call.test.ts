@@ -1,4 +1,4 @@
-import { APICallError, TypeValidationError } from 'ai';
+import { APICallError, JSONParseError, TypeValidationError } from 'ai';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { parseRetryAfter, toModelCallError } from '../../src/runtime/model-call.js';
@@ -42,5 +42,21 @@ describe('model call failures', () => {
     expect(failure.kind).toBe('malformed_event');
     expect(failure.retryable).toBe(false);
     expect(failure.detail).toContain('invalid_union');
+  });
+
+  it('reports an event that is not JSON with an excerpt of it', () => {
+    const failure = toModelCallError(new JSONParseError({ text: '{"type":"content_block_delta",', cause: new SyntaxError('Unexpected end of JSON input') }));
+    expect(failure.message).toBe('the provider sent an event that is not valid JSON ("{\\"type\\":\\"content_block_delta\\",")');
+    expect(failure.kind).toBe('malformed_event');
+  });
+
+  it('reports an error event inside a successful stream by its type and message, never as [object Object]', () => {
+    const overloaded = toModelCallError({ type: 'overloaded_error', message: 'Overloaded' });
+    expect(overloaded.message).toBe('the provider reported an error mid-answer: overloaded_error: Overloaded');
+    expect(overloaded.retryable).toBe(true);
+    const refused = toModelCallError({ error: { message: 'context too long', type: 'invalid_request_error', code: null } });
+    expect(refused.message).toBe('the provider reported an error mid-answer: invalid_request_error: context too long');
+    expect(refused.retryable).toBe(false);
+    expect(toModelCallError({ code: 500, message: 'boom', status: 'INTERNAL' }).message).toBe('the provider reported an error mid-answer: INTERNAL: boom');
   });
 });

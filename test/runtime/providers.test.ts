@@ -184,6 +184,27 @@ responses:
     expect(turn?.error).toBe(message);
   });
 
+  it('reports an error event sent mid-answer with the provider\'s type and message', async () => {
+    harness = await startInProcessServer(
+      `
+responses:
+  - deltas: ["BEFORE-1 ", "never-sent"]
+    streamError: { afterDeltas: 1, status: 400, type: invalid_request_error, message: "MID-STREAM-FAULT-7" }
+`,
+      { providersYaml: providersFor(provider.kind) },
+    );
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'talk' });
+    const [turn] = await harness.turnsCompleted(1);
+    expect(turn?.status).toBe('failed');
+    const failure = harness.completedItems().at(-1);
+    const message = failure?.kind === 'model_error' ? failure.message : '';
+    expect(message).toContain('MID-STREAM-FAULT-7');
+    expect(message).not.toContain('[object Object]');
+    expect(message).not.toContain('\n');
+    expect(harness.completedItems().find((item) => item.kind === 'assistant_message')).toMatchObject({ status: 'failed', text: 'BEFORE-1 ' });
+  });
+
   it('reports a malformed event in one line naming the event type and the field', async () => {
     harness = await startInProcessServer(
       `

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { encodeError, encodeReply, matchModelRoute, type ModelApi } from './routes.js';
+import { encodeError, encodeReply, encodeStreamErrorEvent, matchModelRoute, type ModelApi } from './routes.js';
 import {
   expandMockScript,
   resolveReply,
@@ -233,6 +233,7 @@ export class MockProviderServer {
         lineBreak: encoded.lineBreak,
         disconnectAfterDeltas: reply.disconnectAfterDeltas,
         malformedEventAfterDeltas: reply.malformedEventAfterDeltas,
+        ...(reply.streamError ? { streamError: { afterDeltas: reply.streamError.afterDeltas, event: encodeStreamErrorEvent(api, reply.streamError) } } : {}),
       });
     } else if (reply.disconnectAfterDeltas !== undefined) {
       // A JSON answer has no deltas to send first: the client sees the connection drop unanswered.
@@ -268,7 +269,7 @@ export class MockProviderServer {
   private async sendEvents(
     response: ServerResponse,
     events: ServerSentEvent[],
-    options: { delayMs: number; lineBreak: '\n' | '\r\n'; disconnectAfterDeltas: number | undefined; malformedEventAfterDeltas?: number | undefined },
+    options: { delayMs: number; lineBreak: '\n' | '\r\n'; disconnectAfterDeltas: number | undefined; malformedEventAfterDeltas?: number | undefined; streamError?: { afterDeltas: number; event: ServerSentEvent } },
   ): Promise<void> {
     const disconnected = new AbortController();
     response.on('close', () => disconnected.abort());
@@ -282,7 +283,9 @@ export class MockProviderServer {
     const { delayMs, disconnectAfterDeltas } = options;
     let deltasSent = 0;
     try {
-      for (const event of events) {
+      const { streamError } = options;
+      const stream = streamError ? [...cutAfterDeltas(events, streamError.afterDeltas), streamError.event] : events;
+      for (const event of stream) {
         if (disconnectAfterDeltas !== undefined && deltasSent >= disconnectAfterDeltas) break;
         if (event.isDelta && delayMs > 0) await sleep(delayMs, undefined, { signal: disconnected.signal });
         if (disconnected.signal.aborted) return;
@@ -312,6 +315,17 @@ export class MockProviderServer {
 export function formatServerSentEvent(event: ServerSentEvent, lineBreak: '\n' | '\r\n' = '\n'): string {
   const data = event.data === '[DONE]' ? '[DONE]' : JSON.stringify(event.data);
   return `${event.event !== undefined ? `event: ${event.event}${lineBreak}` : ''}data: ${data}${lineBreak}${lineBreak}`;
+}
+
+/** The events up to (not including) the delta after the `count`-th. */
+function cutAfterDeltas(events: ServerSentEvent[], count: number): ServerSentEvent[] {
+  let deltas = 0;
+  const kept: ServerSentEvent[] = [];
+  for (const event of events) {
+    if (event.isDelta && deltas++ >= count) break;
+    kept.push(event);
+  }
+  return kept;
 }
 
 /** Fields that carry generated content in the delta events of the four wire formats. */

@@ -122,6 +122,25 @@ export function encodeReply(
 }
 
 /**
+ * The error event a stream of `api` carries when the provider fails after `200 OK` (sources:
+ * OpenAI Responses streaming `error` event, Anthropic Messages streaming `error` event): the
+ * Responses `{type: "error", code, message, param, sequence_number}`, Anthropic's error body
+ * as an `error` event, and for Chat Completions and Gemini a data chunk holding their error body.
+ */
+export function encodeStreamErrorEvent(api: ModelApi, error: MockError): ServerSentEvent {
+  switch (api) {
+    case 'responses':
+      return { event: 'error', data: { type: 'error', code: error.code ?? error.type ?? openAIErrorBody(error).error.type, message: error.message, param: null, sequence_number: 0 }, isDelta: false };
+    case 'anthropic':
+      return { event: 'error', data: anthropicErrorBody(error), isDelta: false };
+    case 'chat':
+      return { data: openAIErrorBody(error), isDelta: false };
+    case 'google':
+      return { data: googleErrorBody(error), isDelta: false };
+  }
+}
+
+/**
  * Encodes an error in the error body of `api` (OpenAI's when the API is unknown, e.g. for an
  * unknown path), with a `retry-after` header (whole seconds) when `retryAfterSeconds` is set.
  */

@@ -67,6 +67,7 @@ const mockResponseEntrySchema = z
     delayMs: z.number().int().nonnegative().optional(),
     disconnectAfterDeltas: z.number().int().nonnegative().optional(),
     malformedEventAfterDeltas: z.number().int().nonnegative().optional(),
+    streamError: mockErrorSchema.extend({ afterDeltas: z.number().int().nonnegative() }).strict().optional(),
   })
   .strict()
   .superRefine((entry, context) => {
@@ -86,12 +87,13 @@ const mockResponseEntrySchema = z
       entry.reasoning !== undefined ||
       entry.reasoningDeltas !== undefined ||
       entry.disconnectAfterDeltas !== undefined ||
-      entry.malformedEventAfterDeltas !== undefined;
+      entry.malformedEventAfterDeltas !== undefined ||
+      entry.streamError !== undefined;
     if (entry.error !== undefined && (hasOutput || hasReplyOnlyField)) {
       context.addIssue({
         code: 'custom',
         message:
-          'an error entry cannot also have text, deltas, reasoning, reasoningDeltas, toolCalls, usage, disconnectAfterDeltas or malformedEventAfterDeltas',
+          'an error entry cannot also have text, deltas, reasoning, reasoningDeltas, toolCalls, usage, disconnectAfterDeltas, malformedEventAfterDeltas or streamError',
         path: ['error'],
       });
     }
@@ -190,6 +192,11 @@ export interface ResolvedReply {
    * a string, as a provider with a broken encoder would send it. The stream then goes on.
    */
   malformedEventAfterDeltas: number | undefined;
+  /**
+   * When set, the stream sends this many delta events, then the API's error event (Responses
+   * `error`, Anthropic `error`, a Chat Completions or Gemini chunk holding `error`) and ends.
+   */
+  streamError: (MockError & { afterDeltas: number }) | undefined;
 }
 
 /**
@@ -368,5 +375,6 @@ export function resolveReply(entry: MockResponseEntry, requestNumber: number, re
     usage,
     disconnectAfterDeltas: entry.disconnectAfterDeltas,
     malformedEventAfterDeltas: entry.malformedEventAfterDeltas,
+    streamError: entry.streamError,
   };
 }
