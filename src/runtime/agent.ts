@@ -91,8 +91,8 @@ function totalTokens(parts: ContextPart[]): number {
   return parts.reduce((sum, part) => sum + part.tokens, 0);
 }
 
-function contextDoesNotFit(environment: AgentEnvironment, parts: ContextPart[], afterCompaction: boolean): ModelCallError {
-  return new ModelCallError(contextDoesNotFitMessage(parts, environment.compactionThreshold, environment.model, afterCompaction), null, false, undefined, 0, 'context_overflow');
+function contextDoesNotFit(environment: AgentEnvironment, parts: ContextPart[], afterCompaction: boolean, reportedTokens?: number): ModelCallError {
+  return new ModelCallError(contextDoesNotFitMessage(parts, environment.compactionThreshold, environment.model, afterCompaction, reportedTokens), null, false, undefined, 0, 'context_overflow');
 }
 
 /** The empty usage. */
@@ -234,6 +234,12 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
       // the rest is already too large, summarising again and again cannot help.
       const kept = measureKeptContext(environment.history(), environment.system, toolList);
       if (totalTokens(kept) > limit) return recordFailure(environment, items, contextDoesNotFit(environment, kept, false), steps, usage);
+      // The estimate said a compaction would help, but the provider counted the first request after the last one over the threshold.
+      const reportedAfter = environment.contextMeter.inputTokensAfterCompaction;
+      if (reportedAfter !== undefined && reportedAfter > limit) {
+        const parts = measureKeptContext(environment.history(), environment.system, toolList, true);
+        return recordFailure(environment, items, contextDoesNotFit(environment, parts, true, reportedAfter), steps, usage);
+      }
       try {
         usage = addUsage(usage, await compactHistory(environment));
         environment.contextMeter.reset();

@@ -30,17 +30,37 @@ export function estimateTokens(value: unknown): number {
 export class ContextMeter {
   private reportedTokens: number | undefined;
   private itemsAtReport = 0;
+  private awaitingFirstReport = false;
+  private firstRequestAfterCompaction: number | undefined;
 
   /** Records the usage the provider reported for a call made with `itemCount` items. */
   report(usage: TokenUsage, itemCount: number): void {
     this.reportedTokens = usage.inputTokens + usage.outputTokens;
     this.itemsAtReport = itemCount;
+    if (this.awaitingFirstReport) {
+      this.firstRequestAfterCompaction = usage.inputTokens;
+      this.awaitingFirstReport = false;
+    }
   }
 
-  /** Forgets the last report (after compaction the next request is much smaller). */
+  /**
+   * Forgets the last report (after compaction the next request is much smaller) and notes
+   * that the next reported request is the first after a compaction.
+   */
   reset(): void {
     this.reportedTokens = undefined;
     this.itemsAtReport = 0;
+    this.awaitingFirstReport = true;
+    this.firstRequestAfterCompaction = undefined;
+  }
+
+  /**
+   * Input tokens the provider reported for the first request after the latest compaction
+   * (undefined before that request). When it is over the threshold, the compaction did not
+   * help: the provider counts the kept parts larger than the estimate did.
+   */
+  get inputTokensAfterCompaction(): number | undefined {
+    return this.firstRequestAfterCompaction;
   }
 
   /** Estimated tokens of a request built from these items (and the system prompt), in tokens. */
@@ -90,14 +110,16 @@ const formatTokens = (tokens: number) => Math.round(tokens).toLocaleString('en-U
  * The error that ends a turn whose context compaction cannot bring under the threshold: it
  * names the total, the threshold, the overage and each part, largest first, in tokens.
  * @param afterCompaction whether a compaction was just made (its summary is one of the parts)
+ * @param reportedTokens the provider's count of the request, when known (it replaces the estimated total)
  */
-export function contextDoesNotFitMessage(parts: ContextPart[], threshold: number, model: Pick<ResolvedModel, 'name' | 'contextWindow'>, afterCompaction: boolean): string {
-  const total = parts.reduce((sum, part) => sum + part.tokens, 0);
+export function contextDoesNotFitMessage(parts: ContextPart[], threshold: number, model: Pick<ResolvedModel, 'name' | 'contextWindow'>, afterCompaction: boolean, reportedTokens?: number): string {
+  const total = reportedTokens ?? parts.reduce((sum, part) => sum + part.tokens, 0);
   const limit = threshold * model.contextWindow;
   const listed = parts.filter((part) => part.tokens > 0).map((part) => `${part.label} (~${formatTokens(part.tokens)} tokens)`).join(', ');
   return (
     `the context does not fit${afterCompaction ? ' even after compaction' : ''}: ` +
-    `what compaction keeps is ~${formatTokens(total)} tokens, over the compaction threshold of ${formatTokens(limit)} tokens ` +
+    (reportedTokens !== undefined ? `the first request after it was ${formatTokens(total)} tokens as the provider counted them, over` : `what compaction keeps is ~${formatTokens(total)} tokens, over`) +
+    ` the compaction threshold of ${formatTokens(limit)} tokens ` +
     `(${Math.round(threshold * 100)} % of the ${formatTokens(model.contextWindow)}-token window of ${model.name}) by ~${formatTokens(total - limit)} tokens: ${listed}. ` +
     'Use a model with a larger context window, or load fewer or smaller skills and AGENTS.md files.'
   );

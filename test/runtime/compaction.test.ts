@@ -157,4 +157,33 @@ responses:
     expect(turn?.status).toBe('failed');
     expect(turn?.error).toMatch(/^the context does not fit even after compaction: .* by ~[\d,]+ tokens: .*skill "mid-guide" \(~[\d,]+ tokens\).*summary \(~[\d,]+ tokens\)/);
   });
+
+  it('ends the turn when the provider counts the first request after a compaction over the threshold', async () => {
+    // 20,000-token window: compaction at 16,000. The estimate of the kept parts is small, but the
+    // provider's count of the request after the summary (16,500) is over: compacting again cannot help.
+    harness = await startInProcessServer(
+      `
+responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo a" } }]
+    usage: { inputTokens: 17000, outputTokens: 10 }
+  - text: "SUMMARY-ONE"
+    usage: { inputTokens: 17000, outputTokens: 10 }
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo b" } }]
+    usage: { inputTokens: 16500, outputTokens: 10 }
+  - text: "SUMMARY-TWO"
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo c" } }]
+    usage: { inputTokens: 16500, outputTokens: 10 }
+  - text: "SUMMARY-THREE"
+  - text: "done"
+`,
+      { limits: { maxStepsPerTurn: 6 }, providersYaml: providers },
+    );
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'echo things' });
+    const [turn] = await harness.turnsCompleted(1);
+    expect(harness.completedItems().filter((item) => item.kind === 'context_summary')).toHaveLength(1);
+    expect(harness.environment.mock.requests).toHaveLength(3);
+    expect(turn?.status).toBe('failed');
+    expect(turn?.error).toMatch(/^the context does not fit even after compaction: the first request after it was 16,500 tokens as the provider counted them, over the compaction threshold of 16,000 tokens \(80 % of the 20,000-token window of mock\/mock-model\) by ~500 tokens: /);
+  });
 });
