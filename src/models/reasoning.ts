@@ -39,7 +39,8 @@ export const THINKING_BUDGET_TOKENS: Record<Exclude<ReasoningEffort, 'none'>, nu
  * @returns undefined when nothing is to be asked (a model that does not reason and no override)
  */
 export function reasoningProviderOptions(kind: ProviderConfig['kind'], settings: ReasoningSettings | undefined, effortOverride?: ReasoningEffort): ReasoningProviderOptions | undefined {
-  if (settings === undefined && effortOverride === undefined) return undefined;
+  // A model that does not reason is asked nothing unless a turn asks it to reason: `none` would be a parameter it may not know.
+  if (settings === undefined && (effortOverride === undefined || effortOverride === 'none')) return undefined;
   const effort = effortOverride ?? settings?.effort ?? DEFAULT_REASONING_EFFORT;
   const summary = settings?.summary ?? 'auto';
   // An explicit budget holds for the configured effort; a turn asking another effort gets that effort's budget.
