@@ -6,6 +6,7 @@
 import path from 'node:path';
 import type { ExecutorFileSystem } from '../../executors/executor.js';
 import type { Workspace } from '../../executors/workspace.js';
+import { internalFailureNote, isInternalError, reportInternalError } from '../internal-errors.js';
 import { ApplyPatchError } from './errors.js';
 import { parsePatch, type PatchHunk } from './parser.js';
 import { PatchPathResolver } from './paths.js';
@@ -65,11 +66,15 @@ export async function applyPatch(patchText: string, workspace: Workspace): Promi
   return { ...changes, summary: formatSummary(changes) };
 }
 
-/** File-system failures name absolute paths only; say which patch section they belong to. */
+/**
+ * File-system failures name absolute paths only; say which patch section they belong to. An
+ * internal failure is logged, and the model only learns which section could not be applied.
+ */
 function asPatchError(error: unknown, target: Target, workspace: Workspace): ApplyPatchError {
   if (error instanceof ApplyPatchError) return error;
+  const reason = isInternalError(error) ? internalFailureNote(reportInternalError('apply_patch', error)) : (error as Error).message;
   return new ApplyPatchError(
-    `cannot ${describeSection(target, workspace)}: ${(error as Error).message}`,
+    `cannot ${describeSection(target, workspace)}: ${reason}`,
     { lineNumber: target.hunk.lineNumber, path: workspace.display(target.file) },
     { cause: error },
   );
