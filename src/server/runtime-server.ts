@@ -13,6 +13,7 @@ import { createExecutors } from '../config/executors.js';
 import { ConversationStore } from '../dao/conversation-store.js';
 import { SqliteConversationSearchIndex } from '../dao/sqlite-conversation-search-index.js';
 import type { Logger } from '../logger.js';
+import { setToolFailureLogger } from '../tools/internal-errors.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { Runtime, type RuntimeLimits } from '../runtime/runtime.js';
 import { FileLogStorage } from '../storage/file/file-log-storage.js';
@@ -63,6 +64,7 @@ export interface RunningServer {
 export async function startRuntimeServer(options: RuntimeServerOptions): Promise<RunningServer> {
   const paths = { ...resolvePaths(), ...options.paths };
   const logger = options.logger;
+  setToolFailureLogger(logger);
   const lock = acquireDataDirLock(paths.dataDir);
   let logs: StagedLogStorage | undefined;
   let database: SqliteDatabase | undefined;

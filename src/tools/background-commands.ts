@@ -106,6 +106,7 @@ const writeStdinParameters = z.object({
 /** `write_stdin`: sends input to a running command and returns the output since the last read. */
 export const writeStdinTool: Tool<z.infer<typeof writeStdinParameters>> = defineTool({
   name: 'write_stdin',
+  action: 'write to the command',
   description: loadToolDescription('write_stdin'),
   parameters: writeStdinParameters,
   async execute(args, context) {
@@ -121,6 +122,7 @@ const listCommandsParameters = z.object({});
 /** `list_commands`: the session's commands with their state. */
 export const listCommandsTool: Tool<z.infer<typeof listCommandsParameters>> = defineTool({
   name: 'list_commands',
+  action: 'list the background commands',
   description: loadToolDescription('list_commands'),
   parameters: listCommandsParameters,
   async execute(_args, context) {
@@ -143,6 +145,7 @@ const killCommandParameters = z.object({
 /** `kill_command`: kills a command's whole process group and returns its last output. */
 export const killCommandTool: Tool<z.infer<typeof killCommandParameters>> = defineTool({
   name: 'kill_command',
+  action: 'stop the command',
   description: loadToolDescription('kill_command'),
   parameters: killCommandParameters,
   async execute(args, context) {

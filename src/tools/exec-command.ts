@@ -72,6 +72,7 @@ export function createExecCommandTool(options: ExecCommandToolOptions = {}): Too
   const maxOutputBytes = options.maxOutputBytes ?? EXEC_COMMAND_DEFAULT_MAX_OUTPUT_BYTES;
   return defineTool({
     name: 'exec_command',
+    action: 'run the command',
     description: loadToolDescription('exec_command'),
     parameters: execCommandParameters,
     // Room for the status lines, so the shared cap never cuts output the executor already capped.

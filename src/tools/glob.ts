@@ -33,6 +33,7 @@ export type GlobArguments = z.infer<typeof globParameters>;
 export function createGlobTool(): Tool<GlobArguments> {
   return defineTool({
     name: 'glob',
+    action: 'list the matching files',
     description: loadToolDescription('glob'),
     parameters: globParameters,
     async execute(args, context) {

@@ -68,6 +68,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepArgument
   const engineChoice = options.engine ?? 'auto';
   return defineTool({
     name: 'grep',
+    action: 'search the files',
     description: loadToolDescription('grep'),
     parameters: grepParameters,
     async execute(args, context) {

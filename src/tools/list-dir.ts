@@ -90,6 +90,7 @@ export function createListDirTool(options: ListDirToolOptions = {}): Tool<ListDi
   const maxEntries = options.maxEntries ?? LIST_DIR_DEFAULT_MAX_ENTRIES;
   return defineTool({
     name: 'list_dir',
+    action: 'list the directory',
     description: loadToolDescription('list_dir'),
     parameters: listDirParameters,
     async execute(args, context) {

@@ -92,6 +92,7 @@ export function createReadFileTool(options: ReadFileToolOptions = {}): Tool<Read
   const maxBytes = options.maxBytes ?? READ_FILE_DEFAULT_MAX_BYTES;
   return defineTool({
     name: 'read_file',
+    action: 'read the file',
     description: loadToolDescription('read_file'),
     parameters: readFileParameters,
     // Room for the notes, so the shared output cap never cuts lines this tool already fitted.

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Workspace } from '../executors/workspace.js';
 import type { BackgroundCommandRegistry } from '../runtime/background-commands.js';
+import { internalFailureNote, isInternalError, reportInternalError } from './internal-errors.js';
 
 /** What a tool call produced. */
 export interface ToolResult {
@@ -80,15 +81,42 @@ export interface ToolSpec<Args> {
   name: string;
   description: string;
   parameters: z.ZodType<Args>;
+  /**
+   * What the tool does, as the end of "could not …" in a failure message (`read the file`,
+   * `apply the patch`); default `complete the call`.
+   */
+  action?: string;
   /** Output cap in bytes; default `DEFAULT_TOOL_OUTPUT_LIMIT_BYTES`. */
   outputLimitBytes?: number;
-  /** The tool's work. May throw: the error message becomes an error result. */
+  /**
+   * The tool's work. May throw: an `Error`'s message becomes the error result; an internal
+   * failure (see `isInternalError`) is logged and the result only says what could not be done.
+   */
   execute(args: Args, context: ToolContext): Promise<ToolResult>;
 }
 
 /**
+ * Turns what a tool threw into an error result. A tool's own errors are messages written
+ * for the model and are passed on; internal failures (JavaScript's `RangeError`,
+ * `TypeError`…, or a thrown non-error) are logged with their stack and replaced by a
+ * sentence saying what the tool could not do, so that no "Maximum call stack size exceeded"
+ * ever reaches the model as a reason.
+ * @param toolName the tool's name, which starts the message
+ * @param action what the tool does (`apply the patch`)
+ * @param error the thrown value
+ */
+export function thrownErrorResult(toolName: string, action: string, error: unknown): ToolResult {
+  if (isInternalError(error)) {
+    const reference = reportInternalError(toolName, error);
+    return { output: `${toolName}: could not ${action}: ${internalFailureNote(reference)}`, isError: true };
+  }
+  return { output: `${toolName}: ${(error as Error).message}`, isError: true };
+}
+
+/**
  * Wraps a tool's work with argument validation and output truncation, the two things every
- * tool needs, and turns thrown errors into error results the model can read.
+ * tool needs, and turns thrown errors into error results the model can read (see
+ * `thrownErrorResult`).
  */
 export function defineTool<Args>(spec: ToolSpec<Args>): Tool<Args> {
   const limit = spec.outputLimitBytes ?? DEFAULT_TOOL_OUTPUT_LIMIT_BYTES;
@@ -105,7 +133,7 @@ export function defineTool<Args>(spec: ToolSpec<Args>): Tool<Args> {
       try {
         result = await spec.execute(parsed.data, context);
       } catch (error) {
-        result = { output: `${spec.name}: ${(error as Error).message}`, isError: true };
+        result = thrownErrorResult(spec.name, spec.action ?? 'complete the call', error);
       }
       const capped = truncateOutput(result.output, limit);
       return capped.truncated ? { ...result, output: capped.text } : result;

@@ -62,11 +62,11 @@ describe('line endings', () => {
     expect(await readFile(path.join(root, 'win.txt'), 'latin1')).toBe('alpha\r\nBETA\r\nbeta two\r\ngamma\r\n');
   });
 
-  it('accepts a patch sent with CRLF line breaks and gives an unterminated CRLF file its final CRLF', async () => {
+  it('accepts a patch sent with CRLF line breaks and leaves an unterminated CRLF file unterminated', async () => {
     const { root, workspace } = await workspaceWith({ 'win.txt': 'first\r\nsecond' });
     const patch = patchOf('*** Update File: win.txt', '@@', '-second', '+last').replaceAll('\n', '\r\n');
     expect((await runTool(workspace, patch)).isError).toBe(false);
-    expect(await readFile(path.join(root, 'win.txt'), 'latin1')).toBe('first\r\nlast\r\n');
+    expect(await readFile(path.join(root, 'win.txt'), 'latin1')).toBe('first\r\nlast');
   });
 
   it('keeps the ending of every untouched line of a mixed file, context lines included', async () => {
@@ -78,10 +78,10 @@ describe('line endings', () => {
     expect(await readFile(path.join(root, 'mixed.txt'), 'latin1')).toBe('one\r\ntwo\nTHREE\r\nfour\nfive\r\n');
   });
 
-  it('leaves an updated file ending with a line break even when its last line was not touched', async () => {
+  it('leaves a file without a final line break without one when its last line was not touched', async () => {
     const { root, workspace } = await workspaceWith({ 'open.txt': 'a\nb' });
     expect((await runTool(workspace, patchOf('*** Update File: open.txt', '@@', '-a', '+A'))).isError).toBe(false);
-    expect(await readFile(path.join(root, 'open.txt'), 'utf8')).toBe('A\nb\n');
+    expect(await readFile(path.join(root, 'open.txt'), 'utf8')).toBe('A\nb');
   });
 
   it('keeps a UTF-8 byte-order mark', async () => {
@@ -154,7 +154,7 @@ describe('fuzzy matching', () => {
   it('ignores a trailing blank line the model left at the end of a chunk', async () => {
     const { root, workspace } = await workspaceWith({ 'end.txt': 'a\nb' });
     expect((await runTool(workspace, patchOf('*** Update File: end.txt', '@@', ' a', '-b', '+c', ''))).isError).toBe(false);
-    expect(await readFile(path.join(root, 'end.txt'), 'utf8')).toBe('a\nc\n');
+    expect(await readFile(path.join(root, 'end.txt'), 'utf8')).toBe('a\nc');
   });
 });
 

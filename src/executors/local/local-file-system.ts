@@ -1,4 +1,5 @@
-import { lstat, mkdir, readdir, readFile, realpath, unlink, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { lstat, mkdir, open, readdir, readFile, realpath, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import type { Dirent, Stats } from 'node:fs';
 import path from 'node:path';
 import type { DirectoryEntry, ExecutorFileSystem, FileKind, FileStat } from '../executor.js';
@@ -39,6 +40,50 @@ function requireAbsolute(filePath: string): void {
   if (!path.posix.isAbsolute(filePath)) throw new Error(`path must be absolute, got "${filePath}"`);
 }
 
+/** Failures that mean "no new file can be made here", which a write in place may still overcome. */
+const CANNOT_CREATE = new Set(['EACCES', 'EPERM']);
+
+/**
+ * Writes `data` to a temporary sibling of `target` and renames it over `target`.
+ * @returns false, having left nothing behind, when the temporary file cannot be created or
+ *   cannot be given the old file's owner; the caller then writes in place
+ * @throws the file-system error of any other failure (the temporary file is removed)
+ */
+async function replaceAtomically(target: string, data: Uint8Array | string, existing: Stats | undefined): Promise<boolean> {
+  const temporary = path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  const mode = existing === undefined ? 0o666 : existing.mode & 0o7777;
+  let handle;
+  try {
+    handle = await open(temporary, 'wx', mode);
+  } catch (error) {
+    if (CANNOT_CREATE.has(errorCode(error) ?? '')) return false;
+    throw error;
+  }
+  let renamed = false;
+  try {
+    try {
+      if (existing !== undefined) {
+        // open() applies the umask; the old file's mode is restored exactly.
+        await handle.chmod(mode);
+        if (existing.uid !== process.getuid?.() || existing.gid !== process.getgid?.()) await handle.chown(existing.uid, existing.gid);
+      }
+    } catch (error) {
+      if (CANNOT_CREATE.has(errorCode(error) ?? '')) return false;
+      throw error;
+    }
+    await handle.writeFile(data);
+    await handle.datasync();
+    await handle.close();
+    handle = undefined;
+    await rename(temporary, target);
+    renamed = true;
+    return true;
+  } finally {
+    await handle?.close().catch(() => undefined);
+    if (!renamed) await unlink(temporary).catch(() => undefined);
+  }
+}
+
 /**
  * `ExecutorFileSystem` over the local disk (`node:fs/promises`). Paths must be absolute;
  * thrown errors name the path and carry Node's error `code` (`ENOENT`…).
@@ -54,11 +99,31 @@ export class LocalFileSystem implements ExecutorFileSystem {
     }
   }
 
-  /** Creates or replaces a file (strings are written as UTF-8). Parent directories must exist. */
+  /**
+   * Creates or replaces a file (strings are written as UTF-8). Parent directories must exist.
+   *
+   * The replacement is atomic: the data goes to a temporary file in the same directory, which
+   * gets the old file's mode and owner, is flushed to disk and renamed over the file, so a
+   * reader sees the old or the new content, never a part. A symlink is followed: its target
+   * is replaced, the link stays. When the old file's owner cannot be given to a new file (it
+   * belongs to another user and this process may not chown), or no file can be created in
+   * the directory, the file is rewritten in place instead, keeping its owner.
+   */
   async writeFile(filePath: string, data: Uint8Array | string): Promise<void> {
     requireAbsolute(filePath);
     try {
-      await writeFile(filePath, data);
+      const existing = await stat(filePath).catch((error: unknown) => {
+        if (errorCode(error) === 'ENOENT') return undefined;
+        throw error;
+      });
+      if (existing?.isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+      const target = existing === undefined ? filePath : await realpath(filePath);
+      if (existing !== undefined && !existing.isFile()) {
+        // A device or FIFO is written to, not replaced.
+        await writeFile(target, data);
+        return;
+      }
+      if (!(await replaceAtomically(target, data, existing))) await writeFile(target, data);
     } catch (error) {
       throw describeFailure('write', filePath, error);
     }

@@ -2,6 +2,7 @@
  * `ExecutorFileSystem` over SFTP (the `ssh2` SFTP client). Errors name the path and carry a
  * Node-style `code` (`ENOENT`, `EACCES`, `EISDIR`…) like the local file system's.
  */
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { FileEntryWithStats, SFTPWrapper, Stats } from 'ssh2';
 import type { DirectoryEntry, ExecutorFileSystem, FileKind, FileStat } from '../executor.js';
@@ -46,6 +47,40 @@ function call<T>(start: (done: (error: Error | null | undefined, value?: T) => v
   return new Promise((resolve, reject) => start((error, value) => (error ? reject(error) : resolve(value as T))));
 }
 
+/**
+ * Writes `bytes` to a temporary sibling of `target` and renames it over `target` with
+ * `posix-rename@openssh.com`.
+ * @returns false, having left nothing behind, when that cannot be done while keeping the old
+ *   file's owner (no extension, no right to create or chown); the caller writes in place
+ * @throws the described SFTP error of any other failure
+ */
+async function replaceAtomically(sftp: SFTPWrapper, target: string, bytes: Buffer, existing: Stats | undefined): Promise<boolean> {
+  const temporary = path.posix.join(path.posix.dirname(target), `.${path.posix.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  const mode = existing === undefined ? 0o644 : existing.mode & 0o7777;
+  try {
+    await call<void>((done) => sftp.writeFile(temporary, bytes, { flag: 'wx', mode }, done));
+  } catch (error) {
+    await call<void>((done) => sftp.unlink(temporary, done)).catch(() => undefined);
+    if ((error as { code?: unknown }).code === 3) return false;
+    throw describeFailure('write', target, error);
+  }
+  try {
+    if (existing !== undefined) {
+      // The server applies its umask on creation; the old mode and owner are set explicitly.
+      await call<void>((done) => sftp.setstat(temporary, { mode, uid: existing.uid, gid: existing.gid }, done));
+    }
+    await call<void>((done) => sftp.ext_openssh_rename(temporary, target, done));
+    return true;
+  } catch (error) {
+    await call<void>((done) => sftp.unlink(temporary, done)).catch(() => undefined);
+    // Permission denied (chown to another user) or an unsupported extension: write in place.
+    // (ssh2 rejects without an SFTP status when the server lacks the extension.)
+    const status = (error as { code?: unknown }).code;
+    if (typeof status !== 'number' || status === 3 || status === 8) return false;
+    throw describeFailure('write', target, error);
+  }
+}
+
 /** The file system of an SSH executor, over its connection's SFTP session. */
 export class SftpFileSystem implements ExecutorFileSystem {
   /** @param withSftp runs an operation on the executor's SFTP session */
@@ -72,16 +107,37 @@ export class SftpFileSystem implements ExecutorFileSystem {
     });
   }
 
-  /** Creates or replaces a file (strings as UTF-8); an existing file keeps its mode. Parents must exist. */
+  /**
+   * Creates or replaces a file (strings as UTF-8). Parents must exist.
+   *
+   * The replacement is atomic: the data goes to a temporary file in the same directory, which
+   * gets the old file's mode and owner and is renamed over the file with the
+   * `posix-rename@openssh.com` extension (plain SFTP rename refuses an existing destination),
+   * so a reader sees the old or the new content, never a part. A symlink is followed: its
+   * target is replaced. When the server lacks the extension, no file can be created in the
+   * directory, or the old owner cannot be kept, the file is rewritten in place instead.
+   */
   async writeFile(filePath: string, data: Uint8Array | string): Promise<void> {
     requireAbsolute(filePath);
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     return this.withSftp(async (sftp) => {
+      const existing = await call<Stats>((done) => sftp.stat(filePath, done)).catch((error: unknown) => {
+        if (isMissing(error)) return undefined;
+        throw describeFailure('write', filePath, error);
+      });
+      if (existing?.isDirectory()) throw failure('write', filePath, 'EISDIR', 'is a directory');
+      const target =
+        existing === undefined
+          ? filePath
+          : await call<string>((done) => sftp.realpath(filePath, done)).catch((error: unknown) => {
+              throw describeFailure('write', filePath, error);
+            });
+      if (existing === undefined || existing.isFile()) {
+        if (await replaceAtomically(sftp, target, bytes, existing)) return;
+      }
       try {
-        await call<void>((done) => sftp.writeFile(filePath, bytes, done));
+        await call<void>((done) => sftp.writeFile(target, bytes, done));
       } catch (error) {
-        // Servers answer a generic failure for a directory; say it plainly.
-        if ((await this.lstatRaw(sftp, filePath).catch(() => undefined))?.isDirectory()) throw failure('write', filePath, 'EISDIR', 'is a directory', error);
         throw describeFailure('write', filePath, error);
       }
     });

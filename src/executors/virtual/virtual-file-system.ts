@@ -3,6 +3,7 @@
  * one (absolute paths, lstat semantics, parents must exist for writes, errors naming the path
  * with a Node-style `code`), with nothing ever written to the real disk.
  */
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { IFileSystem } from 'just-bash';
 import type { DirectoryEntry, ExecutorFileSystem, FileKind, FileStat } from '../executor.js';
@@ -77,7 +78,12 @@ export class VirtualFileSystem implements ExecutorFileSystem {
     }
   }
 
-  /** Creates or replaces a file (strings as UTF-8). @throws `ENOENT` when the parent is missing. */
+  /**
+   * Creates or replaces a file (strings as UTF-8). Like the other executors, the replacement
+   * is atomic: the data is written to a temporary sibling that gets the old file's mode and
+   * is moved over the file, so the simulated shell sees the old or the new content.
+   * @throws `ENOENT` when the parent is missing, `EISDIR` for a directory
+   */
   async writeFile(filePath: string, data: Uint8Array | string): Promise<void> {
     requireAbsolute(filePath);
     await this.ready();
@@ -86,8 +92,24 @@ export class VirtualFileSystem implements ExecutorFileSystem {
     const parentKind = await this.kindOf(parent);
     if (parentKind === undefined) throw failure('write', filePath, 'ENOENT');
     if ((await this.kindOf(filePath)) === 'directory') throw failure('write', filePath, 'EISDIR');
+    const content = typeof data === 'string' ? data : new Uint8Array(data);
+    let target = filePath;
+    let mode: number | undefined;
     try {
-      await this.memory.writeFile(filePath, typeof data === 'string' ? data : new Uint8Array(data));
+      const existing = await this.memory.stat(filePath).catch(() => undefined);
+      if (existing !== undefined) {
+        target = await this.memory.realpath(filePath);
+        mode = existing.mode;
+      }
+      const temporary = path.posix.join(path.posix.dirname(target), `.${path.posix.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+      await this.memory.writeFile(temporary, content);
+      try {
+        if (mode !== undefined) await this.memory.chmod(temporary, mode & 0o7777);
+        await this.memory.mv(temporary, target);
+      } catch (error) {
+        await this.memory.rm(temporary, { force: true }).catch(() => undefined);
+        throw error;
+      }
     } catch (error) {
       throw describeFailure('write', filePath, error);
     }

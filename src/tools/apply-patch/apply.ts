@@ -5,7 +5,9 @@
  */
 import path from 'node:path';
 import type { ExecutorFileSystem } from '../../executors/executor.js';
+import { lockKeyOf, pathLocksOf, type PathLocks } from '../../executors/path-locks.js';
 import type { Workspace } from '../../executors/workspace.js';
+import { internalFailureNote, isInternalError, reportInternalError } from '../internal-errors.js';
 import { ApplyPatchError } from './errors.js';
 import { parsePatch, type PatchHunk } from './parser.js';
 import { PatchPathResolver } from './paths.js';
@@ -23,6 +25,21 @@ interface Target {
   /** Absolute `*** Move to:` destination of an update section. */
   destination: string | undefined;
 }
+
+/** A target with the lock keys (real paths) of the files it changes. */
+interface LockedTarget extends Target {
+  fileKey: string;
+  destinationKey: string | undefined;
+}
+
+/** What a section needs besides its target: the executor's locks and when this call started. */
+interface CallState {
+  locks: PathLocks;
+  /** Mark from `PathLocks.beginCall`, taken before waiting for the locks. */
+  startMark: number;
+}
+
+const CHANGED_BY_ANOTHER_CALL = 'the file was changed by another edit after this patch was sent; read it again and patch its current text';
 
 const HEADERS: Record<PatchHunk['kind'], string> = {
   add: '*** Add File:',
@@ -53,23 +70,48 @@ const HEADERS: Record<PatchHunk['kind'], string> = {
  */
 export async function applyPatch(patchText: string, workspace: Workspace): Promise<ApplyPatchResult> {
   const hunks = parsePatch(patchText);
-  const targets = await resolveTargets(hunks, workspace);
-  const changes = emptyChanges();
-  for (const target of targets) {
-    try {
-      await applySection(target, workspace, changes);
-    } catch (error) {
-      throw asPatchError(error, target, workspace).withApplied(structuredClone(changes));
-    }
+  const locks = pathLocksOf(workspace.executor);
+  const state: CallState = { locks, startMark: locks.beginCall() };
+  try {
+    const targets = await withLockKeys(await resolveTargets(hunks, workspace), workspace.executor.fs);
+    const keys = targets.flatMap((target) => (target.destinationKey === undefined ? [target.fileKey] : [target.fileKey, target.destinationKey]));
+    // Every file the patch changes stays locked from its first read to its last write, so a
+    // concurrent patch of the same file waits and then sees this one's result.
+    return await locks.withLocks(keys, async () => {
+      const changes = emptyChanges();
+      for (const target of targets) {
+        try {
+          await applySection(target, workspace, changes, state);
+        } catch (error) {
+          throw asPatchError(error, target, workspace).withApplied(structuredClone(changes));
+        }
+      }
+      return { ...changes, summary: formatSummary(changes) };
+    });
+  } finally {
+    locks.endCall();
   }
-  return { ...changes, summary: formatSummary(changes) };
 }
 
-/** File-system failures name absolute paths only; say which patch section they belong to. */
+async function withLockKeys(targets: readonly Target[], fileSystem: ExecutorFileSystem): Promise<LockedTarget[]> {
+  const locked: LockedTarget[] = [];
+  for (const target of targets) {
+    const fileKey = await lockKeyOf(fileSystem, target.file, target.hunk.kind === 'delete' ? 'entry' : 'follow');
+    const destinationKey = target.destination === undefined ? undefined : await lockKeyOf(fileSystem, target.destination, 'follow');
+    locked.push({ ...target, fileKey, destinationKey });
+  }
+  return locked;
+}
+
+/**
+ * File-system failures name absolute paths only; say which patch section they belong to. An
+ * internal failure is logged, and the model only learns which section could not be applied.
+ */
 function asPatchError(error: unknown, target: Target, workspace: Workspace): ApplyPatchError {
   if (error instanceof ApplyPatchError) return error;
+  const reason = isInternalError(error) ? internalFailureNote(reportInternalError('apply_patch', error)) : (error as Error).message;
   return new ApplyPatchError(
-    `cannot ${describeSection(target, workspace)}: ${(error as Error).message}`,
+    `cannot ${describeSection(target, workspace)}: ${reason}`,
     { lineNumber: target.hunk.lineNumber, path: workspace.display(target.file) },
     { cause: error },
   );
@@ -103,9 +145,10 @@ async function resolveTargets(hunks: readonly PatchHunk[], workspace: Workspace)
   return targets;
 }
 
-async function applySection(target: Target, workspace: Workspace, changes: PatchChanges): Promise<void> {
+async function applySection(target: LockedTarget, workspace: Workspace, changes: PatchChanges, state: CallState): Promise<void> {
   const fileSystem = workspace.executor.fs;
-  const { hunk, file } = target;
+  const { hunk, file, fileKey } = target;
+  const changedByAnotherCall = (): boolean => state.locks.changedSince(fileKey, state.startMark);
   const display = workspace.display(file);
   const fail = (reason: string): never => {
     throw new ApplyPatchError(`cannot ${describeSection(target, workspace)}: ${reason}`, {
@@ -118,25 +161,43 @@ async function applySection(target: Target, workspace: Workspace, changes: Patch
     if ((await fileSystem.stat(file))?.kind === 'directory') fail('a directory with that name exists');
     await ensureParentDirectory(fileSystem, file);
     await fileSystem.writeFile(file, hunk.contents);
+    state.locks.noteWrite(fileKey);
     recordPath(changes.added, display);
     return;
   }
 
   const existing = await fileSystem.stat(file);
-  if (existing === undefined) fail('the file does not exist');
+  if (existing === undefined) fail(changedByAnotherCall() ? `the file does not exist any more: ${CHANGED_BY_ANOTHER_CALL}` : 'the file does not exist');
   if (existing?.kind === 'directory') fail(`it is a directory; only files can be ${hunk.kind}d`);
 
   if (hunk.kind === 'delete') {
     await fileSystem.removeFile(file);
+    state.locks.noteWrite(fileKey);
     recordPath(changes.deleted, display);
     return;
   }
 
+  const readStat = await fileSystem.stat(fileKey);
   const original = decodeText(await fileSystem.readFile(file)) ?? fail('the file is not valid UTF-8 text');
-  const updated = applyChunks(original, hunk.chunks, display);
+  let updated: string;
+  try {
+    updated = applyChunks(original, hunk.chunks, display);
+  } catch (error) {
+    if (error instanceof ApplyPatchError && changedByAnotherCall()) {
+      throw new ApplyPatchError(`${error.message}\n${CHANGED_BY_ANOTHER_CALL}`, { lineNumber: error.lineNumber, path: error.path }, { cause: error });
+    }
+    throw error;
+  }
+  // Something other than a tool call (a command, an editor) may have written the file since
+  // it was read; writing now would undo that change.
+  const writeStat = await fileSystem.stat(fileKey);
+  if (writeStat?.size !== readStat?.size || writeStat?.modifiedAt !== readStat?.modifiedAt) {
+    fail('the file changed while the patch was being applied (it was written by something else); nothing was written to it, read it again');
+  }
   const destination = target.destination;
   if (destination === undefined || destination === file) {
     await fileSystem.writeFile(file, updated);
+    state.locks.noteWrite(fileKey);
     recordPath(changes.modified, display);
     return;
   }
@@ -146,7 +207,9 @@ async function applySection(target: Target, workspace: Workspace, changes: Patch
   }
   await ensureParentDirectory(fileSystem, destination);
   await fileSystem.writeFile(destination, updated);
+  if (target.destinationKey !== undefined) state.locks.noteWrite(target.destinationKey);
   await fileSystem.removeFile(file);
+  state.locks.noteWrite(fileKey);
   recordPath(changes.modified, destinationDisplay);
   changes.moved.push({ from: display, to: destinationDisplay });
 }

@@ -53,6 +53,7 @@ function failureResult(error: ApplyPatchError): ToolResult {
  */
 export const applyPatchTool: Tool<ApplyPatchArguments> = defineTool({
   name: 'apply_patch',
+  action: 'apply the patch',
   description: loadToolDescription('apply_patch'),
   parameters: applyPatchArguments,
   async execute({ patch }, { workspace }) {

@@ -1,8 +1,13 @@
 /**
- * Applying the chunks of an `*** Update File:` section to a file's text, keeping what the
- * patch did not change byte for byte: each untouched line keeps its own ending (so CRLF files
- * stay CRLF and mixed files stay mixed), context lines keep the file's spelling even when they
- * matched only fuzzily, and a byte-order mark survives.
+ * Applying the chunks of an `*** Update File:` section to a file's text. Only the lines the
+ * patch changes are rewritten; every other byte is copied from the original text, so line
+ * endings (LF, CRLF, mixed, a lone CR inside a line), trailing whitespace, a byte-order mark
+ * and a missing final line break all survive. The rules are listed in docs/tools.md
+ * ("apply_patch").
+ *
+ * The work is linear in the file's size: lines are located with one pass over the text, and
+ * the result is assembled from slices of the original, never by spreading a file's lines into
+ * one call's arguments (which overflows the stack on files with about 100,000 lines).
  */
 import { ApplyPatchError } from './errors.js';
 import type { ChangeLine, UpdateChunk } from './parser.js';
@@ -10,15 +15,16 @@ import { seekSequence } from './seek.js';
 
 type LineEnding = '\n' | '\r\n' | '';
 
-interface TextLine {
-  text: string;
-  /** Empty only for a last line without a newline. */
-  ending: LineEnding;
-}
-
 interface TextFile {
-  lines: TextLine[];
-  /** Ending for lines the patch adds, taken from the first line break like Codex does. */
+  /** The text without its byte-order mark. */
+  text: string;
+  /** Each line's text, without its line break. */
+  lines: string[];
+  /** Each line's line break; empty only for a last line without one. */
+  endings: LineEnding[];
+  /** Offset in `text` where each line starts, plus `text.length` at the end. */
+  starts: number[];
+  /** Break for added lines that have no neighbour to take one from: the file's first, else LF. */
   preferredEnding: '\n' | '\r\n';
   hasByteOrderMark: boolean;
 }
@@ -31,19 +37,29 @@ interface Edit {
 
 const BYTE_ORDER_MARK = '\uFEFF';
 
+/** Only LF ends a line; a CR before it makes a CRLF ending, any other CR is part of the line. */
 function parseTextFile(content: string): TextFile {
   const hasByteOrderMark = content.startsWith(BYTE_ORDER_MARK);
   const text = hasByteOrderMark ? content.slice(1) : content;
-  const lines: TextLine[] = [];
+  const lines: string[] = [];
+  const endings: LineEnding[] = [];
+  const starts: number[] = [];
   let lineStart = 0;
   for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', lineStart)) {
-    const raw = text.slice(lineStart, newline);
-    lines.push(raw.endsWith('\r') ? { text: raw.slice(0, -1), ending: '\r\n' } : { text: raw, ending: '\n' });
+    const isCrlf = newline > lineStart && text.charCodeAt(newline - 1) === 13;
+    starts.push(lineStart);
+    lines.push(text.slice(lineStart, isCrlf ? newline - 1 : newline));
+    endings.push(isCrlf ? '\r\n' : '\n');
     lineStart = newline + 1;
   }
-  if (lineStart < text.length) lines.push({ text: text.slice(lineStart), ending: '' });
-  const firstEnding = lines[0]?.ending;
-  return { lines, preferredEnding: firstEnding === '\r\n' ? '\r\n' : '\n', hasByteOrderMark };
+  if (lineStart < text.length) {
+    starts.push(lineStart);
+    lines.push(text.slice(lineStart));
+    endings.push('');
+  }
+  starts.push(text.length);
+  const preferredEnding = endings[0] === '\r\n' ? '\r\n' : '\n';
+  return { text, lines, endings, starts, preferredEnding, hasByteOrderMark };
 }
 
 function oldSide(lines: readonly ChangeLine[]): string[] {
@@ -122,41 +138,87 @@ function locateChunks(fileLines: readonly string[], chunks: readonly UpdateChunk
   return edits.sort((left, right) => left.start - right.start);
 }
 
-function rebuild(file: TextFile, edits: readonly Edit[], displayPath: string): TextLine[] {
-  const output: TextLine[] = [];
+/**
+ * Collects the pieces of the new text. It keeps track of whether the text so far ends in a
+ * line without a line break (the original last line), which must get one before anything is
+ * written after it, and of the ending of the last added line, which is dropped at the end
+ * when the original file had no final line break.
+ */
+class TextBuilder {
+  private readonly pieces: string[] = [];
+  private openLine = false;
+  private lastAddedEnding = -1;
+
+  constructor(private readonly separator: '\n' | '\r\n') {}
+
+  /** Original bytes, copied as they are; `open` when they end in a line without a break. */
+  original(bytes: string, open: boolean): void {
+    if (bytes === '') return;
+    this.closeOpenLine();
+    this.pieces.push(bytes);
+    this.openLine = open;
+    this.lastAddedEnding = -1;
+  }
+
+  added(text: string, ending: '\n' | '\r\n'): void {
+    this.closeOpenLine();
+    this.pieces.push(text, ending);
+    this.lastAddedEnding = this.pieces.length - 1;
+  }
+
+  /** The text; with `keepOpenEnd`, a final added line loses its break, as the original had none. */
+  finish(keepOpenEnd: boolean): string {
+    if (keepOpenEnd && this.lastAddedEnding !== -1) this.pieces[this.lastAddedEnding] = '';
+    return this.pieces.join('');
+  }
+
+  private closeOpenLine(): void {
+    if (!this.openLine) return;
+    this.pieces.push(this.separator);
+    this.openLine = false;
+  }
+}
+
+function rebuild(file: TextFile, edits: readonly Edit[], displayPath: string): string {
+  const lineCount = file.lines.length;
+  const builder = new TextBuilder(file.preferredEnding);
+  const copyLines = (from: number, to: number): void => {
+    if (to > from) builder.original(file.text.slice(file.starts[from], file.starts[to]), to === lineCount && file.endings[to - 1] === '');
+  };
   let position = 0;
   for (const edit of edits) {
     if (edit.start < position) {
       throw new ApplyPatchError(`cannot update ${displayPath}: two chunks change the same lines`, { path: displayPath });
     }
-    output.push(...file.lines.slice(position, edit.start));
+    copyLines(position, edit.start);
     let original = edit.start;
     // Added lines take the ending of the original line they follow or replace, so an edit in
     // the CRLF part of a mixed file writes CRLF.
-    let ending: LineEnding = file.lines[edit.start - 1]?.ending ?? file.lines[edit.start]?.ending ?? '';
+    let ending: LineEnding = file.endings[edit.start - 1] ?? file.endings[edit.start] ?? '';
     for (const change of edit.lines) {
       if (change.kind === 'add') {
-        output.push({ text: change.text, ending: ending === '' ? file.preferredEnding : ending });
+        builder.added(change.text, ending === '' ? file.preferredEnding : ending);
         continue;
       }
-      const line = file.lines[original]!;
+      ending = file.endings[original] ?? '';
+      if (change.kind === 'context') copyLines(original, original + 1);
       original += 1;
-      ending = line.ending;
-      if (change.kind === 'context') output.push(line);
     }
     position = edit.start + edit.oldLineCount;
   }
-  output.push(...file.lines.slice(position));
-  return output;
+  copyLines(position, lineCount);
+  const hadNoFinalBreak = lineCount > 0 && file.endings[lineCount - 1] === '';
+  return builder.finish(hadNoFinalBreak);
 }
 
 /**
  * Applies an update section's chunks to a file's text.
  *
  * Chunks are located in order, each after the previous one, with `seekSequence`; `@@`
- * context lines are found first and the chunk's old lines after them. Every line of the
- * result ends with a line break, since Codex's applier always leaves an updated file ending
- * in a newline.
+ * context lines are found first and the chunk's old lines after them. Lines outside the
+ * chunks' removed and added lines are copied byte for byte. A file that did not end with a
+ * line break still does not: when the patch adds lines at its end, the last one gets no
+ * break (the previous last line gets the file's first line break, LF when it has none).
  *
  * @param content the file's current text
  * @param chunks the chunks of the update section, in patch order
@@ -167,12 +229,6 @@ function rebuild(file: TextFile, edits: readonly Edit[], displayPath: string): T
  */
 export function applyChunks(content: string, chunks: readonly UpdateChunk[], displayPath: string): string {
   const file = parseTextFile(content);
-  const edits = locateChunks(
-    file.lines.map((line) => line.text),
-    chunks,
-    displayPath,
-  );
-  const lines = rebuild(file, edits, displayPath);
-  const body = lines.map((line) => line.text + (line.ending === '' ? file.preferredEnding : line.ending)).join('');
-  return (file.hasByteOrderMark ? BYTE_ORDER_MARK : '') + body;
+  const edits = locateChunks(file.lines, chunks, displayPath);
+  return (file.hasByteOrderMark ? BYTE_ORDER_MARK : '') + rebuild(file, edits, displayPath);
 }

@@ -57,7 +57,8 @@ export async function portableSearch(workspace: Workspace, absolute: string, que
     files = [{ path: absolute, relative: path.posix.basename(absolute) }];
   } else {
     const walk = await walkTree(fileSystem, absolute, MAX_WALK_ENTRIES, signal);
-    problems.push(...walk.unreadable);
+    // One push per entry: a walk may report up to MAX_WALK_ENTRIES of them, too many for one call.
+    for (const problem of walk.unreadable) problems.push(problem);
     if (walk.incomplete) problems.push(`stopped after ${MAX_WALK_ENTRIES} entries; search a smaller directory`);
     // ripgrep does not follow symlinks it meets while walking.
     files = walk.entries.filter((entry) => entry.kind === 'file' && (glob === undefined || glob.matches(entry.relative)));
