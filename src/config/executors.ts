@@ -3,7 +3,7 @@
  *
  * ```yaml
  * executors:
- *   sandboxed: { kind: local, sandbox: bwrap, network: false, writablePaths: [~/.cache] }
+ *   sandboxed: { kind: local, sandbox: bwrap, network: false, writablePaths: [~/.cache], environment: { include: [GITHUB_TOKEN] } }
  *   build-box: { kind: ssh, host: build.example.org, user: dev, identityFile: ~/.ssh/id_ed25519 }
  *   scratch:   { kind: virtual, seedDirectory: ./templates/python, files: { README.md: "hi\n" } }
  * ```
@@ -19,6 +19,7 @@ import type { Executor } from '../executors/executor.js';
 import { LocalExecutor } from '../executors/local/local-executor.js';
 import { SshExecutor } from '../executors/ssh/ssh-executor.js';
 import { VirtualExecutor } from '../executors/virtual/virtual-executor.js';
+import { resolvePaths } from './paths.js';
 import { parseYamlFile } from './yaml-file.js';
 
 /** File name of the executors configuration inside the config directory. */
@@ -28,7 +29,15 @@ export const DEFAULT_EXECUTOR_NAME = 'local';
 
 const pathText = z.string().min(1, 'must not be empty');
 
-/** `{ kind: local, sandbox?: bwrap, network?, writablePaths? }`. */
+/** `{ include?, exclude? }`: which of the server's environment variables commands receive. */
+export const CommandEnvironmentConfigSchema = z.strictObject({
+  /** Patterns of variables passed even when excluded (by `exclude` or the default credential patterns). */
+  include: z.array(z.string().min(1, 'must not be empty')).optional(),
+  /** Patterns of variables removed besides the default credential patterns. */
+  exclude: z.array(z.string().min(1, 'must not be empty')).optional(),
+});
+
+/** `{ kind: local, sandbox?: bwrap, network?, writablePaths?, readablePaths?, environment? }`. */
 export const LocalExecutorConfigSchema = z
   .strictObject({
     kind: z.literal('local'),
@@ -38,10 +47,14 @@ export const LocalExecutorConfigSchema = z
     network: z.boolean().optional(),
     /** With the sandbox: more writable paths (absolute, `~/…`, or relative to the config directory). */
     writablePaths: z.array(pathText).optional(),
+    /** With the sandbox: paths shown read-only although the home (emptied in the sandbox) holds them. */
+    readablePaths: z.array(pathText).optional(),
+    /** Which of the server's environment variables commands receive (glob patterns, case ignored). */
+    environment: CommandEnvironmentConfigSchema.optional(),
   })
   .superRefine((config, context) => {
     if (config.sandbox !== undefined) return;
-    for (const key of ['network', 'writablePaths'] as const) {
+    for (const key of ['network', 'writablePaths', 'readablePaths'] as const) {
       if (config[key] !== undefined) context.addIssue({ code: 'custom', path: [key], message: 'only applies with sandbox: bwrap' });
     }
   });
@@ -136,6 +149,12 @@ export interface CreateExecutorsOptions {
   homeDirectory?: string;
   /** Environment for `agent: true` (`SSH_AUTH_SOCK`; default `process.env`). */
   environment?: NodeJS.ProcessEnv;
+  /**
+   * Directories no sandboxed command or file operation may see: the server's configuration,
+   * data and state directories (default: `baseDirectory` when given, and the XDG defaults
+   * of `resolvePaths`). The home directory is emptied in the sandbox as well.
+   */
+  protectedDirectories?: string[];
 }
 
 /** `~` and `~/x` → home; relative → under the base directory; absolute stays. */
@@ -151,7 +170,17 @@ function createExecutor(name: string, config: ExecutorConfig, options: Required<
     case 'local':
       return new LocalExecutor({
         name,
-        ...(config.sandbox !== undefined ? { sandbox: config.sandbox, network: config.network, writablePaths: (config.writablePaths ?? []).map(resolve) } : {}),
+        ...(config.environment !== undefined ? { environment: config.environment } : {}),
+        ...(config.sandbox !== undefined
+          ? {
+              sandbox: config.sandbox,
+              network: config.network,
+              writablePaths: (config.writablePaths ?? []).map(resolve),
+              readablePaths: (config.readablePaths ?? []).map(resolve),
+              hiddenPaths: options.protectedDirectories,
+              homeDirectory: options.homeDirectory,
+            }
+          : {}),
       });
     case 'ssh': {
       const agentSocket = config.agent === true ? options.environment.SSH_AUTH_SOCK : undefined;
@@ -187,10 +216,14 @@ function createExecutor(name: string, config: ExecutorConfig, options: Required<
  *   not exist, `agent: true` without `SSH_AUTH_SOCK` and without identityFile…)
  */
 export function createExecutors(config: ExecutorsFile, options: CreateExecutorsOptions = {}): Map<string, Executor> {
+  const baseDirectory = options.baseDirectory ?? process.cwd();
+  const environment = options.environment ?? process.env;
+  const defaults = resolvePaths({}, environment);
   const resolved: Required<CreateExecutorsOptions> = {
-    baseDirectory: options.baseDirectory ?? process.cwd(),
+    baseDirectory,
     homeDirectory: options.homeDirectory ?? os.homedir(),
-    environment: options.environment ?? process.env,
+    environment,
+    protectedDirectories: options.protectedDirectories ?? [...(options.baseDirectory !== undefined ? [baseDirectory] : []), defaults.configDir, defaults.dataDir, defaults.stateDir],
   };
   const executors = new Map<string, Executor>();
   const entries: [string, ExecutorConfig][] = [[DEFAULT_EXECUTOR_NAME, config.executors[DEFAULT_EXECUTOR_NAME] ?? { kind: 'local' }]];

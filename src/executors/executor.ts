@@ -149,6 +149,12 @@ export interface Executor {
    * @throws Error when the executor is closed or the process cannot be started.
    */
   spawn?(request: SpawnRequest): RunningProcess;
+  /**
+   * Told of each workspace root tools will use on this executor (called by `Workspace`).
+   * A sandboxed executor makes that root writable for its file operations, as it is for
+   * the commands run for it; other executors do not need it.
+   */
+  useWorkspace?(root: string): void;
   /** Releases connections and kills what is still running. */
   close(): Promise<void>;
 }

@@ -35,6 +35,7 @@ export class Workspace {
     if (!path.posix.isAbsolute(root)) {
       throw new Error(`workspace root must be an absolute path, got "${root}"`);
     }
+    executor.useWorkspace?.(root);
   }
 
   /**

@@ -100,7 +100,8 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       hooks: configuration.hooks,
       skillsDirectory: path.join(paths.configDir, 'skills'),
       logger,
-      executors: createExecutors(configuration.executors, { baseDirectory: paths.configDir }),
+      // Sandboxed executors must never see the server's own directories (its token is there).
+      executors: createExecutors(configuration.executors, { baseDirectory: paths.configDir, protectedDirectories: [paths.configDir, paths.dataDir, paths.stateDir] }),
       tools: environmentTools(),
     });
     applyConfiguration(runtime, configuration);

@@ -162,6 +162,6 @@ describe('sandbox errors', () => {
     const executor = new LocalExecutor({ name: 'bad-path', sandbox: 'bwrap', writablePaths: [missingPath] });
     await expect(executor.run(request('true'))).rejects.toThrow(`executor "bad-path": the writable path ${missingPath} does not exist or is not a directory`);
     expect(() => new LocalExecutor({ name: 'relative', sandbox: 'bwrap', writablePaths: ['cache'] })).toThrow('executor "relative": writable path "cache" must be absolute');
-    expect(() => new LocalExecutor({ name: 'plain', network: true })).toThrow('executor "plain": network and writablePaths only apply with sandbox: bwrap');
+    expect(() => new LocalExecutor({ name: 'plain', network: true })).toThrow('executor "plain": network, writablePaths and readablePaths only apply with sandbox: bwrap');
   });
 });

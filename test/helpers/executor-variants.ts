@@ -8,8 +8,9 @@
 import { mkdtemp, realpath, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Executor } from '../../src/executors/executor.js';
+import type { Executor, ExecutorFileSystem } from '../../src/executors/executor.js';
 import { LocalExecutor } from '../../src/executors/local/local-executor.js';
+import { LocalFileSystem } from '../../src/executors/local/local-file-system.js';
 import { SshExecutor } from '../../src/executors/ssh/ssh-executor.js';
 import { VirtualExecutor } from '../../src/executors/virtual/virtual-executor.js';
 import { Workspace } from '../../src/executors/workspace.js';
@@ -31,6 +32,8 @@ export interface ExecutorFixture {
   executor: Executor;
   /** A directory outside every workspace, holding `secret.txt`. */
   outsideDirectory: string;
+  /** A file system that sees the outside directory (the host's, for a sandbox that hides it). */
+  outsideFiles: ExecutorFileSystem;
   /** Whether the executor has a real ripgrep (every variant but `virtual` must). */
   expectsRipgrep: boolean;
   /** A new empty workspace, optionally holding `files`. */
@@ -57,6 +60,7 @@ export async function createExecutorFixture(variant: ExecutorVariant): Promise<E
       variant,
       executor,
       outsideDirectory: '/outside',
+      outsideFiles: executor.fs,
       expectsRipgrep: false,
       async newWorkspace(files = {}) {
         counter += 1;
@@ -93,18 +97,23 @@ export async function createExecutorFixture(variant: ExecutorVariant): Promise<E
       connectTimeoutMs: 5000,
     });
   }
-  await writeTree(executor.fs, outsideDirectory, { 'secret.txt': OUTSIDE_SECRET });
+  // A sandboxed executor's file operations can write only inside workspaces: the directory
+  // outside them is made on the host.
+  const hostFiles = variant === 'local+bwrap' ? new LocalFileSystem() : executor.fs;
+  await writeTree(hostFiles, outsideDirectory, { 'secret.txt': OUTSIDE_SECRET });
   return {
     variant,
     executor,
     outsideDirectory,
+    outsideFiles: hostFiles,
     expectsRipgrep: true,
     async newWorkspace(files = {}) {
       counter += 1;
       const root = path.join(base, `w${counter}`);
-      await executor.fs.makeDirectory(root);
+      await hostFiles.makeDirectory(root);
+      const workspace = new Workspace(executor, root);
       await writeTree(executor.fs, root, files);
-      return new Workspace(executor, root);
+      return workspace;
     },
     makeSymlink: (target, linkPath) => symlink(target, linkPath),
     async dispose() {

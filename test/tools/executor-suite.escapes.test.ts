@@ -94,7 +94,7 @@ describe.each(EXECUTOR_VARIANTS)('escape attempts on the %s executor', (variant)
   });
 
   it('leaves the outside directory exactly as it was', async () => {
-    const tree = await readTree(workspace.executor.fs, outside);
+    const tree = await readTree(fixture.outsideFiles, outside);
     expect([...tree.keys()]).toEqual(['secret.txt']);
     expect(tree.get('secret.txt')?.toString()).toBe(OUTSIDE_SECRET);
   });

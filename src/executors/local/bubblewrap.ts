@@ -4,7 +4,7 @@
  * extra paths, gets a private `/tmp`, its own process, IPC and session namespaces, and no
  * network unless allowed.
  */
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { CommandRequest } from '../executor.js';
 import type { CommandProgram } from './run-command.js';
@@ -15,8 +15,16 @@ export interface BubblewrapPolicy {
   network: boolean;
   /** Absolute paths made writable besides the workspace (e.g. a build cache). */
   writablePaths: string[];
+  /** Absolute paths made readable (read-only) even where a hidden directory or the emptied home would hide them. */
+  readablePaths?: string[];
+  /**
+   * Absolute directories the sandbox must never see (the server's configuration, data and
+   * state directories): each is replaced by an empty tmpfs, even inside the workspace.
+   */
+  hiddenPaths?: string[];
+  /** The home directory of the server's user, replaced by an empty tmpfs (unless it is `/`). */
+  homeDirectory?: string;
 }
-
 /**
  * The absolute path of `bwrap`: `explicitPath` when given, else the first `bwrap` on `PATH`.
  * @returns undefined when there is none (or `explicitPath` is not executable)
@@ -53,29 +61,108 @@ function requireDirectory(executorName: string, what: string, directory: string)
   if (!isDirectory) throw new Error(`executor "${executorName}": the ${what} ${directory} does not exist or is not a directory, so it cannot be made writable in the bwrap sandbox`);
 }
 
+/** One mount of the sandbox's file system view, applied in order of depth. */
+interface Mount {
+  option: '--tmpfs' | '--bind' | '--ro-bind';
+  target: string;
+  /** Among mounts of equal depth: the home (0) goes first, binds (1) next, hidden directories (2) last. */
+  rank: number;
+}
+
+function depth(target: string): number {
+  return target.split('/').filter((part) => part !== '').length;
+}
+
+/** The real path of an existing directory, or undefined (nothing there to hide). */
+function existingDirectory(directory: string): string | undefined {
+  try {
+    return statSync(directory).isDirectory() ? realpathSync(directory) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * The bubblewrap command line that runs `bash -c request.command` in the sandbox.
+ * The bubblewrap options building the sandbox's file system view: the whole system read-only,
+ * fresh `/dev` and `/proc`, a private `/tmp`, the home emptied, the writable and readable
+ * paths bound, and the hidden directories emptied.
  *
- * Mount order matters: `/` read-only first, then a fresh `/dev`, `/proc` and an empty tmpfs
- * on `/tmp`, and only then the writable binds, so that a workspace under `/tmp` is bound on
- * top of the private tmpfs instead of being hidden by it. `--die-with-parent` and the PID
- * namespace make the whole sandbox, background jobs included, end with the command.
+ * Mounts are applied shallowest first, so a deeper one always wins over a shallower one
+ * whatever their kind: a workspace under the emptied home is bound on top of it, and a hidden
+ * directory inside the workspace is emptied on top of the workspace. At equal depth a hidden
+ * directory wins over a bind, which wins over the emptied home.
+ *
+ * @param writable absolute directories to make writable (the workspace first)
+ * @param policy the executor's policy (readable, hidden and home directories)
+ * @param executorName named in errors
+ * @param readOnlyScratch true to make the private `/tmp`, the emptied home and the emptied
+ *   hidden directories read-only too (for the file server, whose writes must fail rather
+ *   than vanish into a private tmpfs)
+ * @throws Error naming the path when a readable path does not exist (writable ones are checked by the caller)
+ */
+export function sandboxMountArguments(writable: string[], policy: BubblewrapPolicy, executorName: string, readOnlyScratch = false): string[] {
+  const mounts: Mount[] = [];
+  const home = policy.homeDirectory !== undefined ? existingDirectory(policy.homeDirectory) : undefined;
+  if (home !== undefined && home !== '/') mounts.push({ option: '--tmpfs', target: home, rank: 0 });
+  for (const directory of writable) mounts.push({ option: '--bind', target: directory, rank: 1 });
+  for (const readable of policy.readablePaths ?? []) {
+    if (!existsSync(readable)) throw new Error(`executor "${executorName}": the readable path ${readable} does not exist, so it cannot be shown in the bwrap sandbox`);
+    mounts.push({ option: '--ro-bind', target: readable, rank: 1 });
+  }
+  for (const hidden of policy.hiddenPaths ?? []) {
+    const directory = existingDirectory(hidden);
+    if (directory !== undefined) mounts.push({ option: '--tmpfs', target: directory, rank: 2 });
+  }
+  const ordered = mounts.map((mount, index) => ({ mount, index })).sort((left, right) => depth(left.mount.target) - depth(right.mount.target) || left.mount.rank - right.mount.rank || left.index - right.index);
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+  for (const { mount } of ordered) {
+    if (mount.option === '--tmpfs') args.push('--tmpfs', mount.target);
+    else args.push(mount.option, mount.target, mount.target);
+  }
+  // Remounting a tmpfs read-only leaves the binds below it writable: they are mounts of their own.
+  if (readOnlyScratch) {
+    args.push('--remount-ro', '/tmp');
+    for (const { mount } of ordered) if (mount.option === '--tmpfs') args.push('--remount-ro', mount.target);
+  }
+  return args;
+}
+
+/**
+ * The bubblewrap options every sandboxed process gets: its own session (no terminal
+ * injection through TIOCSTI), PID and IPC namespaces, no network unless allowed, and death
+ * with its parent. In the PID namespace bwrap is the init; when the command ends, or bwrap is
+ * killed, the kernel kills every process left in the namespace, daemons included.
+ */
+export function sandboxNamespaceArguments(policy: BubblewrapPolicy): string[] {
+  const args = ['--die-with-parent', '--new-session', '--unshare-pid', '--unshare-ipc'];
+  if (!policy.network) args.push('--unshare-net');
+  return args;
+}
+
+/**
+ * The bubblewrap command line that runs `bash -c request.command` in the sandbox (see
+ * `sandboxMountArguments` for what the command sees and `sandboxNamespaceArguments` for its
+ * namespaces).
  *
  * @param request the command; `workspaceRoot` (or `cwd` when absent) becomes writable
- * @param policy network and extra writable paths
+ * @param policy network, extra writable and readable paths, hidden directories, home
  * @param bwrapPath absolute path of `bwrap`
  * @param executorName named in errors
+ * @param environment the whole environment of the sandboxed process
  * @throws Error naming the path when the workspace or a writable path is not a directory
  */
-export function bubblewrapProgram(request: Pick<CommandRequest, 'command' | 'cwd' | 'workspaceRoot'>, policy: BubblewrapPolicy, bwrapPath: string, executorName: string): CommandProgram {
+export function bubblewrapProgram(
+  request: Pick<CommandRequest, 'command' | 'cwd' | 'workspaceRoot'>,
+  policy: BubblewrapPolicy,
+  bwrapPath: string,
+  executorName: string,
+  environment?: Record<string, string>,
+): CommandProgram {
   // A missing cwd is reported by the spawn itself, like for unsandboxed commands.
   if (request.workspaceRoot !== undefined) requireDirectory(executorName, 'workspace', request.workspaceRoot);
   const workspace = request.workspaceRoot ?? request.cwd;
   for (const extra of policy.writablePaths) requireDirectory(executorName, 'writable path', extra);
-  const args = ['--die-with-parent', '--new-session', '--unshare-pid', '--unshare-ipc'];
-  if (!policy.network) args.push('--unshare-net');
-  args.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
-  for (const writable of [workspace, ...policy.writablePaths]) args.push('--bind', writable, writable);
+  const args = [...sandboxNamespaceArguments(policy), ...sandboxMountArguments([workspace, ...policy.writablePaths], policy, executorName)];
   args.push('--chdir', request.cwd, '--', 'bash', '-c', request.command);
-  return { file: bwrapPath, args };
+  return { file: bwrapPath, args, ...(environment !== undefined ? { env: environment } : {}) };
 }

@@ -1,8 +1,10 @@
 import path from 'node:path';
-import type { CommandRequest, CommandResult, Executor, RunningProcess, SpawnRequest } from '../executor.js';
+import { CommandEnvironment, type EnvironmentPolicy } from '../command-environment.js';
+import type { CommandRequest, CommandResult, Executor, ExecutorFileSystem, RunningProcess, SpawnRequest } from '../executor.js';
+import { bashProgram, startCommand, type CommandProgram, type RunningCommand } from './run-command.js';
 import { bubblewrapProgram, findBubblewrap, missingBubblewrapError, type BubblewrapPolicy } from './bubblewrap.js';
 import { LocalFileSystem } from './local-file-system.js';
-import { startCommand, type RunningCommand } from './run-command.js';
+import { SandboxFileSystem } from './sandbox-file-system.js';
 import { spawnLocalProcess } from './spawn-process.js';
 
 /** Options of `LocalExecutor`. */
@@ -15,24 +17,39 @@ export interface LocalExecutorOptions {
   network?: boolean;
   /** With `sandbox: bwrap`: absolute paths writable besides the workspace. */
   writablePaths?: string[];
+  /** With `sandbox: bwrap`: absolute paths shown read-only even under the emptied home (e.g. `~/.gitconfig`). */
+  readablePaths?: string[];
   /** With `sandbox: bwrap`: where `bwrap` is (default: found on `PATH`). */
   bwrapPath?: string;
+  /**
+   * With `sandbox: bwrap`: absolute directories the sandbox never sees (the server's
+   * configuration, data and state directories); each is replaced by an empty directory.
+   */
+  hiddenPaths?: string[];
+  /** With `sandbox: bwrap`: the home directory, emptied in the sandbox (default: none emptied). */
+  homeDirectory?: string;
+  /** Which variables of the server's environment commands receive (default: all but credentials, see `CommandEnvironment`). */
+  environment?: EnvironmentPolicy;
 }
 
 /**
  * The executor of the machine the server runs on (SPEC §7): the local file system and
  * `bash`, with each command in its own process group; optionally inside bubblewrap
  * (`sandbox: 'bwrap'`: read-only system, writable workspace, private `/tmp`, no network unless
- * `network: true`). File operations are never sandboxed: tools confine them to the workspace
- * themselves (`Workspace.resolveSafe`).
+ * `network: true`, server directories and home hidden). With the sandbox, file operations
+ * run inside it too (`SandboxFileSystem`), so they see and write exactly what the commands
+ * of the same workspace do; without it they use `node:fs` and tools confine them with
+ * `Workspace.resolveSafe`. Commands get the server's environment without its credentials
+ * (`environment` policy).
  */
 export class LocalExecutor implements Executor {
   readonly kind = 'local' as const;
   readonly name: string;
-  readonly fs = new LocalFileSystem();
+  readonly fs: ExecutorFileSystem;
   /** The bubblewrap policy, or undefined for unsandboxed commands. */
   readonly sandbox: BubblewrapPolicy | undefined;
   private readonly bwrapPath: string | undefined;
+  private readonly environment: CommandEnvironment;
   private readonly running = new Set<RunningCommand>();
   /** Processes started by `spawn` that have not ended yet. */
   private readonly spawned = new Set<RunningProcess>();
@@ -46,18 +63,40 @@ export class LocalExecutor implements Executor {
   constructor(options: LocalExecutorOptions) {
     this.name = options.name;
     this.bwrapPath = options.bwrapPath;
+    this.environment = new CommandEnvironment(options.environment);
     if (options.sandbox === 'bwrap') {
       const writablePaths = options.writablePaths ?? [];
-      for (const writable of writablePaths) {
-        if (!path.isAbsolute(writable)) throw new Error(`executor "${this.name}": writable path "${writable}" must be absolute`);
+      const readablePaths = options.readablePaths ?? [];
+      for (const [what, list] of [['writable', writablePaths], ['readable', readablePaths], ['hidden', options.hiddenPaths ?? []]] as const) {
+        for (const entry of list) if (!path.isAbsolute(entry)) throw new Error(`executor "${this.name}": ${what} path "${entry}" must be absolute`);
       }
-      this.sandbox = { network: options.network ?? false, writablePaths };
+      this.sandbox = { network: options.network ?? false, writablePaths, readablePaths, hiddenPaths: options.hiddenPaths ?? [], homeDirectory: options.homeDirectory };
+      this.fs = new SandboxFileSystem({ executorName: this.name, policy: this.sandbox, bwrap: () => this.requireBubblewrap() });
     } else {
-      if (options.network !== undefined || options.writablePaths !== undefined) {
-        throw new Error(`executor "${this.name}": network and writablePaths only apply with sandbox: bwrap`);
+      if (options.network !== undefined || options.writablePaths !== undefined || options.readablePaths !== undefined) {
+        throw new Error(`executor "${this.name}": network, writablePaths and readablePaths only apply with sandbox: bwrap`);
       }
       this.sandbox = undefined;
+      this.fs = new LocalFileSystem();
     }
+  }
+
+  /** A sandboxed executor's file operations may write inside `root` (see `Executor.useWorkspace`). */
+  useWorkspace(root: string): void {
+    if (this.fs instanceof SandboxFileSystem) this.fs.addWorkspaceRoot(root);
+  }
+
+  private requireBubblewrap(): string {
+    const bwrap = findBubblewrap(this.bwrapPath);
+    if (bwrap === undefined) throw missingBubblewrapError(this.name, this.bwrapPath);
+    return bwrap;
+  }
+
+  /** The program of one command: bash, or bash in the sandbox, with the filtered environment. */
+  private program(request: CommandRequest | SpawnRequest): CommandProgram {
+    const environment = this.environment.build(request.env);
+    if (this.sandbox === undefined) return { ...bashProgram(request.command), env: environment };
+    return bubblewrapProgram(request, this.sandbox, this.requireBubblewrap(), this.name, environment);
   }
 
   /**
@@ -70,14 +109,7 @@ export class LocalExecutor implements Executor {
    */
   async run(request: CommandRequest): Promise<CommandResult> {
     if (this.closed) throw new Error(`executor "${this.name}" is closed`);
-    let command: RunningCommand;
-    if (this.sandbox !== undefined) {
-      const bwrap = findBubblewrap(this.bwrapPath);
-      if (bwrap === undefined) throw missingBubblewrapError(this.name, this.bwrapPath);
-      command = startCommand(request, bubblewrapProgram(request, this.sandbox, bwrap, this.name));
-    } else {
-      command = startCommand(request);
-    }
+    const command = startCommand(request, this.program(request));
     this.running.add(command);
     try {
       return await command.result;
@@ -94,14 +126,7 @@ export class LocalExecutor implements Executor {
    */
   spawn(request: SpawnRequest): RunningProcess {
     if (this.closed) throw new Error(`executor "${this.name}" is closed`);
-    let started: RunningProcess;
-    if (this.sandbox !== undefined) {
-      const bwrap = findBubblewrap(this.bwrapPath);
-      if (bwrap === undefined) throw missingBubblewrapError(this.name, this.bwrapPath);
-      started = spawnLocalProcess(request, bubblewrapProgram(request, this.sandbox, bwrap, this.name));
-    } else {
-      started = spawnLocalProcess(request);
-    }
+    const started = spawnLocalProcess(request, this.program(request));
     this.spawned.add(started);
     void started.exited.then(() => this.spawned.delete(started));
     return started;
@@ -113,6 +138,7 @@ export class LocalExecutor implements Executor {
    */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.fs instanceof SandboxFileSystem) this.fs.close();
     const pending = [...this.running];
     const spawned = [...this.spawned];
     for (const command of pending) command.kill();

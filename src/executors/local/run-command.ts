@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { StringDecoder } from 'node:string_decoder';
 import type { CommandRequest, CommandResult } from '../executor.js';
+import { defaultCommandEnvironment } from '../command-environment.js';
 import { OutputCollector } from '../output-collector.js';
 
 /**
@@ -32,6 +33,11 @@ export interface CommandProgram {
   file: string;
   /** Its arguments. */
   args: string[];
+  /**
+   * The whole environment of the process. Absent: the server's environment filtered by the
+   * default policy (`CommandEnvironment`), plus the request's own variables.
+   */
+  env?: Record<string, string>;
 }
 
 /** `bash -c COMMAND`, the program of an unsandboxed command. */
@@ -165,7 +171,7 @@ export function startCommand(request: CommandRequest, program: CommandProgram = 
 
   const child = spawn(program.file, program.args, {
     cwd: request.cwd,
-    env: { ...process.env, ...request.env },
+    env: program.env ?? defaultCommandEnvironment().build(request.env),
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

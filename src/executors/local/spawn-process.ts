@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { constants } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
+import { defaultCommandEnvironment } from '../command-environment.js';
 import type { ProcessExit, RunningProcess, SpawnRequest } from '../executor.js';
 import { bashProgram, findDescendants, KILL_GRACE_MS, processExists, sendSignal, type CommandProgram } from './run-command.js';
 
@@ -70,7 +71,7 @@ function killTree(pid: number, signalFirst: NodeJS.Signals = 'SIGTERM'): void {
 function spawnWithPipes(request: SpawnRequest, program: CommandProgram): RunningProcess {
   const child = spawn(program.file, program.args, {
     cwd: request.cwd,
-    env: { ...process.env, ...request.env },
+    env: program.env ?? defaultCommandEnvironment().build(request.env),
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -128,7 +129,7 @@ function spawnInTerminal(request: SpawnRequest, program: CommandProgram): Runnin
     cols: request.columns ?? DEFAULT_COLUMNS,
     rows: request.rows ?? DEFAULT_ROWS,
     cwd: request.cwd,
-    env: { ...process.env, ...request.env } as Record<string, string>,
+    env: program.env ?? defaultCommandEnvironment().build(request.env),
   });
   const listeners = new OutputListeners();
   terminal.onData((data) => listeners.emit(data));

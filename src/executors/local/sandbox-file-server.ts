@@ -1,0 +1,144 @@
+/**
+ * The file server that runs inside the bwrap sandbox of a sandboxed local executor, so that
+ * file tools do their I/O where the kernel enforces the sandbox's boundary: a symlink flipped
+ * by a sandboxed command between a check and an open can only lead to what the sandbox
+ * itself can see and write.
+ *
+ * Protocol (one JSON object per line, both ways, over the server's stdin and stdout):
+ * request `{ id, op, path, data? }` with `op` one of `read`, `write`, `stat`, `list`,
+ * `mkdir`, `remove`, `realpath` (`data`: base64 bytes for `write`); response
+ * `{ id, result }` or `{ id, error: { code, message } }` (`code`: the errno name, e.g.
+ * `ENOENT`). Requests are served concurrently; the server exits when its stdin closes.
+ *
+ * `sandboxFileServerMain` is started as `node -e "(SOURCE)(require)"`: its source is sent as
+ * text, so it may use nothing but its argument and Node's globals.
+ */
+
+/** Operations of the protocol. */
+export type SandboxFileOperation = 'read' | 'write' | 'stat' | 'list' | 'mkdir' | 'remove' | 'realpath';
+
+/** One request line. */
+export interface SandboxFileRequest {
+  id: number;
+  op: SandboxFileOperation;
+  /** Absolute path, as seen inside the sandbox (the same as on the host for bound paths). */
+  path: string;
+  /** `write`: the bytes, base64. */
+  data?: string;
+}
+
+/** One response line. */
+export interface SandboxFileResponse {
+  id: number;
+  /** `read`: base64 bytes; `stat`: `{ kind, size, modifiedAt }` or null; `list`: `[{ name, kind }]`; `realpath`: the path. */
+  result?: unknown;
+  error?: { code?: string; message: string };
+}
+
+/**
+ * The server's main function, run inside the sandbox by `node -e`.
+ * @param load Node's `require` (CommonJS), the only way in to `node:fs` from `-e` source
+ */
+export function sandboxFileServerMain(load: (id: string) => unknown): void {
+  const fs = load('node:fs') as typeof import('node:fs');
+  const path = load('node:path') as typeof import('node:path');
+  const readline = load('node:readline') as typeof import('node:readline');
+  const files = fs.promises;
+  let temporaryCounter = 0;
+
+  const kindOf = (entry: import('node:fs').Stats | import('node:fs').Dirent): string => {
+    if (entry.isSymbolicLink()) return 'symlink';
+    if (entry.isFile()) return 'file';
+    if (entry.isDirectory()) return 'directory';
+    return 'other';
+  };
+  const codeOf = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
+
+  // Replaces the file in one step (temporary file in the same directory, then rename), so a
+  // reader never sees half a file; the old file's mode is kept, a new one gets 0666 & ~umask.
+  const writeAtomically = async (target: string, data: Buffer): Promise<void> => {
+    let destination = target;
+    try {
+      destination = await files.realpath(target);
+    } catch {
+      // A file about to be created: written at its own path.
+    }
+    let mode: number | undefined;
+    try {
+      mode = (await files.stat(destination)).mode & 0o7777;
+    } catch {
+      mode = undefined;
+    }
+    temporaryCounter += 1;
+    const temporary = path.join(path.dirname(destination), `.${path.basename(destination)}.${process.pid}-${temporaryCounter}.tmp`);
+    const handle = await files.open(temporary, 'wx', mode ?? 0o666);
+    try {
+      try {
+        await handle.writeFile(data);
+        if (mode !== undefined) await handle.chmod(mode);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await files.rename(temporary, destination);
+    } catch (error) {
+      await files.unlink(temporary).catch(() => undefined);
+      throw error;
+    }
+  };
+
+  const handle = async (request: SandboxFileRequest): Promise<unknown> => {
+    const target = request.path;
+    switch (request.op) {
+      case 'read':
+        return (await files.readFile(target)).toString('base64');
+      case 'write':
+        await writeAtomically(target, Buffer.from(request.data ?? '', 'base64'));
+        return null;
+      case 'stat':
+        try {
+          const stats = await files.lstat(target);
+          return { kind: kindOf(stats), size: stats.size, modifiedAt: stats.mtimeMs };
+        } catch (error) {
+          if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') return null;
+          throw error;
+        }
+      case 'list':
+        return (await files.readdir(target, { withFileTypes: true })).map((entry) => ({ name: entry.name, kind: kindOf(entry) }));
+      case 'mkdir':
+        await files.mkdir(target, { recursive: true });
+        return null;
+      case 'remove':
+        if ((await files.lstat(target)).isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+        await files.unlink(target);
+        return null;
+      case 'realpath':
+        return await files.realpath(target);
+      default:
+        throw new Error(`unknown operation ${String(request.op)}`);
+    }
+  };
+
+  const reply = (response: SandboxFileResponse): void => {
+    process.stdout.write(`${JSON.stringify(response)}\n`);
+  };
+  const lines = readline.createInterface({ input: process.stdin });
+  lines.on('line', (line) => {
+    let request: SandboxFileRequest;
+    try {
+      request = JSON.parse(line) as SandboxFileRequest;
+    } catch {
+      return;
+    }
+    handle(request).then(
+      (result) => reply({ id: request.id, result }),
+      (error: unknown) => reply({ id: request.id, error: { code: codeOf(error), message: (error as Error).message } }),
+    );
+  });
+  lines.on('close', () => process.exit(0));
+}
+
+/** The `node -e` source that starts the server. */
+export function sandboxFileServerSource(): string {
+  return `(${sandboxFileServerMain.toString()})(require);`;
+}
