@@ -16,6 +16,7 @@ import type { Logger } from '../logger.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { Runtime, type RuntimeLimits } from '../runtime/runtime.js';
 import { FileLogStorage } from '../storage/file/file-log-storage.js';
+import type { LogStorage } from '../storage/log-storage.js';
 import { openSqliteDatabase, type SqliteDatabase } from '../storage/sqlite/sqlite-database.js';
 import { SqliteRecordStorage } from '../storage/sqlite/sqlite-record-storage.js';
 import { StagedLogStorage } from '../storage/staged/staged-log-storage.js';
@@ -41,6 +42,11 @@ export interface RuntimeServerOptions {
   allowedOrigins?: string[];
   limits?: Partial<RuntimeLimits>;
   logger: Logger;
+  /**
+   * Wraps the conversation log storage (the data directory's files) before the server uses
+   * it: for embedding (metrics, replication) and for fault injection in tests. Default: none.
+   */
+  wrapLogStorage?: (storage: LogStorage) => LogStorage;
 }
 
 /** A running server. */
@@ -82,7 +88,8 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     const configuration = await loadConfiguration(paths.configDir);
     // New conversations are staged in memory until their first input (SPEC §4), so an empty
     // conversation leaves nothing on disk; the dao decides when to stage and to commit.
-    logs = new StagedLogStorage(new FileLogStorage(paths.dataDir, { onProblem: (problem) => logger.warn({ problem }, 'damaged log entry skipped') }));
+    const files = new FileLogStorage(paths.dataDir, { onProblem: (problem) => logger.warn({ problem }, 'damaged log entry skipped') });
+    logs = new StagedLogStorage(options.wrapLogStorage ? options.wrapLogStorage(files) : files);
     database = openSqliteDatabase(path.join(paths.dataDir, 'metadata.db'));
     index = new StagedRecordStorage(new SqliteRecordStorage(database));
     search = new SqliteConversationSearchIndex(database);
@@ -163,7 +170,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       let idleSince = Date.now();
       idleTimer = setInterval(() => {
         if (webSockets.clients.size > 0 || !runtime.isIdle()) idleSince = Date.now();
-        else if (Date.now() - idleSince >= idleLimit) void stop(`idle for ${idleLimit} ms`);
+        else if (Date.now() - idleSince >= idleLimit) stop(`idle for ${idleLimit} ms`).catch((error: unknown) => logger.error({ error: (error as Error).message }, 'stopping the idle server failed'));
       }, Math.min(1000, Math.max(50, idleLimit / 4)));
       idleTimer.unref();
     }

@@ -103,7 +103,11 @@ export class LocalExecutor implements Executor {
       started = spawnLocalProcess(request);
     }
     this.spawned.add(started);
-    void started.exited.then(() => this.spawned.delete(started));
+    // `exited` never rejects; the handler is there so nothing can float.
+    started.exited.then(
+      () => this.spawned.delete(started),
+      () => this.spawned.delete(started),
+    );
     return started;
   }
 
