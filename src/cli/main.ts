@@ -56,6 +56,9 @@ export function buildProgram(): Command {
     .option('--allow-origin <origin...>', 'extra browser origins allowed to use the API')
     .action(async (options: { dataDir?: string; configDir?: string; host: string; port: number; exitWhenIdle?: number; allowOrigin?: string[] }) => {
       const logger = createLogger();
+      // Last resort only: every turn records its own failures, so a rejection nobody handled is
+      // a bug to log, not a reason to drop every conversation this server runs.
+      process.on('unhandledRejection', (reason) => logger.error({ error: reason instanceof Error ? (reason.stack ?? reason.message) : String(reason) }, 'unhandled promise rejection'));
       const paths = resolvePaths(options);
       let server;
       try {
@@ -72,7 +75,9 @@ export function buildProgram(): Command {
       }
       process.stdout.write(`openvaala runtime server listening on ${server.url} (data dir ${paths.dataDir})\n`);
       for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-        process.once(signal, () => void server.stop(`received ${signal}`));
+        process.once(signal, () => {
+          server.stop(`received ${signal}`).catch((error: unknown) => logger.error({ error: (error as Error).message }, 'stopping the server failed'));
+        });
       }
       await server.stopped;
       logger.flush();
@@ -141,7 +146,14 @@ export function buildProgram(): Command {
     .action(async (options: { script: string; port: number; host: string }) => {
       try {
         const server = await runMockProviderCommand({ scriptFile: options.script, port: options.port, host: options.host, stdout: process.stdout });
-        for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void server.stop().then(() => process.exit(0)));
+        for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+          process.once(signal, () => {
+            server.stop().then(
+              () => process.exit(0),
+              (error: unknown) => fail(`dev mock-provider: ${(error as Error).message}`),
+            );
+          });
+        }
       } catch (error) {
         fail(`dev mock-provider: ${(error as Error).message}`);
       }

@@ -87,7 +87,8 @@ export class ConversationStore {
   ) {
     this.search = options.search;
     this.onInvalidEntry = options.onInvalidEntry ?? ignore;
-    index.defineNamespace({ name: CONVERSATION_INDEX, filterFields: ['cwd'] });
+    // lastTurnStatus: start-up recovery finds the conversations a dead server left running.
+    index.defineNamespace({ name: CONVERSATION_INDEX, filterFields: ['cwd', 'lastTurnStatus'] });
     const stagedLogs = logs instanceof StagedLogStorage;
     const stagedIndex = index instanceof StagedRecordStorage;
     if (stagedLogs !== stagedIndex) {
@@ -288,6 +289,34 @@ export class ConversationStore {
     const last = matches.at(-1);
     const nextCursor = more && last ? encodeRecordCursor({ orderBy: 'updatedAt', order: 'desc', key: last.conversationId, updatedAt: last.updatedAt }) : undefined;
     return { conversations, ...(nextCursor ? { nextCursor } : {}) };
+  }
+
+  /**
+   * Ids of the conversations whose index record shows a running last turn (the candidates of
+   * start-up recovery), in key order.
+   */
+  async listRunningConversationIds(): Promise<string[]> {
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.index.list<ConversationSummary>(CONVERSATION_INDEX, { where: { lastTurnStatus: 'running' }, limit: 500, ...(cursor ? { cursor } : {}) });
+      for (const record of page.records) ids.push(record.key);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return ids;
+  }
+
+  /**
+   * Writes a conversation's index record again from its metadata log (the index may lag the
+   * log by the last write of a server that died). Removes the record of a conversation that
+   * no longer exists.
+   */
+  async refreshIndexRecord(conversationId: string): Promise<void> {
+    await this.write(conversationId, async () => {
+      const state = await this.loadConversation(conversationId);
+      if (state) await this.index.set(CONVERSATION_INDEX, conversationId, summarize(state), state.conversation.updatedAt);
+      else await this.index.delete(CONVERSATION_INDEX, conversationId);
+    });
   }
 
   /** Ids of every conversation directory in the logs (including deleted-marked ones). */

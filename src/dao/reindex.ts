@@ -8,6 +8,7 @@ import type { RecordStorage } from '../storage/record-storage.js';
 import { createLogConversationLoader, type ConversationLoader, type LoadedConversation } from './conversation-loader.js';
 import type { ConversationSearchIndex, SearchConversationEntry, SearchMessage } from './conversation-search-index.js';
 import { CONVERSATION_INDEX, ConversationStore, summarize, type InvalidEntryReport } from './conversation-store.js';
+import { hasStaleTurns, recoverConversation } from './turn-recovery.js';
 
 /** Conversations being loaded at the same time, so reads overlap with indexing. */
 const LOAD_CONCURRENCY = 128;
@@ -26,6 +27,8 @@ export interface ReindexReport {
   skipped: { conversationId: string; reason: string }[];
   /** Entries that did not match the schema and were left out, and session logs that could not be read. */
   invalidEntries: InvalidEntryReport[];
+  /** Turns left running by a server that died, now recorded interrupted (`crash_recovery`). */
+  recoveredTurns: number;
   /** Wall time, ms. */
   durationMs: number;
 }
@@ -39,6 +42,11 @@ export interface ReindexOptions {
    * data directory, `createFileConversationLoader` is much faster.
    */
   loader?: ConversationLoader;
+  /**
+   * Record turns still marked running as interrupted (reason `crash_recovery`), writing to the
+   * logs. Default true: reindex holds the data directory's lock, so no live server owns them.
+   */
+  recoverStaleTurns?: boolean;
 }
 
 /**
@@ -54,9 +62,10 @@ export async function reindex(logs: LogStorage, index: RecordStorage, options: R
   const { search } = options;
   const loader = options.loader ?? createLogConversationLoader(logs);
   // The store declares the index namespace; conversations are read through the loader.
-  const store = new ConversationStore(logs, index);
+  const store = new ConversationStore(logs, index, search ? { search } : {});
   const ids = await store.listConversationIds();
-  const report: ReindexReport = { conversations: 0, items: 0, messages: 0, skipped: [], invalidEntries: [], durationMs: 0 };
+  const report: ReindexReport = { conversations: 0, items: 0, messages: 0, skipped: [], invalidEntries: [], recoveredTurns: 0, durationMs: 0 };
+  const stale: string[] = [];
   const records: { key: string; value: unknown; updatedAt: number }[] = [];
   let pendingConversations: SearchConversationEntry[] = [];
   let pendingMessages: SearchMessage[] = [];
@@ -90,6 +99,7 @@ export async function reindex(logs: LogStorage, index: RecordStorage, options: R
         continue;
       }
       records.push({ key: conversationId, value: summarize(state), updatedAt: state.conversation.updatedAt });
+      if (hasStaleTurns(state)) stale.push(conversationId);
       report.items += loaded.items;
       report.messages += loaded.texts.length;
       pendingConversations.push({ conversationId, title: state.conversation.title, updatedAt: state.conversation.updatedAt });
@@ -104,6 +114,10 @@ export async function reindex(logs: LogStorage, index: RecordStorage, options: R
   await search?.finishRebuild();
   await index.deleteRange(CONVERSATION_INDEX, '', '\u{10ffff}');
   if (records.length > 0) await index.mset(CONVERSATION_INDEX, records);
+  // After the rebuild, through the store: the recovery's writes update the new records.
+  if (options.recoverStaleTurns ?? true) {
+    for (const conversationId of stale) report.recoveredTurns += await recoverConversation(store, conversationId);
+  }
   report.conversations = records.length;
   report.durationMs = performance.now() - started;
   return report;

@@ -91,7 +91,7 @@ export class McpClientManager {
       };
       signal.addEventListener('abort', done, { once: true });
       if (signal.aborted) done();
-      void starts.then(done);
+      starts.then(done, done);
     });
   }
 

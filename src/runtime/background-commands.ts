@@ -79,12 +79,14 @@ export class BackgroundCommand {
     timeoutMs?: number,
   ) {
     process.onOutput((chunk) => this.append(chunk));
-    void process.exited.then((exit) => {
+    const ended = (exit: ProcessExit): void => {
       this.exit = exit;
       this.endedAt = Date.now();
       if (this.timeoutTimer) clearTimeout(this.timeoutTimer);
       this.notify();
-    });
+    };
+    // An executor whose exit report fails still ends the command, with no code known.
+    process.exited.then(ended, () => ended({ exitCode: null, signal: null }));
     if (timeoutMs !== undefined) {
       this.timeoutTimer = setTimeout(() => {
         this.timedOut = true;

@@ -28,7 +28,12 @@ interface ItemInProgress {
 
 /** A conversation while it is open in the runtime. */
 export class LiveConversation {
-  private readonly bus = new EventBus();
+  // A listener that throws is logged: the first failure, then every 100th, so a broken client cannot flood the log.
+  private readonly bus = new EventBus((error, event, failures) => {
+    if (failures === 1 || failures % 100 === 0) {
+      this.runtime.logger?.warn({ conversationId: this.id, method: event.method, failures, error: error instanceof Error ? error.message : String(error) }, 'an event listener threw');
+    }
+  });
   private readonly metadataWrites = new SerialQueue();
   private readonly inProgress = new Map<string, ItemInProgress>();
   readonly sessions = new Map<string, LiveSession>();
@@ -36,11 +41,11 @@ export class LiveConversation {
   readonly approvals = new ApprovalBroker({
     requested: (approval) => {
       this.publish({ method: 'approval/requested', params: { conversationId: this.id, approval } });
-      void this.sessions.get(approval.sessionId)?.refreshPendingApprovals();
+      this.refreshPendingApprovals(approval.sessionId);
     },
     resolved: (approval, answer) => {
       this.publish({ method: 'approval/resolved', params: { conversationId: this.id, approvalId: approval.approvalId, decision: answer.decision, decidedBy: answer.decidedBy } });
-      void this.sessions.get(approval.sessionId)?.refreshPendingApprovals();
+      this.refreshPendingApprovals(approval.sessionId);
     },
   });
   private readonly turns = new Map<string, Turn>();
@@ -66,6 +71,14 @@ export class LiveConversation {
     for (const turn of stored.turns) this.turns.set(turn.id, turn);
     const workspace = workspaces[0];
     this.mcp = new McpClientManager(runtime.mcp, { workDirectory: workspace.root, workExecutor: workspace.executor.name, findExecutor: (name) => runtime.findExecutor(name) });
+  }
+
+  /** Writes and announces a session's waiting approvals; a failed write is logged (the approval itself goes on). */
+  private refreshPendingApprovals(sessionId: string): void {
+    this.sessions
+      .get(sessionId)
+      ?.refreshPendingApprovals()
+      .catch((error: unknown) => this.runtime.logger?.error({ conversationId: this.id, sessionId, error: error instanceof Error ? error.message : String(error) }, 'cannot record the pending approvals'));
   }
 
   /** How the work location reads in `executor_change` items (`local:/home/me/project, box:/srv`). */
@@ -140,8 +153,12 @@ export class LiveConversation {
   /** Records a turn's state and announces it. */
   async recordTurn(turn: Turn, method: 'turn/started' | 'turn/completed'): Promise<void> {
     this.turns.set(turn.id, turn);
-    await this.recordState({ type: 'turn', turn });
-    this.publish({ method, params: { conversationId: this.id, turn } });
+    try {
+      await this.recordState({ type: 'turn', turn });
+    } finally {
+      // Clients hear the turn's state even when it could not be written (the caller reports that).
+      this.publish({ method, params: { conversationId: this.id, turn } });
+    }
   }
 
   /** Appends items to a session's log. */

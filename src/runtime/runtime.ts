@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import type { ConversationStore } from '../dao/conversation-store.js';
+import { planTurnRecovery, writeTurnRecovery } from '../dao/turn-recovery.js';
 import { defaultAgentName, type AgentDefinition, type AgentsFile } from '../config/agents.js';
 import type { Executor } from '../executors/executor.js';
 import type { McpSettings } from '../mcp/client-manager.js';
@@ -233,23 +234,13 @@ export class Runtime {
       items.set(session.id, (await this.store.listItems(conversationId, session.id)).map((stored) => stored.item));
     }
     // A turn left `running` by a server that died is over: record that, once, in the log.
-    const sessions = state.sessions.map((session) => (session.status === 'running' ? { ...session, status: 'idle' as const, activeTurnId: null, updatedAt: Date.now() } : session));
-    const turns = state.turns.map((turn) => (turn.status === 'running' ? { ...turn, status: 'interrupted' as const, completedAt: Date.now(), error: 'the server stopped during this turn' } : turn));
-    const recovered = turns.filter((turn, index) => state.turns[index]?.status === 'running');
-    for (const turn of recovered) {
-      const now = Date.now();
-      const marker: Item = { id: newId('item'), sessionId: turn.sessionId, turnId: turn.id, createdAt: now, completedAt: now, status: 'completed', kind: 'interruption', reason: 'crash_recovery', message: 'the server stopped during this turn' };
-      await this.store.appendItems(conversationId, turn.sessionId, [marker]);
-      items.get(turn.sessionId)?.push(marker);
+    // (Start-up recovery has normally done it already; this covers what the index missed.)
+    const plan = planTurnRecovery(state);
+    if (plan) {
+      for (const [sessionId, markers] of await writeTurnRecovery(this.store, conversationId, plan)) items.get(sessionId)?.push(...markers);
     }
-    if (recovered.length > 0) {
-      const changedSessions = sessions.filter((session, index) => state.sessions[index]?.status === 'running');
-      await this.store.appendMetadata(conversationId, [
-        ...recovered.map((turn) => ({ type: 'turn' as const, turn })),
-        ...changedSessions.map((session) => ({ type: 'session' as const, session })),
-      ]);
-    }
-    return new LiveConversation(this, state.conversation, this.workspacesOf(state.conversation), { ...state, sessions, turns }, items);
+    const current = plan?.state ?? state;
+    return new LiveConversation(this, current.conversation, this.workspacesOf(current.conversation), current, items);
   }
 
   /** True when no turn is running in any open conversation. */

@@ -97,7 +97,8 @@ export class LiveSession {
           signal?.removeEventListener('abort', done);
           resolve();
         };
-        void running.then(done);
+        // `running` never rejects (see enqueue); the second handler only satisfies the contract of then.
+        running.then(done, done);
         signal?.addEventListener('abort', done, { once: true });
       });
     }
@@ -174,12 +175,21 @@ export class LiveSession {
     if (this.running) {
       // Queued only if something runs or waits ahead of it; between two turns it starts next.
       const queued = this.isRunning || this.pending.length > 1;
-      if (queued) await this.saveState({ queuedInputs: describePending(this.pending) });
+      // The input is accepted either way; the queue is written again when the turn ends.
+      if (queued) {
+        await this.saveState({ queuedInputs: describePending(this.pending) }).catch((error: unknown) =>
+          this.conversation.runtime.logger?.error({ conversationId: this.conversation.id, sessionId: this.id, error: describeError(error) }, 'cannot record the queued input'),
+        );
+      }
       return { queued, turnId: work.turnId };
     }
-    this.running = this.processPending().finally(() => {
-      this.running = undefined;
-    });
+    // processPending ends every turn itself, whatever throws; the catch is the last resort
+    // that keeps a bug from becoming an unhandled rejection (which would stop the server).
+    this.running = this.processPending()
+      .catch((error: unknown) => this.conversation.runtime.logger?.error({ conversationId: this.conversation.id, sessionId: this.id, error: describeError(error) }, 'session work loop failed'))
+      .finally(() => {
+        this.running = undefined;
+      });
     return { queued: false, turnId: work.turnId };
   }
 
@@ -192,14 +202,23 @@ export class LiveSession {
   private async saveState(changes: Partial<Session>): Promise<void> {
     this.state = { ...this.state, ...changes, updatedAt: Date.now() };
     const state = this.state;
-    await this.conversation.recordState({ type: 'session', session: state });
-    this.conversation.publish({ method: 'session/updated', params: { conversationId: this.conversation.id, session: state } });
+    try {
+      await this.conversation.recordState({ type: 'session', session: state });
+    } finally {
+      // Clients follow the state in force, written or not (a failed write is the caller's to report).
+      this.conversation.publish({ method: 'session/updated', params: { conversationId: this.conversation.id, session: state } });
+    }
   }
 
   /** Persists a completed item, keeps it for the context, tells clients. */
   private record(item: Item): Promise<void> {
     return this.writes.run(async () => {
-      const [stored] = await this.conversation.appendItems(this.id, [item]);
+      let stored: StoredItem | undefined;
+      try {
+        [stored] = await this.conversation.appendItems(this.id, [item]);
+      } catch (error) {
+        throw new RecordWriteError(item, error);
+      }
       this.items.push(item);
       this.conversation.itemCompleted(this.id, stored as StoredItem);
     });
@@ -251,10 +270,16 @@ export class LiveSession {
     return { id: newId('item'), sessionId: this.id, turnId, createdAt: now, completedAt: now, status: 'completed' as const };
   }
 
+  /**
+   * Runs one turn and records its end. Whatever throws (a storage error such as ENOSPC, a
+   * hook, a bug), the turn ends `failed` with the reason in `error`, the session goes back to
+   * idle and clients hear `turn/completed`; records that cannot be written are logged.
+   * Never rejects.
+   */
   private async runTurn(turnId: string, work: PendingWork): Promise<void> {
     const controller = new AbortController();
     this.abortController = controller;
-    let turn: Turn = {
+    const turn: Turn = {
       id: turnId,
       sessionId: this.id,
       conversationId: this.conversation.id,
@@ -264,6 +289,38 @@ export class LiveSession {
       startedAt: Date.now(),
       completedAt: null,
     };
+    let outcome: AgentOutcome;
+    try {
+      outcome = await this.runTurnSteps(turn, work, controller);
+    } catch (error) {
+      const message = `the turn could not continue: ${describeError(error)}`;
+      this.conversation.runtime.logger?.error({ conversationId: this.conversation.id, sessionId: this.id, turnId, error: describeError(error) }, 'turn failed');
+      outcome = { status: 'failed', steps: 0, usage: ZERO_USAGE, error: message };
+    }
+    await this.finishTurn(turn, outcome);
+  }
+
+  /** Records the end of a turn, in memory first so the session is idle even when nothing can be written. */
+  private async finishTurn(started: Turn, outcome: AgentOutcome): Promise<void> {
+    // Steering that arrived too late for this turn's model calls starts the next turn.
+    const late = this.steering.splice(0);
+    this.pending.unshift(...late.map((content): PendingWork => ({ id: newId('input'), turnId: newId('turn'), kind: 'input', content })));
+    await this.writes.drain();
+    const turn: Turn = { ...started, status: outcome.status, steps: outcome.steps, usage: outcome.usage, completedAt: Date.now(), ...(outcome.error ? { error: outcome.error } : {}) };
+    this.abortController = undefined;
+    this.lastTurnStatus = outcome.status;
+    const logger = this.conversation.runtime.logger;
+    const context = { conversationId: this.conversation.id, sessionId: this.id, turnId: turn.id };
+    // The session is idle before clients hear the turn ended, so input sent on turn/completed starts a turn at once.
+    await this.saveState({ status: 'idle', activeTurnId: null, queuedInputs: describePending(this.pending) }).catch((error: unknown) =>
+      logger?.error({ ...context, error: describeError(error) }, 'cannot record the session as idle'),
+    );
+    await this.conversation.recordTurn(turn, 'turn/completed').catch((error: unknown) => logger?.error({ ...context, status: turn.status, error: describeError(error) }, 'cannot record the end of the turn'));
+  }
+
+  /** The body of a turn; throws when a record cannot be written. */
+  private async runTurnSteps(turn: Turn, work: PendingWork, controller: AbortController): Promise<AgentOutcome> {
+    const turnId = turn.id;
     await this.saveState({ status: 'running', activeTurnId: turnId, queuedInputs: describePending(this.pending) });
     await this.conversation.recordTurn(turn, 'turn/started');
     if (this.modelInUse !== undefined && this.modelInUse !== this.state.model) {
@@ -323,6 +380,8 @@ export class LiveSession {
       if (work.kind !== 'compact' && refusal === undefined) await mcp.prepare(controller.signal);
       outcome = refusal !== undefined ? { status: 'failed', steps: 0, usage: ZERO_USAGE, error: refusal } : work.kind === 'compact' ? await runCompaction(environment) : await runAgent(environment);
     } catch (error) {
+      // A record that cannot be written ends the turn as a whole (see runTurn).
+      if (error instanceof RecordWriteError) throw error;
       // Configuration problems (unknown model, unset key) end the turn like a model error.
       const message = (error as Error).message;
       await this.record({ ...this.itemBase(turnId), kind: 'model_error', status: 'failed', provider: this.state.model.split('/')[0] ?? '', model: this.state.model, httpStatus: null, message, retries: 0 });
@@ -332,15 +391,20 @@ export class LiveSession {
       const reason = String((controller.signal.reason as Error)?.message ?? '').endsWith('shutdown') ? 'shutdown' : 'user';
       await this.record({ ...this.itemBase(turnId), kind: 'interruption', reason });
     }
-    // Steering that arrived too late for this turn's model calls starts the next turn.
-    const late = this.steering.splice(0);
-    this.pending.unshift(...late.map((content): PendingWork => ({ id: newId('input'), turnId: newId('turn'), kind: 'input', content })));
-    await this.writes.drain();
-    turn = { ...turn, status: outcome.status, steps: outcome.steps, usage: outcome.usage, completedAt: Date.now(), ...(outcome.error ? { error: outcome.error } : {}) };
-    this.abortController = undefined;
-    this.lastTurnStatus = outcome.status;
-    // The session is idle before clients hear the turn ended, so input sent on turn/completed starts a turn at once.
-    await this.saveState({ status: 'idle', activeTurnId: null, queuedInputs: describePending(this.pending) });
-    await this.conversation.recordTurn(turn, 'turn/completed');
+    return outcome;
   }
+}
+
+/** An item that could not be appended to the session's log (the cause is the storage error). */
+class RecordWriteError extends Error {
+  constructor(item: Item, cause: unknown) {
+    super(`cannot record the ${item.kind} item: ${describeError(cause)}`, { cause });
+    this.name = 'RecordWriteError';
+  }
+}
+
+/** The message of anything thrown, with its errno code when it has one (`ENOSPC: no space left on device, write`). */
+function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
 }

@@ -123,7 +123,9 @@ export class ConfigService {
     try {
       this.watcher = watch(this.configDir, () => {
         clearTimeout(this.debounce);
-        this.debounce = setTimeout(() => void this.reload(), debounceMs);
+        this.debounce = setTimeout(() => {
+          this.reload().catch((error: unknown) => this.logger.warn({ error: (error as Error).message }, 'configuration reload failed'));
+        }, debounceMs);
       });
       this.watcher.on('error', (error) => this.logger.warn({ error: error.message }, 'configuration watch failed'));
     } catch (error) {

@@ -70,7 +70,11 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
       const conversation = await runtime.getConversation(params.conversationId);
       // The result goes out before the replay: the client learns the sessions, then their items.
       request.afterResponse(() => {
-        void conversation.subscribe((event) => connection.notify(event), params.afterSeq).then((detach) => connection.addSubscription(params.conversationId, detach));
+        conversation
+          .subscribe((event) => connection.notify(event), params.afterSeq)
+          .then((detach) => connection.addSubscription(params.conversationId, detach))
+          // A replay that fails (an unreadable log) leaves the client unsubscribed; the server logs why.
+          .catch((error: unknown) => connection.subscriptionFailed(params.conversationId, error));
       });
       return conversation.snapshot();
     },

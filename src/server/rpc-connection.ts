@@ -68,7 +68,7 @@ export class RpcConnection {
         this.send({ jsonrpc: '2.0', id: null, error: { code: ErrorCodes.invalidRequest, message: 'binary frames are not supported; send JSON text' } });
         return;
       }
-      void this.handle(data.toString());
+      this.handle(data.toString()).catch((error: unknown) => this.logger.warn({ error: errorMessage(error) }, 'a client message could not be handled'));
     });
     socket.on('close', () => this.dispose());
   }
@@ -88,6 +88,11 @@ export class RpcConnection {
   addSubscription(conversationId: string, detach: () => void): void {
     this.subscriptions.get(conversationId)?.();
     this.subscriptions.set(conversationId, detach);
+  }
+
+  /** Logs a subscription whose replay failed (the client stays unsubscribed). */
+  subscriptionFailed(conversationId: string, error: unknown): void {
+    this.logger.warn({ conversationId, error: errorMessage(error) }, 'conversation/subscribe: the replay failed; the client is not subscribed');
   }
 
   /** Detaches from a conversation's events. */
@@ -113,9 +118,12 @@ export class RpcConnection {
         if (response.error === undefined) this.logger.warn({ approvalId: approval.approvalId, issues: answer.error.issues }, 'invalid answer to approval/request ignored');
         return;
       }
-      void this.runtime.getConversation(conversationId).then((conversation) =>
-        conversation.approvals.respond(approval.approvalId, { decision: answer.data.decision, decidedBy: `client:${this.clientName}`, ...(answer.data.message ? { message: answer.data.message } : {}) }),
-      );
+      this.runtime
+        .getConversation(conversationId)
+        .then((conversation) =>
+          conversation.approvals.respond(approval.approvalId, { decision: answer.data.decision, decidedBy: `client:${this.clientName}`, ...(answer.data.message ? { message: answer.data.message } : {}) }),
+        )
+        .catch((error: unknown) => this.logger.warn({ approvalId: approval.approvalId, error: errorMessage(error) }, 'an answer to approval/request could not be applied'));
     });
     this.send({ jsonrpc: '2.0', id, method: 'approval/request', params: approval });
   }
@@ -195,4 +203,9 @@ function toRpcError(method: string, error: unknown): RpcError {
   if (error instanceof NotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: ${error.message}`);
   if (error instanceof UnknownModelError) return new RpcError(ErrorCodes.invalidParams, `${method}: ${error.message}`);
   return new RpcError(ErrorCodes.internalError, `${method}: ${(error as Error)?.message ?? String(error)}`);
+}
+
+/** The message of anything thrown. */
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -10,14 +10,16 @@ import path from 'node:path';
 import { dataDirServerInfoFile, resolvePaths, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
 import { loadConfiguration } from '../config/configuration.js';
 import { createExecutors } from '../config/executors.js';
-import { ConversationStore } from '../dao/conversation-store.js';
+import { CONVERSATIONS_PATH, ConversationStore } from '../dao/conversation-store.js';
+import { recoverStaleTurns } from '../dao/turn-recovery.js';
 import { SqliteConversationSearchIndex } from '../dao/sqlite-conversation-search-index.js';
 import type { Logger } from '../logger.js';
 import { setToolFailureLogger } from '../tools/internal-errors.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { Runtime, type RuntimeLimits } from '../runtime/runtime.js';
 import { FileLogStorage } from '../storage/file/file-log-storage.js';
-import { openSqliteDatabase, type SqliteDatabase } from '../storage/sqlite/sqlite-database.js';
+import type { LogStorage } from '../storage/log-storage.js';
+import type { SqliteDatabase } from '../storage/sqlite/sqlite-database.js';
 import { SqliteRecordStorage } from '../storage/sqlite/sqlite-record-storage.js';
 import { StagedLogStorage } from '../storage/staged/staged-log-storage.js';
 import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js';
@@ -26,6 +28,8 @@ import { VERSION } from '../package-info.js';
 import { applyConfiguration, ConfigService } from './config-service.js';
 import { acquireDataDirLock, processExists } from './data-dir-lock.js';
 import { createHttpServer } from './http-server.js';
+import { openIndexDatabase, rebuildIndex } from './index-database.js';
+import { tightenPermissions } from './private-files.js';
 import { RpcConnection } from './rpc-connection.js';
 import { readServerInfo, removeServerInfo, writeServerInfo } from './server-info.js';
 
@@ -42,6 +46,11 @@ export interface RuntimeServerOptions {
   allowedOrigins?: string[];
   limits?: Partial<RuntimeLimits>;
   logger: Logger;
+  /**
+   * Wraps the conversation log storage (the data directory's files) before the server uses
+   * it: for embedding (metrics, replication) and for fault injection in tests. Default: none.
+   */
+  wrapLogStorage?: (storage: LogStorage) => LogStorage;
 }
 
 /** A running server. */
@@ -80,17 +89,29 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     database?.close();
   };
   try {
+    // Directories a user (or an older version) left open to others are closed before anything is read.
+    tightenPermissions(paths, logger);
     // The whole configuration directory is validated before anything starts (SPEC §8).
     const configuration = await loadConfiguration(paths.configDir);
     // New conversations are staged in memory until their first input (SPEC §4), so an empty
     // conversation leaves nothing on disk; the dao decides when to stage and to commit.
-    logs = new StagedLogStorage(new FileLogStorage(paths.dataDir, { onProblem: (problem) => logger.warn({ problem }, 'damaged log entry skipped') }));
-    database = openSqliteDatabase(path.join(paths.dataDir, 'metadata.db'));
+    const files = new FileLogStorage(paths.dataDir, { onProblem: (problem) => logger.warn({ problem }, 'damaged log entry skipped') });
+    logs = new StagedLogStorage(options.wrapLogStorage ? options.wrapLogStorage(files) : files);
+    const opened = openIndexDatabase(paths.dataDir);
+    database = opened.database;
+    // A missing or damaged index is rebuilt from the logs before any client sees the listing.
+    const rebuilt = opened.rebuild !== undefined && (await files.listPaths(CONVERSATIONS_PATH)).length > 0;
+    if (rebuilt && opened.rebuild) await rebuildIndex(paths.dataDir, files, database, opened.rebuild, logger);
     index = new StagedRecordStorage(new SqliteRecordStorage(database));
     search = new SqliteConversationSearchIndex(database);
     store = new ConversationStore(logs, index, { search, onInvalidEntry: (report) => logger.warn({ report }, 'invalid log entry skipped') });
-    if (search.createdTables && (await store.listConversations({ limit: 1 })).conversations.length > 0) {
+    if (!rebuilt && search.createdTables && (await store.listConversations({ limit: 1 })).conversations.length > 0) {
       logger.warn({ dataDir: paths.dataDir }, 'the conversation search index is new: run `openvaala reindex` (server stopped) to make existing conversations searchable');
+    }
+    // Turns a dead predecessor left running end now, so no listing shows them running.
+    const recovery = await recoverStaleTurns(store);
+    if (recovery.conversations.length > 0 || recovery.failures.length > 0) {
+      logger.warn({ conversations: recovery.conversations.length, turns: recovery.turns, failures: recovery.failures }, 'turns left running by a server that stopped were recorded as interrupted');
     }
     const runtime = new Runtime({
       store,
@@ -166,7 +187,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       let idleSince = Date.now();
       idleTimer = setInterval(() => {
         if (webSockets.clients.size > 0 || !runtime.isIdle()) idleSince = Date.now();
-        else if (Date.now() - idleSince >= idleLimit) void stop(`idle for ${idleLimit} ms`);
+        else if (Date.now() - idleSince >= idleLimit) stop(`idle for ${idleLimit} ms`).catch((error: unknown) => logger.error({ error: (error as Error).message }, 'stopping the idle server failed'));
       }, Math.min(1000, Math.max(50, idleLimit / 4)));
       idleTimer.unref();
     }

@@ -86,6 +86,8 @@ export function runCli(args: string[], options: { env: NodeJS.ProcessEnv; cwd?: 
 export interface ServeProcess {
   child: ChildProcess;
   info: ServerInfo;
+  /** Everything the server printed so far (stdout and stderr, its JSON log lines included). */
+  output(): string;
   /** Sends SIGTERM and waits for the exit code. */
   stop(): Promise<number | null>;
 }
@@ -104,6 +106,7 @@ export async function startServe(environment: TestEnvironment, extraArgs: string
       return {
         child,
         info,
+        output: () => output,
         async stop() {
           if (child.exitCode === null) child.kill('SIGTERM');
           return exited;

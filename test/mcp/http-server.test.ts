@@ -22,7 +22,13 @@ class StockServer {
   port = 0;
 
   async start(port = 0): Promise<void> {
-    this.server = createServer((request, response) => void this.handle(request, response));
+    this.server = createServer((request, response) => {
+      this.handle(request, response).catch((error: unknown) => {
+        // A test server that fails answers 500 instead of leaving the request hanging.
+        if (!response.headersSent) response.writeHead(500);
+        response.end(String(error));
+      });
+    });
     await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
     this.port = (this.server.address() as AddressInfo).port;
   }
@@ -52,8 +58,8 @@ class StockServer {
     }));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     response.on('close', () => {
-      void transport.close();
-      void mcp.close();
+      transport.close().catch(() => undefined);
+      mcp.close().catch(() => undefined);
     });
     await mcp.connect(transport);
     await transport.handleRequest(request, response, JSON.parse(Buffer.concat(chunks).toString('utf8')));

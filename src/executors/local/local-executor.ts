@@ -128,7 +128,11 @@ export class LocalExecutor implements Executor {
     if (this.closed) throw new Error(`executor "${this.name}" is closed`);
     const started = spawnLocalProcess(request, this.program(request));
     this.spawned.add(started);
-    void started.exited.then(() => this.spawned.delete(started));
+    // `exited` never rejects; the handler is there so nothing can float.
+    started.exited.then(
+      () => this.spawned.delete(started),
+      () => this.spawned.delete(started),
+    );
     return started;
   }
 

@@ -209,7 +209,11 @@ export class SshExecutor implements Executor {
       runHelper: (commandLine) => this.runHelper(commandLine),
     });
     this.spawned.add(started);
-    void started.exited.then(() => this.spawned.delete(started));
+    // `exited` never rejects; the handler is there so nothing can float.
+    started.exited.then(
+      () => this.spawned.delete(started),
+      () => this.spawned.delete(started),
+    );
     return started;
   }
 

@@ -6,8 +6,16 @@
 import fs from 'node:fs';
 import nodePath from 'node:path';
 
-/** Opens a file descriptor with numeric `flags` (`fs.constants.O_*`) and `mode` (default 0o644). */
-export function openDescriptor(filePath: string, flags: number, mode = 0o644): Promise<number> {
+/**
+ * Mode of the files a file storage creates: owner only (conversations hold code and command
+ * output; other local users must not read them).
+ */
+export const STORAGE_FILE_MODE = 0o600;
+/** Mode of the directories a file storage creates: owner only. */
+export const STORAGE_DIRECTORY_MODE = 0o700;
+
+/** Opens a file descriptor with numeric `flags` (`fs.constants.O_*`) and `mode` for a created file (default 0o600). */
+export function openDescriptor(filePath: string, flags: number, mode = STORAGE_FILE_MODE): Promise<number> {
   return new Promise((resolve, reject) => {
     fs.open(filePath, flags, mode, (error, fd) => (error ? reject(error) : resolve(fd)));
   });
@@ -108,7 +116,7 @@ export async function syncDirectory(directoryPath: string): Promise<void> {
  */
 export async function ensureDirectory(root: string, segments: string[]): Promise<Set<string>> {
   const changed = new Set<string>();
-  const firstCreated = await fs.promises.mkdir(root, { recursive: true });
+  const firstCreated = await fs.promises.mkdir(root, { recursive: true, mode: STORAGE_DIRECTORY_MODE });
   if (firstCreated !== undefined) {
     let directory = nodePath.resolve(root);
     const stop = nodePath.resolve(firstCreated);
@@ -122,7 +130,7 @@ export async function ensureDirectory(root: string, segments: string[]): Promise
   for (const segment of segments) {
     const next = nodePath.join(current, segment);
     try {
-      await fs.promises.mkdir(next);
+      await fs.promises.mkdir(next, { mode: STORAGE_DIRECTORY_MODE });
       changed.add(current);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;

@@ -253,9 +253,10 @@ export class FileLogStorage implements LogStorage {
     const result = previous.then(operation);
     const settled = result.then(noop, noop);
     this.queues.set(filePath, settled);
-    void settled.then(() => {
+    // `settled` never rejects: it swallows the operation's outcome, which `result` carries.
+    settled.then(() => {
       if (this.queues.get(filePath) === settled) this.queues.delete(filePath);
-    });
+    }, noop);
     return result;
   }
 

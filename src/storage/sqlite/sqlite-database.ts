@@ -37,9 +37,14 @@ export function openSqliteDatabase(filePath: string): SqliteDatabase {
   if (typeof filePath !== 'string' || filePath === '') {
     throw new Error('A SQLite storage needs a database file path or ":memory:"');
   }
-  if (filePath !== ':memory:') fs.mkdirSync(nodePath.dirname(nodePath.resolve(filePath)), { recursive: true });
   let database: SqliteDatabase;
   try {
+    if (filePath !== ':memory:') {
+      // Owner only: the index holds titles and message text. SQLite gives its WAL and
+      // shared-memory files the database file's permissions, so creating it 0600 covers them.
+      fs.mkdirSync(nodePath.dirname(nodePath.resolve(filePath)), { recursive: true, mode: 0o700 });
+      fs.closeSync(fs.openSync(filePath, 'a', 0o600));
+    }
     database = new Database(filePath);
     configureSqliteDatabase(database);
   } catch (error) {

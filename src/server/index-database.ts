@@ -1,0 +1,86 @@
+/**
+ * The data directory's index, `metadata.db`, at server start (SPEC §4: the index is
+ * rebuildable from the logs). A missing or unreadable index is replaced by a new one, rebuilt
+ * from the conversation logs before the server accepts clients, so the listing never comes
+ * up empty or broken.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { createFileConversationLoader } from '../dao/file-conversation-loader.js';
+import { reindex, type ReindexReport } from '../dao/reindex.js';
+import { SqliteConversationSearchIndex } from '../dao/sqlite-conversation-search-index.js';
+import type { Logger } from '../logger.js';
+import type { FileLogStorage } from '../storage/file/file-log-storage.js';
+import { openSqliteDatabase, type SqliteDatabase } from '../storage/sqlite/sqlite-database.js';
+import { SqliteRecordStorage } from '../storage/sqlite/sqlite-record-storage.js';
+
+/** Name of the index file in the data directory. */
+export const INDEX_FILE = 'metadata.db';
+/** Where a damaged index is moved (one copy, replaced by the next), kept for inspection. */
+export const DAMAGED_INDEX_FILE = 'metadata.db.damaged';
+
+/** Why the index had to be rebuilt. */
+export type IndexRebuildReason = 'missing' | 'damaged';
+
+/** An opened index database. */
+export interface OpenedIndex {
+  database: SqliteDatabase;
+  /** Set when the index was created anew and must be rebuilt from the logs. */
+  rebuild?: { reason: IndexRebuildReason; detail?: string };
+}
+
+/**
+ * Reads enough of the database to know SQLite can use it: its schema, and one row of every
+ * table. A file that is not a database, or whose schema pages are damaged, throws here.
+ */
+function probe(database: SqliteDatabase): void {
+  const tables = database.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as { name: string }[];
+  for (const { name } of tables) database.prepare(`SELECT * FROM "${name.replace(/"/g, '""')}" LIMIT 1`).all();
+}
+
+/**
+ * Opens `metadata.db` in the data directory (mode 0600). A damaged file (and its WAL and
+ * shared-memory files) is moved to `metadata.db.damaged` and a new one is created.
+ * @throws Error naming the file when even a new database cannot be created
+ */
+export function openIndexDatabase(dataDir: string): OpenedIndex {
+  const file = path.join(dataDir, INDEX_FILE);
+  const missing = !fs.existsSync(file);
+  let detail: string | undefined;
+  try {
+    const database = openSqliteDatabase(file);
+    try {
+      probe(database);
+      return missing ? { database, rebuild: { reason: 'missing' } } : { database };
+    } catch (error) {
+      database.close();
+      throw error;
+    }
+  } catch (error) {
+    detail = error instanceof Error ? error.message : String(error);
+  }
+  for (const suffix of ['', '-wal', '-shm']) {
+    const damaged = `${file}${suffix}`;
+    if (fs.existsSync(damaged)) fs.renameSync(damaged, `${path.join(dataDir, DAMAGED_INDEX_FILE)}${suffix}`);
+  }
+  return { database: openSqliteDatabase(file), rebuild: { reason: 'damaged', detail } };
+}
+
+/**
+ * Rebuilds the index from the logs (listing and search), recovering turns a dead server left
+ * running, and logs one line saying why and what was done.
+ * @throws Error when the index cannot be written
+ */
+export async function rebuildIndex(dataDir: string, logs: FileLogStorage, database: SqliteDatabase, reason: NonNullable<OpenedIndex['rebuild']>, logger: Logger): Promise<ReindexReport> {
+  const loader = createFileConversationLoader(dataDir, { onProblem: (problem) => logger.warn({ problem }, 'damaged log entry skipped') });
+  try {
+    const report = await reindex(logs, new SqliteRecordStorage(database), { search: new SqliteConversationSearchIndex(database), loader });
+    logger.warn(
+      { dataDir, reason: reason.reason, ...(reason.detail ? { detail: reason.detail } : {}), conversations: report.conversations, recoveredTurns: report.recoveredTurns, durationMs: Math.round(report.durationMs) },
+      reason.reason === 'missing' ? `${INDEX_FILE} was missing: rebuilt from the conversation logs` : `${INDEX_FILE} was damaged: moved to ${DAMAGED_INDEX_FILE} and rebuilt from the conversation logs`,
+    );
+    return report;
+  } finally {
+    await loader.close();
+  }
+}
