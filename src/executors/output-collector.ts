@@ -112,7 +112,7 @@ export class OutputCollector {
     }
     // Cut at line breaks (or at least character boundaries): the bytes given up join the omission.
     const headEnd = headCut(head, head.length);
-    const tailStart = tailCut(tail, tail.length);
+    const tailStart = tailCut(tail, tail.length, true);
     const keptHead = head.subarray(0, headEnd);
     const keptTail = tail.subarray(tailStart);
     const omittedBytes = this.droppedBytes + (head.length - headEnd) + tailStart;

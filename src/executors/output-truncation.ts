@@ -85,11 +85,13 @@ export function headCut(bytes: Uint8Array, budget: number): number {
 /**
  * Where to start a tail of at most `budget` bytes: after the first line break in its first
  * eighth when there is one, else at a character boundary.
+ * @param followsOmission true when `bytes` itself starts after omitted output (a collector's
+ *   tail), so that even its first byte may be mid-line
  */
-export function tailCut(bytes: Uint8Array, budget: number): number {
+export function tailCut(bytes: Uint8Array, budget: number, followsOmission = false): number {
   let start = Math.max(0, bytes.length - budget);
   const newline = bytes.indexOf(0x0a, start);
-  if (start > 0 && newline !== -1 && newline + 1 <= start + Math.ceil(budget / 8) && newline + 1 < bytes.length) return newline + 1;
+  if ((start > 0 || followsOmission) && newline !== -1 && newline + 1 <= start + Math.ceil(budget / 8) && newline + 1 < bytes.length) return newline + 1;
   while (start < bytes.length && isContinuation(bytes[start])) start += 1;
   return start;
 }
