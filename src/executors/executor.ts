@@ -4,6 +4,8 @@
  * runs on the local machine, over SSH or in an in-memory sandbox.
  */
 
+import type { OmittedRange } from './output-truncation.js';
+
 /** Kind of a file system entry. */
 export type FileKind = 'file' | 'directory' | 'symlink' | 'other';
 
@@ -59,9 +61,13 @@ export interface CommandRequest {
   env?: Record<string, string>;
   /** Kill the command (its whole process group) after this many ms. */
   timeoutMs: number;
-  /** Stop collecting output after this many bytes of stdout+stderr (the process keeps running until it ends). */
+  /**
+   * Bound on the output kept, in bytes of stdout+stderr: the first half keeps the head, the
+   * second half the newest tail, and what falls between is only counted (the process keeps
+   * running until it ends; memory stays bounded). See `OutputCollector`.
+   */
   maxOutputBytes: number;
-  /** Receives output chunks as they arrive (for live streaming to clients). */
+  /** Receives output chunks as they arrive (for live streaming to clients), until `maxOutputBytes` were streamed. */
   onOutput?: (chunk: string) => void;
   /** Aborting kills the command's process group. */
   signal?: AbortSignal;
@@ -73,12 +79,18 @@ export interface CommandResult {
   exitCode: number | null;
   /** Signal name when killed (`SIGKILL`…). */
   signal: string | null;
-  /** stdout and stderr interleaved in arrival order, at most `maxOutputBytes` bytes. */
+  /**
+   * stdout and stderr interleaved in arrival order: all of it, or when longer than
+   * `maxOutputBytes` its head and tail around a marker line naming the omitted bytes and
+   * lines (`output-truncation.ts`).
+   */
   output: string;
-  /** True when output beyond `maxOutputBytes` was dropped. */
+  /** True when output was omitted. */
   truncated: boolean;
-  /** Bytes of output dropped beyond `maxOutputBytes`, when the executor counts them. */
+  /** Bytes of output omitted between head and tail. */
   omittedBytes?: number;
+  /** What was omitted, in positions of the whole output, when anything was. */
+  omitted?: OmittedRange;
   /** True when the command was killed for exceeding `timeoutMs`. */
   timedOut: boolean;
   /** True when the command was killed through `signal`. */

@@ -7,11 +7,12 @@ import { newId } from '../ids.js';
 import type { ContentPart, Item, ItemOf, ReasoningEffort, TokenUsage, TurnStatus } from '../protocol/index.js';
 import type { Logger } from '../logger.js';
 import type { ResolvedModel } from '../models/model-registry.js';
-import { truncateOutput, type Tool, type ToolContext, type ToolResult } from '../tools/tool.js';
+import type { Tool, ToolContext, ToolResult } from '../tools/tool.js';
 import { compactHistory, contextDoesNotFitMessage, measureKeptContext, type ContextMeter, type ContextPart } from './compaction.js';
 import type { AgentHooks, ToolCallGate } from './hooks/agent-hooks.js';
 import { buildModelMessages } from './context-builder.js';
 import { callModel, ModelCallError, toSdkTools, type ModelCallResult, type RequestedToolCall, type RetryPolicy } from './model-call.js';
+import { workspaceForCall } from './tool-routing.js';
 
 /** What the loop needs from the session running it. */
 export interface AgentEnvironment {
@@ -34,7 +35,7 @@ export interface AgentEnvironment {
   /** Model calls allowed in one turn. */
   maxSteps: number;
   retryPolicy: RetryPolicy;
-  /** Cap on one tool result's text, in bytes. */
+  /** Cap on one tool result's text as the model reads it, in bytes (applied when requests are built). */
   toolOutputLimitBytes: number;
   /** Compact when the estimated request exceeds this fraction of the context window (0–1). */
   compactionThreshold: number;
@@ -47,8 +48,9 @@ export interface AgentEnvironment {
   /**
    * Decides whether a tool call may run (approval policy; may wait for a person).
    * `hookPermission` is a `pre_tool_use` hook's decision: `allow` skips asking, `ask` asks even where the policy allows.
+   * `executor` names the executor the call is routed to (shown in the approval request).
    */
-  authorize(call: RequestedToolCall, hookPermission?: 'allow' | 'ask'): Promise<{ allowed: boolean; message?: string }>;
+  authorize(call: RequestedToolCall, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined): Promise<{ allowed: boolean; message?: string }>;
   /** Hooks around tool calls, the stop and compaction (`hooks.yaml`), and skill loading; absent = none. */
   hooks?: AgentHooks;
   /** Removes and returns steering inputs received since the last call. */
@@ -114,20 +116,23 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
   const executions = calls.map((call) => {
     const itemId = newId('item');
     const createdAt = Date.now();
-    environment.itemStarted(itemId, 'tool_call', { callId: call.callId, toolName: call.toolName, arguments: call.arguments });
+    const tool = toolsByName.get(call.toolName) ?? environment.resolveTool?.(call.toolName);
+    // Where the call runs: the executor its arguments route it to (the hooks may re-route it).
+    let workspace = workspaceForCall(tool, call.arguments, environment.workspace);
+    environment.itemStarted(itemId, 'tool_call', { callId: call.callId, toolName: call.toolName, arguments: call.arguments, ...(workspace ? { executor: workspace.executor.name } : {}) });
     const started = performance.now();
     // The arguments that ran: the model's, unless a pre_tool_use hook replaced them.
     let gate: ToolCallGate = { arguments: call.arguments, context: [] };
-    const tool = toolsByName.get(call.toolName) ?? environment.resolveTool?.(call.toolName);
     const work = async (): Promise<ToolResult> => {
       if (!tool) return { output: `unknown tool "${call.toolName}"; available: ${[...toolsByName.keys()].join(', ')}`, isError: true };
       // pre_tool_use hooks run first: they may refuse the call, replace its arguments or decide on approval.
-      gate = (await environment.hooks?.beforeToolCall(call, environment.workspace)) ?? gate;
+      gate = (await environment.hooks?.beforeToolCall(call, workspace ?? environment.workspace)) ?? gate;
       if (gate.refusal !== undefined) return { output: `${call.toolName}: not run: ${gate.refusal}`, isError: true };
       const effectiveCall = { ...call, arguments: gate.arguments };
+      workspace = workspaceForCall(tool, effectiveCall.arguments, environment.workspace);
       let permission: { allowed: boolean; message?: string };
       try {
-        permission = await environment.authorize(effectiveCall, gate.permission);
+        permission = await environment.authorize(effectiveCall, gate.permission, workspace?.executor.name);
       } catch {
         return { output: `${call.toolName}: not run: the turn was interrupted while waiting for approval`, isError: true };
       }
@@ -138,12 +143,11 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
         onOutput: (chunk) => environment.itemDelta(itemId, { output: chunk }),
         ...(environment.commands ? { commands: environment.commands } : {}),
       });
-      return environment.hooks ? environment.hooks.afterToolCall(effectiveCall, gate, result, environment.workspace) : result;
+      return environment.hooks ? environment.hooks.afterToolCall(effectiveCall, gate, result, workspace ?? environment.workspace) : result;
     };
-    return work().then((uncapped): ItemOf<'tool_call'> => {
-      const capped = truncateOutput(uncapped.output, environment.toolOutputLimitBytes);
-      const result = capped.truncated ? { ...uncapped, output: capped.text } : uncapped;
-      return {
+    // The output is stored as the tool gave it (bounded by defineTool); the model's cap and
+    // cleaning are applied when requests are built (`buildModelMessages`).
+    return work().then((result): ItemOf<'tool_call'> => ({
       ...items.base(itemId, createdAt),
       completedAt: Date.now(),
       kind: 'tool_call',
@@ -151,14 +155,13 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
       callId: call.callId,
       toolName: call.toolName,
       arguments: gate.arguments,
-      executor: environment.workspace.executor.name,
+      ...(workspace ? { executor: workspace.executor.name } : {}),
       output: result.output,
       isError: result.isError,
       ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}),
       ...(result.structured ? { structured: result.structured } : {}),
       durationMs: Math.round(performance.now() - started),
-      };
-    });
+    }));
   });
   for (const execution of executions) {
     await environment.record(await execution);
@@ -221,7 +224,7 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
       await environment.record({ ...items.base(), kind: 'interruption', status: 'completed', reason: 'limit', message: `stopped after ${steps} model calls (maxSteps)` });
       return { status: 'interrupted', steps, usage, error: `step limit of ${environment.maxSteps} reached` };
     }
-    const messages = () => buildModelMessages(environment.history(), { model: environment.model.name });
+    const messages = () => buildModelMessages(environment.history(), { model: environment.model.name, toolOutputLimitBytes: environment.toolOutputLimitBytes });
     const estimate = environment.contextMeter.estimate(environment.history(), environment.system, messages);
     const nothingNewToCompact = environment.history().at(-1)?.kind === 'context_summary';
     if (environment.tools !== toolList) {

@@ -6,9 +6,15 @@
  */
 import { newId } from '../ids.js';
 import type { Executor, ProcessExit, RunningProcess, SpawnRequest } from '../executors/executor.js';
+import { OutputCollector } from '../executors/output-collector.js';
+import type { OmittedRange } from '../executors/output-truncation.js';
+import { TOOL_OUTPUT_RETAINED_BYTES } from '../tools/tool.js';
 
-/** Default cap on a command's unread output, in bytes: older output is dropped beyond it. */
-export const BACKGROUND_OUTPUT_LIMIT_BYTES = 1024 * 1024;
+/**
+ * Default bound on a command's unread output, in bytes: beyond it the head and the newest
+ * tail are kept around a marker (the stored bound of a tool result, less room for the status lines).
+ */
+export const BACKGROUND_OUTPUT_LIMIT_BYTES = TOOL_OUTPUT_RETAINED_BYTES - 1024;
 /** Default number of commands a session may have running at once. */
 export const BACKGROUND_MAX_RUNNING = 32;
 /** Ended commands kept for `list_commands` and a last read; older ones are forgotten. */
@@ -40,10 +46,12 @@ export interface BackgroundCommandInfo {
 
 /** Output collected since the last read. */
 export interface CommandOutput {
-  /** The text (at most the registry's output limit). */
+  /** The text: all of it, or its head and tail around a marker naming what was omitted. */
   text: string;
-  /** Bytes dropped because unread output exceeded the limit. */
+  /** Bytes omitted because unread output exceeded the limit. */
   droppedBytes: number;
+  /** What was omitted, in positions of the output since the last read, when anything was. */
+  omitted?: OmittedRange;
 }
 
 /** A command started through the registry; the tools read its output and write its input. */
@@ -52,9 +60,7 @@ export class BackgroundCommand {
   readonly startedAt = Date.now();
   /** True when it was killed for running past its timeout. */
   timedOut = false;
-  private chunks: string[] = [];
-  private bufferedBytes = 0;
-  private droppedBytes = 0;
+  private unread: OutputCollector;
   private exit: ProcessExit | undefined;
   private endedAt: number | null = null;
   private readonly changeWaiters = new Set<() => void>();
@@ -78,6 +84,7 @@ export class BackgroundCommand {
     private readonly outputLimitBytes: number,
     timeoutMs?: number,
   ) {
+    this.unread = new OutputCollector(outputLimitBytes);
     process.onOutput((chunk) => this.append(chunk));
     const ended = (exit: ProcessExit): void => {
       this.exit = exit;
@@ -119,11 +126,9 @@ export class BackgroundCommand {
 
   /** Removes and returns the output collected since the last read. */
   read(): CommandOutput {
-    const output = { text: this.chunks.join(''), droppedBytes: this.droppedBytes };
-    this.chunks = [];
-    this.bufferedBytes = 0;
-    this.droppedBytes = 0;
-    return output;
+    const collected = this.unread.result();
+    this.unread = new OutputCollector(this.outputLimitBytes);
+    return { text: collected.output, droppedBytes: collected.omittedBytes, ...(collected.omitted ? { omitted: collected.omitted } : {}) };
   }
 
   /**
@@ -164,25 +169,8 @@ export class BackgroundCommand {
   }
 
   private append(chunk: string): void {
-    this.chunks.push(chunk);
-    this.bufferedBytes += Buffer.byteLength(chunk, 'utf8');
-    // Keep the newest output: drop whole old chunks, then cut the oldest remaining one.
-    while (this.bufferedBytes > this.outputLimitBytes && this.chunks.length > 0) {
-      const oldest = this.chunks[0] as string;
-      const oldestBytes = Buffer.byteLength(oldest, 'utf8');
-      const excess = this.bufferedBytes - this.outputLimitBytes;
-      if (oldestBytes <= excess) {
-        this.chunks.shift();
-        this.bufferedBytes -= oldestBytes;
-        this.droppedBytes += oldestBytes;
-      } else {
-        const kept = Buffer.from(oldest, 'utf8').subarray(excess).toString('utf8').replace(/^\uFFFD+/, '');
-        const keptBytes = Buffer.byteLength(kept, 'utf8');
-        this.chunks[0] = kept;
-        this.bufferedBytes -= oldestBytes - keptBytes;
-        this.droppedBytes += oldestBytes - keptBytes;
-      }
-    }
+    // Bounded however much is written between reads: head and newest tail, the rest counted.
+    this.unread.add(chunk);
     this.notify();
   }
 
@@ -193,7 +181,7 @@ export class BackgroundCommand {
 
 /** Options of `BackgroundCommandRegistry`. */
 export interface BackgroundCommandRegistryOptions {
-  /** Cap on each command's unread output, in bytes (default 1 MiB). */
+  /** Bound on each command's unread output, in bytes (default `BACKGROUND_OUTPUT_LIMIT_BYTES`). */
   outputLimitBytes?: number;
   /** Commands that may run at once (default `BACKGROUND_MAX_RUNNING`). */
   maxRunning?: number;

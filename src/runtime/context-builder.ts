@@ -7,6 +7,8 @@ import type { AssistantModelMessage, ModelMessage, ToolModelMessage, UserContent
 
 type ProviderOptions = NonNullable<AssistantModelMessage['providerOptions']>;
 import type { ContentPart, Item } from '../protocol/index.js';
+import { DEFAULT_TOOL_OUTPUT_LIMIT_BYTES } from '../tools/tool.js';
+import { toolOutputForModel } from '../tools/terminal-text.js';
 
 function userContent(parts: ContentPart[]): UserContent {
   return parts.map((part) => {
@@ -16,13 +18,10 @@ function userContent(parts: ContentPart[]): UserContent {
   });
 }
 
-/** Text of the tool result as the model sees it. */
-function toolOutputText(item: Extract<Item, { kind: 'tool_call' }>): string {
-  return item.output;
-}
-
-/** How a request is built. */
-export interface BuildOptions {
+/** Options of `buildModelMessages`. */
+export interface ModelMessageOptions {
+  /** Cap on one tool result's text as the model reads it, in bytes (default `DEFAULT_TOOL_OUTPUT_LIMIT_BYTES`). */
+  toolOutputLimitBytes?: number;
   /**
    * `provider/model` the request is for. Reasoning recorded by any other model (or by an
    * unknown one) is left out: signed or encrypted reasoning is bound to the model that wrote it
@@ -34,6 +33,18 @@ export interface BuildOptions {
   model?: string;
 }
 
+/** The model's text of each tool_call item, per cap: the same item is converted on every model call of a session. */
+const modelTextCache = new WeakMap<Item, { limit: number; text: string }>();
+
+/** Text of the tool result as the model sees it: cut to the cap and cleaned of terminal control. */
+function toolOutputText(item: Extract<Item, { kind: 'tool_call' }>, limitBytes: number): string {
+  const cached = modelTextCache.get(item);
+  if (cached?.limit === limitBytes) return cached.text;
+  const text = toolOutputForModel(item.output, limitBytes);
+  modelTextCache.set(item, { limit: limitBytes, text });
+  return text;
+}
+
 /**
  * Converts items, oldest first, into AI SDK model messages.
  *
@@ -41,9 +52,11 @@ export interface BuildOptions {
  * followed by one tool message with their results in the same order. Items the model does
  * not need (errors, markers, hook runs) are left out; instructions become user-visible
  * context in a user message, so no provider rejects a mid-conversation system message.
+ * Tool results are cut to `options.toolOutputLimitBytes` and cleaned of terminal control
+ * (`toolOutputForModel`): the one place the model's cap is applied.
  */
-export function buildModelMessages(items: Item[], options: BuildOptions = {}): ModelMessage[] {
-  return convertItems(itemsInContext(items), options);
+export function buildModelMessages(items: Item[], options: ModelMessageOptions = {}): ModelMessage[] {
+  return convertItems(itemsInContext(items), { ...options, toolOutputLimitBytes: options.toolOutputLimitBytes ?? DEFAULT_TOOL_OUTPUT_LIMIT_BYTES });
 }
 
 /**
@@ -77,7 +90,8 @@ export function keptByCompaction(items: Item[]): { standing: Item[]; latestReque
   return { standing, latestRequest };
 }
 
-function convertItems(items: Item[], options: BuildOptions): ModelMessage[] {
+function convertItems(items: Item[], options: ModelMessageOptions & { toolOutputLimitBytes: number }): ModelMessage[] {
+  const toolOutputLimitBytes = options.toolOutputLimitBytes;
   const messages: ModelMessage[] = [];
   let assistant: AssistantModelMessage | undefined;
   let results: ToolModelMessage | undefined;
@@ -134,7 +148,7 @@ function convertItems(items: Item[], options: BuildOptions): ModelMessage[] {
           type: 'tool-result',
           toolCallId: item.callId,
           toolName: item.toolName,
-          output: item.isError ? { type: 'error-text', value: toolOutputText(item) } : { type: 'text', value: toolOutputText(item) },
+          output: item.isError ? { type: 'error-text', value: toolOutputText(item, toolOutputLimitBytes) } : { type: 'text', value: toolOutputText(item, toolOutputLimitBytes) },
         });
         break;
       default:

@@ -235,7 +235,7 @@ export class LiveSession {
    * A `pre_tool_use` hook's `hookPermission` replaces the policy's allow/ask (`allow` skips
    * asking, `ask` asks), but never a policy's deny.
    */
-  private async authorize(turnId: string, policy: ApprovalPolicy | undefined, call: RequestedToolCall, signal: AbortSignal, hookPermission?: 'allow' | 'ask'): Promise<{ allowed: boolean; message?: string }> {
+  private async authorize(turnId: string, policy: ApprovalPolicy | undefined, call: RequestedToolCall, signal: AbortSignal, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined): Promise<{ allowed: boolean; message?: string }> {
     if (!policy && hookPermission !== 'ask') return { allowed: true };
     const verdict: PolicyVerdict = policy ? evaluatePolicy(policy, call.toolName, call.arguments) : { decision: 'allow' };
     const policyRule = verdict.ruleIndex !== undefined ? `rule ${verdict.ruleIndex + 1} of agent "${this.state.agent}"` : `the default of agent "${this.state.agent}"`;
@@ -245,7 +245,7 @@ export class LiveSession {
     const key = `${call.toolName}\u0000${JSON.stringify(call.arguments)}`;
     if (this.approvedForSession.has(key)) return { allowed: true };
     const answer = await this.conversation.approvals.request(
-      { conversationId: this.conversation.id, sessionId: this.id, turnId, callId: call.callId, toolName: call.toolName, arguments: call.arguments, executor: this.conversation.workspace.executor.name, reason: `asked by ${rule}` },
+      { conversationId: this.conversation.id, sessionId: this.id, turnId, callId: call.callId, toolName: call.toolName, arguments: call.arguments, executor: executor ?? this.conversation.workspace.executor.name, reason: `asked by ${rule}` },
       signal,
     );
     await this.record({ ...this.itemBase(turnId), kind: 'approval', callId: call.callId, toolName: call.toolName, decision: answer.decision, decidedBy: answer.decidedBy, ...(answer.message ? { message: answer.message } : {}) });
@@ -367,7 +367,7 @@ export class LiveSession {
         sessionId: this.id,
         turnId,
         history: () => this.items,
-        authorize: (call, hookPermission) => this.authorize(turnId, definition.approvals, call, controller.signal, hookPermission),
+        authorize: (call, hookPermission, executor) => this.authorize(turnId, definition.approvals, call, controller.signal, hookPermission, executor),
         hooks: extensions.hooks,
         takeSteering: () => this.steering.splice(0),
         record: (item) => this.record(item),

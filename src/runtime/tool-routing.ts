@@ -8,6 +8,23 @@ import { z } from 'zod';
 import type { Workspace } from '../executors/workspace.js';
 import type { Tool, ToolContext } from '../tools/tool.js';
 
+/** The workspaces of each tool wrapped by `routeTool`, for `workspaceForCall`. */
+const routes = new WeakMap<Tool, Workspace[]>();
+
+/**
+ * The workspace a call runs on: for a tool wrapped by `routeTool`, the one its `executor`
+ * argument names (the first when the argument is absent); for any other tool, `fallback`.
+ * Undefined when the argument names no configured executor (the call then fails without
+ * running anywhere). Items, approval requests and hook inputs name this workspace's executor.
+ */
+export function workspaceForCall(tool: Tool | undefined, rawArguments: unknown, fallback: Workspace): Workspace | undefined {
+  const workspaces = tool ? routes.get(tool) : undefined;
+  if (!workspaces) return fallback;
+  const requested = rawArguments && typeof rawArguments === 'object' ? (rawArguments as Record<string, unknown>).executor : undefined;
+  if (requested === undefined) return workspaces[0];
+  return workspaces.find((candidate) => candidate.executor.name === requested);
+}
+
 /**
  * Wraps a tool so calls are routed by their `executor` argument.
  * With one workspace the tool is returned unchanged. A tool whose parameters are not an
@@ -20,7 +37,7 @@ export function routeTool(tool: Tool, workspaces: Workspace[]): Tool {
   const parameters = (tool.parameters as z.ZodObject).extend({
     executor: z.enum(names).optional().describe(`where to run: ${names.join(', ')} (default ${names[0]})`),
   });
-  return {
+  const routed: Tool = {
     name: tool.name,
     description: `${tool.description}\n\nThis tool can run on several executors: ${names.join(', ')}. Choose one with the "executor" argument (default: ${names[0]}).`,
     parameters,
@@ -28,11 +45,13 @@ export function routeTool(tool: Tool, workspaces: Workspace[]): Tool {
       const record = rawArguments && typeof rawArguments === 'object' ? { ...(rawArguments as Record<string, unknown>) } : {};
       const requested = record.executor;
       delete record.executor;
-      const workspace = requested === undefined ? first : workspaces.find((candidate) => candidate.executor.name === requested);
+      const workspace = workspaceForCall(routed, rawArguments, first);
       if (!workspace) {
         return { output: `${tool.name}: argument "executor": expected one of ${names.join(', ')}, got ${JSON.stringify(requested)}`, isError: true };
       }
       return tool.invoke(record, { ...context, workspace });
     },
   };
+  routes.set(routed, workspaces);
+  return routed;
 }

@@ -38,14 +38,13 @@ function findCommand(context: ToolContext, toolName: string, id: string): Backgr
 }
 
 /**
- * Reads a command's new output and describes its state: the output, a note when old output
- * was dropped, then `[exit code N]` / `[killed by SIGNAL]` once it ended, or a line saying it
+ * Reads a command's new output and describes its state: the output (head and tail around a
+ * marker when more was written than the registry keeps), then `[exit code N]` / `[killed by SIGNAL]` once it ended, or a line saying it
  * still runs under its `command_id`.
  */
 export function describeCommandProgress(command: BackgroundCommand): ToolResult {
-  const { text, droppedBytes } = command.read();
+  const { text, omitted } = command.read();
   const lines: string[] = [];
-  if (droppedBytes > 0) lines.push(`[${droppedBytes} bytes of older output dropped]`);
   const ended = command.ended;
   if (!ended) {
     lines.push(`[still running as command_id ${command.id}; use write_stdin to send input or read new output, kill_command to stop it]`);
@@ -58,10 +57,10 @@ export function describeCommandProgress(command: BackgroundCommand): ToolResult 
   }
   const separator = text === '' || text.endsWith('\n') ? '' : '\n';
   return {
-    output: `${droppedBytes > 0 ? `${lines.shift()}\n` : ''}${text}${separator}${lines.join('\n')}`,
+    output: `${text}${separator}${lines.join('\n')}`,
     isError: command.timedOut,
     ...(ended ? { exitCode: ended.exitCode } : {}),
-    structured: { commandId: command.id, running: !ended, exitCode: ended?.exitCode ?? null, signal: ended?.signal ?? null, pid: command.process.pid ?? null },
+    structured: { commandId: command.id, running: !ended, exitCode: ended?.exitCode ?? null, signal: ended?.signal ?? null, pid: command.process.pid ?? null, ...(omitted ? { omitted } : {}) },
   };
 }
 

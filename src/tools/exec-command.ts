@@ -2,10 +2,13 @@ import { z } from 'zod';
 import type { CommandResult } from '../executors/executor.js';
 import { startBackgroundCommand, TTY_DEFAULT_YIELD_MS, yieldAfterMsSchema } from './background-commands.js';
 import { loadToolDescription } from './descriptions.js';
-import { defineTool, type Tool } from './tool.js';
+import { defineTool, TOOL_OUTPUT_RETAINED_BYTES, type Tool } from './tool.js';
 
-/** Default cap on the command output kept for the model, in bytes (stdout+stderr). */
-export const EXEC_COMMAND_DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
+/**
+ * Default bound on the command output kept (stdout+stderr, head and tail), in bytes: the
+ * stored bound of every tool less room for the status lines. The model reads it cut further.
+ */
+export const EXEC_COMMAND_DEFAULT_MAX_OUTPUT_BYTES = TOOL_OUTPUT_RETAINED_BYTES - 1024;
 /** Default time a command may run before it is killed, in ms. */
 export const EXEC_COMMAND_DEFAULT_TIMEOUT_MS = 120_000;
 /** Longest timeout the model may ask for, in ms (10 minutes). */
@@ -33,25 +36,17 @@ export type ExecCommandArguments = z.infer<typeof execCommandParameters>;
 
 /** Options of `createExecCommandTool`. */
 export interface ExecCommandToolOptions {
-  /** Cap on the output kept, in bytes; default `EXEC_COMMAND_DEFAULT_MAX_OUTPUT_BYTES`. */
+  /** Bound on the output kept (head and tail), in bytes; default `EXEC_COMMAND_DEFAULT_MAX_OUTPUT_BYTES`. */
   maxOutputBytes?: number;
 }
 
 /**
- * The status lines appended to a command's output: a truncation note when output was capped,
- * then one final line, `[exit code N]`, `[killed by SIGNAL]` or `[timed out after N ms]`.
+ * The status line appended to a command's output: `[exit code N]`, `[killed by SIGNAL]`,
+ * `[timed out after N ms]` or `[aborted…]`. Output that was too long already holds the
+ * executor's marker naming the omitted bytes and lines, between its head and its tail.
  */
 export function describeCommandEnd(result: CommandResult, timeoutMs: number): string[] {
   const lines: string[] = [];
-  if (result.truncated) {
-    // Executors may report how much they dropped; the contract only promises the flag.
-    const omitted = (result as Partial<{ omittedBytes: number }>).omittedBytes;
-    lines.push(
-      typeof omitted === 'number'
-        ? `[output truncated: ${omitted} bytes omitted]`
-        : `[output truncated: only the first ${Buffer.byteLength(result.output, 'utf8')} bytes kept]`,
-    );
-  }
   if (result.timedOut) lines.push(`[timed out after ${timeoutMs} ms]`);
   else if (result.aborted && result.exitCode === null && result.signal === null) lines.push('[aborted before it started]');
   else if (result.aborted) lines.push(`[aborted; ${result.signal ? `killed by ${result.signal}` : `exit code ${result.exitCode}`}]`);
@@ -64,8 +59,8 @@ export function describeCommandEnd(result: CommandResult, timeoutMs: number): st
  * Builds the `exec_command` tool: runs a shell command on the workspace's executor in `cwd`
  * (relative to the workspace root), killing it after `timeout_ms` ms or when the turn is
  * interrupted, and streaming its output through `context.onOutput`. The result text is the
- * interleaved output (first `maxOutputBytes` bytes) followed by the lines of
- * `describeCommandEnd`. A non-zero exit is a normal result; `isError` is set only when the
+ * interleaved output (all of it, or its head and tail within `maxOutputBytes` bytes around a
+ * marker) followed by the line of `describeCommandEnd`. A non-zero exit is a normal result; `isError` is set only when the
  * command could not be started (bad `cwd`, executor failure) or timed out.
  */
 export function createExecCommandTool(options: ExecCommandToolOptions = {}): Tool<ExecCommandArguments> {
@@ -111,6 +106,7 @@ export function createExecCommandTool(options: ExecCommandToolOptions = {}): Too
           timedOut: result.timedOut,
           aborted: result.aborted,
           truncated: result.truncated,
+          ...(result.omitted ? { omitted: result.omitted } : {}),
           durationMs: result.durationMs,
         },
       };

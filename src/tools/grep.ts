@@ -23,6 +23,7 @@ export const grepParameters = z.object({
   ignore_case: z.boolean().default(false).describe('Match letters case-insensitively. Default false.'),
   literal: z.boolean().default(false).describe('Take pattern as plain text instead of a regular expression. Default false.'),
   max_results: z.number().int().min(1).max(GREP_MAX_RESULTS).default(GREP_DEFAULT_MAX_RESULTS).describe(`Most matching lines to list, 1 to ${GREP_MAX_RESULTS}. Default ${GREP_DEFAULT_MAX_RESULTS}.`),
+  include_ignored: z.boolean().default(false).describe('Also search files that .gitignore, .ignore or .rgignore exclude, and node_modules. Default false; .git is always skipped.'),
 });
 
 /** Parsed arguments of `grep`. */
@@ -57,9 +58,12 @@ function render(outcome: GrepOutcome, args: GrepArguments, engine: 'ripgrep' | '
 /**
  * Builds the `grep` tool: lists the lines matching a regular expression in a file or below a
  * directory of the workspace, as `path:line:text` in path order, at most `max_results` lines
- * (then a note), lines longer than 400 characters shortened. Hidden files are searched,
- * `.gitignore` is not consulted, `.git` and `node_modules` are skipped, binary files and
- * symlinks met while walking are skipped. Uses ripgrep through `executor.run` when the
+ * (then a note), lines longer than 400 characters shortened. Files excluded by `.gitignore`,
+ * `.ignore` or `.rgignore` files (as ripgrep reads them, see `IgnoreRules`) and
+ * `node_modules` are skipped unless `include_ignored`, except that a file matching `glob` is
+ * searched even when an ignore file excludes it (ripgrep's `--glob` overrides ignore files;
+ * an ignored directory is still not entered). `.git` is always skipped. Hidden files are
+ * searched; binary files and symlinks met while walking are skipped. Uses ripgrep through `executor.run` when the
  * executor has it, else walks the files through the executor's file system and matches with
  * JavaScript regular expressions. Errors (as error results): path outside the workspace
  * (also through a symlink) or missing, invalid pattern or glob.
@@ -77,7 +81,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepArgument
       const stat = await workspace.executor.fs.stat(absolute);
       if (stat === undefined) throw new Error(`path "${args.path}" does not exist`);
       if (stat.kind !== 'file' && stat.kind !== 'directory' && stat.kind !== 'symlink') throw new Error(`"${args.path}" is neither a file nor a directory`);
-      const query: GrepQuery = { pattern: args.pattern, searchPath: workspace.display(absolute), ignoreCase: args.ignore_case, literal: args.literal };
+      const query: GrepQuery = { pattern: args.pattern, searchPath: workspace.display(absolute), ignoreCase: args.ignore_case, literal: args.literal, includeIgnored: args.include_ignored };
       if (args.glob !== undefined) {
         compileGlob(args.glob);
         query.glob = args.glob;

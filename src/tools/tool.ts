@@ -1,11 +1,15 @@
 import { z } from 'zod';
+import { truncateMiddle } from '../executors/output-truncation.js';
 import type { Workspace } from '../executors/workspace.js';
 import type { BackgroundCommandRegistry } from '../runtime/background-commands.js';
 import { internalFailureNote, isInternalError, reportInternalError } from './internal-errors.js';
 
 /** What a tool call produced. */
 export interface ToolResult {
-  /** Text shown to the model (already truncated by the wrapper when too long). */
+  /**
+   * The output as the tool produced it (terminal control kept), at most the wrapper's bound
+   * (`TOOL_OUTPUT_RETAINED_BYTES`); the model reads it cleaned and cut by `toolOutputForModel`.
+   */
   output: string;
   /** True when the call failed (bad arguments, missing file, rejected patch…). */
   isError: boolean;
@@ -45,22 +49,28 @@ export interface Tool<Args = unknown> {
   invoke(rawArguments: unknown, context: ToolContext): Promise<ToolResult>;
 }
 
-/** Default cap on the text a tool returns to the model, in bytes (UTF-8). */
+/**
+ * Default cap on a tool result's text as the model reads it, in bytes (UTF-8); the runtime
+ * setting `toolOutputLimitBytes`. Applied once, when the model request is built
+ * (`toolOutputForModel`), never to what is stored.
+ */
 export const DEFAULT_TOOL_OUTPUT_LIMIT_BYTES = 64 * 1024;
 
 /**
- * Cuts text to at most `limitBytes` UTF-8 bytes, keeping the head and the tail and putting a
- * marker that says how many bytes were left out in between (the end of command output is
+ * Bound on a tool result's text as stored in its `tool_call` item, in bytes (UTF-8): longer
+ * output keeps its head and tail around a marker. Clients read the stored output (up to this
+ * much of it) from the item; the model reads it cut further to `DEFAULT_TOOL_OUTPUT_LIMIT_BYTES`.
+ */
+export const TOOL_OUTPUT_RETAINED_BYTES = 256 * 1024;
+
+/**
+ * Cuts text to at most `limitBytes` UTF-8 bytes, keeping the head and the tail around a marker
+ * that names the omitted bytes and lines (see `truncateMiddle`; the end of command output is
  * usually where the error is).
  */
 export function truncateOutput(text: string, limitBytes: number): { text: string; truncated: boolean } {
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= limitBytes) return { text, truncated: false };
-  const keep = Math.max(0, limitBytes - 64);
-  const head = bytes.subarray(0, Math.floor(keep / 2)).toString('utf8').replace(/\uFFFD+$/, '');
-  const tail = bytes.subarray(bytes.length - Math.ceil(keep / 2)).toString('utf8').replace(/^\uFFFD+/, '');
-  const omitted = bytes.length - Buffer.byteLength(head) - Buffer.byteLength(tail);
-  return { text: `${head}\n[… ${omitted} bytes truncated …]\n${tail}`, truncated: true };
+  const cut = truncateMiddle(text, limitBytes);
+  return { text: cut.text, truncated: cut.text !== text };
 }
 
 /**
@@ -86,7 +96,7 @@ export interface ToolSpec<Args> {
    * `apply the patch`); default `complete the call`.
    */
   action?: string;
-  /** Output cap in bytes; default `DEFAULT_TOOL_OUTPUT_LIMIT_BYTES`. */
+  /** Bound on the stored output in bytes; default `TOOL_OUTPUT_RETAINED_BYTES`. */
   outputLimitBytes?: number;
   /**
    * The tool's work. May throw: an `Error`'s message becomes the error result; an internal
@@ -119,7 +129,7 @@ export function thrownErrorResult(toolName: string, action: string, error: unkno
  * `thrownErrorResult`).
  */
 export function defineTool<Args>(spec: ToolSpec<Args>): Tool<Args> {
-  const limit = spec.outputLimitBytes ?? DEFAULT_TOOL_OUTPUT_LIMIT_BYTES;
+  const limit = spec.outputLimitBytes ?? TOOL_OUTPUT_RETAINED_BYTES;
   return {
     name: spec.name,
     description: spec.description,

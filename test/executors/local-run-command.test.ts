@@ -93,11 +93,12 @@ describe('runCommand', () => {
     expect(result.output).toBe(`${directory}\nhello there\ndone\n`);
   });
 
-  it('caps output at maxOutputBytes, sets truncated and counts omitted bytes', async () => {
-    const result = await runCommand(request("head -c 100000 /dev/zero | tr '\\0' a; echo tail >&2", { maxOutputBytes: 1000 }));
-    expect(result.output).toBe('a'.repeat(1000));
+  it('keeps the head and the tail within maxOutputBytes, naming the omitted range', async () => {
+    const result = await runCommand(request("head -c 100000 /dev/zero | tr '\\0' a; sleep 0.1; echo tail >&2", { maxOutputBytes: 1000 }));
+    const omitted = 100000 + 'tail\n'.length - 1000;
+    expect(result.output).toBe(`${'a'.repeat(500)}\n[… ${omitted} bytes omitted (bytes 501–${500 + omitted} of 100005, lines 1–1 of 1) …]\n${'a'.repeat(495)}tail\n`);
     expect(result.truncated).toBe(true);
-    expect(result.omittedBytes).toBe(100000 - 1000 + 'tail\n'.length);
+    expect(result.omittedBytes).toBe(omitted);
     expect(result.exitCode).toBe(0);
 
     const small = await runCommand(request('printf abc', { maxOutputBytes: 3 }));
@@ -106,7 +107,7 @@ describe('runCommand', () => {
 
   it('does not split a multi-byte character at the cap', async () => {
     const result = await runCommand(request("printf 'ééééééé'", { maxOutputBytes: 5 }));
-    expect(result.output).toBe('éé');
+    expect(result.output).toBe('é\n[… 10 bytes omitted (bytes 3–12 of 14, lines 1–1 of 1) …]\né');
     expect(result.truncated).toBe(true);
   });
 

@@ -155,9 +155,15 @@ describe('SshExecutor commands', () => {
     expect(await executor.run(request('kill -KILL $$'))).toMatchObject({ exitCode: null, signal: 'SIGKILL' });
   });
 
-  it('caps output at maxOutputBytes and counts what it dropped', async () => {
+  it('keeps the head and the tail within maxOutputBytes and names what it omitted', async () => {
     const result = await executor.run(request("head -c 100000 /dev/zero | tr '\\0' a", { maxOutputBytes: 1000 }));
-    expect(result).toMatchObject({ output: 'a'.repeat(1000), truncated: true, omittedBytes: 99_000, exitCode: 0 });
+    expect(result).toMatchObject({
+      output: `${'a'.repeat(500)}\n[… 99000 bytes omitted (bytes 501–99500 of 100000, lines 1–1 of 1) …]\n${'a'.repeat(500)}`,
+      truncated: true,
+      omittedBytes: 99_000,
+      omitted: { fromByte: 501, toByte: 99_500, totalBytes: 100_000, fromLine: 1, toLine: 1, totalLines: 1 },
+      exitCode: 0,
+    });
   });
 
   it('rejects a working directory that does not exist, naming it', async () => {

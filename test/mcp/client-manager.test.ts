@@ -11,7 +11,8 @@ import type { Executor } from '../../src/executors/executor.js';
 import { LocalExecutor } from '../../src/executors/local/local-executor.js';
 import { Workspace } from '../../src/executors/workspace.js';
 import { McpClientManager } from '../../src/mcp/client-manager.js';
-import type { ToolContext } from '../../src/tools/tool.js';
+import { toolOutputForModel } from '../../src/tools/terminal-text.js';
+import { DEFAULT_TOOL_OUTPUT_LIMIT_BYTES, TOOL_OUTPUT_RETAINED_BYTES, type ToolContext } from '../../src/tools/tool.js';
 import { GROWING_SERVER } from './mcp-helpers.js';
 
 let root: string;
@@ -169,5 +170,25 @@ describe('McpClientManager', () => {
     await tools.close();
     expect(() => process.kill(pid, 0)).toThrow();
     expect(await invoke(tools, 'mcp__fixture__echo', { text: 'x' })).toEqual({ output: 'mcp__fixture__echo: MCP server "fixture" is closed: the conversation was shut down', isError: true });
+  });
+
+  it('keeps the head and the end of a long result, and the model reads it within its cap with one marker', async () => {
+    const tools = manager({ fixture: fixture() });
+    await tools.prepare();
+    const text = `${Array.from({ length: 12_000 }, (_, index) => `result row ${index + 1} of 12000\n`).join('')}MCP-END`;
+    const result = await invoke(tools, 'mcp__fixture__echo', { text });
+    const original = `echo: ${text}`;
+    expect(Buffer.byteLength(original)).toBeGreaterThan(TOOL_OUTPUT_RETAINED_BYTES);
+    expect(Buffer.byteLength(result.output)).toBeLessThanOrEqual(TOOL_OUTPUT_RETAINED_BYTES);
+    expect(result.output.startsWith('echo: result row 1 of 12000\n')).toBe(true);
+    expect(result.output.endsWith('result row 12000 of 12000\nMCP-END')).toBe(true);
+    const forModel = toolOutputForModel(result.output, DEFAULT_TOOL_OUTPUT_LIMIT_BYTES);
+    expect(Buffer.byteLength(forModel)).toBeLessThanOrEqual(DEFAULT_TOOL_OUTPUT_LIMIT_BYTES);
+    expect(forModel.match(/bytes omitted/g)).toHaveLength(1);
+    const marker = /\[… \d+ bytes omitted \(bytes (\d+)–(\d+) of (\d+), lines (\d+)–(\d+) of 12001\) …\]\n/.exec(forModel);
+    expect(marker?.[3]).toBe(String(Buffer.byteLength(original)));
+    const after = forModel.slice((marker?.index ?? 0) + (marker?.[0].length ?? 0)).split('\n')[0];
+    expect(after).toBe(`result row ${Number(marker?.[5]) + 1} of 12000`);
+    expect(forModel.endsWith('MCP-END')).toBe(true);
   });
 });

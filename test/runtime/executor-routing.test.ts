@@ -2,10 +2,10 @@
  * A conversation on several executors: each environment tool is offered once with an
  * `executor` argument, and calls run where they name.
  */
-import { writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Item } from '../../src/protocol/index.js';
+import type { ApprovalRequest, Item } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 
 let harness: InProcessServer | undefined;
@@ -87,6 +87,68 @@ responses:
     expect(calls[1]?.output).toContain('IN-THE-SANDBOX');
     const bad = await harness.client.request('conversation/update', { conversationId, workLocation: [{ executor: 'sandbox', cwd: 'relative' }] }).catch((error: Error) => error);
     expect((bad as Error).message).toContain('cwd must be an absolute path');
+  });
+
+  it('names the executor a call was routed to in its item, its approval request and its hooks\' input', async () => {
+    harness = await startInProcessServer(
+      `
+responses:
+  - toolCalls:
+      - { name: read_file, arguments: { path: "notes.txt", executor: "other" } }
+      - { name: read_file, arguments: { path: "notes.txt" } }
+  - text: "read both"
+`,
+      {
+        beforeStart: (environment) => {
+          const { configDir } = environment.paths;
+          writeFileSync(path.join(configDir, 'executors.yaml'), 'executors:\n  other:\n    kind: local\n');
+          writeFileSync(path.join(configDir, 'agents.yaml'), 'agents:\n  default:\n    default: true\n    approvals:\n      default: allow\n      rules:\n        - { tool: read_file, decision: ask }\n');
+          const hooks = path.join(environment.root, 'hooks');
+          mkdirSync(hooks, { recursive: true });
+          writeFileSync(path.join(hooks, 'record.sh'), '#!/usr/bin/env bash\ncat > "$(dirname "$0")/input-$(date +%s%N).json"\n');
+          chmodSync(path.join(hooks, 'record.sh'), 0o755);
+          writeFileSync(path.join(configDir, 'hooks.yaml'), `hooks:\n  pre_tool_use:\n    - matcher: read_file\n      command: ${path.join(hooks, 'record.sh')}\n`);
+          writeFileSync(path.join(environment.workDir, 'notes.txt'), 'ON-LOCAL');
+          mkdirSync(path.join(environment.root, 'elsewhere'));
+          writeFileSync(path.join(environment.root, 'elsewhere', 'notes.txt'), 'ON-OTHER');
+        },
+      },
+    );
+    const elsewhere = path.join(harness.environment.root, 'elsewhere');
+    const asked: ApprovalRequest[] = [];
+    harness.client.handleServerRequest('approval/request', async (request) => {
+      asked.push(request);
+      return { decision: 'allow_once' };
+    });
+    const { conversation } = await harness.client.request('conversation/create', {
+      workLocation: [
+        { executor: 'local', cwd: harness.environment.workDir },
+        { executor: 'other', cwd: elsewhere },
+      ],
+    });
+    await harness.client.request('conversation/subscribe', { conversationId: conversation.id });
+    await harness.client.request('session/input', { conversationId: conversation.id, input: 'read the notes' });
+    await harness.turnsCompleted(1);
+    const calls = harness.completedItems().filter((item): item is Extract<Item, { kind: 'tool_call' }> => item.kind === 'tool_call');
+    expect(calls.map((call) => [call.executor, call.output.includes('ON-OTHER') ? 'other' : 'local'])).toEqual([
+      ['other', 'other'],
+      ['local', 'local'],
+    ]);
+    const started = harness.events.flatMap((event) => (event.method === 'item/started' && event.params.kind === 'tool_call' ? [event.params] : []));
+    expect(started.map((event) => event.partial.executor)).toEqual(['other', 'local']);
+    // The two calls run concurrently, so their approvals may be asked in either order.
+    expect(asked.map((request) => [request.callId, request.executor]).sort()).toEqual([
+      [calls[0]?.callId, 'other'],
+      [calls[1]?.callId, 'local'],
+    ]);
+    const hooks = path.join(harness.environment.root, 'hooks');
+    const inputs = readdirSync(hooks)
+      .filter((name) => name.startsWith('input-'))
+      .map((name) => JSON.parse(readFileSync(path.join(hooks, name), 'utf8')) as { executor: string; cwd: string; arguments: { executor?: string } });
+    expect(inputs.map((input) => [input.arguments.executor ?? 'local', input.executor, input.cwd]).sort()).toEqual([
+      ['local', 'local', harness.environment.workDir],
+      ['other', 'other', elsewhere],
+    ]);
   });
 
   it('refuses a work location naming an unknown executor or a relative directory', async () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandRequest, CommandResult } from '../../src/executors/executor.js';
 import { LocalExecutor } from '../../src/executors/local/local-executor.js';
 import { Workspace } from '../../src/executors/workspace.js';
-import { createExecCommandTool, execCommandTool } from '../../src/tools/exec-command.js';
+import { createExecCommandTool, EXEC_COMMAND_DEFAULT_MAX_OUTPUT_BYTES, execCommandTool } from '../../src/tools/exec-command.js';
 import type { ToolContext } from '../../src/tools/tool.js';
 
 /** A local executor that remembers the requests it was given. */
@@ -62,7 +62,7 @@ describe('exec_command', () => {
     const streaming: ToolContext = { ...context, onOutput: (chunk) => chunks.push(chunk) };
     await execCommandTool.invoke({ command: 'echo streamed' }, streaming);
     const sent = executor.requests.at(-1) as CommandRequest;
-    expect(sent).toMatchObject({ command: 'echo streamed', cwd: root, timeoutMs: 120_000, maxOutputBytes: 64 * 1024 });
+    expect(sent).toMatchObject({ command: 'echo streamed', cwd: root, timeoutMs: 120_000, maxOutputBytes: EXEC_COMMAND_DEFAULT_MAX_OUTPUT_BYTES });
     expect(sent.signal).toBe(context.signal);
     expect(chunks.join('')).toBe('streamed\n');
   });
@@ -95,16 +95,20 @@ describe('exec_command', () => {
     await expect(readFile(marker)).rejects.toThrow(/ENOENT/);
   });
 
-  it('caps output at 64 KiB by default and says how much was left out', async () => {
-    const result = await execCommandTool.invoke({ command: "head -c 70000 /dev/zero | tr '\\0' z" }, context);
-    const lines = result.output.split('\n');
-    expect(lines).toEqual(['z'.repeat(64 * 1024), `[output truncated: ${70000 - 64 * 1024} bytes omitted]`, '[exit code 0]']);
+  it('keeps a 168 KB log whole, within the default bound, with the error at its end', async () => {
+    const command = 'for i in $(seq 1 4000); do echo "compiling module $i of 4000 ............"; done; echo "error TS2304: cannot find name x" >&2; exit 1';
+    const result = await execCommandTool.invoke({ command }, context);
+    expect(Buffer.byteLength(result.output)).toBeGreaterThan(160_000);
+    expect(result.output).not.toContain('omitted');
+    expect(result.output).toMatch(/compiling module 4000 of 4000 \.+\nerror TS2304: cannot find name x\n\[exit code 1\]$/);
   });
 
-  it('honours a configured output cap', async () => {
-    const small = createExecCommandTool({ maxOutputBytes: 10 });
-    const result = await small.invoke({ command: 'echo 0123456789abcdef; exit 2' }, context);
-    expect(result).toMatchObject({ output: '0123456789\n[output truncated: 7 bytes omitted]\n[exit code 2]', exitCode: 2 });
+  it('honours a configured bound, keeping head and tail around the marker', async () => {
+    const small = createExecCommandTool({ maxOutputBytes: 20 });
+    const result = await small.invoke({ command: 'seq 1 100; exit 2' }, context);
+    expect(result).toMatchObject({ exitCode: 2 });
+    expect(result.output).toBe('1\n2\n3\n4\n5\n[… 272 bytes omitted (bytes 11–282 of 292, lines 6–97 of 100) …]\n98\n99\n100\n[exit code 2]');
+    expect(result.structured?.omitted).toEqual({ fromByte: 11, toByte: 282, totalBytes: 292, fromLine: 6, toLine: 97, totalLines: 100 });
   });
 
   it.each([

@@ -104,11 +104,14 @@ describe.each(EXECUTOR_VARIANTS)('environment tools on the %s executor', (varian
       expect(result.output).not.toContain('not reached');
     });
 
-    it('caps the output and counts what it left out', async () => {
+    it('keeps the head and the tail of output past its bound, naming the omitted range', async () => {
       const capped = createExecCommandTool({ maxOutputBytes: 100 });
       const result = await call(capped, { command: 'for i in $(seq 1 500); do echo line-$i; done' }, workspace);
       const full = Array.from({ length: 500 }, (_, index) => `line-${index + 1}\n`).join('');
-      expect(result.output).toBe(`${full.slice(0, 100)}\n[output truncated: ${full.length - 100} bytes omitted]\n[exit code 0]`);
+      const head = full.slice(0, full.indexOf('line-8\n'));
+      const tail = full.slice(full.indexOf('line-496\n'));
+      const omitted = full.length - head.length - tail.length;
+      expect(result.output).toBe(`${head}[… ${omitted} bytes omitted (bytes ${head.length + 1}–${full.length - tail.length} of ${full.length}, lines 8–495 of 500) …]\n${tail}[exit code 0]`);
     });
 
     it('reports a missing cwd and a file cwd by name', async () => {

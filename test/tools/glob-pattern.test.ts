@@ -36,8 +36,8 @@ describe('compileGlob', () => {
     ['', 'glob pattern is empty'],
     ['/etc/*', 'glob pattern "/etc/*" is absolute'],
     ['../*.ts', 'glob pattern "../*.ts" contains ".."'],
-    ['src/[ab.ts', 'glob pattern "src/[ab.ts" has a "[" without a closing "]"'],
-    ['*.{ts,js', 'glob pattern "*.{ts,js" has a "{" without a closing "}"'],
+    ['src/[ab.ts', 'glob pattern "src/[ab.ts" is not valid: Missing closing: "]"'],
+    ['*.{ts,js', 'glob pattern "*.{ts,js" is not valid: Missing closing: "}"'],
     ['a\\', 'glob pattern "a\\" ends with a lone "\\"'],
   ])('refuses %j, naming the problem', (pattern, message) => {
     expect(() => compileGlob(pattern)).toThrow(message);

@@ -101,7 +101,7 @@ export class LocalExecutor implements Executor {
 
   /**
    * Runs a command to completion, timeout or abort (see `startCommand` for the output and
-   * kill rules). The result also carries `omittedBytes`, the bytes dropped after the cap.
+   * kill rules). The result also carries `omittedBytes`, the bytes omitted between head and tail.
    * Inside the bwrap sandbox, background jobs end with the command (the sandbox's PID
    * namespace goes away) and a command killed by a signal reports exit code 128+N.
    * @throws Error when the executor is closed, bubblewrap is missing (sandboxed executors),

@@ -23,7 +23,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A `CommandResult` with the local runner's extra accounting. */
 export interface LocalCommandResult extends CommandResult {
-  /** Bytes of stdout+stderr dropped because they came after `maxOutputBytes` (0 when not truncated). */
+  /** Bytes of stdout+stderr omitted between the kept head and tail (0 when not truncated). */
   omittedBytes: number;
 }
 
@@ -137,8 +137,8 @@ export function findDescendants(rootPid: number): number[] {
  * the leader of a new process group, so that a timeout, an abort or `kill()` can end it
  * together with everything it started.
  *
- * Output of stdout and stderr is interleaved in arrival order, capped at
- * `request.maxOutputBytes` bytes and streamed through `request.onOutput` up to that cap. The
+ * Output of stdout and stderr is interleaved in arrival order, kept as head and tail within
+ * `request.maxOutputBytes` bytes (`OutputCollector`) and streamed through `request.onOutput`. The
  * result settles shortly (at most ~0.5 s) after the foreground process exits, even when a
  * background child still holds the output pipes open; such children are left running, as
  * with any shell, and the pipes are closed on our side.
@@ -279,8 +279,8 @@ export function startCommand(request: CommandRequest, program: CommandProgram = 
 
 /**
  * Runs a command to completion, timeout or abort (see `startCommand`).
- * @returns the exit code, signal, interleaved output (at most `maxOutputBytes` bytes), whether
- *   output was truncated, whether it timed out or was aborted, and the wall time in ms.
+ * @returns the exit code, signal, interleaved output (head and tail within `maxOutputBytes`
+ *   bytes around a marker when longer), whether output was truncated, whether it timed out or was aborted, and the wall time in ms.
  * @throws Error naming the working directory when the process cannot be started.
  */
 export function runCommand(request: CommandRequest): Promise<LocalCommandResult> {

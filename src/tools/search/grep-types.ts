@@ -11,6 +11,8 @@ export interface GrepQuery {
   ignoreCase: boolean;
   /** Take `pattern` as plain text, not a regular expression. */
   literal: boolean;
+  /** Search files that ignore files exclude, and `node_modules`, too (`.git` never). */
+  includeIgnored: boolean;
 }
 
 /** One matching line. */

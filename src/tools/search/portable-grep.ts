@@ -2,11 +2,12 @@
  * The portable engine of `grep`, for executors without ripgrep (a virtual executor, a bare
  * remote host): walks the tree through the executor's file system and matches each line with
  * a JavaScript regular expression. It selects the files ripgrep would with the flags of
- * `ripgrepCommand`.
+ * `ripgrepCommand`, ignore files included (`IgnoreRules`).
  */
 import path from 'node:path';
 import type { Workspace } from '../../executors/workspace.js';
 import { compileGlob } from './glob-pattern.js';
+import { IgnoreRules } from './ignore-rules.js';
 import type { GrepMatch, GrepOutcome, GrepQuery } from './grep-types.js';
 import { walkTree } from './walk.js';
 
@@ -56,12 +57,14 @@ export async function portableSearch(workspace: Workspace, absolute: string, que
   if (stat?.kind === 'file') {
     files = [{ path: absolute, relative: path.posix.basename(absolute) }];
   } else {
-    const walk = await walkTree(fileSystem, absolute, MAX_WALK_ENTRIES, signal);
+    const ignoreRules = query.includeIgnored ? undefined : await IgnoreRules.forDirectory(fileSystem, workspace.root, absolute);
+    // A glob selects among ignored files too, as ripgrep's --glob overrides ignore files.
+    const walk = await walkTree(fileSystem, absolute, MAX_WALK_ENTRIES, { ...(ignoreRules ? { ignoreRules } : {}), includeIgnoredFiles: glob !== undefined, ...(signal ? { signal } : {}) });
     // One push per entry: a walk may report up to MAX_WALK_ENTRIES of them, too many for one call.
     for (const problem of walk.unreadable) problems.push(problem);
     if (walk.incomplete) problems.push(`stopped after ${MAX_WALK_ENTRIES} entries; search a smaller directory`);
     // ripgrep does not follow symlinks it meets while walking.
-    files = walk.entries.filter((entry) => entry.kind === 'file' && (glob === undefined || glob.matches(entry.relative)));
+    files = walk.entries.filter((entry) => entry.kind === 'file' && (glob === undefined ? !entry.ignored : glob.matches(entry.relative)));
   }
 
   const matches: GrepMatch[] = [];

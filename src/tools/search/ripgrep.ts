@@ -1,8 +1,10 @@
 /**
  * The ripgrep engine of `grep`: runs `rg` through `executor.run` when the executor has it.
  * The flags make ripgrep select the same files as the portable engine: hidden files
- * included, `.gitignore` not consulted, `.git` and `node_modules` skipped, symlinks not
- * followed, results in path order.
+ * included; `.gitignore`, `.ignore` and `.rgignore` honoured whether or not the directory is a
+ * git repository (global git excludes and `.git/info/exclude` not read), `node_modules`
+ * skipped, all of that unless ignored files are asked for; `.git` always skipped; symlinks
+ * not followed; results in path order.
  */
 import type { Executor } from '../../executors/executor.js';
 import { shellQuote } from '../../executors/shell-quote.js';
@@ -34,8 +36,9 @@ export function hasRipgrep(executor: Executor, cwd: string): Promise<boolean> {
 
 /** The shell command line for a query; output is cut to `limit + 1` lines by `head`. */
 export function ripgrepCommand(query: GrepQuery, limit: number): string {
-  const args = ['rg', '--no-config', '--line-number', '--with-filename', '--no-heading', '--color', 'never', '--null', '--hidden', '--no-ignore', '--sort', 'path'];
-  args.push('--glob', '!.git', '--glob', '!node_modules');
+  const args = ['rg', '--no-config', '--line-number', '--with-filename', '--no-heading', '--color', 'never', '--null', '--hidden', '--sort', 'path'];
+  if (query.includeIgnored) args.push('--no-ignore', '--glob', '!.git');
+  else args.push('--no-require-git', '--no-ignore-global', '--no-ignore-exclude', '--glob', '!.git', '--glob', '!node_modules');
   if (query.glob !== undefined) args.push('--glob', query.glob);
   if (query.ignoreCase) args.push('--ignore-case');
   if (query.literal) args.push('--fixed-strings');

@@ -5,9 +5,12 @@
  * `--sort path` prints in.
  */
 import type { ExecutorFileSystem, FileKind } from '../../executors/executor.js';
+import type { IgnoreRules } from './ignore-rules.js';
 
-/** Directories never descended into: huge, and rarely what a search is for. */
-export const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(['.git', 'node_modules']);
+/** Directories never descended into: a repository's own data. */
+export const ALWAYS_SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(['.git']);
+/** Directories skipped like ignored ones unless ignored files are asked for: huge, and rarely what a search is for. */
+export const DEFAULT_IGNORED_DIRECTORIES: ReadonlySet<string> = new Set(['node_modules']);
 /** Directories listed at the same time. */
 const LISTING_CONCURRENCY = 8;
 
@@ -18,6 +21,21 @@ export interface WalkedEntry {
   /** Path relative to the walk's start, with `/` separators. */
   relative: string;
   kind: FileKind;
+  /** True when ignore files exclude it (listed only with `WalkOptions.includeIgnoredFiles`). */
+  ignored: boolean;
+}
+
+/** How a walk treats ignore files. */
+export interface WalkOptions {
+  /**
+   * Rules in force in the start directory (`IgnoreRules.forDirectory`); ignored directories
+   * (and `node_modules`) are not entered. Absent: nothing is ignored but `.git`.
+   */
+  ignoreRules?: IgnoreRules;
+  /** List files that ignore rules exclude too, marked `ignored` (directories are still skipped). */
+  includeIgnoredFiles?: boolean;
+  /** Stops the walk early (the result is then marked incomplete). */
+  signal?: AbortSignal;
 }
 
 /** What a walk found. */
@@ -37,13 +55,14 @@ interface Node {
 
 /**
  * Lists every non-directory entry below `start` (not following symlinks, skipping the
- * contents of `.git` and `node_modules`).
+ * contents of `.git`, and with ignore rules the directories they exclude and `node_modules`).
  * @param fileSystem the executor's file system
  * @param start absolute directory to walk
  * @param maxEntries entries (of any kind) visited at most before the walk stops
- * @param signal stops the walk early (the result is then marked incomplete)
+ * @param options ignore rules and whether ignored files are listed; an abort signal
  */
-export async function walkTree(fileSystem: ExecutorFileSystem, start: string, maxEntries: number, signal?: AbortSignal): Promise<WalkResult> {
+export async function walkTree(fileSystem: ExecutorFileSystem, start: string, maxEntries: number, options: WalkOptions = {}): Promise<WalkResult> {
+  const { signal } = options;
   let visited = 0;
   let incomplete = false;
   let active = 0;
@@ -59,7 +78,7 @@ export async function walkTree(fileSystem: ExecutorFileSystem, start: string, ma
       queue.shift()?.();
     }
   };
-  const list = (directory: string, relative: string): Promise<Node[]> =>
+  const list = (directory: string, relative: string, rules: IgnoreRules | undefined): Promise<Node[]> =>
     withSlot(async () => {
       if (signal?.aborted || visited >= maxEntries) {
         incomplete = true;
@@ -72,6 +91,7 @@ export async function walkTree(fileSystem: ExecutorFileSystem, start: string, ma
         unreadable.push(`${relative || '.'}: ${(error as Error).message}`);
         return [];
       }
+      const inside = rules ? await rules.enter(fileSystem, directory, entries) : undefined;
       const nodes: Node[] = [];
       for (const entry of entries) {
         if (visited >= maxEntries) {
@@ -80,8 +100,15 @@ export async function walkTree(fileSystem: ExecutorFileSystem, start: string, ma
         }
         visited += 1;
         const childRelative = relative === '' ? entry.name : `${relative}/${entry.name}`;
-        const node: Node = { entry: { path: `${directory.replace(/\/$/, '')}/${entry.name}`, relative: childRelative, kind: entry.kind } };
-        if (entry.kind === 'directory' && !SKIPPED_DIRECTORIES.has(entry.name)) node.children = list(node.entry.path, childRelative);
+        const childPath = `${directory.replace(/\/$/, '')}/${entry.name}`;
+        const isDirectory = entry.kind === 'directory';
+        const ignored = inside !== undefined && ((isDirectory && DEFAULT_IGNORED_DIRECTORIES.has(entry.name)) || inside.ignores(childPath, isDirectory));
+        const node: Node = { entry: { path: childPath, relative: childRelative, kind: entry.kind, ignored } };
+        if (isDirectory) {
+          if (!ignored && !ALWAYS_SKIPPED_DIRECTORIES.has(entry.name)) node.children = list(childPath, childRelative, inside);
+        } else if (ignored && !options.includeIgnoredFiles) {
+          continue;
+        }
         nodes.push(node);
       }
       return nodes;
@@ -94,6 +121,6 @@ export async function walkTree(fileSystem: ExecutorFileSystem, start: string, ma
       else if (node.children !== undefined) await flatten(await node.children);
     }
   };
-  await flatten(await list(start, ''));
+  await flatten(await list(start, '', options.ignoreRules));
   return { entries: found, incomplete, unreadable };
 }
