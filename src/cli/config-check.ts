@@ -1,34 +1,84 @@
 /**
- * `openvaala config check` (SPEC §2): loads and validates the whole configuration directory
- * and prints every problem with its file, line and key path.
+ * `openvaala config check [PATH]` (SPEC §2): loads and validates the whole configuration
+ * directory and prints every problem of every file, with its file, line and key path, in one
+ * run. PATH is the configuration directory, or one of its files: then that file is checked,
+ * with its references to the other files of its directory, and only its problems are listed.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { CONFIGURATION_FILES, ConfigurationError, loadConfiguration } from '../config/configuration.js';
 import type { OutputStreams } from './exec-output.js';
 
+/** What to check: a directory (from --config-dir or the default), or a path given by the user. */
+export interface ConfigCheckTarget {
+  /** The configuration directory (default or `--config-dir`). */
+  configDir: string;
+  /** A directory or file named on the command line; wins over `configDir`. */
+  path?: string;
+}
+
+const KNOWN_FILES = Object.values(CONFIGURATION_FILES).map((file) => file.fileName);
+
+function countProblems(error: ConfigurationError, onlyFile?: string): number {
+  return error.errors.filter((fileError) => onlyFile === undefined || fileError.file === onlyFile).reduce((count, fileError) => count + fileError.problems.length, 0);
+}
+
 /**
- * Validates the configuration directory.
- * @returns exit code: 0 valid, 1 invalid
+ * Validates a configuration directory, or one file of it.
+ * @returns exit code: 0 valid, 1 invalid (or a path that is neither a directory nor a configuration file)
  */
-export async function runConfigCheck(configDir: string, streams: OutputStreams): Promise<number> {
-  if (!existsSync(configDir)) {
+export async function runConfigCheck(target: ConfigCheckTarget | string, streams: OutputStreams): Promise<number> {
+  const { configDir: defaultDir, path: given } = typeof target === 'string' ? { configDir: target, path: undefined } : target;
+  let configDir = defaultDir;
+  let onlyFile: string | undefined;
+  if (given !== undefined) {
+    const resolved = path.resolve(given);
+    if (!existsSync(resolved)) {
+      streams.stderr.write(`${resolved}: does not exist; config check wants the configuration directory (or one of its files: ${KNOWN_FILES.join(', ')})\n`);
+      return 1;
+    }
+    if (statSync(resolved).isDirectory()) {
+      configDir = resolved;
+    } else if (KNOWN_FILES.includes(path.basename(resolved))) {
+      configDir = path.dirname(resolved);
+      onlyFile = resolved;
+    } else {
+      streams.stderr.write(`${resolved}: not a configuration file; config check wants the configuration directory, or one of its files (${KNOWN_FILES.join(', ')})\n`);
+      return 1;
+    }
+  } else if (!existsSync(configDir)) {
     streams.stdout.write(`${configDir}: no configuration directory; the built-in defaults apply (no providers configured)\n`);
     return 0;
   }
   try {
     const configuration = await loadConfiguration(configDir);
+    if (onlyFile !== undefined) {
+      streams.stdout.write(`${onlyFile}: valid (its references checked against ${configDir})\n`);
+      return 0;
+    }
     const providers = Object.keys(configuration.providers.providers);
     const agents = Object.keys(configuration.agents.agents);
     streams.stdout.write(
-      `${configDir}: valid (${Object.values(CONFIGURATION_FILES).map((file) => file.fileName).filter((name) => existsSync(path.join(configDir, name))).join(', ') || 'no files: built-in defaults'})\n` +
+      `${configDir}: valid (${KNOWN_FILES.filter((name) => existsSync(path.join(configDir, name))).join(', ') || 'no files: built-in defaults'})\n` +
         `  providers: ${providers.join(', ') || 'none'}; default model: ${configuration.providers.defaultModel ?? 'not set'}\n` +
         `  agents: ${agents.join(', ')}\n`,
     );
     return 0;
   } catch (error) {
     if (!(error instanceof ConfigurationError)) throw error;
-    streams.stderr.write(`${error.message}\n${error.errors.reduce((count, fileError) => count + fileError.problems.length, 0)} problem(s) in ${configDir}\n`);
+    if (onlyFile === undefined) {
+      streams.stderr.write(`${error.message}\n${countProblems(error)} problem(s) in ${configDir}\n`);
+      return 1;
+    }
+    const own = error.errors.find((fileError) => fileError.file === onlyFile);
+    const others = countProblems(error) - countProblems(error, onlyFile);
+    const elsewhere = others > 0 ? `${others} problem(s) in other files of ${configDir} (run config check ${configDir} to see them)\n` : '';
+    if (own === undefined) {
+      streams.stdout.write(`${onlyFile}: valid (its references checked against ${configDir})\n`);
+      streams.stderr.write(elsewhere);
+      return 0;
+    }
+    streams.stderr.write(`${own.message}\n${own.problems.length} problem(s) in ${onlyFile}\n${elsewhere}`);
     return 1;
   }
 }

@@ -123,10 +123,11 @@ export function buildProgram(): Command {
   const config = program.command('config').description('configuration tools');
   config
     .command('check')
-    .description('load and validate the configuration directory')
+    .description('validate the configuration directory (every problem of every file), or one file of it with its references')
+    .argument('[path]', 'the configuration directory, or one of its files (default: --config-dir)')
     .option('--config-dir <dir>', 'configuration directory')
-    .action(async (options: { configDir?: string }) => {
-      process.exitCode = await runConfigCheck(resolvePaths(options).configDir, { stdout: process.stdout, stderr: process.stderr });
+    .action(async (given: string | undefined, options: { configDir?: string }) => {
+      process.exitCode = await runConfigCheck({ configDir: resolvePaths(options).configDir, ...(given !== undefined ? { path: given } : {}) }, { stdout: process.stdout, stderr: process.stderr });
     });
 
   const dev = program.command('dev').description('developer tools');

@@ -15,10 +15,9 @@
  *         - { tool: exec_command, match: { command: ["rm -rf*"] }, decision: deny }
  * ```
  */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { parseYamlFile } from './yaml-file.js';
+import { EVEN_WITH_OTHER_PROBLEMS, isRecord, loadYamlFile } from './yaml-file.js';
 
 /** A decision of the approval policy (SPEC §6). */
 export const PolicyDecisionSchema = z.enum(['allow', 'ask', 'deny']);
@@ -62,10 +61,11 @@ export type AgentDefinition = z.infer<typeof AgentDefinitionSchema>;
 /** The whole `agents.yaml`. */
 export const AgentsFileSchema = z
   .strictObject({ agents: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/, 'agent names use letters, digits, ".", "_" and "-"'), AgentDefinitionSchema) })
-  .superRefine((file, context) => {
-    const marked = Object.entries(file.agents).filter(([, agent]) => agent.default).map(([name]) => name);
+  .superRefine((file: unknown, context) => {
+    if (!isRecord(file) || !isRecord(file.agents)) return;
+    const marked = Object.entries(file.agents).filter(([, agent]) => isRecord(agent) && agent.default === true).map(([name]) => name);
     if (marked.length > 1) context.addIssue({ code: 'custom', path: ['agents', marked[1] ?? ''], message: `only one agent may be the default (also marked: ${marked[0]})` });
-  });
+  }, EVEN_WITH_OTHER_PROBLEMS);
 /** The whole `agents.yaml`. */
 export type AgentsFile = z.infer<typeof AgentsFileSchema>;
 
@@ -77,15 +77,7 @@ export const AGENTS_FILE = 'agents.yaml';
  * @throws ConfigError naming the file, line and key path of each problem
  */
 export async function loadAgentsFile(configDir: string): Promise<AgentsFile> {
-  const file = path.join(configDir, AGENTS_FILE);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { agents: { default: { default: true } } };
-    throw error;
-  }
-  return parseYamlFile(file, text, AgentsFileSchema);
+  return loadYamlFile(path.join(configDir, AGENTS_FILE), AgentsFileSchema, () => ({ agents: { default: { default: true } } }));
 }
 
 /** The name of the default agent: the one marked `default: true`, else `default`, else the first. */

@@ -47,12 +47,14 @@ async function writeAtomically(file: string, data: string | Buffer): Promise<voi
  * Applies changes to the files of a configuration directory and loads the result.
  * The caller serialises calls (one writer at a time); each call re-reads the files, so a
  * change made meanwhile by someone else is kept, not overwritten with a stale copy.
+ * @param accept called with the loaded result before it is returned; when it throws, the files
+ *   are restored as for a result that does not load
  * @returns the configuration loaded after the change
  * @throws ConfigurationUpdateError naming the file and key path when a path cannot be set,
  *   or with the load's problems when the result does not validate (the files are then
  *   restored byte for byte)
  */
-export async function updateConfigurationFiles(configDir: string, changes: ConfigurationChange[]): Promise<Configuration> {
+export async function updateConfigurationFiles(configDir: string, changes: ConfigurationChange[], accept?: (configuration: Configuration) => void): Promise<Configuration> {
   const files = [...new Set(changes.map((change) => change.file))];
   const originals = new Map<ConfigurationFileKey, Buffer | undefined>();
   const edited = new Map<ConfigurationFileKey, string>();
@@ -78,7 +80,9 @@ export async function updateConfigurationFiles(configDir: string, changes: Confi
   }
   for (const [key, text] of edited) await writeAtomically(path.join(configDir, CONFIGURATION_FILES[key].fileName), text);
   try {
-    return await loadConfiguration(configDir);
+    const configuration = await loadConfiguration(configDir);
+    accept?.(configuration);
+    return configuration;
   } catch (error) {
     for (const [key, original] of originals) {
       const file = path.join(configDir, CONFIGURATION_FILES[key].fileName);

@@ -1,6 +1,7 @@
 /**
  * The configuration directory (SPEC §8): every `*.yaml` file in it is loaded and validated as
- * a whole. One broken file fails the whole load, with every problem named by file, line and
+ * a whole, including the references from one file to another (see `references.ts`). One
+ * broken file fails the whole load, with every problem of every file named by file, line and
  * key path, so a reload that fails can keep the previous configuration in force.
  */
 import { readdir, readFile } from 'node:fs/promises';
@@ -12,7 +13,8 @@ import { HooksFileSchema, NO_HOOKS, type HooksFile } from './hooks.js';
 import { McpFileSchema, type McpFile } from './mcp.js';
 import { ProvidersFileSchema, type ProvidersFile } from './providers.js';
 import { ServerSettingsSchema, type ServerSettings } from './server-settings.js';
-import { ConfigError, parseYamlFile } from './yaml-file.js';
+import { referenceProblems, type LoadedFile, type LoadedFiles } from './references.js';
+import { ConfigError, parseYamlDocument } from './yaml-file.js';
 
 /** One file of the configuration directory. */
 export interface ConfigurationFileSpec<T> {
@@ -45,7 +47,7 @@ export type ConfigurationFileKey = keyof typeof CONFIGURATION_FILES;
 /** The loaded configuration directory. */
 export type Configuration = { [K in ConfigurationFileKey]: (typeof CONFIGURATION_FILES)[K] extends ConfigurationFileSpec<infer T> ? T : never };
 
-/** Every problem of a failed load, across files. */
+/** Every problem of a failed load, across files (one `ConfigError` per file with problems). */
 export class ConfigurationError extends Error {
   constructor(readonly errors: ConfigError[]) {
     super(errors.map((error) => error.message).join('\n'));
@@ -53,16 +55,17 @@ export class ConfigurationError extends Error {
   }
 }
 
-async function loadOne<T>(configDir: string, fileSpec: ConfigurationFileSpec<T>): Promise<T> {
+async function loadOne<T>(configDir: string, fileSpec: ConfigurationFileSpec<T>): Promise<LoadedFile<T>> {
   const file = path.join(configDir, fileSpec.fileName);
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(file, 'utf8');
+    bytes = await readFile(file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return fileSpec.whenMissing();
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { file, value: fileSpec.whenMissing() };
     throw new ConfigError(file, [{ keyPath: '', message: `cannot read: ${(error as Error).message}` }]);
   }
-  return parseYamlFile(file, text, fileSpec.schema);
+  const parsed = parseYamlDocument(file, bytes, fileSpec.schema);
+  return { file, value: parsed.value, lineOf: parsed.lineOf };
 }
 
 /**
@@ -85,15 +88,27 @@ export async function loadConfiguration(configDir: string): Promise<Configuratio
       errors.push(new ConfigError(path.join(configDir, name), [{ keyPath: '', message: `unknown configuration file (known: ${[...known].join(', ')})` }]));
     }
   }
-  const loaded: Partial<Record<ConfigurationFileKey, unknown>> = {};
+  const loaded: Partial<Record<ConfigurationFileKey, LoadedFile<unknown>>> = {};
+  // Files that parsed but failed validation, with what they hold, for the reference checks.
+  const read: Partial<LoadedFiles> = {};
   for (const [key, fileSpec] of Object.entries(CONFIGURATION_FILES) as [ConfigurationFileKey, ConfigurationFileSpec<unknown>][]) {
     try {
       loaded[key] = await loadOne(configDir, fileSpec);
+      read[key] = loaded[key];
     } catch (error) {
-      if (error instanceof ConfigError) errors.push(error);
-      else throw error;
+      if (!(error instanceof ConfigError)) throw error;
+      errors.push(error);
+      if (error.parsed) read[key] = { file: error.file, ...error.parsed };
     }
   }
+  // References between files are checked in the same run, also from and to files with problems.
+  const references = referenceProblems(read);
+  for (const problem of references) {
+    const index = errors.findIndex((error) => error.file === problem.file);
+    const existing = errors[index];
+    if (existing) errors[index] = new ConfigError(existing.file, [...existing.problems, ...problem.problems].sort((a, b) => (a.line ?? 0) - (b.line ?? 0)));
+    else errors.push(problem);
+  }
   if (errors.length > 0) throw new ConfigurationError(errors);
-  return loaded as Configuration;
+  return Object.fromEntries(Object.entries(loaded).map(([key, file]) => [key, file.value])) as Configuration;
 }

@@ -11,7 +11,6 @@
  * An executor named `local` (kind local, no sandbox) exists even when the file does not
  * mention it; an entry named `local` replaces it and must be of kind local.
  */
-import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -20,7 +19,7 @@ import { LocalExecutor } from '../executors/local/local-executor.js';
 import { SshExecutor } from '../executors/ssh/ssh-executor.js';
 import { VirtualExecutor } from '../executors/virtual/virtual-executor.js';
 import { resolvePaths } from './paths.js';
-import { parseYamlFile } from './yaml-file.js';
+import { EVEN_WITH_OTHER_PROBLEMS, isRecord, loadYamlFile, parseYamlFile } from './yaml-file.js';
 
 /** File name of the executors configuration inside the config directory. */
 export const EXECUTORS_FILE = 'executors.yaml';
@@ -52,12 +51,12 @@ export const LocalExecutorConfigSchema = z
     /** Which of the server's environment variables commands receive (glob patterns, case ignored). */
     environment: CommandEnvironmentConfigSchema.optional(),
   })
-  .superRefine((config, context) => {
-    if (config.sandbox !== undefined) return;
+  .superRefine((config: unknown, context) => {
+    if (!isRecord(config) || config.sandbox !== undefined) return;
     for (const key of ['network', 'writablePaths', 'readablePaths'] as const) {
       if (config[key] !== undefined) context.addIssue({ code: 'custom', path: [key], message: 'only applies with sandbox: bwrap' });
     }
-  });
+  }, EVEN_WITH_OTHER_PROBLEMS);
 
 /** `{ kind: ssh, host, port?, user, identityFile?, agent?, knownHostsFile?, connectTimeoutMs? }`. */
 export const SshExecutorConfigSchema = z
@@ -76,11 +75,11 @@ export const SshExecutorConfigSchema = z
     /** Time allowed to connect and authenticate, in ms (default 10000). */
     connectTimeoutMs: z.number().int().min(100).max(600_000).optional(),
   })
-  .superRefine((config, context) => {
-    if (config.identityFile === undefined && config.agent !== true) {
+  .superRefine((config: unknown, context) => {
+    if (isRecord(config) && config.identityFile === undefined && config.agent !== true) {
       context.addIssue({ code: 'custom', path: ['identityFile'], message: 'give identityFile, or agent: true, to authenticate with' });
     }
-  });
+  }, EVEN_WITH_OTHER_PROBLEMS);
 
 /** `{ kind: virtual, seedDirectory?, files? }`. */
 export const VirtualExecutorConfigSchema = z.strictObject({
@@ -101,7 +100,8 @@ export const ExecutorsFileSchema = z
   .strictObject({
     executors: z.record(z.string(), ExecutorConfigSchema).default({}),
   })
-  .superRefine((file, context) => {
+  .superRefine((file: unknown, context) => {
+    if (!isRecord(file) || !isRecord(file.executors)) return;
     // Checked here rather than on the record's keys, whose failures zod reports without our message.
     for (const name of Object.keys(file.executors)) {
       if (!/^[A-Za-z0-9_.-]+$/.test(name)) {
@@ -109,10 +109,10 @@ export const ExecutorsFileSchema = z
       }
     }
     const local = file.executors[DEFAULT_EXECUTOR_NAME];
-    if (local !== undefined && local.kind !== 'local') {
+    if (isRecord(local) && local.kind !== 'local') {
       context.addIssue({ code: 'custom', path: ['executors', DEFAULT_EXECUTOR_NAME, 'kind'], message: `the name "${DEFAULT_EXECUTOR_NAME}" is kept for the machine the server runs on; use kind: local or another name` });
     }
-  });
+  }, EVEN_WITH_OTHER_PROBLEMS);
 /** The whole `executors.yaml`. */
 export type ExecutorsFile = z.infer<typeof ExecutorsFileSchema>;
 
@@ -130,15 +130,7 @@ export function parseExecutorsFile(file: string, text: string): ExecutorsFile {
  * @throws ConfigError naming the file, line and key path of every problem
  */
 export async function loadExecutorsFile(configDir: string): Promise<ExecutorsFile> {
-  const file = path.join(configDir, EXECUTORS_FILE);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { executors: {} };
-    throw error;
-  }
-  return parseExecutorsFile(file, text);
+  return loadYamlFile(path.join(configDir, EXECUTORS_FILE), ExecutorsFileSchema, () => ({ executors: {} }));
 }
 
 /** Options of `createExecutors`. */

@@ -18,10 +18,9 @@
  * What a hook receives and how its exit code and output are read is described in
  * `src/runtime/hooks/hook-runner.ts` and the hooks documentation.
  */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { parseYamlFile } from './yaml-file.js';
+import { EVEN_WITH_OTHER_PROBLEMS, isRecord, loadYamlFile } from './yaml-file.js';
 
 /** File name of the hooks configuration inside the config directory. */
 export const HOOKS_FILE = 'hooks.yaml';
@@ -94,16 +93,18 @@ export const HooksFileSchema = z
       })
       .default({ session_start: [], user_prompt_submit: [], pre_tool_use: [], post_tool_use: [], stop: [], pre_compact: [] }),
   })
-  .superRefine((file, context) => {
+  .superRefine((file: unknown, context) => {
+    if (!isRecord(file) || !isRecord(file.hooks)) return;
     for (const event of HOOK_EVENTS) {
-      if (TOOL_HOOK_EVENTS.has(event)) continue;
-      file.hooks[event].forEach((hook, index) => {
-        if (hook.matcher !== undefined) {
+      const list = file.hooks[event];
+      if (TOOL_HOOK_EVENTS.has(event) || !Array.isArray(list)) continue;
+      list.forEach((hook: unknown, index) => {
+        if (isRecord(hook) && hook.matcher !== undefined) {
           context.addIssue({ code: 'custom', path: ['hooks', event, index, 'matcher'], message: `only pre_tool_use and post_tool_use hooks take a matcher (${event} is not about one tool)` });
         }
       });
     }
-  });
+  }, EVEN_WITH_OTHER_PROBLEMS);
 /** The whole `hooks.yaml`. */
 export type HooksFile = z.infer<typeof HooksFileSchema>;
 
@@ -116,15 +117,7 @@ export const NO_HOOKS: HooksFile = HooksFileSchema.parse({});
  *   missing command, bad matcher, matcher on an event that is not about a tool, bad timeout)
  */
 export async function loadHooksFile(configDir: string): Promise<HooksFile> {
-  const file = path.join(configDir, HOOKS_FILE);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return NO_HOOKS;
-    throw error;
-  }
-  return parseYamlFile(file, text, HooksFileSchema);
+  return loadYamlFile(path.join(configDir, HOOKS_FILE), HooksFileSchema, () => NO_HOOKS);
 }
 
 /** True when `hook` applies to a call of `toolName` (always true without a matcher). */

@@ -19,10 +19,9 @@
  * the server's environment when the MCP server is started (an unset variable is reported then,
  * naming the server and the variable).
  */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { parseYamlFile } from './yaml-file.js';
+import { EVEN_WITH_OTHER_PROBLEMS, isRecord, loadYamlFile, parseYamlFile } from './yaml-file.js';
 
 /** File name of the MCP configuration inside the config directory. */
 export const MCP_FILE = 'mcp.yaml';
@@ -108,7 +107,8 @@ export const McpFileSchema = z
   .strictObject({
     servers: z.record(z.string(), McpServerConfigSchema).default({}),
   })
-  .superRefine((file, context) => {
+  .superRefine((file: unknown, context) => {
+    if (!isRecord(file) || !isRecord(file.servers)) return;
     // Checked here rather than on the record's keys, whose failures zod reports without our message.
     for (const [name, server] of Object.entries(file.servers)) {
       if (!SERVER_NAME.test(name)) {
@@ -116,15 +116,17 @@ export const McpFileSchema = z
       } else if (name.length > MAX_SERVER_NAME_LENGTH) {
         context.addIssue({ code: 'custom', path: ['servers', name], message: `server names are at most ${MAX_SERVER_NAME_LENGTH} characters (tool names are limited to 64)` });
       }
-      const [field, keys, pattern, message]: [string, string[], RegExp, string] =
+      if (!isRecord(server)) continue;
+      const [field, values, pattern, message]: [string, unknown, RegExp, string] =
         server.transport === 'stdio'
-          ? ['env', Object.keys(server.env ?? {}), ENVIRONMENT_NAME, 'environment variable names use letters, digits and "_" and do not start with a digit']
-          : ['headers', Object.keys(server.headers ?? {}), HEADER_NAME, 'not a valid HTTP header name (an RFC 9110 token)'];
+          ? ['env', server.env, ENVIRONMENT_NAME, 'environment variable names use letters, digits and "_" and do not start with a digit']
+          : ['headers', server.headers, HEADER_NAME, 'not a valid HTTP header name (an RFC 9110 token)'];
+      const keys = isRecord(values) ? Object.keys(values) : [];
       for (const key of keys) {
         if (!pattern.test(key)) context.addIssue({ code: 'custom', path: ['servers', name, field, key], message });
       }
     }
-  });
+  }, EVEN_WITH_OTHER_PROBLEMS);
 /** The whole `mcp.yaml`. */
 export type McpFile = z.infer<typeof McpFileSchema>;
 
@@ -142,13 +144,5 @@ export function parseMcpFile(file: string, text: string): McpFile {
  * @throws ConfigError naming the file, line and key path of every problem
  */
 export async function loadMcpFile(configDir: string): Promise<McpFile> {
-  const file = path.join(configDir, MCP_FILE);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { servers: {} };
-    throw error;
-  }
-  return parseMcpFile(file, text);
+  return loadYamlFile(path.join(configDir, MCP_FILE), McpFileSchema, () => ({ servers: {} }));
 }

@@ -8,10 +8,9 @@
  * defaultModel: openai/gpt-5.5
  * ```
  */
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { parseYamlFile } from './yaml-file.js';
+import { EVEN_WITH_OTHER_PROBLEMS, isRecord, loadYamlFile } from './yaml-file.js';
 
 /** The provider kinds the runtime can talk to. */
 export const ProviderKindSchema = z.enum(['openai', 'anthropic', 'google', 'openai-compatible']);
@@ -58,11 +57,11 @@ export const ProviderConfigSchema = z.strictObject({
   headers: z.record(z.string(), z.string()).optional(),
   /** Models of this provider listed by `models/list`, with their settings (an extension of SPEC §8's format). */
   models: z.record(z.string(), ModelSettingsSchema).optional(),
-}).superRefine((provider, context) => {
-  if (provider.kind === 'openai-compatible' && !provider.baseURL) {
+}).superRefine((provider: unknown, context) => {
+  if (isRecord(provider) && provider.kind === 'openai-compatible' && !provider.baseURL) {
     context.addIssue({ code: 'custom', path: ['baseURL'], message: 'required for kind openai-compatible' });
   }
-});
+}, EVEN_WITH_OTHER_PROBLEMS);
 /** One provider entry. */
 export type ProviderConfig = z.infer<typeof ProviderConfigSchema>;
 
@@ -73,14 +72,14 @@ export const ProvidersFileSchema = z
     /** `<provider>/<model-id>` used when none is given. */
     defaultModel: z.string().regex(/^[^/]+\/.+$/, 'expected "<provider>/<model-id>"').optional(),
   })
-  .superRefine((file, context) => {
-    if (file.defaultModel) {
+  .superRefine((file: unknown, context) => {
+    if (isRecord(file) && typeof file.defaultModel === 'string' && isRecord(file.providers)) {
       const providerName = file.defaultModel.split('/')[0] ?? '';
       if (!(providerName in file.providers)) {
         context.addIssue({ code: 'custom', path: ['defaultModel'], message: `names provider "${providerName}", which is not defined under providers` });
       }
     }
-  });
+  }, EVEN_WITH_OTHER_PROBLEMS);
 /** The whole `providers.yaml`. */
 export type ProvidersFile = z.infer<typeof ProvidersFileSchema>;
 
@@ -92,15 +91,7 @@ export const PROVIDERS_FILE = 'providers.yaml';
  * @throws ConfigError naming the file, line and key path of the first problems
  */
 export async function loadProvidersFile(configDir: string): Promise<ProvidersFile> {
-  const file = path.join(configDir, PROVIDERS_FILE);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { providers: {} };
-    throw error;
-  }
-  return parseYamlFile(file, text, ProvidersFileSchema);
+  return loadYamlFile(path.join(configDir, PROVIDERS_FILE), ProvidersFileSchema, () => ({ providers: {} }));
 }
 
 /**

@@ -11,7 +11,7 @@ import type { McpFile } from '../config/mcp.js';
 import type { Logger } from '../logger.js';
 import { defineTool, type Tool } from '../tools/tool.js';
 import { McpServerConnection } from './server-connection.js';
-import { assignToolName, serverToolPrefix } from './tool-names.js';
+import { nameServerTools, serverToolPrefix } from './tool-names.js';
 import type { McpServerPlacement } from './transports.js';
 
 /** The MCP part of the runtime's configuration. */
@@ -48,6 +48,7 @@ export class McpClientManager {
   private version = 0;
   private built: { version: number; tools: Tool[] } | undefined;
   private readonly combined = new WeakMap<Tool[], { version: number; tools: Tool[] }>();
+  private readonly logger: Logger | undefined;
 
   /**
    * Creates the connections (nothing starts until `prepare` or a tool call).
@@ -58,6 +59,7 @@ export class McpClientManager {
     settings: McpSettings | undefined,
     placement: McpServerPlacement,
   ) {
+    this.logger = settings?.logger;
     for (const [name, config] of Object.entries(settings?.servers ?? {})) {
       if (config.enabled === false) continue;
       this.connections.push(
@@ -98,12 +100,15 @@ export class McpClientManager {
   /** The MCP tools of every server, in `mcp.yaml` order; the same array while no list changed. */
   tools(): Tool[] {
     if (this.built?.version === this.version) return this.built.tools;
-    const taken = new Set<string>();
     const tools: Tool[] = [];
     for (const connection of this.connections) {
-      for (const tool of connection.tools) {
-        if (!callable(tool)) continue;
-        const name = assignToolName(connection.name, tool.name, taken);
+      const offered = connection.tools.filter(callable);
+      const { names, clashing } = nameServerTools(connection.name, offered.map((tool) => tool.name));
+      if (clashing.length > 0) this.logger?.warn({ mcpServer: connection.name, tools: clashing }, 'MCP tools left out: their model-facing names would be the same');
+      const originals = new Map(offered.map((tool) => [tool.name, tool]));
+      for (const [name, original] of names) {
+        const tool = originals.get(original);
+        if (tool === undefined) continue;
         tools.push(
           defineTool({
             name,

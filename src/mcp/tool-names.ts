@@ -4,9 +4,18 @@
  * Model providers accept tool names of at most 64 characters from `[A-Za-z0-9_-]` (OpenAI
  * function names; Anthropic and Gemini are as strict or stricter), while MCP tool names may
  * hold other characters (dots, slashes) and be longer (MCP specification 2025-06-18, Tools:
- * `name` is any string). So each character outside that set becomes `_`, and a name that is
- * too long, or that collides with one given out before, is shortened and ends with a hash of
- * the server and the original tool name, which keeps it unique and stable across restarts.
+ * `name` is any string).
+ *
+ * The name is a pure function of the server's name and the tool's own name, never of the
+ * order in which a server lists its tools: approval rules, hooks and recorded history name
+ * tools, and must keep naming the same tool after a restart or a changed tool list. The rule
+ * (documented in docs/tools-mcp-names.md):
+ *
+ * 1. every character of the tool's name outside `[A-Za-z0-9_-]` becomes `_`;
+ * 2. when step 1 changed the name, or `mcp__<server>__<tool>` is longer than 64 characters,
+ *    the name is cut to 55 characters and ends with `_` and the first 8 hex digits of the
+ *    SHA-256 of the tool's original name (UTF-8);
+ * 3. otherwise the name is `mcp__<server>__<tool>` unchanged.
  */
 import { createHash } from 'node:crypto';
 
@@ -16,6 +25,9 @@ export const MAX_TOOL_NAME_LENGTH = 64;
 /** Prefix of every MCP tool name. */
 export const MCP_TOOL_PREFIX = 'mcp__';
 
+/** Hex digits of the hash that ends a sanitised or shortened name. */
+export const TOOL_NAME_HASH_LENGTH = 8;
+
 /** Characters allowed in tool names; everything else becomes `_`. */
 const NOT_ALLOWED = /[^A-Za-z0-9_-]/g;
 
@@ -24,28 +36,48 @@ export function serverToolPrefix(server: string): string {
   return `${MCP_TOOL_PREFIX}${server.replace(NOT_ALLOWED, '_')}__`;
 }
 
-function hashSuffix(server: string, tool: string): string {
-  return createHash('sha256').update(`${server}\u0000${tool}`).digest('hex').slice(0, 8);
+/**
+ * First `TOOL_NAME_HASH_LENGTH` hex digits of the SHA-256 of a tool's original name.
+ * @param tool the tool's name as the server lists it
+ */
+export function toolNameHash(tool: string): string {
+  return createHash('sha256').update(tool, 'utf8').digest('hex').slice(0, TOOL_NAME_HASH_LENGTH);
 }
 
 /**
- * The model-facing name of one tool, unique among `taken` (which it is added to).
+ * The model-facing name of one MCP tool (rule in the module comment).
  * @param server the server's name from `mcp.yaml`
  * @param tool the tool's name as the server lists it
- * @param taken names already given out in the same tool list
- * @returns `mcp__<server>__<tool>` with disallowed characters replaced by `_`, or a shortened
- *   form ending in `_<8 hex digits>` when that is longer than 64 characters or already taken
+ * @returns `mcp__<server>__<tool>` when that is allowed as it is; else the sanitised name, cut
+ *   so that the whole is at most 64 characters, ending in `_<8 hex digits>`
  */
-export function assignToolName(server: string, tool: string, taken: Set<string>): string {
-  const plain = `${serverToolPrefix(server)}${tool.replace(NOT_ALLOWED, '_')}`;
-  let name = plain;
-  if (name.length > MAX_TOOL_NAME_LENGTH || taken.has(name)) {
-    const suffix = `_${hashSuffix(server, tool)}`;
-    name = `${plain.slice(0, MAX_TOOL_NAME_LENGTH - suffix.length)}${suffix}`;
+export function mcpToolName(server: string, tool: string): string {
+  const sanitised = tool.replace(NOT_ALLOWED, '_');
+  const plain = `${serverToolPrefix(server)}${sanitised}`;
+  if (sanitised === tool && plain.length <= MAX_TOOL_NAME_LENGTH) return plain;
+  const suffix = `_${toolNameHash(tool)}`;
+  return `${plain.slice(0, MAX_TOOL_NAME_LENGTH - suffix.length)}${suffix}`;
+}
+
+/**
+ * Names every tool of one server, leaving out names that two tools would share (possible only
+ * when a tool's own name looks like another's hashed form, or through a hash collision): which
+ * tool would get the name would then depend on listing order, so neither gets it.
+ * @param server the server's name from `mcp.yaml`
+ * @param tools the tools' names as the server lists them
+ * @returns model-facing name → original name, and the original names left out
+ */
+export function nameServerTools(server: string, tools: readonly string[]): { names: Map<string, string>; clashing: string[] } {
+  const byName = new Map<string, string[]>();
+  for (const tool of new Set(tools)) {
+    const name = mcpToolName(server, tool);
+    byName.set(name, [...(byName.get(name) ?? []), tool]);
   }
-  // Only reachable through a hash collision of two names that were also cut alike.
-  const base = name;
-  for (let counter = 2; taken.has(name); counter++) name = `${base.slice(0, MAX_TOOL_NAME_LENGTH - String(counter).length - 1)}-${counter}`;
-  taken.add(name);
-  return name;
+  const names = new Map<string, string>();
+  const clashing: string[] = [];
+  for (const [name, originals] of byName) {
+    if (originals.length === 1 && originals[0] !== undefined) names.set(name, originals[0]);
+    else clashing.push(...originals);
+  }
+  return { names, clashing };
 }

@@ -170,7 +170,7 @@ export const methods = {
       changes: z
         .array(
           z.object({
-            file: z.enum(['providers', 'agents', 'server']),
+            file: z.enum(['providers', 'agents', 'mcp', 'hooks', 'executors', 'server']),
             path: z.array(z.union([z.string(), z.number().int().nonnegative()])).min(1),
             value: z.unknown().optional(),
             remove: z.boolean().optional(),
@@ -182,7 +182,7 @@ export const methods = {
   },
   'config/reload': {
     params: z.object({}),
-    result: z.object({ ok: z.boolean(), error: z.string().optional() }),
+    result: z.object({ ok: z.boolean(), error: z.string().optional(), notes: z.array(z.string()).optional() }),
   },
   'items/list': {
     params: z.object({
@@ -221,7 +221,8 @@ export const notifications = {
     delta: z.object({ text: z.string().optional(), reasoning: z.string().optional(), output: z.string().optional() }),
   }),
   /** The configuration was reloaded or changed (`ok`), or a reload failed and the previous one stays (`error`). */
-  'config/updated': z.object({ ok: z.boolean(), error: z.string().optional() }),
+  /** After a reload or update: `ok`, every problem (`error`), and what applies only later (`notes`). */
+  'config/updated': z.object({ ok: z.boolean(), error: z.string().optional(), notes: z.array(z.string()).optional() }),
   'approval/requested': z.object({ conversationId, approval: ApprovalRequestSchema }),
   'approval/resolved': z.object({ conversationId, approvalId: z.string(), decision: ApprovalDecisionSchema, decidedBy: z.string() }),
   /** An item was completed and stored at `seq` in its session's log. */

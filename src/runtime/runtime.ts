@@ -71,7 +71,10 @@ export class Runtime {
   models: ModelRegistry;
   readonly tools: Tool[];
   limits: RuntimeLimits;
-  private readonly executors: Map<string, Executor>;
+  /** Replaced as a whole by `replaceExecutors`; open conversations keep the instances they hold. */
+  private executors: Map<string, Executor>;
+  /** Executors replaced or removed by a reload, closed once no open conversation uses them. */
+  private readonly retiredExecutors = new Set<Executor>();
   /** MCP servers for conversations opened from now on (an open conversation keeps its clients). */
   mcp: McpSettings | undefined;
   /** Hooks in force; a reload may replace them, and turns started afterwards use the new ones. */
@@ -110,6 +113,38 @@ export class Runtime {
     this.agents = options.agents;
     this.defaultAgent = defaultAgentName(options.agents);
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+  }
+
+  /**
+   * Puts a new set of executors in force (after `executors.yaml` was reloaded). Conversations
+   * created or opened from now on use them; open conversations keep the executors their
+   * workspaces hold. An executor left out of `next` is closed once no open conversation uses
+   * it (at the latest when the runtime shuts down).
+   * @param next executors by name, `local` first; may reuse instances of the current set
+   */
+  replaceExecutors(next: Map<string, Executor>): void {
+    const kept = new Set(next.values());
+    for (const executor of this.executors.values()) if (!kept.has(executor)) this.retiredExecutors.add(executor);
+    this.executors = next;
+    void this.closeRetiredExecutors(false);
+  }
+
+  /** Closes retired executors no open conversation uses (all of them with `all`). */
+  private async closeRetiredExecutors(all: boolean): Promise<void> {
+    const inUse = new Set<Executor>();
+    if (!all) for (const conversation of this.opened.values()) for (const workspace of conversation.workspaces) inUse.add(workspace.executor);
+    const closing: Promise<void>[] = [];
+    for (const executor of this.retiredExecutors) {
+      if (inUse.has(executor)) continue;
+      this.retiredExecutors.delete(executor);
+      closing.push(executor.close().catch((error: unknown) => this.logger?.warn({ executor: executor.name, error: (error as Error).message }, 'closing a retired executor failed')));
+    }
+    await Promise.all(closing);
+  }
+
+  /** The number of open conversations (loaded from storage or created since the start). */
+  get openConversationCount(): number {
+    return this.opened.size;
   }
 
   /**
@@ -258,5 +293,6 @@ export class Runtime {
     const conversations = await Promise.allSettled(this.open.values());
     await Promise.all(conversations.flatMap((result) => (result.status === 'fulfilled' ? [result.value.shutdown()] : [])));
     await Promise.all([...this.executors.values()].map((executor) => executor.close()));
+    await this.closeRetiredExecutors(true);
   }
 }

@@ -1,14 +1,18 @@
 /**
  * The configuration in force in a running server: reloads on `config/reload` and when files
- * change (debounced), writes on `config/update`, and tells clients (`config/updated`). A load
- * that fails keeps the previous configuration, and the server goes on working (SPEC §8).
+ * change (debounced), writes on `config/update`, applies the result to the runtime (models,
+ * agents, limits, hooks, MCP servers, executors) and the HTTP server (allowed origins), and
+ * tells clients (`config/updated`). A load that fails keeps the previous configuration, and
+ * the server goes on working (SPEC §8).
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { updateConfigurationFiles, type ConfigurationChange } from '../config/config-writer.js';
 import { loadConfiguration, type Configuration } from '../config/configuration.js';
+import { createExecutors, DEFAULT_EXECUTOR_NAME, type ExecutorConfig, type ExecutorsFile } from '../config/executors.js';
+import type { Executor } from '../executors/executor.js';
 import type { Logger } from '../logger.js';
 import { ModelRegistry } from '../models/model-registry.js';
-import type { Runtime } from '../runtime/runtime.js';
+import { DEFAULT_LIMITS, type Runtime, type RuntimeLimits } from '../runtime/runtime.js';
 import { SerialQueue } from '../runtime/serial-queue.js';
 
 /** What `config/updated` says. */
@@ -16,26 +20,103 @@ export interface ConfigurationStatus {
   ok: boolean;
   /** Every problem, one per line, naming file, line and key path (when `ok` is false). */
   error?: string;
+  /** What the new configuration does not change yet, and when it will (see `applyConfiguration`). */
+  notes?: string[];
 }
 
-/** Turns a configuration into the runtime's definitions. */
-export function applyConfiguration(runtime: Runtime, configuration: Configuration): void {
-  const limits = configuration.server.limits;
-  runtime.reconfigure({
-    models: new ModelRegistry(configuration.providers),
-    agents: configuration.agents,
-    limits: {
-      ...(limits.maxStepsPerTurn !== undefined ? { maxStepsPerTurn: limits.maxStepsPerTurn } : {}),
-      ...(limits.compactionThreshold !== undefined ? { compactionThreshold: limits.compactionThreshold } : {}),
-      ...(limits.toolOutputLimitBytes !== undefined ? { toolOutputLimitBytes: limits.toolOutputLimitBytes } : {}),
-      ...(limits.retry ? { retryPolicy: { ...runtime.limits.retryPolicy, ...limits.retry } } : {}),
-      ...(limits.subagents ? { subagents: { ...runtime.limits.subagents, ...limits.subagents } } : {}),
-    },
-  });
-  // Conversations opened from now on use the new servers; open ones keep their MCP clients.
-  runtime.mcp = { ...runtime.mcp, servers: configuration.mcp.servers };
-  // Turns that start from now on run the new hooks.
-  runtime.hooks = configuration.hooks;
+/** Where a configuration is applied besides the runtime. */
+export interface ConfigurationTargets {
+  /** The configuration directory (relative paths in `executors.yaml` are taken from it). */
+  configDir: string;
+  /** Limits given by whoever started the server (tests, embedding); they win over `server.yaml` on every reload. */
+  limits?: Partial<RuntimeLimits>;
+  /** The array the HTTP server reads allowed origins from on every upgrade; refilled in place. */
+  allowedOrigins?: string[];
+  /** Origins given on the command line, allowed whatever `server.yaml` says. */
+  extraOrigins?: readonly string[];
+}
+
+/** The implicit `local` entry when `executors.yaml` does not define it. */
+const IMPLICIT_LOCAL: ExecutorConfig = { kind: 'local' };
+
+function executorEntry(file: ExecutorsFile | undefined, name: string): string | undefined {
+  const entry = file?.executors[name] ?? (name === DEFAULT_EXECUTOR_NAME && file !== undefined ? IMPLICIT_LOCAL : undefined);
+  return entry === undefined ? undefined : JSON.stringify(entry);
+}
+
+/**
+ * Builds the executors of `next`, reusing the runtime's instance of every executor whose entry
+ * did not change (so its SSH connection or in-memory files survive the reload).
+ * @throws Error naming the executor when an entry cannot be built
+ */
+function buildExecutors(runtime: Runtime, previous: ExecutorsFile | undefined, next: ExecutorsFile, configDir: string): Map<string, Executor> {
+  const fresh = createExecutors(next, { baseDirectory: configDir });
+  const result = new Map<string, Executor>();
+  for (const [name, executor] of fresh) {
+    const current = runtime.findExecutor(name);
+    const unchanged = current !== undefined && executorEntry(previous, name) === executorEntry(next, name);
+    result.set(name, unchanged ? current : executor);
+    // Nothing connects before first use, so an unused fresh instance holds nothing; closed for form.
+    if (unchanged) void executor.close();
+  }
+  return result;
+}
+
+/**
+ * Checks that a configuration can be put in force and returns the step that does it, so that
+ * a configuration whose executors cannot be built changes nothing.
+ *
+ * What applies when: models (the catalog from `providers.yaml`), agents, limits, hooks,
+ * executors and allowed origins apply to everything started after the reload (a running turn
+ * finishes with what it started with); MCP servers apply to conversations opened afterwards,
+ * and conversations already open keep the servers (and executors) they use — the returned
+ * notes say so when that is the case.
+ * @param previous the configuration in force (undefined at start)
+ * @throws Error naming the executor when an `executors.yaml` entry cannot be built
+ * @returns a function that puts the configuration in force and returns the notes for `config/updated`
+ */
+export function prepareConfiguration(runtime: Runtime, configuration: Configuration, targets: ConfigurationTargets, previous?: Configuration): () => string[] {
+  const executors = buildExecutors(runtime, previous?.executors, configuration.executors, targets.configDir);
+  const models = new ModelRegistry(configuration.providers);
+  return () => {
+    const notes: string[] = [];
+    const limits = configuration.server.limits;
+    runtime.reconfigure({
+      models,
+      agents: configuration.agents,
+      limits: {
+        ...(limits.maxStepsPerTurn !== undefined ? { maxStepsPerTurn: limits.maxStepsPerTurn } : {}),
+        ...(limits.compactionThreshold !== undefined ? { compactionThreshold: limits.compactionThreshold } : {}),
+        ...(limits.toolOutputLimitBytes !== undefined ? { toolOutputLimitBytes: limits.toolOutputLimitBytes } : {}),
+        ...(limits.retry ? { retryPolicy: { ...DEFAULT_LIMITS.retryPolicy, ...limits.retry } } : {}),
+        ...(limits.subagents ? { subagents: { ...DEFAULT_LIMITS.subagents, ...limits.subagents } } : {}),
+        ...targets.limits,
+      },
+    });
+    const openConversations = runtime.openConversationCount;
+    const changed = (key: keyof Configuration) => previous !== undefined && JSON.stringify(previous[key]) !== JSON.stringify(configuration[key]);
+    if (changed('mcp') && openConversations > 0) {
+      notes.push('mcp.yaml: conversations already open keep the MCP servers they started with; conversations opened from now on (or after a server restart) use the new list');
+    }
+    if (changed('executors') && openConversations > 0) {
+      notes.push('executors.yaml: conversations already open keep the executors they use; new conversations and work-location changes use the new definitions');
+    }
+    runtime.mcp = { ...runtime.mcp, servers: configuration.mcp.servers };
+    // Turns that start from now on run the new hooks.
+    runtime.hooks = configuration.hooks;
+    runtime.replaceExecutors(executors);
+    if (targets.allowedOrigins) targets.allowedOrigins.splice(0, targets.allowedOrigins.length, ...configuration.server.allowedOrigins, ...(targets.extraOrigins ?? []));
+    return notes;
+  };
+}
+
+/**
+ * Puts a configuration in force at once (see `prepareConfiguration`).
+ * @throws Error naming the executor when an `executors.yaml` entry cannot be built; nothing changed then
+ * @returns the notes for `config/updated`
+ */
+export function applyConfiguration(runtime: Runtime, configuration: Configuration, targets: ConfigurationTargets, previous?: Configuration): string[] {
+  return prepareConfiguration(runtime, configuration, targets, previous)();
 }
 
 /** Replaces secrets with `***` (an `env:NAME` reference is not a secret and is shown). */
@@ -69,12 +150,12 @@ export class ConfigService {
   private lastError: string | undefined;
 
   /**
-   * @param configDir the configuration directory
-   * @param current the configuration loaded at start
+   * @param targets the configuration directory and what besides the runtime a configuration applies to
+   * @param current the configuration loaded and applied at start
    * @param onStatus told after every reload or update (to send `config/updated`)
    */
   constructor(
-    private readonly configDir: string,
+    private readonly targets: ConfigurationTargets,
     public current: Configuration,
     private readonly runtime: Runtime,
     private readonly logger: Logger,
@@ -86,34 +167,41 @@ export class ConfigService {
     return this.lastError;
   }
 
-  /** Reloads from disk; on failure the previous configuration stays in force. */
+  /** Reloads from disk and applies the result; on failure the previous configuration stays in force. */
   reload(): Promise<ConfigurationStatus> {
     return this.writes.run(async () => {
+      let notes: string[] = [];
       try {
-        this.current = await loadConfiguration(this.configDir);
-        applyConfiguration(this.runtime, this.current);
+        const loaded = await loadConfiguration(this.targets.configDir);
+        notes = applyConfiguration(this.runtime, loaded, this.targets, this.current);
+        this.current = loaded;
         this.lastError = undefined;
-        this.logger.info({ configDir: this.configDir }, 'configuration reloaded');
+        this.logger.info({ configDir: this.targets.configDir, notes }, 'configuration reloaded and applied');
       } catch (error) {
         this.lastError = (error as Error).message;
         this.logger.warn({ error: this.lastError }, 'configuration reload failed; the previous configuration stays in force');
       }
-      const status = this.lastError ? { ok: false, error: this.lastError } : { ok: true };
+      const status: ConfigurationStatus = this.lastError ? { ok: false, error: this.lastError } : { ok: true, ...(notes.length > 0 ? { notes } : {}) };
       this.onStatus(status);
       return status;
     });
   }
 
   /**
-   * Edits the files, loads the result, and restores the files if the load fails.
+   * Edits the files, loads and applies the result, and restores the files if the load fails
+   * or the result cannot be put in force.
    * @throws ConfigurationUpdateError naming what was wrong; the configuration in force is unchanged
    */
   update(changes: ConfigurationChange[]): Promise<Configuration> {
     return this.writes.run(async () => {
-      this.current = await updateConfigurationFiles(this.configDir, changes);
-      applyConfiguration(this.runtime, this.current);
+      let commit: (() => string[]) | undefined;
+      const loaded = await updateConfigurationFiles(this.targets.configDir, changes, (configuration) => {
+        commit = prepareConfiguration(this.runtime, configuration, this.targets, this.current);
+      });
+      const notes = commit?.() ?? [];
+      this.current = loaded;
       this.lastError = undefined;
-      this.onStatus({ ok: true });
+      this.onStatus({ ok: true, ...(notes.length > 0 ? { notes } : {}) });
       return this.current;
     });
   }
@@ -121,7 +209,7 @@ export class ConfigService {
   /** Reloads (debounced by `debounceMs`) whenever a file in the directory changes. */
   watch(debounceMs = 300): void {
     try {
-      this.watcher = watch(this.configDir, () => {
+      this.watcher = watch(this.targets.configDir, () => {
         clearTimeout(this.debounce);
         this.debounce = setTimeout(() => {
           this.reload().catch((error: unknown) => this.logger.warn({ error: (error as Error).message }, 'configuration reload failed'));
@@ -130,7 +218,7 @@ export class ConfigService {
       this.watcher.on('error', (error) => this.logger.warn({ error: error.message }, 'configuration watch failed'));
     } catch (error) {
       // A missing directory cannot be watched; config/reload still works once it exists.
-      this.logger.warn({ configDir: this.configDir, error: (error as Error).message }, 'not watching the configuration directory');
+      this.logger.warn({ configDir: this.targets.configDir, error: (error as Error).message }, 'not watching the configuration directory');
     }
   }
 

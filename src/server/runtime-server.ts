@@ -125,18 +125,20 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       executors: createExecutors(configuration.executors, { baseDirectory: paths.configDir, protectedDirectories: [paths.configDir, paths.dataDir, paths.stateDir] }),
       tools: environmentTools(),
     });
-    applyConfiguration(runtime, configuration);
-    // Limits given by the caller (tests, embedding) win over server.yaml.
-    if (options.limits) Object.assign(runtime.limits, options.limits);
+    // Limits given by the caller (tests, embedding) win over server.yaml, also after a reload;
+    // the HTTP server reads the origins array on every upgrade, so a reload refills it in place.
+    const allowedOrigins: string[] = [];
+    const targets = { configDir: paths.configDir, limits: options.limits, allowedOrigins, extraOrigins: options.allowedOrigins ?? [] };
+    applyConfiguration(runtime, configuration, targets, configuration);
     const connections = new Set<RpcConnection>();
-    const config = new ConfigService(paths.configDir, configuration, runtime, logger, (status) => {
+    const config = new ConfigService(targets, configuration, runtime, logger, (status) => {
       for (const connection of connections) connection.notify({ method: 'config/updated', params: status });
     });
     config.watch();
     const token = randomBytes(32).toString('base64url');
     const { server, webSockets } = createHttpServer({
       token,
-      allowedOrigins: [...configuration.server.allowedOrigins, ...(options.allowedOrigins ?? [])],
+      allowedOrigins,
       health: () => ({ pid: process.pid, version: VERSION }),
       onConnection: (socket, transport) => {
         const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger);

@@ -3,35 +3,51 @@
  * 2025-06-18, Tools: content blocks, structuredContent, isError).
  */
 import { describe, expect, it } from 'vitest';
-import { assignToolName, MAX_TOOL_NAME_LENGTH } from '../../src/mcp/tool-names.js';
+import { createHash } from 'node:crypto';
+import { MAX_TOOL_NAME_LENGTH, mcpToolName, nameServerTools } from '../../src/mcp/tool-names.js';
 import { toToolResult } from '../../src/mcp/tool-result.js';
 
-describe('assignToolName', () => {
-  it('joins server and tool as mcp__<server>__<tool>', () => {
-    expect(assignToolName('filesystem', 'read_text_file', new Set())).toBe('mcp__filesystem__read_text_file');
-    expect(assignToolName('everything', 'get-tiny-image', new Set())).toBe('mcp__everything__get-tiny-image');
+describe('MCP tool names', () => {
+  const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 8);
+
+  it('joins server and tool as mcp__<server>__<tool> when the tool name is allowed as it is', () => {
+    expect(mcpToolName('filesystem', 'read_text_file')).toBe('mcp__filesystem__read_text_file');
+    expect(mcpToolName('everything', 'get-tiny-image')).toBe('mcp__everything__get-tiny-image');
   });
 
-  it('replaces characters providers refuse with "_"', () => {
-    expect(assignToolName('github', 'repos.list/all files', new Set())).toBe('mcp__github__repos_list_all_files');
+  it('replaces characters providers refuse with "_" and adds the hash of the original name', () => {
+    expect(mcpToolName('github', 'repos.list/all files')).toBe(`mcp__github__repos_list_all_files_${sha('repos.list/all files')}`);
   });
 
   it('shortens a name over 64 characters and ends it with a stable hash', () => {
     const tool = 'a_tool_with_a_very_long_name_that_goes_on_and_on_and_on_and_on';
-    const name = assignToolName('server', tool, new Set());
+    const name = mcpToolName('server', tool);
     expect(name).toHaveLength(MAX_TOOL_NAME_LENGTH);
-    expect(name).toMatch(/^mcp__server__a_tool_with_a_very_long_name_.*_[0-9a-f]{8}$/);
-    expect(assignToolName('server', tool, new Set())).toBe(name);
-    expect(assignToolName('server', `${tool}_2`, new Set())).not.toBe(name);
+    expect(name).toBe(`mcp__server__a_tool_with_a_very_long_name_that_goes_on__${sha(tool)}`);
+    expect(mcpToolName('server', `${tool}_2`)).not.toBe(name);
   });
 
-  it('keeps names unique when two tools sanitise alike', () => {
-    const taken = new Set<string>();
-    const first = assignToolName('s', 'a.b', taken);
-    const second = assignToolName('s', 'a_b', taken);
-    expect(first).toBe('mcp__s__a_b');
-    expect(second).toMatch(/^mcp__s__a_b_[0-9a-f]{8}$/);
-    expect(taken).toEqual(new Set([first, second]));
+  it('gives each tool the same name whatever order the server lists them in', () => {
+    const forward = nameServerTools('s', ['a.b', 'a_b', 'a/b']);
+    const backward = nameServerTools('s', ['a/b', 'a_b', 'a.b']);
+    expect(new Map([...backward.names].sort())).toEqual(new Map([...forward.names].sort()));
+    expect(forward.names.get('mcp__s__a_b')).toBe('a_b');
+    expect(forward.names.get(`mcp__s__a_b_${sha('a.b')}`)).toBe('a.b');
+    expect(forward.names.get(`mcp__s__a_b_${sha('a/b')}`)).toBe('a/b');
+    expect(forward.clashing).toEqual([]);
+  });
+
+  it("leaves out both tools when one's own name is another's hashed form", () => {
+    const lookalike = `a_b_${sha('a.b')}`;
+    const { names, clashing } = nameServerTools('s', [lookalike, 'a.b', 'c']);
+    expect([...names.values()]).toEqual(['c']);
+    expect(clashing.sort()).toEqual([lookalike, 'a.b'].sort());
+  });
+
+  it('never gives a name over 64 characters or with a refused character', () => {
+    for (const tool of ['x'.repeat(200), 'é'.repeat(70), 'ns:tool', '']) {
+      expect(mcpToolName('a-server_name', tool)).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+    }
   });
 });
 

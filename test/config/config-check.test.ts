@@ -1,0 +1,96 @@
+/**
+ * `openvaala config check` as a real process: every problem of every file in one run,
+ * references between files, and a single file checked against its directory.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/environment.js';
+
+let directory: string;
+beforeEach(() => {
+  directory = mkdtempSync(path.join(os.tmpdir(), 'openvaala-config-check-'));
+});
+afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+function write(files: Record<string, string>): void {
+  for (const [name, content] of Object.entries(files)) writeFileSync(path.join(directory, name), content);
+}
+
+const check = (...args: string[]) => runCli(['config', 'check', ...args], { env: process.env, timeoutMs: 20_000 });
+const at = (name: string, line: number) => `${path.join(directory, name)}:${line}: `;
+
+const BROKEN = {
+  'providers.yaml': 'providers:\n  mock: { kind: openai-compatible }\n  other: { kind: nope }\ndefaultModel: mock/x\n',
+  'agents.yaml': [
+    'agents:',
+    '  default: { default: true, model: nowhere/model, colour: red }',
+    '  reviewer:',
+    '    maxSteps: 0',
+    '    approvals:',
+    '      rules:',
+    '        - { tool: "mcp__tracker__*", decision: deny }',
+    '        - { tool: "mcp__*", decision: ask }',
+    '',
+  ].join('\n'),
+  'executors.yaml': 'executors:\n  box: { kind: ssh, host: h }\n  sandbox: { kind: local, network: true }\n  "bad name": { kind: local }\n',
+  'mcp.yaml': 'servers:\n  files: { transport: stdio, command: x, executor: build-box }\n  web: { transport: http }\n',
+  'hooks.yaml': 'hooks:\n  pre_tool_use:\n    - { matcher: "mcp__trackr__*", command: "true" }\n  stop:\n    - { matcher: x, command: "" }\n',
+};
+
+describe('openvaala config check', () => {
+  it('reports every problem of every file, and broken references between files, in one run', async () => {
+    write(BROKEN);
+    const result = await check(directory);
+    expect(result.code).toBe(1);
+    const expected = [
+      `${at('providers.yaml', 2)}providers.mock.baseURL: required for kind openai-compatible`,
+      `${at('providers.yaml', 3)}providers.other.kind:`,
+      `${at('agents.yaml', 2)}agents.default.colour: Unrecognized key: "colour"`,
+      `${at('agents.yaml', 2)}agents.default.model: names provider "nowhere", which is not defined in providers.yaml (defined: mock, other)`,
+      `${at('agents.yaml', 4)}agents.reviewer.maxSteps:`,
+      `${at('agents.yaml', 7)}agents.reviewer.approvals.rules.0.tool: the rule for "mcp__tracker__*" names MCP server "tracker", which is not defined in mcp.yaml (defined: files, web), so it never applies`,
+      `${at('executors.yaml', 2)}executors.box.user:`,
+      `${at('executors.yaml', 2)}executors.box.identityFile: give identityFile, or agent: true`,
+      `${at('executors.yaml', 3)}executors.sandbox.network: only applies with sandbox: bwrap`,
+      `${at('executors.yaml', 4)}executors.bad name: executor names use letters`,
+      `${at('mcp.yaml', 2)}servers.files.executor: names executor "build-box", which is not defined in executors.yaml (defined: local, box, sandbox, bad name)`,
+      `${at('mcp.yaml', 3)}servers.web.url: required`,
+      `${at('hooks.yaml', 3)}hooks.pre_tool_use.0.matcher: the matcher "mcp__trackr__*" names MCP server "trackr"`,
+      `${at('hooks.yaml', 5)}hooks.stop.0.matcher: only pre_tool_use and post_tool_use hooks take a matcher`,
+      `${at('hooks.yaml', 5)}hooks.stop.0.command: must not be empty`,
+    ];
+    for (const line of expected) expect(result.stderr).toContain(line);
+    expect(result.stderr).toContain(`${expected.length} problem(s) in ${directory}`);
+    // The rule for every MCP tool (a wildcard server) names no particular server.
+    expect(result.stderr).not.toContain('rules.1.tool');
+  });
+
+  it('checks one file, with its references against its directory', async () => {
+    write(BROKEN);
+    const result = await check(path.join(directory, 'mcp.yaml'));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${at('mcp.yaml', 2)}servers.files.executor: names executor "build-box"`);
+    expect(result.stderr).toContain(`2 problem(s) in ${path.join(directory, 'mcp.yaml')}`);
+    expect(result.stderr).not.toContain('agents.yaml:');
+    expect(result.stderr).toMatch(/\d+ problem\(s\) in other files of .*run config check/);
+
+    write({ 'mcp.yaml': 'servers:\n  files: { transport: stdio, command: x, executor: box }\n' });
+    const valid = await check(path.join(directory, 'mcp.yaml'));
+    expect(valid.code).toBe(0);
+    expect(valid.stdout).toContain(`${path.join(directory, 'mcp.yaml')}: valid (its references checked against ${directory})`);
+  });
+
+  it('says it wants a directory (or one of its files) for anything else', async () => {
+    writeFileSync(path.join(directory, 'notes.txt'), 'hello\n');
+    const other = await check(path.join(directory, 'notes.txt'));
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain('not a configuration file; config check wants the configuration directory, or one of its files (providers.yaml, agents.yaml');
+    const missing = await check(path.join(directory, 'nowhere'));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('does not exist; config check wants the configuration directory');
+    mkdirSync(path.join(directory, 'empty'));
+    expect((await check(path.join(directory, 'empty'))).code).toBe(0);
+  });
+});
