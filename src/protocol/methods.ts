@@ -139,7 +139,14 @@ export const methods = {
   },
   /** Answers an approval request (alternative to answering the server's `approval/request`). */
   'approval/respond': {
-    params: z.object({ conversationId, approvalId: z.string().min(1), decision: ApprovalDecisionSchema, message: z.string().optional() }),
+    params: z.object({
+      conversationId,
+      approvalId: z.string().min(1),
+      decision: ApprovalDecisionSchema,
+      message: z.string().optional(),
+      /** With `allow_prefix`: the words to allow (default: the request's `proposedPrefix`). */
+      prefix: z.array(z.string().min(1)).min(1).optional(),
+    }),
     result: z.object({
       /** False when the request was already answered (by another client) or is gone. */
       accepted: z.boolean(),
@@ -226,7 +233,12 @@ export const serverRequests = {
   /** Sent to every attached client when a tool call needs approval; the first answer wins. */
   'approval/request': {
     params: ApprovalRequestSchema,
-    result: z.object({ decision: ApprovalDecisionSchema, message: z.string().optional() }),
+    result: z.object({
+      decision: ApprovalDecisionSchema,
+      message: z.string().optional(),
+      /** With `allow_prefix`: the words to allow (default: the request's `proposedPrefix`). */
+      prefix: z.array(z.string().min(1)).min(1).optional(),
+    }),
   },
 } as const;
 

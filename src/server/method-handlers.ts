@@ -8,6 +8,7 @@ import type { LiveConversation } from '../runtime/conversation.js';
 import type { LiveSession } from '../runtime/session.js';
 import { ConfigurationUpdateError } from '../config/config-writer.js';
 import { redactConfiguration } from './config-service.js';
+import { InvalidApprovalAnswerError } from '../runtime/approvals/broker.js';
 import type { RpcConnection } from './rpc-connection.js';
 
 /** Per-request helpers given to a handler. */
@@ -119,12 +120,18 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
 
     async 'approval/respond'(params) {
       const conversation = await runtime.getConversation(params.conversationId);
-      const accepted = conversation.approvals.respond(params.approvalId, {
-        decision: params.decision,
-        decidedBy: `client:${connection.clientName}`,
-        ...(params.message ? { message: params.message } : {}),
-      });
-      return { accepted };
+      try {
+        const accepted = conversation.approvals.respond(params.approvalId, {
+          decision: params.decision,
+          decidedBy: `client:${connection.clientName}`,
+          ...(params.message ? { message: params.message } : {}),
+          ...(params.prefix ? { prefix: params.prefix } : {}),
+        });
+        return { accepted };
+      } catch (error) {
+        if (error instanceof InvalidApprovalAnswerError) throw new RpcError(ErrorCodes.invalidParams, `approval/respond: params.decision: ${error.message}`);
+        throw error;
+      }
     },
 
     async 'config/get'() {

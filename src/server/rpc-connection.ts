@@ -113,9 +113,17 @@ export class RpcConnection {
         if (response.error === undefined) this.logger.warn({ approvalId: approval.approvalId, issues: answer.error.issues }, 'invalid answer to approval/request ignored');
         return;
       }
-      void this.runtime.getConversation(conversationId).then((conversation) =>
-        conversation.approvals.respond(approval.approvalId, { decision: answer.data.decision, decidedBy: `client:${this.clientName}`, ...(answer.data.message ? { message: answer.data.message } : {}) }),
-      );
+      void this.runtime
+        .getConversation(conversationId)
+        .then((conversation) =>
+          conversation.approvals.respond(approval.approvalId, {
+            decision: answer.data.decision,
+            decidedBy: `client:${this.clientName}`,
+            ...(answer.data.message ? { message: answer.data.message } : {}),
+            ...(answer.data.prefix ? { prefix: answer.data.prefix } : {}),
+          }),
+        )
+        .catch((error: Error) => this.logger.warn({ approvalId: approval.approvalId, error: error.message }, 'answer to approval/request not applied'));
     });
     this.send({ jsonrpc: '2.0', id, method: 'approval/request', params: approval });
   }
