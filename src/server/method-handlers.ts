@@ -5,6 +5,7 @@
 import { InvalidSearchQueryError } from '../dao/conversation-search-index.js';
 import { ErrorCodes, PROTOCOL_VERSION, RpcError, type ContentPart, type MethodName, type MethodParams, type MethodResult } from '../protocol/index.js';
 import type { LiveConversation } from '../runtime/conversation.js';
+import { InvalidWorkLocationError } from '../runtime/runtime.js';
 import type { LiveSession } from '../runtime/session.js';
 import { ConfigurationUpdateError } from '../config/config-writer.js';
 import { redactConfiguration } from './config-service.js';
@@ -32,6 +33,16 @@ function sessionOf(conversation: LiveConversation, sessionId: string | undefined
   return session;
 }
 
+/** Turns an unusable work location into `invalidParams` naming the field. */
+async function invalidParamsOnBadLocation<T>(method: string, field: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof InvalidWorkLocationError) throw new RpcError(ErrorCodes.invalidParams, `${method}: params.${field}: ${error.message}`);
+    throw error;
+  }
+}
+
 /** Builds the handlers bound to one connection. */
 export function createMethodHandlers(connection: RpcConnection): MethodHandlers {
   const runtime = connection.runtime;
@@ -45,13 +56,13 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     },
 
     async 'conversation/create'(params) {
-      const conversation = await runtime.createConversation(params);
+      const conversation = await invalidParamsOnBadLocation('conversation/create', params.cwd !== undefined ? 'cwd' : 'workLocation', runtime.createConversation(params));
       return { conversation: conversation.state, session: conversation.rootSession.state };
     },
 
     async 'conversation/update'(params) {
       const { conversationId, ...changes } = params;
-      return { conversation: await runtime.updateConversation(conversationId, changes) };
+      return { conversation: await invalidParamsOnBadLocation('conversation/update', 'workLocation', runtime.updateConversation(conversationId, changes)) };
     },
 
     async 'conversation/list'(params) {
