@@ -12,6 +12,19 @@ import type { AgentHooks, ToolCallGate } from './hooks/agent-hooks.js';
 import { buildModelMessages } from './context-builder.js';
 import { callModel, ModelCallError, toSdkTools, type ModelCallResult, type RequestedToolCall, type RetryPolicy } from './model-call.js';
 
+/** A model call about to be retried (announced to clients as `turn/retrying`). */
+export interface ModelRetry {
+  /** The retry about to be made, from 1. */
+  attempt: number;
+  maxRetries: number;
+  /** Wait before it, ms. */
+  delayMs: number;
+  /** HTTP status of the failure; null for a connection failure. */
+  httpStatus: number | null;
+  /** The provider's message. */
+  message: string;
+}
+
 /** What the loop needs from the session running it. */
 export interface AgentEnvironment {
   model: ResolvedModel;
@@ -58,6 +71,8 @@ export interface AgentEnvironment {
   itemStarted(itemId: string, kind: Item['kind'], partial: Record<string, unknown>): void;
   /** Streams progress of an item in progress (`item/delta`). */
   itemDelta(itemId: string, delta: { text?: string; reasoning?: string; output?: string }): void;
+  /** Announces that a failed model call will be retried after `delayMs` (optional). */
+  modelRetrying?(retry: ModelRetry): void;
 }
 
 /** How the loop ended. */
@@ -244,6 +259,8 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
             streamedReasoning = true;
             environment.itemDelta(reasoningItemId, { reasoning: text });
           },
+          onRetry: (failure, attempt, delayMs) =>
+            environment.modelRetrying?.({ attempt, maxRetries: environment.retryPolicy.maxRetries, delayMs, httpStatus: failure.httpStatus, message: failure.message }),
         },
         environment.retryPolicy,
       );

@@ -330,6 +330,7 @@ export class LiveSession {
         record: (item) => this.record(item),
         itemStarted: (itemId, kind, partial) => this.conversation.itemStarted(this.id, turnId, itemId, kind, partial),
         itemDelta: (itemId, delta) => this.conversation.itemDelta(this.id, itemId, delta),
+        modelRetrying: (retry) => this.conversation.publish({ method: 'turn/retrying', params: { conversationId: this.conversation.id, sessionId: this.id, turnId, ...retry } }),
       };
       // MCP servers start on the first turn; ones that failed are tried again on each turn.
       if (work.kind !== 'compact' && refusal === undefined) await mcp.prepare(controller.signal);

@@ -19,10 +19,10 @@ export interface ConfigurationStatus {
 }
 
 /** Turns a configuration into the runtime's definitions. */
-export function applyConfiguration(runtime: Runtime, configuration: Configuration): void {
+export function applyConfiguration(runtime: Runtime, configuration: Configuration, configDir?: string): void {
   const limits = configuration.server.limits;
   runtime.reconfigure({
-    models: new ModelRegistry(configuration.providers),
+    models: new ModelRegistry(configuration.providers, configDir ? { configDir } : {}),
     agents: configuration.agents,
     limits: {
       ...(limits.maxStepsPerTurn !== undefined ? { maxStepsPerTurn: limits.maxStepsPerTurn } : {}),
@@ -74,7 +74,7 @@ export class ConfigService {
    * @param onStatus told after every reload or update (to send `config/updated`)
    */
   constructor(
-    private readonly configDir: string,
+    readonly configDir: string,
     public current: Configuration,
     private readonly runtime: Runtime,
     private readonly logger: Logger,
@@ -91,7 +91,7 @@ export class ConfigService {
     return this.writes.run(async () => {
       try {
         this.current = await loadConfiguration(this.configDir);
-        applyConfiguration(this.runtime, this.current);
+        applyConfiguration(this.runtime, this.current, this.configDir);
         this.lastError = undefined;
         this.logger.info({ configDir: this.configDir }, 'configuration reloaded');
       } catch (error) {
@@ -111,7 +111,7 @@ export class ConfigService {
   update(changes: ConfigurationChange[]): Promise<Configuration> {
     return this.writes.run(async () => {
       this.current = await updateConfigurationFiles(this.configDir, changes);
-      applyConfiguration(this.runtime, this.current);
+      applyConfiguration(this.runtime, this.current, this.configDir);
       this.lastError = undefined;
       this.onStatus({ ok: true });
       return this.current;

@@ -162,6 +162,11 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
       return connection.config.reload();
     },
 
+    async 'server/status'(params) {
+      const environment = Object.fromEntries((params.environment ?? []).map((name) => [name, (process.env[name] ?? '') !== '']));
+      return { pid: process.pid, version: connection.identity.version, configDir: connection.config.configDir, busy: !runtime.isIdle(), environment };
+    },
+
     async 'items/list'(params) {
       const conversation = await runtime.getConversation(params.conversationId);
       const sessionId = sessionOf(conversation, params.sessionId, 'items/list').id;
