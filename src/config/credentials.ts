@@ -40,13 +40,13 @@ export function readCredentials(configDir: string): Credentials {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { providers: {} };
-    throw new Error(`${file}: cannot read: ${(error as Error).message}`);
+    throw new Error(`${file}: cannot read: ${(error as Error).message}`, { cause: error });
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new Error(`${file}: not valid JSON: ${(error as Error).message}`);
+    throw new Error(`${file}: not valid JSON: ${(error as Error).message}`, { cause: error });
   }
   const parsed = CredentialsSchema.safeParse(value);
   if (!parsed.success) {

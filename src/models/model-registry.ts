@@ -62,7 +62,7 @@ function resolveApiKey(providerName: string, provider: ProviderConfig, configDir
   } catch (error) {
     const key = stored();
     if (key !== undefined) return key;
-    throw new Error(`${(error as Error).message}, and no key is stored for provider "${providerName}" (store one with: openvaala auth set ${providerName})`);
+    throw new Error(`${(error as Error).message}, and no key is stored for provider "${providerName}" (store one with: openvaala auth set ${providerName})`, { cause: error });
   }
 }
 
