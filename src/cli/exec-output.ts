@@ -1,8 +1,10 @@
 /**
- * How `openvaala exec` shows a turn: the answer streamed as it is written, tool calls with a
- * short view of their output, errors on stderr — or, with `--json`, one event per line.
+ * How `openvaala exec` shows a turn: the answer streamed as it is written, reasoning summaries
+ * as they arrive, tool calls with their output live (the first lines, then the last ones when
+ * the call ends), retries with their wait, errors on stderr — or, with `--json`, one event per
+ * line.
  */
-import type { AnyNotification, Item } from '../protocol/index.js';
+import type { AnyNotification, Item, NotificationParams } from '../protocol/index.js';
 
 /** Where the renderer writes. */
 export interface OutputStreams {
@@ -10,7 +12,10 @@ export interface OutputStreams {
   stderr: NodeJS.WritableStream;
 }
 
-const OUTPUT_PREVIEW_LINES = 12;
+/** Lines of a tool call's output shown live, as they arrive. */
+const LIVE_LINES = 12;
+/** Lines shown from the end of an output when more than {@link LIVE_LINES} were hidden. */
+const TAIL_LINES = 4;
 
 function summarizeArguments(toolName: string, args: unknown): string {
   if (args && typeof args === 'object') {
@@ -26,19 +31,36 @@ function summarizeArguments(toolName: string, args: unknown): string {
   return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }
 
-function preview(output: string): string {
-  const lines = output.replace(/\n$/, '').split('\n');
-  const shown = lines.slice(0, OUTPUT_PREVIEW_LINES).map((line) => `  │ ${line}`);
-  if (lines.length > OUTPUT_PREVIEW_LINES) shown.push(`  │ … ${lines.length - OUTPUT_PREVIEW_LINES} more lines`);
-  return shown.join('\n');
+/** A wait in words: "500 ms", "8 s". */
+export function formatDelay(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${Math.round(ms / 1000)} s`;
+}
+
+/** The one-line notice of a retry, e.g. `retrying in 8 s: HTTP 429 rate limited (retry 1 of 4)`. */
+export function describeRetry(retry: NotificationParams<'turn/retrying'>): string {
+  const status = retry.httpStatus !== null ? `HTTP ${retry.httpStatus} ` : '';
+  return `retrying in ${formatDelay(retry.delayMs)}: ${status}${retry.message} (retry ${retry.attempt} of ${retry.maxRetries})`;
+}
+
+/** Output of one tool call while it runs. */
+interface LiveOutput {
+  /** Text after the last newline, not shown yet. */
+  partial: string;
+  shown: number;
+  hidden: number;
 }
 
 /**
  * Renders the events of one turn in human form. Text deltas go straight to stdout so the
- * answer appears as it is written; each tool call gets a header and an output preview.
+ * answer appears as it is written; each tool call gets a header, its output as it comes and a
+ * closing line with how it ended.
  */
 export class HumanRenderer {
   private midLine = false;
+  private readonly live = new Map<string, LiveOutput>();
+  private readonly reasoningStreamed = new Set<string>();
+  /** True while the last thing written is streamed reasoning. */
+  private reasoningOpen = false;
 
   constructor(private readonly streams: OutputStreams) {}
 
@@ -49,31 +71,65 @@ export class HumanRenderer {
         if (event.params.kind === 'tool_call') {
           const partial = event.params.partial as { toolName?: string; arguments?: unknown };
           this.line(`▸ ${partial.toolName} ${summarizeArguments(partial.toolName ?? '', partial.arguments)}`);
+          this.live.set(event.params.itemId, { partial: '', shown: 0, hidden: 0 });
         }
         break;
       case 'item/delta':
-        if (event.params.delta.text) {
-          this.streams.stdout.write(event.params.delta.text);
-          this.midLine = !event.params.delta.text.endsWith('\n');
-        }
+        this.delta(event.params.itemId, event.params.delta);
         break;
       case 'item/completed':
         this.completed(event.params.item);
+        break;
+      case 'turn/retrying':
+        this.endLine();
+        this.streams.stderr.write(`${describeRetry(event.params)}\n`);
         break;
       default:
         break;
     }
   }
 
+  private delta(itemId: string, delta: { text?: string; reasoning?: string; output?: string }): void {
+    if (delta.text) {
+      // The answer starts on its own line after streamed reasoning.
+      if (this.reasoningOpen) this.endLine();
+      this.reasoningOpen = false;
+      this.streams.stdout.write(delta.text);
+      this.midLine = !delta.text.endsWith('\n');
+    }
+    if (delta.reasoning) {
+      if (!this.reasoningStreamed.has(itemId)) {
+        this.endLine();
+        this.streams.stdout.write('∴ ');
+        this.reasoningStreamed.add(itemId);
+      }
+      this.streams.stdout.write(delta.reasoning.replace(/\n/g, '\n  '));
+      this.midLine = true;
+      this.reasoningOpen = true;
+    }
+    const live = this.live.get(itemId);
+    if (delta.output && live) {
+      const lines = (live.partial + delta.output).split('\n');
+      live.partial = lines.pop() ?? '';
+      for (const line of lines) this.outputLine(live, line);
+    }
+  }
+
+  private outputLine(live: LiveOutput, line: string): void {
+    if (live.shown < LIVE_LINES) {
+      this.line(`  │ ${line}`);
+      live.shown++;
+    } else live.hidden++;
+  }
+
   private completed(item: Item): void {
     if (item.kind === 'assistant_message' && this.midLine) {
-      this.streams.stdout.write('\n');
-      this.midLine = false;
+      this.endLine();
+    } else if (item.kind === 'reasoning') {
+      if (!this.reasoningStreamed.delete(item.id) && item.summary.trim()) this.line(`∴ ${item.summary.trim().replace(/\n/g, '\n  ')}`);
+      else this.endLine();
     } else if (item.kind === 'tool_call') {
-      const status = item.isError ? '✗' : '✓';
-      const exit = item.exitCode !== undefined && item.exitCode !== null ? ` exit ${item.exitCode}` : '';
-      if (item.output.trim()) this.line(preview(item.output));
-      this.line(`  ${status} ${item.toolName}${exit} (${item.durationMs} ms)`);
+      this.toolCallEnded(item);
     } else if (item.kind === 'model_error') {
       this.endLine();
       this.streams.stderr.write(`error: ${item.provider} model ${item.model}${item.httpStatus ? ` (HTTP ${item.httpStatus})` : ''}: ${item.message}${item.retries ? ` (after ${item.retries} retries)` : ''}\n`);
@@ -82,9 +138,41 @@ export class HumanRenderer {
     }
   }
 
-  private endLine(): void {
+  private toolCallEnded(item: Extract<Item, { kind: 'tool_call' }>): void {
+    const live = this.live.get(item.id) ?? { partial: '', shown: 0, hidden: 0 };
+    this.live.delete(item.id);
+    const lines = item.output.replace(/\n$/, '').split('\n');
+    if (item.output.trim() === '') {
+      // Nothing to show.
+    } else if (live.shown === 0) {
+      // No live output (a tool that does not stream, or output only in the result): a head and a tail.
+      const head = lines.length > LIVE_LINES + TAIL_LINES ? lines.slice(0, LIVE_LINES) : lines;
+      for (const line of head) this.line(`  │ ${line}`);
+      if (head.length < lines.length) {
+        this.line(`  │ … ${lines.length - head.length - TAIL_LINES} lines not shown`);
+        for (const line of lines.slice(-TAIL_LINES)) this.line(`  │ ${line}`);
+      }
+    } else {
+      if (live.partial) this.outputLine(live, live.partial);
+      // The result may end with lines the stream did not carry (an exit-code line).
+      const unseen = Math.max(0, lines.length - live.shown - live.hidden);
+      const hidden = live.hidden + unseen;
+      if (hidden > TAIL_LINES) this.line(`  │ … ${hidden - TAIL_LINES} lines not shown`);
+      const tail = Math.min(hidden, TAIL_LINES);
+      if (tail > 0) for (const line of lines.slice(-tail)) this.line(`  │ ${line}`);
+    }
+    const exit = item.exitCode !== undefined && item.exitCode !== null ? ` exit ${item.exitCode}` : '';
+    // A call cut short by an interruption is never shown as a success, whatever its output said.
+    const status = item.status === 'interrupted' ? '■' : item.isError ? '✗' : '✓';
+    const note = item.status === 'interrupted' ? ' interrupted' : '';
+    this.line(`  ${status} ${item.toolName}${exit}${note} (${item.durationMs} ms)`);
+  }
+
+  /** Ends a line left open by streamed text. */
+  endLine(): void {
     if (this.midLine) this.streams.stdout.write('\n');
     this.midLine = false;
+    this.reasoningOpen = false;
   }
 
   private line(text: string): void {
@@ -101,4 +189,7 @@ export class JsonRenderer {
   render(event: AnyNotification): void {
     this.streams.stdout.write(`${JSON.stringify(event)}\n`);
   }
+
+  /** Nothing to end in JSON Lines. */
+  endLine(): void {}
 }

@@ -1,48 +1,28 @@
 /**
  * `openvaala exec [PROMPT]` (SPEC §2): a one-shot run. Finds or starts the local server,
- * creates a conversation in the working directory, sends the prompt (or stdin), streams the
- * turn and exits with the turn's outcome.
+ * creates a conversation in the working directory (or continues one with `--resume`), sends
+ * the prompt (or stdin), streams the turn and exits with the turn's outcome.
+ *
+ * Ctrl-C: the first interrupts the turn (recorded as interrupted on the server) and, once it
+ * has ended, prints how to resume; a second leaves at once, leaving the server to finish the
+ * interruption. At an approval prompt, Ctrl-C denies the call and interrupts the turn.
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { RuntimeClient } from '../client/runtime-client.js';
+import { RuntimeClient, RuntimeClientError } from '../client/runtime-client.js';
 import { resolvePaths } from '../config/paths.js';
-import { createInterface } from 'node:readline/promises';
-import type { ApprovalRequest, Turn } from '../protocol/index.js';
+import { ErrorCodes, type Turn } from '../protocol/index.js';
+import { ApprovalPrompt } from './approval-prompt.js';
 import { HumanRenderer, JsonRenderer, type OutputStreams } from './exec-output.js';
+import { resolveConversationId } from './conversation-reference.js';
 import { ensureServer } from './server-discovery.js';
+import { missingServerEnvironment } from './server-environment.js';
+import { UsageError } from './usage-error.js';
 
-/**
- * Answers an approval request: asks on the terminal when there is one, and otherwise denies,
- * telling the model why (a one-shot run has no one to ask, and waiting would hang).
- */
-async function answerApproval(request: ApprovalRequest, streams: OutputStreams): Promise<{ decision: 'allow_once' | 'allow_session' | 'deny'; message?: string }> {
-  const summary = `${request.toolName} ${JSON.stringify(request.arguments)}`;
-  if (!process.stdin.isTTY) {
-    streams.stderr.write(`approval needed for ${summary} (${request.reason}): denied, as exec has no terminal to ask on\n`);
-    return { decision: 'deny', message: 'the call needs approval and this run cannot ask anyone; it was not run' };
-  }
-  const prompt = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    const answer = (await prompt.question(`Allow ${summary}? (${request.reason}) [y]es once, [a]lways in this session, [n]o: `)).trim().toLowerCase();
-    if (answer === 'y' || answer === 'yes') return { decision: 'allow_once' };
-    if (answer === 'a' || answer === 'always') return { decision: 'allow_session' };
-    return { decision: 'deny', message: 'the user said no' };
-  } finally {
-    prompt.close();
-  }
-}
+export { UsageError };
 
-/** A mistake in how exec was called (exit code 64). */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
-
-/** Exit codes of `openvaala exec`. */
-export const ExecExitCode = { completed: 0, failed: 1, interrupted: 2, usage: 64 } as const;
+/** Exit codes of `openvaala exec`. 130 = left with a second Ctrl-C (128 + SIGINT, as shells do). */
+export const ExecExitCode = { completed: 0, failed: 1, interrupted: 2, usage: 64, leftAtOnce: 130 } as const;
 
 /** Options of `openvaala exec`. */
 export interface ExecOptions {
@@ -54,54 +34,140 @@ export interface ExecOptions {
   json: boolean;
   configDir?: string;
   dataDir?: string;
+  /** A conversation id, or `last` (the most recently updated conversation), to continue. */
+  resume?: string;
+}
+
+function resumeHint(conversationId: string): string {
+  return `continue it with: openvaala exec --resume ${conversationId} "…"`;
 }
 
 /**
  * Runs one prompt to the end of its turn.
- * @returns the exit code: 0 completed, 1 failed, 2 interrupted
+ * @returns the exit code: 0 completed, 1 failed, 2 interrupted, 130 left with a second Ctrl-C
+ * @throws UsageError for a working directory that cannot be used or an unknown conversation
  */
 export async function runExec(options: ExecOptions, streams: OutputStreams): Promise<number> {
   const cwd = path.resolve(options.cwd);
-  // Only a local working directory can be checked here; other executors check theirs.
-  if ((options.executor ?? 'local') === 'local') {
+  // Only a local working directory can be checked here; the server checks every executor's.
+  if (!options.resume && (options.executor ?? 'local') === 'local') {
     const stat = statSync(cwd, { throwIfNoEntry: false });
     if (!stat?.isDirectory()) throw new UsageError(`--cwd ${cwd} ${stat ? 'is not a directory' : 'does not exist'}`);
   }
   const paths = resolvePaths({ ...(options.configDir ? { configDir: options.configDir } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
-  const server = await ensureServer(paths);
+  const server = await ensureServer(paths, { requireConfigDir: options.configDir !== undefined });
   const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'openvaala-exec' });
   const renderer = options.json ? new JsonRenderer(streams) : new HumanRenderer(streams);
+  const approvals = new ApprovalPrompt(streams);
+  let conversationId: string | undefined;
+  let interrupts = 0;
+  let interruptTurn: (() => void) | undefined;
+  const onSigint = () => {
+    interrupts++;
+    renderer.endLine();
+    if (interrupts > 1 || !conversationId || !interruptTurn) {
+      streams.stderr.write(`left at once${conversationId ? `; the server finishes interrupting the turn. ${resumeHint(conversationId)}` : ''}\n`);
+      process.exit(ExecExitCode.leftAtOnce);
+    }
+    streams.stderr.write('interrupting the turn (Ctrl-C again to leave at once)\n');
+    approvals.cancel();
+    interruptTurn();
+  };
+  process.on('SIGINT', onSigint);
+  approvals.onInterrupt(onSigint);
   try {
-    const { conversation, session } = await client.request('conversation/create', {
-      cwd,
-      ...(options.model ? { model: options.model } : {}),
-      ...(options.agent ? { agent: options.agent } : {}),
-      ...(options.executor ? { executor: options.executor } : {}),
-    });
-    // The conversation is new, so the first turn to end in its root session is this prompt's.
-    const finished = new Promise<Turn>((resolve, reject) => {
+    let sessionId: string;
+    if (options.resume) {
+      conversationId = await resolveConversationId(client, options.resume);
+      const snapshot = await client.request('conversation/get', { conversationId });
+      sessionId = snapshot.conversation.rootSessionId;
+      const model = options.model ?? snapshot.sessions.find((session) => session.id === sessionId)?.model;
+      const missing = await missingServerEnvironment(client, server, paths.configDir, model);
+      if (missing) throw new Error(missing);
+      if (options.model) await client.request('session/setModel', { conversationId, model: options.model });
+    } else {
+      const missing = await missingServerEnvironment(client, server, paths.configDir, options.model);
+      if (missing) throw new Error(missing);
+      const created = await client
+        .request('conversation/create', {
+          cwd,
+          ...(options.model ? { model: options.model } : {}),
+          ...(options.agent ? { agent: options.agent } : {}),
+          ...(options.executor ? { executor: options.executor } : {}),
+        })
+        .catch((error: unknown) => {
+          // A working directory or model the server refuses is a mistake in the call.
+          if (error instanceof RuntimeClientError && (error.code === ErrorCodes.invalidParams || error.code === ErrorCodes.notFound)) throw new UsageError(error.message);
+          throw error;
+        });
+      conversationId = created.conversation.id;
+      sessionId = created.session.id;
+    }
+    const id = conversationId;
+    interruptTurn = () => void client.request('session/interrupt', { conversationId: id, sessionId }).catch(() => undefined);
+
+    // The turn this prompt starts is known once session/input answers; its end may come first.
+    const ended = new Map<string, Turn>();
+    let ours: { turnId: string; resolve: (turn: Turn) => void } | undefined;
+    let rendering = true;
+    const closed = new Promise<never>((_resolve, reject) => {
       client.onClose((error) => reject(new Error(`the server closed the connection before the turn ended (${error.message})`)));
-      const stopListening = client.onNotification((event) => {
-        renderer.render(event);
-        if (event.method === 'turn/completed' && event.params.turn.sessionId === session.id) {
-          // The turn's end is the last thing exec prints; later state events are not its output.
-          stopListening();
-          resolve(event.params.turn);
-        }
-      });
     });
-    client.handleServerRequest('approval/request', (request) => answerApproval(request, streams));
-    await client.request('conversation/subscribe', { conversationId: conversation.id });
-    await client.request('session/input', { conversationId: conversation.id, input: options.prompt });
-    const turn = await finished;
+    // Also closed on purpose when exec ends early; only the race below cares.
+    closed.catch(() => undefined);
+    client.onNotification((event) => {
+      if (!rendering) return;
+      renderer.render(event);
+      if (event.method !== 'turn/completed') return;
+      ended.set(event.params.turn.id, event.params.turn);
+      // The turn's end is the last thing exec prints; later state events are not its output.
+      if (ours?.turnId === event.params.turn.id) {
+        rendering = false;
+        ours.resolve(event.params.turn);
+      }
+    });
+    client.handleServerRequest('approval/request', (request) => approvals.ask(request));
+    // On resume, only what happens from now on is shown: the stored items are skipped.
+    const afterSeq = options.resume ? await lastSeqs(client, id) : undefined;
+    await client.request('conversation/subscribe', { conversationId: id, ...(afterSeq ? { afterSeq } : {}) });
+    const input = await client.request('session/input', { conversationId: id, sessionId, input: options.prompt });
+    const turnId = input.turnId;
+    if (!turnId) throw new Error('the server started no turn for the prompt');
+    if (input.queued) streams.stderr.write('the conversation is busy: the prompt waits for the running turn to end\n');
+    const turn = await Promise.race([
+      closed,
+      new Promise<Turn>((resolve) => {
+        const done = ended.get(turnId);
+        if (done) {
+          rendering = false;
+          resolve(done);
+        } else ours = { turnId, resolve };
+      }),
+    ]);
+    renderer.endLine();
     if (!options.json) {
       const usage = turn.usage;
       const calls = `${turn.steps} model ${turn.steps === 1 ? 'call' : 'calls'}`;
-      streams.stderr.write(`turn ${turn.status} · ${calls} · ${usage.inputTokens} input + ${usage.outputTokens} output tokens · conversation ${conversation.id}\n`);
+      streams.stderr.write(`turn ${turn.status} · ${calls} · ${usage.inputTokens} input + ${usage.outputTokens} output tokens · conversation ${id}\n`);
       if (turn.error && turn.status !== 'failed') streams.stderr.write(`${turn.error}\n`);
+      if (turn.status !== 'completed') streams.stderr.write(`${resumeHint(id)}\n`);
     }
     return turn.status === 'completed' ? ExecExitCode.completed : turn.status === 'interrupted' ? ExecExitCode.interrupted : ExecExitCode.failed;
   } finally {
+    process.off('SIGINT', onSigint);
+    approvals.cancel();
     await client.close();
   }
+}
+
+/** For each session of a conversation, the seq of its last stored item (for `afterSeq`). */
+async function lastSeqs(client: RuntimeClient, conversationId: string): Promise<Record<string, number>> {
+  const { sessions } = await client.request('session/list', { conversationId });
+  const entries = await Promise.all(
+    sessions.map(async (session) => {
+      const { items } = await client.request('items/list', { conversationId, sessionId: session.id, direction: 'backward', limit: 1 });
+      return [session.id, items[0]?.seq ?? 0] as const;
+    }),
+  );
+  return Object.fromEntries(entries);
 }

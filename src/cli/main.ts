@@ -12,7 +12,11 @@ import { startRuntimeServer } from '../server/runtime-server.js';
 import { runConfigCheck } from './config-check.js';
 import { runApplyPatchCommand } from './dev-apply-patch.js';
 import { runMockProviderCommand } from './dev-mock-provider.js';
-import { ExecExitCode, runExec, UsageError } from './exec.js';
+import { ExecExitCode, runExec } from './exec.js';
+import { runAuthList, runAuthRemove, runAuthSet } from './auth.js';
+import { runConversationList, runConversationShow } from './conversations.js';
+import { runServerRestart, runServerStatus, runServerStop } from './server-command.js';
+import { UsageError } from './usage-error.js';
 import { formatReindexOutcome, runReindex } from './reindex.js';
 
 function integer(name: string, minimum: number, maximum = Number.MAX_SAFE_INTEGER) {
@@ -34,6 +38,17 @@ async function readStdin(): Promise<string> {
 function fail(message: string, code = 1): never {
   process.stderr.write(`openvaala: ${message}\n`);
   process.exit(code);
+}
+
+const streams = { stdout: process.stdout, stderr: process.stderr };
+
+/** Runs a command's work, turning its errors into `openvaala: <command>: <message>` and an exit code (64 for usage mistakes). */
+async function run(command: string, work: () => Promise<number> | number): Promise<void> {
+  try {
+    process.exitCode = await work();
+  } catch (error) {
+    fail(`${command}: ${(error as Error).message}`, error instanceof UsageError ? ExecExitCode.usage : 1);
+  }
 }
 
 /** Builds the command tree. */
@@ -95,7 +110,8 @@ export function buildProgram(): Command {
     .option('--json', 'print one JSON event per line', false)
     .option('--data-dir <dir>', 'data directory of the server to use')
     .option('--config-dir <dir>', 'configuration directory of the server to use')
-    .action(async (prompt: string | undefined, options: { model?: string; agent?: string; executor: string; cwd: string; json: boolean; dataDir?: string; configDir?: string }) => {
+    .option('--resume <id|last>', 'continue a conversation (its id, or last: the most recently updated one) instead of starting one')
+    .action(async (prompt: string | undefined, options: { model?: string; agent?: string; executor: string; cwd: string; json: boolean; dataDir?: string; configDir?: string; resume?: string }) => {
       const text = prompt ?? (process.stdin.isTTY ? '' : await readStdin());
       if (!text.trim()) fail('exec: give a prompt as an argument or on stdin', ExecExitCode.usage);
       try {
@@ -118,6 +134,71 @@ export function buildProgram(): Command {
         const message = error instanceof DataDirLockedError ? `${error.message}; stop that server before reindexing` : (error as Error).message;
         fail(`reindex: ${message}`, error instanceof DataDirLockedError ? 3 : 1);
       }
+    });
+
+  const serverCommand = program.command('server').description('the local runtime server: status, stop, restart');
+  const serverPaths = (command: Command) => command.option('--data-dir <dir>', 'data directory of the server').option('--config-dir <dir>', 'configuration directory');
+  serverPaths(serverCommand.command('status').description('say whether a server runs, where, and with which configuration (exit 3 when none runs)')).action(async (options: { dataDir?: string; configDir?: string }) => {
+    await run('server status', () => runServerStatus(resolvePaths(options), streams));
+  });
+  serverPaths(serverCommand.command('stop').description('stop the server (running turns are recorded as interrupted)')).action(async (options: { dataDir?: string; configDir?: string }) => {
+    await run('server stop', () => runServerStop(resolvePaths(options), streams));
+  });
+  serverPaths(serverCommand.command('restart').description('stop the server and start it again in the background with this shell\'s environment')).action(async (options: { dataDir?: string; configDir?: string }) => {
+    await run('server restart', () => runServerRestart(resolvePaths(options), options.configDir !== undefined, streams));
+  });
+
+  const conversations = program.command('conversations').description('list, search and show stored conversations');
+  const conversationOptions = (command: Command) =>
+    command.option('--json', 'print JSON', false).option('--data-dir <dir>', 'data directory of the server to use').option('--config-dir <dir>', 'configuration directory of the server to use');
+  type ListOptions = { limit: number; json: boolean; dataDir?: string; configDir?: string; query?: string };
+  conversationOptions(
+    conversations
+      .command('list', { isDefault: true })
+      .description('list conversations, most recently updated first')
+      .option('--query <text>', 'only conversations whose title or messages match (words, "phrases", prefix*, AND, OR, NOT)')
+      .option('--limit <n>', 'how many to list', integer('--limit', 1, 500), 20),
+  ).action(async (options: ListOptions) => {
+    await run('conversations', () => runConversationList(resolvePaths(options), { ...options, requireConfigDir: options.configDir !== undefined }, streams));
+  });
+  conversationOptions(
+    conversations
+      .command('search')
+      .description('list the conversations whose title or messages match a full-text query')
+      .argument('<query>', 'words, "phrases", prefix*, AND, OR, NOT')
+      .option('--limit <n>', 'how many to list', integer('--limit', 1, 500), 20),
+  ).action(async (query: string, options: ListOptions) => {
+    await run('conversations search', () => runConversationList(resolvePaths(options), { ...options, query, requireConfigDir: options.configDir !== undefined }, streams));
+  });
+  conversationOptions(conversations.command('show').description('print a conversation: its turns and transcript').argument('<id|last>', 'a conversation id, or last')).action(
+    async (reference: string, options: { json: boolean; dataDir?: string; configDir?: string }) => {
+      await run('conversations show', () => runConversationShow(resolvePaths(options), reference, { json: options.json, requireConfigDir: options.configDir !== undefined }, streams));
+    },
+  );
+
+  const auth = program.command('auth').description('API keys stored in the configuration directory (credentials.json, mode 0600)');
+  auth
+    .command('set')
+    .description('store the API key of a provider, typed at a prompt that does not echo it, or read from stdin')
+    .argument('<provider>', 'provider name as in providers.yaml (openai, anthropic and google are added there when missing)')
+    .option('--config-dir <dir>', 'configuration directory')
+    .action(async (provider: string, options: { configDir?: string }) => {
+      await run('auth set', () => runAuthSet(resolvePaths(options).configDir, provider, streams));
+    });
+  auth
+    .command('remove')
+    .description('remove the stored API key of a provider')
+    .argument('<provider>', 'provider name')
+    .option('--config-dir <dir>', 'configuration directory')
+    .action(async (provider: string, options: { configDir?: string }) => {
+      await run('auth remove', () => runAuthRemove(resolvePaths(options).configDir, provider, streams));
+    });
+  auth
+    .command('list')
+    .description('list the providers that have a stored key (never the keys)')
+    .option('--config-dir <dir>', 'configuration directory')
+    .action(async (options: { configDir?: string }) => {
+      await run('auth list', () => runAuthList(resolvePaths(options).configDir, streams));
     });
 
   const config = program.command('config').description('configuration tools');

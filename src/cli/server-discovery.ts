@@ -43,13 +43,36 @@ export async function findServer(paths: OpenVaalaPaths): Promise<ServerInfo | un
 }
 
 /**
+ * A server runs on the data directory but with another configuration directory than the one
+ * the command was told to use.
+ */
+export class ServerConfigMismatchError extends Error {
+  constructor(
+    readonly server: ServerInfo,
+    readonly wanted: string,
+  ) {
+    super(
+      `the runtime server on data directory ${server.dataDir} (pid ${server.pid}) uses configuration directory ${server.configDir}, not ${wanted}; ` +
+        `stop it first (openvaala server stop --data-dir ${server.dataDir}) or give another --data-dir`,
+    );
+    this.name = 'ServerConfigMismatchError';
+  }
+}
+
+/**
  * Finds the local server or starts one detached (`openvaala serve --port 0`), logging to
  * `<state-dir>/server.log`, and waits until it answers.
+ * @param options.requireConfigDir refuse a running server whose configuration directory is another one (an explicit `--config-dir`)
+ * @throws ServerConfigMismatchError when the running server uses another configuration directory than `requireConfigDir`
  * @throws Error with the log file's path when the server does not come up within `timeoutMs`
  */
-export async function ensureServer(paths: OpenVaalaPaths, options: { idleExitMs?: number; timeoutMs?: number } = {}): Promise<ServerInfo> {
+export async function ensureServer(paths: OpenVaalaPaths, options: { idleExitMs?: number; timeoutMs?: number; requireConfigDir?: boolean } = {}): Promise<ServerInfo> {
   const running = await findServer(paths);
-  if (running) return running;
+  if (running) {
+    // A server written by an older version does not say; it is taken as it is.
+    if (options.requireConfigDir && running.configDir !== undefined && running.configDir !== paths.configDir) throw new ServerConfigMismatchError(running, paths.configDir);
+    return running;
+  }
   mkdirSync(paths.stateDir, { recursive: true, mode: 0o700 });
   const logFile = path.join(paths.stateDir, 'server.log');
   const log = openSync(logFile, 'a', 0o600);

@@ -9,6 +9,7 @@ import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
+import { readStoredApiKey } from '../config/credentials.js';
 import { resolveSecret, type ProviderConfig, type ProvidersFile, type ReasoningSettings } from '../config/providers.js';
 import type { ModelInfo } from '../protocol/index.js';
 import { contextWindowOf, listModels, reasoningOf } from './model-catalog.js';
@@ -48,9 +49,26 @@ export function parseModelName(name: string): { providerName: string; modelId: s
   return { providerName: name.slice(0, slash), modelId: name.slice(slash + 1) };
 }
 
-function createModel(providerName: string, provider: ProviderConfig, modelId: string): LanguageModel {
+/**
+ * The API key of a provider: a literal `apiKey`; else the variable `apiKey: env:NAME` names
+ * when it is set; else the key stored by `openvaala auth set` (`credentials.json`); else none
+ * (the provider's SDK may still read its own variable, e.g. `OPENAI_API_KEY`).
+ * @throws Error when `env:NAME` is unset and no key is stored, naming both ways to give one
+ */
+function resolveApiKey(providerName: string, provider: ProviderConfig, configDir: string | undefined): string | undefined {
+  const stored = () => (configDir ? readStoredApiKey(configDir, providerName) : undefined);
+  if (provider.apiKey === undefined) return stored();
   const where = `providers.yaml: providers.${providerName}.apiKey`;
-  const apiKey = resolveSecret(provider.apiKey, where);
+  try {
+    return resolveSecret(provider.apiKey, where);
+  } catch (error) {
+    const key = stored();
+    if (key !== undefined) return key;
+    throw new Error(`${(error as Error).message}, and no key is stored for provider "${providerName}" (store one with: openvaala auth set ${providerName})`, { cause: error });
+  }
+}
+
+function createModel(providerName: string, provider: ProviderConfig, modelId: string, apiKey: string | undefined): LanguageModel {
   const common = { ...(apiKey !== undefined ? { apiKey } : {}), ...(provider.baseURL ? { baseURL: provider.baseURL } : {}), ...(provider.headers ? { headers: provider.headers } : {}) };
   switch (provider.kind) {
     case 'openai':
@@ -66,14 +84,20 @@ function createModel(providerName: string, provider: ProviderConfig, modelId: st
 
 /**
  * Resolves model names against the configured providers. Models are created lazily and
- * cached per name; `env:` keys are read when a model is first used, so a missing key only
- * affects the provider that needs it.
+ * cached per name and key; keys (`env:` variables, stored keys) are looked up each time a model
+ * is resolved, so a missing key only affects the provider that needs it.
  */
 export class ModelRegistry {
   private readonly cache = new Map<string, ResolvedModel>();
 
-  /** @param providers the loaded `providers.yaml` */
-  constructor(private readonly providers: ProvidersFile) {}
+  /**
+   * @param providers the loaded `providers.yaml`
+   * @param options.configDir where `credentials.json` (stored keys) is read from; without it no stored key is used
+   */
+  constructor(
+    private readonly providers: ProvidersFile,
+    private readonly options: { configDir?: string } = {},
+  ) {}
 
   /** The catalog of configured models (`models/list`). */
   list(): ModelInfo[] {
@@ -95,8 +119,6 @@ export class ModelRegistry {
     if (!modelName) {
       throw new UnknownModelError('no model given and providers.yaml has no defaultModel');
     }
-    const cached = this.cache.get(modelName);
-    if (cached) return cached;
     const { providerName, modelId } = parseModelName(modelName);
     const provider = this.providers.providers[providerName];
     if (!provider) {
@@ -106,6 +128,11 @@ export class ModelRegistry {
       );
     }
     const reasoning = reasoningOf(this.providers, providerName, modelId);
+    // The key is looked up on every resolve (each turn): a key stored or exported since is used at once.
+    const apiKey = resolveApiKey(providerName, provider, this.options.configDir);
+    const cacheKey = `${modelName}\u0000${apiKey ?? ''}`;
+    const cached = this.cache.get(cacheKey);
+    if (cached) return cached;
     const resolved: ResolvedModel = {
       name: modelName,
       providerName,
@@ -113,9 +140,9 @@ export class ModelRegistry {
       kind: provider.kind,
       contextWindow: contextWindowOf(this.providers, providerName, modelId),
       ...(reasoning ? { reasoning } : {}),
-      model: createModel(providerName, provider, modelId),
+      model: createModel(providerName, provider, modelId, apiKey),
     };
-    this.cache.set(modelName, resolved);
+    this.cache.set(cacheKey, resolved);
     return resolved;
   }
 }

@@ -43,14 +43,26 @@ export const ApprovalRequestSchema = z.object({
   executor: z.string().optional(),
   /** Why it is asked (the policy rule that matched). */
   reason: z.string(),
+  /**
+   * For a call that runs one simple shell command: the command prefix, as parsed words, that
+   * the decision `allow_prefix` would allow for the rest of the session (e.g. `["git", "status"]`).
+   */
+  proposedPrefix: z.array(z.string()).min(1).optional(),
   /** ms since the epoch. */
   requestedAt: z.number(),
 });
 /** A tool call waiting for a person's decision. */
 export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;
 
-/** An answer to an approval request. */
-export const ApprovalDecisionSchema = z.enum(['allow_once', 'allow_session', 'deny']);
+/**
+ * An answer to an approval request. `allow_once` runs this call. `allow_session` runs it and,
+ * for the rest of the live session (until the server stops), every later call of the same
+ * tool with exactly the same arguments. `allow_prefix` runs it and, for the rest of the live
+ * session, every later shell command of the same tool that is one simple command starting with
+ * the given words (compared on parsed words; a line with `;`, `&&`, `|`, redirections or
+ * substitutions never matches). `deny` refuses it, telling the model.
+ */
+export const ApprovalDecisionSchema = z.enum(['allow_once', 'allow_session', 'allow_prefix', 'deny']);
 /** An answer to an approval request. */
 export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
 

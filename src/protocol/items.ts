@@ -104,8 +104,10 @@ export const ApprovalItemSchema = z.object({
   kind: z.literal('approval'),
   callId: z.string(),
   toolName: z.string(),
-  decision: z.enum(['allow_once', 'allow_session', 'deny']),
+  decision: z.enum(['allow_once', 'allow_session', 'allow_prefix', 'deny']),
   decidedBy: z.string(),
+  /** The command prefix allowed for the session (with `allow_prefix`), as parsed words. */
+  prefix: z.array(z.string()).optional(),
   message: z.string().optional(),
 });
 

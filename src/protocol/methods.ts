@@ -149,7 +149,14 @@ export const methods = {
   },
   /** Answers an approval request (alternative to answering the server's `approval/request`). */
   'approval/respond': {
-    params: z.object({ conversationId, approvalId: z.string().min(1), decision: ApprovalDecisionSchema, message: z.string().optional() }),
+    params: z.object({
+      conversationId,
+      approvalId: z.string().min(1),
+      decision: ApprovalDecisionSchema,
+      message: z.string().optional(),
+      /** With `allow_prefix`: the words to allow (default: the request's `proposedPrefix`). */
+      prefix: z.array(z.string().min(1)).min(1).optional(),
+    }),
     result: z.object({
       /** False when the request was already answered (by another client) or is gone. */
       accepted: z.boolean(),
@@ -183,6 +190,26 @@ export const methods = {
   'config/reload': {
     params: z.object({}),
     result: z.object({ ok: z.boolean(), error: z.string().optional(), notes: z.array(z.string()).optional() }),
+  },
+  /**
+   * The server process: its pid, version, configuration directory, whether work is running,
+   * and which of the named environment variables it has (never their values), so a client can
+   * tell that a server started earlier lacks a key the client's shell now has.
+   */
+  'server/status': {
+    params: z.object({
+      /** Environment variable names to check (e.g. those `providers.yaml` references with `env:`). */
+      environment: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')).max(100).optional(),
+    }),
+    result: z.object({
+      pid: z.number().int(),
+      version: z.string(),
+      configDir: z.string(),
+      /** True while a turn runs or a session has queued work. */
+      busy: z.boolean(),
+      /** For each name asked: true when the variable is set and not empty in the server's environment. */
+      environment: z.record(z.string(), z.boolean()),
+    }),
   },
   'items/list': {
     params: z.object({
@@ -225,6 +252,25 @@ export const notifications = {
   'config/updated': z.object({ ok: z.boolean(), error: z.string().optional(), notes: z.array(z.string()).optional() }),
   'approval/requested': z.object({ conversationId, approval: ApprovalRequestSchema }),
   'approval/resolved': z.object({ conversationId, approvalId: z.string(), decision: ApprovalDecisionSchema, decidedBy: z.string() }),
+  /**
+   * A model call of a running turn failed with a transient error (429, 5xx, a dropped
+   * connection) and will be retried after `delayMs` ms. Nothing is stored for it; the turn's
+   * final failure, if any, is a `model_error` item.
+   */
+  'turn/retrying': z.object({
+    conversationId,
+    sessionId: z.string(),
+    turnId: z.string(),
+    /** The retry about to be made, from 1. */
+    attempt: z.number().int().positive(),
+    maxRetries: z.number().int().nonnegative(),
+    /** Wait before the retry, ms (the provider's `Retry-After` when it gave one). */
+    delayMs: z.number().nonnegative(),
+    /** HTTP status of the failure; null for a connection failure. */
+    httpStatus: z.number().int().nullable(),
+    /** The provider's message. */
+    message: z.string(),
+  }),
   /** An item was completed and stored at `seq` in its session's log. */
   'item/completed': z.object({ conversationId, sessionId: z.string(), seq: z.number().int().positive(), item: ItemSchema }),
 } as const;
@@ -237,7 +283,12 @@ export const serverRequests = {
   /** Sent to every attached client when a tool call needs approval; the first answer wins. */
   'approval/request': {
     params: ApprovalRequestSchema,
-    result: z.object({ decision: ApprovalDecisionSchema, message: z.string().optional() }),
+    result: z.object({
+      decision: ApprovalDecisionSchema,
+      message: z.string().optional(),
+      /** With `allow_prefix`: the words to allow (default: the request's `proposedPrefix`). */
+      prefix: z.array(z.string().min(1)).min(1).optional(),
+    }),
   },
 } as const;
 

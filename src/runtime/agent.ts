@@ -14,6 +14,19 @@ import { buildModelMessages } from './context-builder.js';
 import { callModel, ModelCallError, toSdkTools, type ModelCallResult, type RequestedToolCall, type RetryPolicy } from './model-call.js';
 import { workspaceForCall } from './tool-routing.js';
 
+/** A model call about to be retried (announced to clients as `turn/retrying`). */
+export interface ModelRetry {
+  /** The retry about to be made, from 1. */
+  attempt: number;
+  maxRetries: number;
+  /** Wait before it, ms. */
+  delayMs: number;
+  /** HTTP status of the failure; null for a connection failure. */
+  httpStatus: number | null;
+  /** The provider's message. */
+  message: string;
+}
+
 /** What the loop needs from the session running it. */
 export interface AgentEnvironment {
   model: ResolvedModel;
@@ -65,6 +78,8 @@ export interface AgentEnvironment {
   reasoningEffort?: ReasoningEffort;
   /** The server log, for details a person at a terminal should not be shown (a provider's full validation report); absent = not logged. */
   logger?: Pick<Logger, 'warn'>;
+  /** Announces that a failed model call will be retried after `delayMs` (optional). */
+  modelRetrying?(retry: ModelRetry): void;
 }
 
 /** How the loop ended. */
@@ -276,6 +291,8 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
             streamedReasoning = true;
             environment.itemDelta(reasoningItemId, { reasoning: text });
           },
+          onRetry: (failure, attempt, delayMs) =>
+            environment.modelRetrying?.({ attempt, maxRetries: environment.retryPolicy.maxRetries, delayMs, httpStatus: failure.httpStatus, message: failure.message }),
         },
         environment.retryPolicy,
       );

@@ -64,6 +64,17 @@ export class NotFoundError extends Error {
   }
 }
 
+/**
+ * A work location that cannot be used: a relative or repeated entry, or a working directory
+ * that does not exist or is not a directory on its executor. The message names both.
+ */
+export class InvalidWorkLocationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidWorkLocationError';
+  }
+}
+
 /** The root object of the runtime server. */
 export class Runtime {
   readonly store: ConversationStore;
@@ -126,7 +137,7 @@ export class Runtime {
     const kept = new Set(next.values());
     for (const executor of this.executors.values()) if (!kept.has(executor)) this.retiredExecutors.add(executor);
     this.executors = next;
-    void this.closeRetiredExecutors(false);
+    this.closeRetiredExecutors(false).catch((error: unknown) => this.logger?.error({ error: (error as Error).message }, 'closing retired executors failed'));
   }
 
   /** Closes retired executors no open conversation uses (all of them with `all`). */
@@ -176,7 +187,7 @@ export class Runtime {
     const workLocation = options.workLocation ?? (options.cwd !== undefined ? [{ executor: options.executor ?? 'local', cwd: options.cwd }] : []);
     const first = workLocation[0];
     if (!first) throw new Error('give cwd (with an optional executor) or a non-empty workLocation');
-    this.checkWorkLocation(workLocation);
+    await this.checkWorkLocation(workLocation);
     const agent = options.agent ?? this.defaultAgent;
     const model = this.models.resolve(options.model ?? this.agentDefinition(agent).model).name;
     const now = Date.now();
@@ -220,20 +231,37 @@ export class Runtime {
    */
   async updateConversation(conversationId: string, changes: { title?: string; workLocation?: WorkLocationEntry[] }) {
     const conversation = await this.getConversation(conversationId);
-    if (changes.workLocation) this.checkWorkLocation(changes.workLocation);
+    if (changes.workLocation) await this.checkWorkLocation(changes.workLocation);
     const workspaces = changes.workLocation ? this.workspacesOf({ ...conversation.state, workLocation: changes.workLocation }) : undefined;
     return conversation.update(changes, workspaces);
   }
 
-  private checkWorkLocation(workLocation: WorkLocationEntry[]): void {
+  /**
+   * Refuses a work location before anything is recorded: each executor must be configured,
+   * each cwd absolute and an existing directory on its executor (asked of that executor).
+   * @throws NotFoundError for an unknown executor; InvalidWorkLocationError otherwise
+   */
+  private async checkWorkLocation(workLocation: WorkLocationEntry[]): Promise<void> {
     const names = new Set<string>();
     for (const entry of workLocation) {
-      this.executor(entry.executor);
-      if (!path.posix.isAbsolute(entry.cwd)) throw new Error(`cwd must be an absolute path, got "${entry.cwd}" for executor "${entry.executor}"`);
-      if (names.has(entry.executor)) throw new Error(`executor "${entry.executor}" appears twice in the work location`);
+      const executor = this.executor(entry.executor);
+      if (!path.posix.isAbsolute(entry.cwd)) throw new InvalidWorkLocationError(`cwd must be an absolute path, got "${entry.cwd}" for executor "${entry.executor}"`);
+      if (names.has(entry.executor)) throw new InvalidWorkLocationError(`executor "${entry.executor}" appears twice in the work location`);
       names.add(entry.executor);
+      let stat;
+      try {
+        // A symlink to a directory is a fine working directory: look at what it points to.
+        stat = await executor.fs.stat(await executor.fs.realPath(entry.cwd));
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== undefined && code !== 'ENOENT' && code !== 'ENOTDIR') throw new InvalidWorkLocationError(`cwd ${entry.cwd} cannot be checked on executor "${entry.executor}": ${(error as Error).message}`);
+        stat = await executor.fs.stat(entry.cwd).catch(() => undefined);
+      }
+      if (!stat) throw new InvalidWorkLocationError(`cwd ${entry.cwd} does not exist on executor "${entry.executor}"`);
+      if (stat.kind !== 'directory') throw new InvalidWorkLocationError(`cwd ${entry.cwd} is not a directory on executor "${entry.executor}" (it is a ${stat.kind})`);
     }
   }
+
 
   /** One workspace per work location entry. @throws NotFoundError for an executor not configured (any more) */
   private workspacesOf(conversation: Conversation): [Workspace, ...Workspace[]] {

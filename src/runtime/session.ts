@@ -11,6 +11,7 @@ import { ContextMeter } from './compaction.js';
 import { sessionDepth, SubagentManager } from './subagents.js';
 import { routeTool } from './tool-routing.js';
 import { evaluatePolicy, type PolicyVerdict } from './approvals/policy.js';
+import { SessionPrefixApprovals } from './approvals/session-prefixes.js';
 import { beginTurn } from './instructions/turn-extensions.js';
 import type { ApprovalPolicy } from '../config/agents.js';
 import type { RequestedToolCall } from './model-call.js';
@@ -54,6 +55,8 @@ export class LiveSession {
   private lastTurnStatus: Exclude<Turn['status'], 'running'> | undefined;
   /** Tool calls approved "for the session", by tool name and arguments. */
   private readonly approvedForSession = new Set<string>();
+  /** Command prefixes approved for the session (`allow_prefix`), by tool name. */
+  private readonly approvedPrefixes = new SessionPrefixApprovals();
   private steering: ContentPart[][] = [];
   private abortController: AbortController | undefined;
   private running: Promise<void> | undefined;
@@ -243,13 +246,25 @@ export class LiveSession {
     if ((hookPermission ?? verdict.decision) === 'allow') return { allowed: true };
     const rule = hookPermission === 'ask' ? 'a pre_tool_use hook' : policyRule;
     const key = `${call.toolName}\u0000${JSON.stringify(call.arguments)}`;
-    if (this.approvedForSession.has(key)) return { allowed: true };
+    if (this.approvedForSession.has(key) || this.approvedPrefixes.allows(call.toolName, call.arguments)) return { allowed: true };
+    const proposedPrefix = SessionPrefixApprovals.propose(call.toolName, call.arguments);
     const answer = await this.conversation.approvals.request(
-      { conversationId: this.conversation.id, sessionId: this.id, turnId, callId: call.callId, toolName: call.toolName, arguments: call.arguments, executor: executor ?? this.conversation.workspace.executor.name, reason: `asked by ${rule}` },
+      {
+        conversationId: this.conversation.id,
+        sessionId: this.id,
+        turnId,
+        callId: call.callId,
+        toolName: call.toolName,
+        arguments: call.arguments,
+        executor: executor ?? this.conversation.workspace.executor.name,
+        reason: `asked by ${rule}`,
+        ...(proposedPrefix ? { proposedPrefix } : {}),
+      },
       signal,
     );
-    await this.record({ ...this.itemBase(turnId), kind: 'approval', callId: call.callId, toolName: call.toolName, decision: answer.decision, decidedBy: answer.decidedBy, ...(answer.message ? { message: answer.message } : {}) });
+    await this.record({ ...this.itemBase(turnId), kind: 'approval', callId: call.callId, toolName: call.toolName, decision: answer.decision, decidedBy: answer.decidedBy, ...(answer.message ? { message: answer.message } : {}), ...(answer.prefix ? { prefix: answer.prefix } : {}) });
     if (answer.decision === 'allow_session') this.approvedForSession.add(key);
+    if (answer.decision === 'allow_prefix' && answer.prefix) this.approvedPrefixes.add(call.toolName, answer.prefix);
     if (answer.decision === 'deny') return { allowed: false, message: `the user denied this call${answer.message ? `: ${answer.message}` : ''}` };
     return { allowed: true };
   }
@@ -375,6 +390,7 @@ export class LiveSession {
         itemDelta: (itemId, delta) => this.conversation.itemDelta(this.id, itemId, delta),
         ...(runtime.logger ? { logger: runtime.logger } : {}),
         ...(work.kind === 'input' && work.reasoningEffort ? { reasoningEffort: work.reasoningEffort } : {}),
+        modelRetrying: (retry) => this.conversation.publish({ method: 'turn/retrying', params: { conversationId: this.conversation.id, sessionId: this.id, turnId, ...retry } }),
       };
       // MCP servers start on the first turn; ones that failed are tried again on each turn.
       if (work.kind !== 'compact' && refusal === undefined) await mcp.prepare(controller.signal);

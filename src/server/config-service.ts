@@ -56,8 +56,7 @@ function buildExecutors(runtime: Runtime, previous: ExecutorsFile | undefined, n
     const current = runtime.findExecutor(name);
     const unchanged = current !== undefined && executorEntry(previous, name) === executorEntry(next, name);
     result.set(name, unchanged ? current : executor);
-    // Nothing connects before first use, so an unused fresh instance holds nothing; closed for form.
-    if (unchanged) void executor.close();
+    // Nothing connects before first use, so the unused fresh instance holds nothing to close.
   }
   return result;
 }
@@ -77,7 +76,7 @@ function buildExecutors(runtime: Runtime, previous: ExecutorsFile | undefined, n
  */
 export function prepareConfiguration(runtime: Runtime, configuration: Configuration, targets: ConfigurationTargets, previous?: Configuration): () => string[] {
   const executors = buildExecutors(runtime, previous?.executors, configuration.executors, targets.configDir);
-  const models = new ModelRegistry(configuration.providers);
+  const models = new ModelRegistry(configuration.providers, { configDir: targets.configDir });
   return () => {
     const notes: string[] = [];
     const limits = configuration.server.limits;
@@ -165,6 +164,11 @@ export class ConfigService {
   /** The last reload's error, if the last reload failed. */
   get error(): string | undefined {
     return this.lastError;
+  }
+
+  /** The configuration directory this service loads and watches. */
+  get configDir(): string {
+    return this.targets.configDir;
   }
 
   /** Reloads from disk and applies the result; on failure the previous configuration stays in force. */

@@ -5,9 +5,11 @@
 import { InvalidSearchQueryError } from '../dao/conversation-search-index.js';
 import { ErrorCodes, PROTOCOL_VERSION, RpcError, type ContentPart, type MethodName, type MethodParams, type MethodResult } from '../protocol/index.js';
 import type { LiveConversation } from '../runtime/conversation.js';
+import { InvalidWorkLocationError } from '../runtime/runtime.js';
 import type { LiveSession } from '../runtime/session.js';
 import { ConfigurationUpdateError } from '../config/config-writer.js';
 import { redactConfiguration } from './config-service.js';
+import { InvalidApprovalAnswerError } from '../runtime/approvals/broker.js';
 import type { RpcConnection } from './rpc-connection.js';
 
 /** Per-request helpers given to a handler. */
@@ -31,6 +33,16 @@ function sessionOf(conversation: LiveConversation, sessionId: string | undefined
   return session;
 }
 
+/** Turns an unusable work location into `invalidParams` naming the field. */
+async function invalidParamsOnBadLocation<T>(method: string, field: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof InvalidWorkLocationError) throw new RpcError(ErrorCodes.invalidParams, `${method}: params.${field}: ${error.message}`);
+    throw error;
+  }
+}
+
 /** Builds the handlers bound to one connection. */
 export function createMethodHandlers(connection: RpcConnection): MethodHandlers {
   const runtime = connection.runtime;
@@ -44,13 +56,13 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     },
 
     async 'conversation/create'(params) {
-      const conversation = await runtime.createConversation(params);
+      const conversation = await invalidParamsOnBadLocation('conversation/create', params.cwd !== undefined ? 'cwd' : 'workLocation', runtime.createConversation(params));
       return { conversation: conversation.state, session: conversation.rootSession.state };
     },
 
     async 'conversation/update'(params) {
       const { conversationId, ...changes } = params;
-      return { conversation: await runtime.updateConversation(conversationId, changes) };
+      return { conversation: await invalidParamsOnBadLocation('conversation/update', 'workLocation', runtime.updateConversation(conversationId, changes)) };
     },
 
     async 'conversation/list'(params) {
@@ -123,12 +135,18 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
 
     async 'approval/respond'(params) {
       const conversation = await runtime.getConversation(params.conversationId);
-      const accepted = conversation.approvals.respond(params.approvalId, {
-        decision: params.decision,
-        decidedBy: `client:${connection.clientName}`,
-        ...(params.message ? { message: params.message } : {}),
-      });
-      return { accepted };
+      try {
+        const accepted = conversation.approvals.respond(params.approvalId, {
+          decision: params.decision,
+          decidedBy: `client:${connection.clientName}`,
+          ...(params.message ? { message: params.message } : {}),
+          ...(params.prefix ? { prefix: params.prefix } : {}),
+        });
+        return { accepted };
+      } catch (error) {
+        if (error instanceof InvalidApprovalAnswerError) throw new RpcError(ErrorCodes.invalidParams, `approval/respond: params.decision: ${error.message}`);
+        throw error;
+      }
     },
 
     async 'config/get'() {
@@ -146,6 +164,11 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
 
     async 'config/reload'() {
       return connection.config.reload();
+    },
+
+    async 'server/status'(params) {
+      const environment = Object.fromEntries((params.environment ?? []).map((name) => [name, (process.env[name] ?? '') !== '']));
+      return { pid: process.pid, version: connection.identity.version, configDir: connection.config.configDir, busy: !runtime.isIdle(), environment };
     },
 
     async 'items/list'(params) {

@@ -121,7 +121,7 @@ export class RpcConnection {
       this.runtime
         .getConversation(conversationId)
         .then((conversation) =>
-          conversation.approvals.respond(approval.approvalId, { decision: answer.data.decision, decidedBy: `client:${this.clientName}`, ...(answer.data.message ? { message: answer.data.message } : {}) }),
+          conversation.approvals.respond(approval.approvalId, { decision: answer.data.decision, decidedBy: `client:${this.clientName}`, ...(answer.data.message ? { message: answer.data.message } : {}), ...(answer.data.prefix ? { prefix: answer.data.prefix } : {}) }),
         )
         .catch((error: unknown) => this.logger.warn({ approvalId: approval.approvalId, error: errorMessage(error) }, 'an answer to approval/request could not be applied'));
     });

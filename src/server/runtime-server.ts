@@ -115,7 +115,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     }
     const runtime = new Runtime({
       store,
-      models: new ModelRegistry(configuration.providers),
+      models: new ModelRegistry(configuration.providers, { configDir: paths.configDir }),
       agents: configuration.agents,
       mcp: { servers: configuration.mcp.servers, logger },
       hooks: configuration.hooks,
@@ -155,7 +155,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     const infoFile = serverInfoFile(paths);
     const dataDirInfoFile = dataDirServerInfoFile(paths);
-    const info = { url, token, pid: process.pid, dataDir: paths.dataDir, startedAt: Date.now() };
+    const info = { url, token, pid: process.pid, dataDir: paths.dataDir, configDir: paths.configDir, startedAt: Date.now() };
     writeServerInfo(dataDirInfoFile, info);
     // The shared state file is left to a live server of another data dir that already has it.
     const current = readServerInfo(infoFile);

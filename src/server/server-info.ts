@@ -15,6 +15,8 @@ export const ServerInfoSchema = z.object({
   token: z.string(),
   pid: z.number().int(),
   dataDir: z.string(),
+  /** Configuration directory the server loaded (absent in files written by older versions). */
+  configDir: z.string().optional(),
   /** ms since the epoch. */
   startedAt: z.number(),
 });

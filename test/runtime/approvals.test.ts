@@ -19,6 +19,7 @@ agents:
       rules:
         - { tool: exec_command, match: { command: "touch *" }, decision: ask }
         - { tool: exec_command, match: { command: ["rm -rf*"] }, decision: deny }
+        - { tool: exec_command, match: { command: "echo *" }, decision: ask }
 `;
 
 let harness: InProcessServer | undefined;
@@ -147,5 +148,50 @@ responses:
     const call = harness!.completedItems().find((item) => item.kind === 'tool_call');
     expect(call).toMatchObject({ status: 'interrupted', isError: true });
     expect(harness!.events.some((event) => event.method === 'approval/resolved' && event.params.decidedBy === 'interruption')).toBe(true);
+  });
+
+  it('allow_prefix allows later commands starting with the proposed words, and asks again for anything chained', async () => {
+    const { workDir } = (await start(`
+responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "touch first.txt" } }]
+  - toolCalls: [{ name: exec_command, arguments: { command: "touch second.txt third.txt" } }]
+  - toolCalls: [{ name: exec_command, arguments: { command: "touch fourth.txt; touch chained.txt" } }]
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo hi" } }]
+  - text: "done"
+`)).environment;
+    const conversationId = await harness!.conversation();
+    const reviewer = await connect('reviewer');
+    const asked: ApprovalRequest[] = [];
+    reviewer.client.handleServerRequest('approval/request', async (request) => {
+      asked.push(request);
+      if (request.toolName === 'exec_command' && (request.arguments as { command: string }).command === 'touch first.txt') return { decision: 'allow_prefix' };
+      return { decision: 'deny', message: 'no' };
+    });
+    await reviewer.client.request('conversation/subscribe', { conversationId });
+    await harness!.client.request('session/input', { conversationId, input: 'make files' });
+    await harness!.turnsCompleted(1);
+    expect(asked[0]?.proposedPrefix).toEqual(['touch']);
+    // The second call ran without asking; the chained line and the other program were asked.
+    expect(asked.map((request) => (request.arguments as { command: string }).command)).toEqual(['touch first.txt', 'touch fourth.txt; touch chained.txt', 'echo hi']);
+    expect(existsSync(path.join(workDir, 'second.txt'))).toBe(true);
+    expect(existsSync(path.join(workDir, 'chained.txt'))).toBe(false);
+    expect(harness!.completedItems().find((item) => item.kind === 'approval')).toMatchObject({ decision: 'allow_prefix', prefix: ['touch'] });
+  });
+
+  it('refuses allow_prefix with a prefix that is not the command\'s own, and keeps the call waiting', async () => {
+    const { workDir } = (await start(`
+responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "touch here.txt" } }]
+  - text: "done"
+`)).environment;
+    const conversationId = await harness!.conversation();
+    await harness!.client.request('session/input', { conversationId, input: 'make it' });
+    const requested = await harness!.waitFor((event) => event.method === 'approval/requested');
+    const approvalId = (requested as Extract<AnyNotification, { method: 'approval/requested' }>).params.approval.approvalId;
+    await expect(harness!.client.request('approval/respond', { conversationId, approvalId, decision: 'allow_prefix', prefix: ['rm'] })).rejects.toThrow(/does not match the words of the command/);
+    const answer = await harness!.client.request('approval/respond', { conversationId, approvalId, decision: 'allow_prefix', prefix: ['touch', 'here.txt'] });
+    expect(answer.accepted).toBe(true);
+    await harness!.turnsCompleted(1);
+    expect(existsSync(path.join(workDir, 'here.txt'))).toBe(true);
   });
 });

@@ -5,7 +5,7 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ApprovalRequest, Item } from '../../src/protocol/index.js';
+import type { ApprovalRequest, Item, MethodParams } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 
 let harness: InProcessServer | undefined;
@@ -159,5 +159,31 @@ responses:
     expect((relative as Error).message).toContain('cwd must be an absolute path');
     const both = await harness.client.request('conversation/create', {} as never).catch((error: Error) => error);
     expect((both as Error).message).toContain('give either cwd');
+  });
+
+  it('refuses a working directory that does not exist or is not a directory on its executor, before any turn', async () => {
+    harness = await startInProcessServer('responses: []\n', {
+      beforeStart: (environment) => {
+        writeFileSync(path.join(environment.paths.configDir, 'executors.yaml'), 'executors:\n  sandbox:\n    kind: virtual\n    files:\n      notes.txt: "x"\n');
+        writeFileSync(path.join(environment.workDir, 'a-file.txt'), 'not a directory');
+      },
+    });
+    const refusal = (params: MethodParams<'conversation/create'>) =>
+      harness!.client.request('conversation/create', params).then(
+        () => 'accepted',
+        (error: Error & { code?: number }) => `${error.code} ${error.message}`,
+      );
+    const missing = path.join(harness.environment.workDir, 'no-such-dir');
+    expect(await refusal({ cwd: missing })).toBe(`-32602 conversation/create: params.cwd: cwd ${missing} does not exist on executor "local"`);
+    const file = path.join(harness.environment.workDir, 'a-file.txt');
+    expect(await refusal({ cwd: file })).toContain(`cwd ${file} is not a directory on executor "local"`);
+    // Another executor is asked about its own file system: the local work dir is not there.
+    expect(await refusal({ cwd: harness.environment.workDir, executor: 'sandbox' })).toContain(`does not exist on executor "sandbox"`);
+    expect(await refusal({ cwd: '/workspace/notes.txt', executor: 'sandbox' })).toContain('is not a directory on executor "sandbox"');
+    expect(await refusal({ workLocation: [{ executor: 'local', cwd: harness.environment.workDir }, { executor: 'sandbox', cwd: '/missing' }] })).toContain('params.workLocation: cwd /missing does not exist on executor "sandbox"');
+    expect(await refusal({ cwd: '/workspace', executor: 'sandbox' })).toBe('accepted');
+    const listed = await harness.client.request('conversation/list', {});
+    // Only the accepted one exists.
+    expect(listed.conversations.map((conversation) => conversation.cwd)).toEqual(['/workspace']);
   });
 });

@@ -57,7 +57,10 @@ describe('a symlink flipped by a sandboxed command while file tools use it', () 
     let flipperOutput = '';
     flipper.onOutput((chunk) => (flipperOutput += chunk));
     let flipping = true;
-    void flipper.exited.then(() => (flipping = false));
+    flipper.exited.then(
+      () => (flipping = false),
+      () => (flipping = false),
+    );
 
     let reads = 0;
     let outsideReads = 0;

@@ -5,6 +5,7 @@
  */
 import { newId } from '../../ids.js';
 import type { ApprovalDecision, ApprovalRequest } from '../../protocol/index.js';
+import { commandMatchesPrefix, shellCommandOf } from './command-prefix.js';
 
 /** The answer to one request. */
 export interface ApprovalAnswer {
@@ -13,6 +14,37 @@ export interface ApprovalAnswer {
   decidedBy: string;
   /** A message for the model (with `deny`). */
   message?: string;
+  /** With `allow_prefix`: the words allowed (default: the request's proposed prefix). */
+  prefix?: string[];
+}
+
+/** An answer that cannot apply to its request (e.g. `allow_prefix` for a call that runs no shell command). */
+export class InvalidApprovalAnswerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidApprovalAnswerError';
+  }
+}
+
+/**
+ * Checks an answer against its request and fills in the prefix of `allow_prefix`.
+ * @throws InvalidApprovalAnswerError when `allow_prefix` has no prefix to allow, or the prefix
+ *   does not match the call's own command
+ */
+function completeAnswer(request: ApprovalRequest, answer: ApprovalAnswer): ApprovalAnswer {
+  if (answer.decision !== 'allow_prefix') {
+    const { prefix: _ignored, ...rest } = answer;
+    return rest;
+  }
+  const command = shellCommandOf(request.toolName, request.arguments);
+  const prefix = answer.prefix ?? request.proposedPrefix;
+  if (command === undefined || !prefix) {
+    throw new InvalidApprovalAnswerError(`allow_prefix applies to a call that runs one simple shell command; ${request.toolName} call ${request.callId} has no command prefix to allow`);
+  }
+  if (!commandMatchesPrefix(command, prefix)) {
+    throw new InvalidApprovalAnswerError(`prefix ${JSON.stringify(prefix)} does not match the words of the command being approved (${JSON.stringify(command)})`);
+  }
+  return { ...answer, prefix };
 }
 
 interface Waiting {
@@ -61,10 +93,12 @@ export class ApprovalBroker {
   /**
    * Answers a request. The first answer wins.
    * @returns false when the request is unknown or was already answered
+   * @throws InvalidApprovalAnswerError when the answer cannot apply (the request keeps waiting)
    */
-  respond(approvalId: string, answer: ApprovalAnswer): boolean {
+  respond(approvalId: string, given: ApprovalAnswer): boolean {
     const waiting = this.waiting.get(approvalId);
     if (!waiting) return false;
+    const answer = completeAnswer(waiting.request, given);
     this.waiting.delete(approvalId);
     waiting.resolve(answer);
     this.events.resolved(waiting.request, answer);

@@ -1,0 +1,129 @@
+/**
+ * `openvaala conversations [list] | search QUERY | show ID|last`: the stored conversations of
+ * the local server (started in the background when none runs).
+ */
+import { RuntimeClient, RuntimeClientError } from '../client/runtime-client.js';
+import type { OpenVaalaPaths } from '../config/paths.js';
+import { ErrorCodes, type ConversationSummary, type Item } from '../protocol/index.js';
+import { resolveConversationId } from './conversation-reference.js';
+import type { OutputStreams } from './exec-output.js';
+import { ensureServer } from './server-discovery.js';
+import { UsageError } from './usage-error.js';
+
+async function withClient<T>(paths: OpenVaalaPaths, requireConfigDir: boolean, work: (client: RuntimeClient) => Promise<T>): Promise<T> {
+  const server = await ensureServer(paths, { requireConfigDir });
+  const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'openvaala-conversations' });
+  try {
+    return await work(client);
+  } finally {
+    await client.close();
+  }
+}
+
+function localTime(ms: number): string {
+  const date = new Date(ms);
+  const pad = (value: number) => String(value).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+/** One line per conversation: id, last update, last turn's status, working directory, title. */
+export function formatConversationList(conversations: ConversationSummary[]): string {
+  if (conversations.length === 0) return '';
+  const rows = conversations.map((conversation) => [conversation.id, localTime(conversation.updatedAt), conversation.lastTurnStatus ?? '-', conversation.cwd, conversation.title]);
+  const header = ['ID', 'UPDATED', 'LAST TURN', 'DIRECTORY', 'TITLE'];
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  return [header, ...rows].map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0))).join('  ')).join('\n') + '\n';
+}
+
+/**
+ * Lists conversations, newest first; with `query`, only those whose title or messages match
+ * (full-text search, SQLite FTS5 syntax).
+ * @throws UsageError for a query the search index cannot parse
+ */
+export async function runConversationList(paths: OpenVaalaPaths, options: { query?: string; limit: number; json: boolean; requireConfigDir: boolean }, streams: OutputStreams): Promise<number> {
+  const listing = await withClient(paths, options.requireConfigDir, (client) =>
+    client.request('conversation/list', { limit: options.limit, ...(options.query ? { query: options.query } : {}) }).catch((error: unknown) => {
+      if (error instanceof RuntimeClientError && error.code === ErrorCodes.invalidParams) throw new UsageError(error.message);
+      throw error;
+    }),
+  );
+  if (options.json) {
+    streams.stdout.write(`${JSON.stringify(listing.conversations)}\n`);
+  } else if (listing.conversations.length === 0) {
+    streams.stderr.write(options.query ? `no conversation matches ${JSON.stringify(options.query)}\n` : 'no conversations yet (start one with: openvaala exec "…")\n');
+  } else {
+    streams.stdout.write(formatConversationList(listing.conversations));
+    if (listing.nextCursor) streams.stderr.write(`(the ${options.limit} most recent; --limit shows more)\n`);
+  }
+  return 0;
+}
+
+function indent(text: string, prefix: string): string {
+  return text.replace(/\n$/, '').split('\n').map((line) => `${prefix}${line}`).join('\n');
+}
+
+/** One item of a transcript, in the form exec shows it. */
+function formatItem(item: Item): string | undefined {
+  switch (item.kind) {
+    case 'user_message':
+      return `› ${item.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join(' ')}`;
+    case 'assistant_message':
+      return item.text;
+    case 'reasoning':
+      return item.summary.trim() ? `∴ ${item.summary.trim()}` : undefined;
+    case 'tool_call': {
+      const status = item.status === 'interrupted' ? '■ interrupted' : item.isError ? '✗' : '✓';
+      const args = JSON.stringify(item.arguments);
+      const lines = item.output.replace(/\n$/, '').split('\n');
+      const shown = lines.length > 8 ? [...lines.slice(0, 6), `… ${lines.length - 7} more lines`, lines.at(-1) ?? ''] : lines;
+      return `▸ ${item.toolName} ${args.length > 160 ? `${args.slice(0, 157)}...` : args}\n${item.output.trim() ? `${indent(shown.join('\n'), '  │ ')}\n` : ''}  ${status}${item.exitCode !== undefined && item.exitCode !== null ? ` exit ${item.exitCode}` : ''}`;
+    }
+    case 'approval':
+      return `  approval: ${item.decision}${item.prefix ? ` "${item.prefix.join(' ')}"` : ''} by ${item.decidedBy}`;
+    case 'model_error':
+      return `error: ${item.provider} model ${item.model}${item.httpStatus ? ` (HTTP ${item.httpStatus})` : ''}: ${item.message}`;
+    case 'interruption':
+      return `■ interrupted (${item.reason})${item.message ? `: ${item.message}` : ''}`;
+    case 'model_change':
+      return `model: ${item.from} → ${item.to}`;
+    case 'executor_change':
+      return `work location: ${item.from} → ${item.to}`;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Prints a conversation: its state, each turn's outcome, and the root session's transcript.
+ * @throws UsageError when there is no such conversation
+ */
+export async function runConversationShow(paths: OpenVaalaPaths, reference: string, options: { json: boolean; requireConfigDir: boolean }, streams: OutputStreams): Promise<number> {
+  await withClient(paths, options.requireConfigDir, async (client) => {
+    const conversationId = await resolveConversationId(client, reference);
+    const snapshot = await client.request('conversation/get', { conversationId });
+    const sessionId = snapshot.conversation.rootSessionId;
+    const items: Item[] = [];
+    for (let cursor: number | undefined; ; ) {
+      const page = await client.request('items/list', { conversationId, sessionId, limit: 500, ...(cursor !== undefined ? { cursor } : {}) });
+      items.push(...page.items.map((stored) => stored.item));
+      if (page.nextCursor === undefined) break;
+      cursor = page.nextCursor;
+    }
+    if (options.json) {
+      streams.stdout.write(`${JSON.stringify({ ...snapshot, items })}\n`);
+      return;
+    }
+    const { conversation } = snapshot;
+    const root = snapshot.sessions.find((session) => session.id === sessionId);
+    const where = conversation.workLocation.map((entry) => `${entry.cwd} (${entry.executor})`).join(', ');
+    streams.stdout.write(`conversation ${conversation.id}: ${conversation.title}\n  ${where} · ${root?.model ?? ''} · ${snapshot.turns.length} turns · updated ${localTime(conversation.updatedAt)}\n\n`);
+    for (const item of items) {
+      const text = formatItem(item);
+      if (text !== undefined) streams.stdout.write(`${text}\n`);
+    }
+    const last = snapshot.turns.at(-1);
+    if (last) streams.stdout.write(`\nlast turn ${last.status}${last.error ? `: ${last.error}` : ''}\n`);
+    streams.stderr.write(`continue it with: openvaala exec --resume ${conversation.id} "…"\n`);
+  });
+  return 0;
+}

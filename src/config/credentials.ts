@@ -1,0 +1,91 @@
+/**
+ * Stored API keys: `credentials.json` in the configuration directory, readable by its owner
+ * only (mode 0600), written by `openvaala auth set <provider>`.
+ *
+ * ```json
+ * { "providers": { "openai": { "apiKey": "sk-..." } } }
+ * ```
+ *
+ * A provider of `providers.yaml` uses its stored key when it has no `apiKey`, or when its
+ * `apiKey: env:NAME` names a variable that is not set. The file is read each time a key is
+ * needed, so a key stored while the server runs is used from the next turn on.
+ */
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+/** File name of the stored keys inside the configuration directory. */
+export const CREDENTIALS_FILE = 'credentials.json';
+
+const CredentialsSchema = z.object({
+  providers: z.record(z.string(), z.object({ apiKey: z.string().min(1) })),
+});
+/** Contents of `credentials.json`. */
+export type Credentials = z.infer<typeof CredentialsSchema>;
+
+/** Path of `credentials.json` in a configuration directory. */
+export function credentialsFile(configDir: string): string {
+  return path.join(configDir, CREDENTIALS_FILE);
+}
+
+/**
+ * Reads the stored keys.
+ * @returns `{ providers: {} }` when the file does not exist
+ * @throws Error naming the file and the problem when it is not valid
+ */
+export function readCredentials(configDir: string): Credentials {
+  const file = credentialsFile(configDir);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { providers: {} };
+    throw new Error(`${file}: cannot read: ${(error as Error).message}`, { cause: error });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${file}: not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+  const parsed = CredentialsSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new Error(`${file}: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}`);
+  }
+  return parsed.data;
+}
+
+/** The stored key of one provider, if any. @throws Error when the file is not valid */
+export function readStoredApiKey(configDir: string, providerName: string): string | undefined {
+  return readCredentials(configDir).providers[providerName]?.apiKey;
+}
+
+/**
+ * Stores (or replaces) one provider's key, keeping the others. Written to a temporary file
+ * with mode 0600 and renamed over the old one, so a reader never sees half a file.
+ * @throws Error when the existing file is not valid (it is left as it is)
+ */
+export function storeApiKey(configDir: string, providerName: string, apiKey: string): string {
+  const credentials = readCredentials(configDir);
+  credentials.providers[providerName] = { apiKey };
+  mkdirSync(configDir, { recursive: true, mode: 0o700 });
+  const file = credentialsFile(configDir);
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(temporary, 0o600);
+  renameSync(temporary, file);
+  return file;
+}
+
+/** Removes one provider's key. @returns false when none was stored */
+export function removeApiKey(configDir: string, providerName: string): boolean {
+  const credentials = readCredentials(configDir);
+  if (!credentials.providers[providerName]) return false;
+  delete credentials.providers[providerName];
+  const file = credentialsFile(configDir);
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(temporary, 0o600);
+  renameSync(temporary, file);
+  return true;
+}
