@@ -25,7 +25,8 @@ function toolOutputText(item: Extract<Item, { kind: 'tool_call' }>): string {
 export interface BuildOptions {
   /**
    * `provider/model` the request is for. Reasoning recorded by any other model (or by an
-   * unknown one) is left out: signed or encrypted reasoning is bound to the model that wrote it
+   * unknown one) is left out, and so are the provider data of its tool calls (Gemini's thought
+   * signatures; the calls themselves stay): signed or encrypted reasoning is bound to the model that wrote it
    * (Anthropic refuses another model's thinking signature; OpenAI's encrypted reasoning only
    * decrypts for its model), and its readable summary would read to the new model as words it
    * said itself. The answers and tool calls around it stay, so the work is not lost. Absent =
@@ -75,6 +76,13 @@ export function keptByCompaction(items: Item[]): { standing: Item[]; latestReque
   const latestRequest = items.findLast((item) => (item.kind === 'user_message' && item.mode === 'input' && item.status !== 'failed') || item.kind === 'agent_message');
   const standing = items.filter((item) => item.kind === 'instruction' && (item.source === 'agents_md' || (item.source === 'skill' && item.name !== 'skill-problems')));
   return { standing, latestRequest };
+}
+
+/** A call's provider data (Gemini's thought signature), only for the model that made the call. */
+function callProviderOptions(item: Extract<Item, { kind: 'tool_call' }>, options: BuildOptions): { providerOptions?: ProviderOptions } {
+  const data = item.providerData as { model?: string; metadata?: ProviderOptions } | undefined;
+  if (!data?.metadata || (options.model !== undefined && data.model !== options.model)) return {};
+  return { providerOptions: data.metadata };
 }
 
 function convertItems(items: Item[], options: BuildOptions): ModelMessage[] {
@@ -128,7 +136,7 @@ function convertItems(items: Item[], options: BuildOptions): ModelMessage[] {
         if (item.text) assistantParts().push({ type: 'text', text: item.text });
         break;
       case 'tool_call':
-        assistantParts().push({ type: 'tool-call', toolCallId: item.callId, toolName: item.toolName, input: item.arguments ?? {} });
+        assistantParts().push({ type: 'tool-call', toolCallId: item.callId, toolName: item.toolName, input: item.arguments ?? {}, ...callProviderOptions(item, options) });
         results ??= { role: 'tool', content: [] };
         results.content.push({
           type: 'tool-result',
