@@ -87,6 +87,11 @@ export const ToolCallItemSchema = z.object({
   structured: z.record(z.string(), z.unknown()).optional(),
   /** Wall time of the tool's work, ms. */
   durationMs: z.number().nonnegative(),
+  /**
+   * Opaque provider data of the call, sent back with it to the same model only:
+   * `{model: "provider/model", metadata}` (Gemini's `thoughtSignature`).
+   */
+  providerData: z.record(z.string(), z.unknown()).optional(),
 });
 
 /** A message between sessions (parent ⇄ subagent). */

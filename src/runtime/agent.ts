@@ -176,6 +176,7 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
       ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}),
       ...(result.structured ? { structured: result.structured } : {}),
       durationMs: Math.round(performance.now() - started),
+      ...(call.providerMetadata ? { providerData: { model: environment.model.name, metadata: call.providerMetadata } } : {}),
     }));
   });
   for (const execution of executions) {

@@ -24,7 +24,8 @@ export interface ModelMessageOptions {
   toolOutputLimitBytes?: number;
   /**
    * `provider/model` the request is for. Reasoning recorded by any other model (or by an
-   * unknown one) is left out: signed or encrypted reasoning is bound to the model that wrote it
+   * unknown one) is left out, and so are the provider data of its tool calls (Gemini's thought
+   * signatures; the calls themselves stay): signed or encrypted reasoning is bound to the model that wrote it
    * (Anthropic refuses another model's thinking signature; OpenAI's encrypted reasoning only
    * decrypts for its model), and its readable summary would read to the new model as words it
    * said itself. The answers and tool calls around it stay, so the work is not lost. Absent =
@@ -90,6 +91,13 @@ export function keptByCompaction(items: Item[]): { standing: Item[]; latestReque
   return { standing, latestRequest };
 }
 
+/** A call's provider data (Gemini's thought signature), only for the model that made the call. */
+function callProviderOptions(item: Extract<Item, { kind: 'tool_call' }>, options: ModelMessageOptions): { providerOptions?: ProviderOptions } {
+  const data = item.providerData as { model?: string; metadata?: ProviderOptions } | undefined;
+  if (!data?.metadata || (options.model !== undefined && data.model !== options.model)) return {};
+  return { providerOptions: data.metadata };
+}
+
 function convertItems(items: Item[], options: ModelMessageOptions & { toolOutputLimitBytes: number }): ModelMessage[] {
   const toolOutputLimitBytes = options.toolOutputLimitBytes;
   const messages: ModelMessage[] = [];
@@ -142,7 +150,7 @@ function convertItems(items: Item[], options: ModelMessageOptions & { toolOutput
         if (item.text) assistantParts().push({ type: 'text', text: item.text });
         break;
       case 'tool_call':
-        assistantParts().push({ type: 'tool-call', toolCallId: item.callId, toolName: item.toolName, input: item.arguments ?? {} });
+        assistantParts().push({ type: 'tool-call', toolCallId: item.callId, toolName: item.toolName, input: item.arguments ?? {}, ...callProviderOptions(item, options) });
         results ??= { role: 'tool', content: [] };
         results.content.push({
           type: 'tool-result',

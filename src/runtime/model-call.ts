@@ -19,6 +19,8 @@ export interface RequestedToolCall {
   toolName: string;
   /** Parsed JSON arguments (or the raw string when it was not valid JSON). */
   arguments: unknown;
+  /** Provider data to send back with the call (Gemini's `thoughtSignature`), by provider. */
+  providerMetadata?: Record<string, Record<string, unknown>>;
 }
 
 /**
@@ -130,6 +132,17 @@ export function withPromptCaching(model: Pick<ResolvedModel, 'kind'>, system: st
   return { messages: [...(system ? [{ role: 'system' as const, content: system, providerOptions: cache }] : []), ...marked] as ModelMessage[] };
 }
 
+/**
+ * The part of a tool call's provider metadata worth keeping for replay. OpenAI's item ids are
+ * left out: they point at responses stored by OpenAI, which the runtime does not rely on (it
+ * sends the whole history), and would make the SDK send references instead of the calls.
+ */
+function replayableMetadata(metadata: unknown): { providerMetadata?: Record<string, Record<string, unknown>> } {
+  if (!metadata || typeof metadata !== 'object') return {};
+  const kept = Object.fromEntries(Object.entries(metadata as Record<string, Record<string, unknown>>).filter(([provider]) => provider !== 'openai'));
+  return Object.keys(kept).length > 0 ? { providerMetadata: kept } : {};
+}
+
 /** Collects one streamed answer: text, reasoning blocks with their metadata, tool calls, usage, failure. */
 class ResponseCollector {
   readonly outcome: ModelCallResult = { text: '', reasoning: '', reasoningParts: [], toolCalls: [], usage: toUsage({}), finishReason: 'unknown' };
@@ -174,7 +187,7 @@ class ResponseCollector {
         this.handlers.onReasoningDelta?.(part.text);
         break;
       case 'tool-call':
-        this.outcome.toolCalls.push({ callId: part.toolCallId, toolName: part.toolName, arguments: part.input });
+        this.outcome.toolCalls.push({ callId: part.toolCallId, toolName: part.toolName, arguments: part.input, ...replayableMetadata(part.providerMetadata) });
         break;
       case 'finish':
         this.outcome.usage = toUsage(part.totalUsage);

@@ -3,7 +3,7 @@
  * mock provider, and a connected protocol client that records every notification.
  */
 import { RuntimeClient } from '../../src/client/runtime-client.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger, type Logger } from '../../src/logger.js';
 import type { AnyNotification, Item, Turn } from '../../src/protocol/index.js';
 import type { RuntimeLimits } from '../../src/runtime/runtime.js';
 import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
@@ -30,11 +30,11 @@ export interface InProcessServer {
 /** Starts a server whose default model is the mock scripted by `scriptYaml`. */
 export async function startInProcessServer(
   scriptYaml: string,
-  options: { limits?: Partial<RuntimeLimits>; providersYaml?: (baseURL: string) => string; beforeStart?: (environment: TestEnvironment) => void } = {},
+  options: { limits?: Partial<RuntimeLimits>; providersYaml?: (baseURL: string) => string; beforeStart?: (environment: TestEnvironment) => void; logger?: Logger } = {},
 ): Promise<InProcessServer> {
   const environment = await createTestEnvironment(scriptYaml, options.providersYaml);
   options.beforeStart?.(environment);
-  const server = await startRuntimeServer({ paths: environment.paths, port: 0, logger: createLogger('silent'), ...(options.limits ? { limits: options.limits } : {}) });
+  const server = await startRuntimeServer({ paths: environment.paths, port: 0, logger: options.logger ?? createLogger('silent'), ...(options.limits ? { limits: options.limits } : {}) });
   const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'test' });
   const events: AnyNotification[] = [];
   client.onNotification((event) => events.push(event));

@@ -5,6 +5,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Item } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
@@ -228,5 +230,30 @@ responses:
     expect(message).not.toMatch(/Type validation failed|invalid_union/);
     expect(message.length).toBeLessThan(300);
     expect(turn?.error).toBe(message);
+  });
+
+  it('writes the full validation report of a malformed event to the server log', async () => {
+    const logLines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        logLines.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    harness = await startInProcessServer(
+      `
+responses:
+  - deltas: ["BEFORE-1 ", "BAD "]
+    malformedEventAfterDeltas: 1
+`,
+      { providersYaml: providersFor(provider.kind), logger: pino({ level: 'warn' }, sink) },
+    );
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'talk' });
+    await harness.turnsCompleted(1);
+    const entry = logLines.map((line) => JSON.parse(line) as { msg: string; kind?: string; detail?: string }).find((line) => line.kind === 'malformed_event');
+    expect(entry?.msg).toContain(`malformed "${provider.malformed.event}" event`);
+    expect(entry?.detail).toMatch(/Type validation failed/);
+    expect(entry?.detail).toContain('expected string, received number');
   });
 });

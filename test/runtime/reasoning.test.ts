@@ -155,4 +155,22 @@ responses:
     expect(thinkingBlocks(body(4))).toEqual([]);
     expect(thinkingBlocks(body(5)).map((block) => block.signature)).toEqual([mockSignature(5)]);
   });
+
+  it('sends a Gemini thought signature back with its function call to the same model only', async () => {
+    harness = await startInProcessServer(script, {
+      providersYaml: (baseURL) => `providers:\n  g:\n    kind: google\n    baseURL: ${baseURL}\n    apiKey: none\n    models: { gem-a: { reasoning: true }, gem-b: { reasoning: true } }\ndefaultModel: g/gem-a\n`,
+    });
+    const signaturesOfCalls = (index: number) =>
+      (body(index).contents as { parts: { functionCall?: unknown; thoughtSignature?: string }[] }[]).flatMap((content) => content.parts).filter((part) => part.functionCall).map((part) => part.thoughtSignature ?? null);
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'look around' });
+    await harness.turnsCompleted(1);
+    expect(signaturesOfCalls(1)).toEqual([mockSignature(1)]);
+    await harness.client.request('session/setModel', { conversationId, model: 'g/gem-b' });
+    await harness.client.request('session/input', { conversationId, input: 'look again' });
+    const turns = await harness.turnsCompleted(2);
+    expect(turns[1]?.status, turns[1]?.error).toBe('completed');
+    expect(signaturesOfCalls(2)).toEqual([null]);
+    expect(signaturesOfCalls(3)).toEqual([null, mockSignature(3)]);
+  });
 });
