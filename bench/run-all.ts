@@ -1,7 +1,9 @@
 /**
- * `npm run bench`: every benchmark, one after the other — storage (`storage.ts`), then a
- * 100-step `openvaala exec` turn (`exec-steps.ts`).
+ * `npm run bench`: every benchmark, one after the other — storage (`storage.ts`), a
+ * 100-step `openvaala exec` turn (`exec-steps.ts`), then `apply_patch` on files up to
+ * 50 MB (`apply-patch.ts`).
  */
+import { runApplyPatchBenchmark } from './apply-patch.js';
 import { runExecStepsBenchmark } from './exec-steps.js';
 import { runStorageBenchmark } from './storage.js';
 
@@ -10,6 +12,8 @@ try {
   await runStorageBenchmark(process.argv[2]);
   console.log('\n== exec steps');
   await runExecStepsBenchmark();
+  console.log('\n== apply_patch on large files');
+  await runApplyPatchBenchmark();
 } catch (error) {
   console.error((error as Error).stack ?? String(error));
   process.exit(1);

@@ -91,6 +91,18 @@ describe('line endings', () => {
   });
 });
 
+describe('large files', () => {
+  it('changes one line of a 50 MB file and nothing else', async () => {
+    // 25 MB of identical lines on each side of the one to change: 2.8 million lines.
+    const half = 'the same line of text\r\n'.repeat(1_100_000);
+    const { root, workspace } = await workspaceWith({ 'big.txt': `${half}target\r\n${half}` });
+    const result = await runTool(workspace, patchOf('*** Update File: big.txt', '@@', '-target', '+changed'));
+    expect(result.isError, result.output).toBe(false);
+    const after = await readFile(path.join(root, 'big.txt'), 'latin1');
+    expect(after === `${half}changed\r\n${half}`).toBe(true);
+  }, 60_000);
+});
+
 describe('fuzzy matching', () => {
   it('matches ASCII patch lines against Unicode dashes and curly quotes in the file', async () => {
     const { root, workspace } = await workspaceWith({ 'quotes.py': 'title = “Hello – world”\nnote = ‘it’s — fine’\nend = 1\n' });

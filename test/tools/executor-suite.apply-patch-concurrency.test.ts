@@ -102,6 +102,16 @@ describe.each(EXECUTOR_VARIANTS)('concurrent file changes on the %s executor', (
     expect(await text(workspace, 'real.txt')).toBe('alpha\nBETA\ngamma\ndelta\n');
   });
 
+  it.skipIf(variant === 'virtual')('writes a new file and renames it over the old one, leaving no temporary file', async () => {
+    const workspace = await fixture.newWorkspace({ 'small.txt': SMALL });
+    const onDisk = path.join(workspace.root, 'small.txt');
+    const before = (await stat(onDisk)).ino;
+    const result = await patchIn(workspace, replaceLine('small.txt', 'gamma', 'GAMMA'));
+    expect(result.isError, result.output).toBe(false);
+    expect((await stat(onDisk)).ino).not.toBe(before);
+    expect((await workspace.executor.fs.readDirectory(workspace.root)).map((entry) => entry.name)).toEqual(['small.txt']);
+  });
+
   it.skipIf(variant === 'virtual')('keeps the mode of the file it replaces', async () => {
     const workspace = await fixture.newWorkspace({ 'script.sh': '#!/bin/sh\necho old\n' });
     const onDisk = path.join(workspace.root, 'script.sh');

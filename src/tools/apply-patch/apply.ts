@@ -61,12 +61,19 @@ const HEADERS: Record<PatchHunk['kind'], string> = {
  * `Update File` requires an existing file, and with `Move to` writes the result to the
  * destination (replacing a file there) and removes the original.
  *
+ * Concurrent patches (docs/tools.md, "Several changes to one file"): every file the patch
+ * changes is locked, by real path, on the executor's `PathLocks` from its first read to the
+ * last write, so calls from one reply or from several conversations run one after the other.
+ * A chunk that no longer fits because another call wrote the file meanwhile fails saying so;
+ * a file whose size or modification time changed between read and write (written by a
+ * command or an editor) is not written.
+ *
  * @param patchText the patch, `*** Begin Patch` … `*** End Patch`
  * @param workspace where paths are resolved; relative paths are taken from its root
  * @returns the changed files, relative to the workspace root, and the summary text
  * @throws ApplyPatchError for a malformed patch (message starts with `line N:`), a path
  *   outside the workspace, or a section that cannot be applied (message names the file and,
- *   for updates, the chunk and its patch line)
+ *   for updates, the chunk and its patch line; for a file changed meanwhile, says so)
  */
 export async function applyPatch(patchText: string, workspace: Workspace): Promise<ApplyPatchResult> {
   const hunks = parsePatch(patchText);

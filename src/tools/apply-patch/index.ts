@@ -12,6 +12,7 @@ export type { ApplyPatchErrorDetails, ApplyPatchResult, MovedFile, PatchChanges 
 export { parsePatch } from './parser.js';
 export type { ChangeLine, PatchHunk, UpdateChunk } from './parser.js';
 export { normaliseForMatching, seekSequence } from './seek.js';
+export type { LineSource } from './seek.js';
 export { formatSummary } from './result.js';
 
 /**

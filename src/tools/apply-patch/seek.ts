@@ -34,17 +34,34 @@ export function normaliseForMatching(text: string): string {
   return text.trim().replace(SPECIAL_CHARACTERS, (character) => ASCII_EQUIVALENTS.get(character) ?? character);
 }
 
-type LineComparison = (fileLine: string, patchLine: string) => boolean;
+/**
+ * The lines of a file as `seekSequence` reads them: an array of strings, or a table that
+ * makes each line on demand (so a large file is not split into millions of strings).
+ */
+export interface LineSource {
+  readonly length: number;
+  /** The line at `index` (0-based), without its line break. */
+  at(index: number): string | undefined;
+  /** Optional fast exact comparison of the line at `index` with `text`, without making the line. */
+  equals?(index: number, text: string): boolean;
+}
+
+type LineComparison = (lines: LineSource, index: number, patchLine: string) => boolean;
+
+const lineAt = (lines: LineSource, index: number): string => lines.at(index) ?? '';
 
 const MATCHING_PASSES: readonly LineComparison[] = [
-  (fileLine, patchLine) => fileLine === patchLine,
-  (fileLine, patchLine) => fileLine.trimEnd() === patchLine.trimEnd(),
-  (fileLine, patchLine) => fileLine.trim() === patchLine.trim(),
-  (fileLine, patchLine) => normaliseForMatching(fileLine) === normaliseForMatching(patchLine),
+  (lines, index, patchLine) => (lines.equals !== undefined ? lines.equals(index, patchLine) : lineAt(lines, index) === patchLine),
+  (lines, index, patchLine) => lineAt(lines, index).trimEnd() === patchLine.trimEnd(),
+  (lines, index, patchLine) => lineAt(lines, index).trim() === patchLine.trim(),
+  (lines, index, patchLine) => normaliseForMatching(lineAt(lines, index)) === normaliseForMatching(patchLine),
 ];
 
-function matchesAt(lines: readonly string[], pattern: readonly string[], position: number, same: LineComparison): boolean {
-  return pattern.every((patchLine, offset) => same(lines[position + offset]!, patchLine));
+function matchesAt(lines: LineSource, pattern: readonly string[], position: number, same: LineComparison): boolean {
+  for (let offset = 0; offset < pattern.length; offset++) {
+    if (!same(lines, position + offset, pattern[offset]!)) return false;
+  }
+  return true;
 }
 
 /**
@@ -54,17 +71,14 @@ function matchesAt(lines: readonly string[], pattern: readonly string[], positio
  * With `atEndOfFile` (the chunk ended with `*** End of File`), the pattern must end the file;
  * trailing blank lines of the file are tolerated after it.
  *
- * @param lines the file's lines, without line endings
+ * The cost is linear in the number of lines times the pattern's length (per pass).
+ *
+ * @param lines the file's lines, without line endings (an array or a `LineSource`)
  * @param pattern the lines to find; an empty pattern matches at `start`
  * @param start first index a match may begin at
  * @returns the index of the first matched line, or undefined when there is no match
  */
-export function seekSequence(
-  lines: readonly string[],
-  pattern: readonly string[],
-  start: number,
-  atEndOfFile: boolean,
-): number | undefined {
+export function seekSequence(lines: LineSource, pattern: readonly string[], start: number, atEndOfFile: boolean): number | undefined {
   if (pattern.length === 0) return start;
   if (pattern.length > lines.length) return undefined;
   const endCandidates = atEndOfFile ? endOfFileCandidates(lines, pattern.length, start) : [];
@@ -82,13 +96,13 @@ export function seekSequence(
   return undefined;
 }
 
-function endOfFileCandidates(lines: readonly string[], patternLength: number, start: number): number[] {
+function endOfFileCandidates(lines: LineSource, patternLength: number, start: number): number[] {
   const positions: number[] = [];
   let end = lines.length;
   for (;;) {
     const position = end - patternLength;
     if (position >= start && position >= 0) positions.push(position);
-    if (end === 0 || lines[end - 1]!.trim() !== '') break;
+    if (end === 0 || lineAt(lines, end - 1).trim() !== '') break;
     end -= 1;
   }
   return positions;

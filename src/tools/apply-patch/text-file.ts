@@ -11,22 +11,72 @@
  */
 import { ApplyPatchError } from './errors.js';
 import type { ChangeLine, UpdateChunk } from './parser.js';
-import { seekSequence } from './seek.js';
+import { seekSequence, type LineSource } from './seek.js';
 
 type LineEnding = '\n' | '\r\n' | '';
 
-interface TextFile {
-  /** The text without its byte-order mark. */
-  text: string;
-  /** Each line's text, without its line break. */
-  lines: string[];
-  /** Each line's line break; empty only for a last line without one. */
-  endings: LineEnding[];
-  /** Offset in `text` where each line starts, plus `text.length` at the end. */
-  starts: number[];
+const LF = 10;
+const CR = 13;
+
+/**
+ * A file's text and where its lines start, without splitting it into one string per line
+ * (millions of short strings cost far more in garbage collection than the text itself).
+ * Only LF ends a line; a CR right before it makes a CRLF ending, any other CR is part of the
+ * line.
+ */
+class TextFile implements LineSource {
+  /** Offset in `text` where each line starts, then `text.length`. */
+  private readonly starts: Uint32Array;
+  readonly length: number;
   /** Break for added lines that have no neighbour to take one from: the file's first, else LF. */
-  preferredEnding: '\n' | '\r\n';
-  hasByteOrderMark: boolean;
+  readonly preferredEnding: '\n' | '\r\n';
+
+  /** @param text the file's text without its byte-order mark */
+  constructor(readonly text: string) {
+    // One pass collecting line starts into a typed array that doubles when full.
+    let starts = new Uint32Array(Math.max(16, text.length >>> 5));
+    let count = 1;
+    for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) {
+      if (count + 2 > starts.length) {
+        const larger = new Uint32Array(starts.length * 2);
+        larger.set(starts);
+        starts = larger;
+      }
+      starts[count] = index + 1;
+      count += 1;
+    }
+    // `count` starts were found; the last one is the end of the text unless a line without a
+    // final break follows it.
+    const openLastLine = text.length > 0 && text.charCodeAt(text.length - 1) !== LF;
+    this.length = openLastLine ? count : count - 1;
+    if (openLastLine) starts[count] = text.length;
+    this.starts = starts.subarray(0, this.length + 1);
+    this.preferredEnding = this.ending(0) === '\r\n' ? '\r\n' : '\n';
+  }
+
+  /** Start offset of line `index`; `length` gives the end of the text. */
+  start(index: number): number {
+    return this.starts[index]!;
+  }
+
+  /** The line break of line `index`: empty only for a last line without one. */
+  ending(index: number): LineEnding {
+    if (index < 0 || index >= this.length) return '';
+    const next = this.starts[index + 1]!;
+    if (next === 0 || this.text.charCodeAt(next - 1) !== LF) return '';
+    return next - 2 >= this.starts[index]! && this.text.charCodeAt(next - 2) === CR ? '\r\n' : '\n';
+  }
+
+  at(index: number): string | undefined {
+    if (index < 0 || index >= this.length) return undefined;
+    return this.text.slice(this.starts[index], this.starts[index + 1]! - this.ending(index).length);
+  }
+
+  equals(index: number, candidate: string): boolean {
+    const begin = this.starts[index]!;
+    const end = this.starts[index + 1]! - this.ending(index).length;
+    return end - begin === candidate.length && this.text.startsWith(candidate, begin);
+  }
 }
 
 interface Edit {
@@ -36,31 +86,6 @@ interface Edit {
 }
 
 const BYTE_ORDER_MARK = '\uFEFF';
-
-/** Only LF ends a line; a CR before it makes a CRLF ending, any other CR is part of the line. */
-function parseTextFile(content: string): TextFile {
-  const hasByteOrderMark = content.startsWith(BYTE_ORDER_MARK);
-  const text = hasByteOrderMark ? content.slice(1) : content;
-  const lines: string[] = [];
-  const endings: LineEnding[] = [];
-  const starts: number[] = [];
-  let lineStart = 0;
-  for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', lineStart)) {
-    const isCrlf = newline > lineStart && text.charCodeAt(newline - 1) === 13;
-    starts.push(lineStart);
-    lines.push(text.slice(lineStart, isCrlf ? newline - 1 : newline));
-    endings.push(isCrlf ? '\r\n' : '\n');
-    lineStart = newline + 1;
-  }
-  if (lineStart < text.length) {
-    starts.push(lineStart);
-    lines.push(text.slice(lineStart));
-    endings.push('');
-  }
-  starts.push(text.length);
-  const preferredEnding = endings[0] === '\r\n' ? '\r\n' : '\n';
-  return { text, lines, endings, starts, preferredEnding, hasByteOrderMark };
-}
 
 function oldSide(lines: readonly ChangeLine[]): string[] {
   return lines.filter((line) => line.kind !== 'add').map((line) => line.text);
@@ -93,7 +118,7 @@ function describeChunk(chunk: UpdateChunk, index: number): string {
   return `chunk ${index + 1} (patch line ${chunk.lineNumber})`;
 }
 
-function locateChunks(fileLines: readonly string[], chunks: readonly UpdateChunk[], displayPath: string): Edit[] {
+function locateChunks(fileLines: LineSource, chunks: readonly UpdateChunk[], displayPath: string): Edit[] {
   const edits: Edit[] = [];
   let cursor = 0;
   chunks.forEach((chunk, index) => {
@@ -180,10 +205,10 @@ class TextBuilder {
 }
 
 function rebuild(file: TextFile, edits: readonly Edit[], displayPath: string): string {
-  const lineCount = file.lines.length;
+  const lineCount = file.length;
   const builder = new TextBuilder(file.preferredEnding);
   const copyLines = (from: number, to: number): void => {
-    if (to > from) builder.original(file.text.slice(file.starts[from], file.starts[to]), to === lineCount && file.endings[to - 1] === '');
+    if (to > from) builder.original(file.text.slice(file.start(from), file.start(to)), to === lineCount && file.ending(to - 1) === '');
   };
   let position = 0;
   for (const edit of edits) {
@@ -194,20 +219,20 @@ function rebuild(file: TextFile, edits: readonly Edit[], displayPath: string): s
     let original = edit.start;
     // Added lines take the ending of the original line they follow or replace, so an edit in
     // the CRLF part of a mixed file writes CRLF.
-    let ending: LineEnding = file.endings[edit.start - 1] ?? file.endings[edit.start] ?? '';
+    let ending: LineEnding = edit.start > 0 ? file.ending(edit.start - 1) : file.ending(edit.start);
     for (const change of edit.lines) {
       if (change.kind === 'add') {
         builder.added(change.text, ending === '' ? file.preferredEnding : ending);
         continue;
       }
-      ending = file.endings[original] ?? '';
+      ending = file.ending(original);
       if (change.kind === 'context') copyLines(original, original + 1);
       original += 1;
     }
     position = edit.start + edit.oldLineCount;
   }
   copyLines(position, lineCount);
-  const hadNoFinalBreak = lineCount > 0 && file.endings[lineCount - 1] === '';
+  const hadNoFinalBreak = lineCount > 0 && file.ending(lineCount - 1) === '';
   return builder.finish(hadNoFinalBreak);
 }
 
@@ -228,7 +253,8 @@ function rebuild(file: TextFile, edits: readonly Edit[], displayPath: string): s
  *   context or old lines cannot be found
  */
 export function applyChunks(content: string, chunks: readonly UpdateChunk[], displayPath: string): string {
-  const file = parseTextFile(content);
-  const edits = locateChunks(file.lines, chunks, displayPath);
-  return (file.hasByteOrderMark ? BYTE_ORDER_MARK : '') + rebuild(file, edits, displayPath);
+  const hasByteOrderMark = content.startsWith(BYTE_ORDER_MARK);
+  const file = new TextFile(hasByteOrderMark ? content.slice(1) : content);
+  const edits = locateChunks(file, chunks, displayPath);
+  return (hasByteOrderMark ? BYTE_ORDER_MARK : '') + rebuild(file, edits, displayPath);
 }
