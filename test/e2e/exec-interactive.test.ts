@@ -41,7 +41,7 @@ responses:
     const exec = spawnCli(['exec', 'run things'], { env: environment.env, cwd: environment.workDir });
     await until(() => exec.stdout().includes('│ first-line'), 30_000, 'the first line of output');
     // The command is still sleeping: its later output and its end are not there yet.
-    expect(exec.stdout()).not.toContain('after-the-wait');
+    expect(exec.stdout()).not.toContain('│ after-the-wait');
     expect(exec.stdout()).not.toContain('✓ exec_command');
     const result = await exec.done;
     expect(result.code).toBe(0);
@@ -88,15 +88,18 @@ responses:
   });
 
   it('a second leaves at once', async () => {
+    // The command ignores SIGTERM, so the interruption lasts until the executor's SIGKILL.
     environment = await createTestEnvironment(`
 responses:
-  - toolCalls: [{ name: exec_command, arguments: { command: "echo started; sleep 60" } }]
+  - toolCalls: [{ name: exec_command, arguments: { command: "trap '' TERM; echo started; sleep 60" } }]
   - text: "never"
 `);
     serve = await startServe(environment);
     const exec = spawnCli(['exec', 'wait a minute'], { env: environment.env, cwd: environment.workDir });
     await until(() => exec.stdout().includes('│ started'), 30_000, 'the command to start');
     exec.child.kill('SIGINT');
+    await until(() => exec.stderr().includes('interrupting the turn'), 10_000, 'the first Ctrl-C to be taken');
+    expect(exec.child.exitCode).toBeNull();
     exec.child.kill('SIGINT');
     const result = await exec.done;
     expect(result.code).toBe(130);
