@@ -3,13 +3,15 @@
  * servers they start themselves and the mock provider over HTTP; the first-contact path of the
  * README, as a user with only an API key would follow it.
  */
-import { rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn as spawnPty } from 'node-pty';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readServerInfo } from '../../src/server/server-info.js';
 import { serverInfoFile } from '../../src/config/paths.js';
 import { createTestEnvironment, runCli, startServe, stopBackgroundServer, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
-import { processGone } from '../helpers/processes.js';
+import { processGone, until } from '../helpers/processes.js';
+import { CLI_EXECUTABLE } from '../../src/package-info.js';
 
 let environment: TestEnvironment | undefined;
 let serve: ServeProcess | undefined;
@@ -94,6 +96,19 @@ describe('openvaala auth', { timeout: 120_000 }, () => {
     const empty = await runCli(['auth', 'set', 'openai'], { env: environment.env, input: '\n' });
     expect(empty.code).toBe(64);
     expect(empty.stderr).toContain('no key given');
+  });
+
+  it('reads the key at a terminal prompt without showing it', async () => {
+    environment = await createTestEnvironment('responses: []\n');
+    const terminal = spawnPty(process.execPath, [CLI_EXECUTABLE, 'auth', 'set', 'openai'], { env: environment.env as Record<string, string>, cols: 120, rows: 20 });
+    let screen = '';
+    terminal.onData((data) => (screen += data));
+    const exited = new Promise<number>((resolve) => terminal.onExit(({ exitCode }) => resolve(exitCode)));
+    await until(() => screen.includes('(not shown)'), 20_000, 'the key prompt');
+    terminal.write('sk-typed-secrex\u007ft\r');
+    expect(await exited).toBe(0);
+    expect(screen).not.toContain('sk-typed');
+    expect(readFileSync(path.join(environment.paths.configDir, 'credentials.json'), 'utf8')).toContain('"apiKey": "sk-typed-secret"');
   });
 
   it('a key stored while the server runs is used from the next turn, without a restart', async () => {
