@@ -3,7 +3,7 @@
  * a mock model provider, and helpers to run the real CLI as a child process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { findServer } from '../../src/cli/server-discovery.js';
@@ -11,6 +11,7 @@ import type { OpenVaalaPaths } from '../../src/config/paths.js';
 import { MockProviderServer, parseMockScript } from '../../src/models/mock/index.js';
 import { CLI_EXECUTABLE } from '../../src/package-info.js';
 import type { ServerInfo } from '../../src/server/server-info.js';
+import { processGone, until } from './processes.js';
 
 /** One isolated installation. */
 export interface TestEnvironment {
@@ -118,4 +119,45 @@ export async function startServe(environment: TestEnvironment, extraArgs: string
   }
   child.kill('SIGKILL');
   throw new Error(`openvaala serve did not start: ${output}`);
+}
+
+/** A CLI process left running, to signal it or read its output as it comes. */
+export interface RunningCli {
+  child: ChildProcess;
+  /** Output so far. */
+  stdout(): string;
+  stderr(): string;
+  /** Resolves when the process has ended. */
+  done: Promise<CliResult>;
+}
+
+/** Starts `openvaala ARGS` as a child process and returns at once. */
+export function spawnCli(args: string[], options: { env: NodeJS.ProcessEnv; cwd?: string; input?: string }): RunningCli {
+  const child = spawn(process.execPath, [CLI_EXECUTABLE, ...args], { env: options.env, cwd: options.cwd ?? process.cwd(), stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdin?.end(options.input ?? '');
+  const done = new Promise<CliResult>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+  return { child, stdout: () => stdout, stderr: () => stderr, done };
+}
+
+/** Stops the server a CLI command started in the background, by the pid it wrote, and waits for it to exit (for afterEach). */
+export async function stopBackgroundServer(environment: TestEnvironment): Promise<void> {
+  for (const file of [path.join(environment.paths.stateDir, 'runtime-server.yaml'), path.join(environment.paths.dataDir, 'runtime-server.yaml')]) {
+    let pid: number;
+    try {
+      pid = Number(/^pid: (\d+)$/m.exec(readFileSync(file, 'utf8'))?.[1]);
+      if (!pid) continue;
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      // No file, or the server is already gone.
+      continue;
+    }
+    await until(() => processGone(pid), 15_000, `server ${pid} to exit`).catch(() => process.kill(pid, 'SIGKILL'));
+  }
 }

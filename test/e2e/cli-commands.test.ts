@@ -1,0 +1,268 @@
+/**
+ * `openvaala auth`, `server`, `conversations` and `exec --resume` as real processes against
+ * servers they start themselves and the mock provider over HTTP; the first-contact path of the
+ * README, as a user with only an API key would follow it.
+ */
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn as spawnPty } from 'node-pty';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readServerInfo } from '../../src/server/server-info.js';
+import { serverInfoFile } from '../../src/config/paths.js';
+import { createTestEnvironment, runCli, startServe, stopBackgroundServer, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
+import { processGone, until } from '../helpers/processes.js';
+import { CLI_EXECUTABLE } from '../../src/package-info.js';
+
+let environment: TestEnvironment | undefined;
+let serve: ServeProcess | undefined;
+
+afterEach(async () => {
+  await serve?.stop();
+  serve = undefined;
+  if (environment) {
+    await stopBackgroundServer(environment);
+    await environment.dispose();
+  }
+  environment = undefined;
+});
+
+/** providers.yaml of a user who configured only the openai provider, here pointed at the mock, with no key in it. */
+const openaiWithoutKey = (baseURL: string) => `providers:\n  openai: { kind: openai, baseURL: ${baseURL} }\ndefaultModel: openai/mock-model\n`;
+
+function authorizationOf(request: { headers: Record<string, unknown> } | undefined): unknown {
+  return request?.headers.authorization;
+}
+
+describe('first contact, as the README tells it', { timeout: 120_000 }, () => {
+  it('auth set, exec, exec --resume last, conversations, server stop', async () => {
+    environment = await createTestEnvironment(
+      `
+responses:
+  - text: "First answer."
+  - text: "Second answer."
+`,
+      openaiWithoutKey,
+    );
+    const env = { ...environment.env, OPENAI_API_KEY: '' };
+    const options = { env, cwd: environment.workDir };
+
+    const auth = await runCli(['auth', 'set', 'openai'], { ...options, input: 'sk-first-contact\n' });
+    expect(auth.code).toBe(0);
+    const credentials = path.join(environment.paths.configDir, 'credentials.json');
+    expect(statSync(credentials).mode & 0o777).toBe(0o600);
+    expect(auth.stdout + auth.stderr).not.toContain('sk-first-contact');
+
+    const first = await runCli(['exec', 'Why does the build fail?'], options);
+    expect(first.stderr).toContain('turn completed');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('First answer.');
+    expect(authorizationOf(environment.mock.requests[0])).toBe('Bearer sk-first-contact');
+
+    const resumed = await runCli(['exec', '--resume', 'last', 'And now?'], options);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain('Second answer.');
+    // The stored history is not printed again, and the model was sent it.
+    expect(resumed.stdout).not.toContain('First answer.');
+    const secondRequest = JSON.stringify(environment.mock.requests[1]?.body);
+    expect(secondRequest).toContain('Why does the build fail?');
+    expect(secondRequest).toContain('And now?');
+
+    const listing = await runCli(['conversations'], options);
+    expect(listing.code).toBe(0);
+    const rows = listing.stdout.trim().split('\n');
+    expect(rows).toHaveLength(2);
+    expect(rows[1]).toContain('completed');
+    expect(rows[1]).toContain(environment.workDir);
+
+    const pid = readServerInfo(serverInfoFile(environment.paths))?.pid;
+    expect(pid).toBeDefined();
+    const stopped = await runCli(['server', 'stop'], options);
+    expect(stopped.code).toBe(0);
+    expect(stopped.stdout).toContain(`stopped the runtime server (pid ${pid})`);
+    expect(processGone(pid!)).toBe(true);
+  });
+});
+
+describe('openvaala auth', { timeout: 120_000 }, () => {
+  it('adds a well-known provider to an empty configuration, and refuses an empty key', async () => {
+    environment = await createTestEnvironment('responses: []\n');
+    rmSync(path.join(environment.paths.configDir, 'providers.yaml'));
+    const added = await runCli(['auth', 'set', 'anthropic'], { env: environment.env, input: 'sk-ant-123' });
+    expect(added.code).toBe(0);
+    expect(added.stdout).toContain('added provider "anthropic"');
+    const check = await runCli(['config', 'check'], { env: environment.env });
+    expect(check.stdout).toContain('providers: anthropic; default model: anthropic/');
+    expect((await runCli(['auth', 'list'], { env: environment.env })).stdout).toBe('anthropic\n');
+    const empty = await runCli(['auth', 'set', 'openai'], { env: environment.env, input: '\n' });
+    expect(empty.code).toBe(64);
+    expect(empty.stderr).toContain('no key given');
+  });
+
+  it('reads the key at a terminal prompt without showing it', async () => {
+    environment = await createTestEnvironment('responses: []\n');
+    const terminal = spawnPty(process.execPath, [CLI_EXECUTABLE, 'auth', 'set', 'openai'], { env: environment.env as Record<string, string>, cols: 120, rows: 20 });
+    let screen = '';
+    terminal.onData((data) => (screen += data));
+    const exited = new Promise<number>((resolve) => terminal.onExit(({ exitCode }) => resolve(exitCode)));
+    await until(() => screen.includes('(not shown)'), 20_000, 'the key prompt');
+    terminal.write('sk-typed-secrex\u007ft\r');
+    expect(await exited).toBe(0);
+    expect(screen).not.toContain('sk-typed');
+    expect(readFileSync(path.join(environment.paths.configDir, 'credentials.json'), 'utf8')).toContain('"apiKey": "sk-typed-secret"');
+  });
+
+  it('a key stored while the server runs is used from the next turn, without a restart', async () => {
+    environment = await createTestEnvironment(
+      `
+responses:
+  - text: "with the stored key"
+`,
+      (baseURL) => `providers:\n  openai: { kind: openai, baseURL: ${baseURL}, apiKey: env:OV_TEST_MISSING_KEY }\ndefaultModel: openai/mock-model\n`,
+    );
+    serve = await startServe(environment);
+    const without = await runCli(['exec', 'hi'], { env: environment.env, cwd: environment.workDir });
+    expect(without.code).not.toBe(0);
+    expect(without.stderr).toContain('OV_TEST_MISSING_KEY is not set');
+    expect(without.stderr).toContain('openvaala auth set openai');
+    expect((await runCli(['auth', 'set', 'openai'], { env: environment.env, input: 'sk-stored' })).code).toBe(0);
+    const withKey = await runCli(['exec', 'hi'], { env: environment.env, cwd: environment.workDir });
+    expect(withKey.code).toBe(0);
+    expect(authorizationOf(environment.mock.requests[0])).toBe('Bearer sk-stored');
+  });
+});
+
+describe('a server started with another environment or configuration', { timeout: 120_000 }, () => {
+  it('exec says the running server lacks a key this shell has, and server restart fixes it', async () => {
+    environment = await createTestEnvironment(
+      `
+responses:
+  - text: "now it works"
+`,
+      (baseURL) => `providers:\n  openai: { kind: openai, baseURL: ${baseURL}, apiKey: env:OV_TEST_KEY }\ndefaultModel: openai/mock-model\n`,
+    );
+    // The first exec starts the server in the background, without the key.
+    const first = await runCli(['exec', 'hi'], { env: environment.env, cwd: environment.workDir });
+    expect(first.code).toBe(1);
+    const withKey = { ...environment.env, OV_TEST_KEY: 'sk-exported-later' };
+    const second = await runCli(['exec', 'hi'], { env: withKey, cwd: environment.workDir });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain('does not have OV_TEST_KEY');
+    expect(second.stderr).toContain('openvaala server restart');
+    expect(environment.mock.requests).toHaveLength(0);
+
+    const before = readServerInfo(serverInfoFile(environment.paths))?.pid;
+    const restarted = await runCli(['server', 'restart'], { env: withKey });
+    expect(restarted.code).toBe(0);
+    const after = readServerInfo(serverInfoFile(environment.paths))?.pid;
+    expect(after).not.toBe(before);
+    const third = await runCli(['exec', 'hi'], { env: withKey, cwd: environment.workDir });
+    expect(third.code).toBe(0);
+    expect(authorizationOf(environment.mock.requests[0])).toBe('Bearer sk-exported-later');
+  });
+
+  it('exec --config-dir never uses a server running with another configuration directory', async () => {
+    environment = await createTestEnvironment(`responses:\n  - text: "wrong server"\n`);
+    serve = await startServe(environment);
+    const otherConfig = path.join(environment.root, 'other-config');
+    const result = await runCli(['exec', '--config-dir', otherConfig, 'hi'], { env: environment.env, cwd: environment.workDir });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`uses configuration directory ${environment.paths.configDir}, not ${otherConfig}`);
+    expect(environment.mock.requests).toHaveLength(0);
+    // The same directory given explicitly is fine.
+    expect((await runCli(['exec', '--config-dir', environment.paths.configDir, 'hi'], { env: environment.env, cwd: environment.workDir })).code).toBe(0);
+  });
+});
+
+describe('openvaala server', { timeout: 120_000 }, () => {
+  it('status says whether a server runs and with which directories; stop and restart act on it', async () => {
+    environment = await createTestEnvironment('responses: []\n');
+    const none = await runCli(['server', 'status'], { env: environment.env });
+    expect(none.code).toBe(3);
+    expect(none.stdout).toContain('no runtime server runs');
+    expect((await runCli(['server', 'stop'], { env: environment.env })).code).toBe(0);
+
+    const restarted = await runCli(['server', 'restart'], { env: environment.env });
+    expect(restarted.code).toBe(0);
+    const info = readServerInfo(serverInfoFile(environment.paths));
+    const status = await runCli(['server', 'status'], { env: environment.env });
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(`pid ${info?.pid}`);
+    expect(status.stdout).toContain(environment.paths.configDir);
+    expect(status.stdout).toContain(environment.paths.dataDir);
+    expect(status.stdout).toContain('work running:            no');
+    expect((await runCli(['server', 'stop'], { env: environment.env })).code).toBe(0);
+    expect(processGone(info!.pid)).toBe(true);
+  });
+});
+
+describe('openvaala conversations', { timeout: 120_000 }, () => {
+  it('lists, searches and shows conversations; exec --resume refuses an unknown id', async () => {
+    environment = await createTestEnvironment(`
+responses:
+  - text: "The parser is fixed."
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo from-the-tool" } }]
+  - text: "The docs are updated."
+`);
+    serve = await startServe(environment);
+    const options = { env: environment.env, cwd: environment.workDir };
+    expect((await runCli(['exec', 'fix the parser'], options)).code).toBe(0);
+    expect((await runCli(['exec', 'update the documentation'], options)).code).toBe(0);
+    const listed = await runCli(['conversations', 'list', '--json'], options);
+    const conversations = JSON.parse(listed.stdout) as { id: string }[];
+    expect(conversations).toHaveLength(2);
+
+    const found = await runCli(['conversations', 'search', 'parser'], options);
+    expect(found.code).toBe(0);
+    expect(found.stdout).toContain(conversations[1]!.id);
+    expect(found.stdout).not.toContain(conversations[0]!.id);
+    const nothing = await runCli(['conversations', '--query', 'zebra'], options);
+    expect(nothing.stderr).toContain('no conversation matches');
+
+    const shown = await runCli(['conversations', 'show', 'last'], options);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('› update the documentation');
+    expect(shown.stdout).toContain('▸ exec_command');
+    expect(shown.stdout).toContain('from-the-tool');
+    expect(shown.stdout).toContain('The docs are updated.');
+    expect(shown.stderr).toContain(`openvaala exec --resume ${conversations[0]!.id}`);
+
+    const unknown = await runCli(['exec', '--resume', 'conv_nope', 'hi'], options);
+    expect(unknown.code).toBe(64);
+    expect(unknown.stderr).toContain('there is no conversation "conv_nope"');
+    const missing = await runCli(['conversations', 'show', 'conv_nope'], options);
+    expect(missing.code).toBe(64);
+  });
+
+  it('exec --resume ID continues that conversation, not the latest', async () => {
+    environment = await createTestEnvironment(`
+responses:
+  - text: "one"
+  - text: "two"
+  - text: "three"
+`);
+    serve = await startServe(environment);
+    const options = { env: environment.env, cwd: environment.workDir };
+    const first = await runCli(['exec', 'alpha task'], options);
+    const firstId = /conversation (conv_\w+)/.exec(first.stderr)?.[1];
+    expect(firstId).toBeDefined();
+    expect((await runCli(['exec', 'beta task'], options)).code).toBe(0);
+    const resumed = await runCli(['exec', '--resume', firstId!, 'alpha again'], options);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toContain(`conversation ${firstId}`);
+    const third = JSON.stringify(environment.mock.requests[2]?.body);
+    expect(third).toContain('alpha task');
+    expect(third).not.toContain('beta task');
+  });
+});
+
+describe('exec --cwd on another executor', { timeout: 120_000 }, () => {
+  it('is refused before any turn, naming the executor and the path', async () => {
+    environment = await createTestEnvironment(`responses:\n  - text: "should not run"\n`);
+    writeFileSync(path.join(environment.paths.configDir, 'executors.yaml'), 'executors:\n  sandbox:\n    kind: virtual\n');
+    serve = await startServe(environment);
+    const result = await runCli(['exec', '--executor', 'sandbox', '--cwd', '/no/such/dir', 'hi'], { env: environment.env, cwd: environment.workDir });
+    expect(result.code).toBe(64);
+    expect(result.stderr).toContain('cwd /no/such/dir does not exist on executor "sandbox"');
+    expect(environment.mock.requests).toHaveLength(0);
+  });
+});
