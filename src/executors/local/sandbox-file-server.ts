@@ -55,7 +55,8 @@ export function sandboxFileServerMain(load: (id: string) => unknown): void {
   const codeOf = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
 
   // Replaces the file in one step (temporary file in the same directory, then rename), so a
-  // reader never sees half a file; the old file's mode is kept, a new one gets 0666 & ~umask.
+  // reader never sees half a file; the old file's mode (and, as root, owner) is kept, a new
+  // one gets 0666 & ~umask.
   const writeAtomically = async (target: string, data: Buffer): Promise<void> => {
     let destination = target;
     try {
@@ -63,12 +64,13 @@ export function sandboxFileServerMain(load: (id: string) => unknown): void {
     } catch {
       // A file about to be created: written at its own path.
     }
-    let mode: number | undefined;
+    let previous: import('node:fs').Stats | undefined;
     try {
-      mode = (await files.stat(destination)).mode & 0o7777;
+      previous = await files.stat(destination);
     } catch {
-      mode = undefined;
+      previous = undefined;
     }
+    const mode = previous !== undefined ? previous.mode & 0o7777 : undefined;
     temporaryCounter += 1;
     const temporary = path.join(path.dirname(destination), `.${path.basename(destination)}.${process.pid}-${temporaryCounter}.tmp`);
     const handle = await files.open(temporary, 'wx', mode ?? 0o666);
@@ -76,6 +78,8 @@ export function sandboxFileServerMain(load: (id: string) => unknown): void {
       try {
         await handle.writeFile(data);
         if (mode !== undefined) await handle.chmod(mode);
+        // Only root may give a file away; others keep their own ownership, as an in-place write would.
+        if (previous !== undefined && process.getuid?.() === 0) await handle.chown(previous.uid, previous.gid);
         await handle.sync();
       } finally {
         await handle.close();
