@@ -80,7 +80,7 @@ export function sandboxFileServerMain(load: (id: string) => unknown): void {
         if (mode !== undefined) await handle.chmod(mode);
         // Only root may give a file away; others keep their own ownership, as an in-place write would.
         if (previous !== undefined && process.getuid?.() === 0) await handle.chown(previous.uid, previous.gid);
-        await handle.sync();
+        await handle.datasync();
       } finally {
         await handle.close();
       }
