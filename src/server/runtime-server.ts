@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { dataDirServerInfoFile, resolvePaths, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
 import { loadConfiguration } from '../config/configuration.js';
-import { createExecutors } from '../config/executors.js';
+import { createExecutors, environmentReferences } from '../config/executors.js';
 import { ConversationStore } from '../dao/conversation-store.js';
 import { SqliteConversationSearchIndex } from '../dao/sqlite-conversation-search-index.js';
 import type { Logger } from '../logger.js';
@@ -98,8 +98,13 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       hooks: configuration.hooks,
       skillsDirectory: path.join(paths.configDir, 'skills'),
       logger,
-      // Sandboxed executors must never see the server's own directories (its token is there).
-      executors: createExecutors(configuration.executors, { baseDirectory: paths.configDir, protectedDirectories: [paths.configDir, paths.dataDir, paths.stateDir] }),
+      // Sandboxed executors must never see the server's own directories (its token is there),
+      // and no command gets a variable the configuration reads a secret from (env:NAME).
+      executors: createExecutors(configuration.executors, {
+        baseDirectory: paths.configDir,
+        protectedDirectories: [paths.configDir, paths.dataDir, paths.stateDir],
+        secretVariables: environmentReferences(configuration),
+      }),
       tools: environmentTools(),
     });
     applyConfiguration(runtime, configuration);
