@@ -43,8 +43,8 @@ export function sandboxFileServerMain(load: (id: string) => unknown): void {
   const fs = load('node:fs') as typeof import('node:fs');
   const path = load('node:path') as typeof import('node:path');
   const readline = load('node:readline') as typeof import('node:readline');
+  const crypto = load('node:crypto') as typeof import('node:crypto');
   const files = fs.promises;
-  let temporaryCounter = 0;
 
   const kindOf = (entry: import('node:fs').Stats | import('node:fs').Dirent): string => {
     if (entry.isSymbolicLink()) return 'symlink';
@@ -71,8 +71,8 @@ export function sandboxFileServerMain(load: (id: string) => unknown): void {
       previous = undefined;
     }
     const mode = previous !== undefined ? previous.mode & 0o7777 : undefined;
-    temporaryCounter += 1;
-    const temporary = path.join(path.dirname(destination), `.${path.basename(destination)}.${process.pid}-${temporaryCounter}.tmp`);
+    // Random, not a pid: every sandbox has its own PID namespace, so two file servers share pids.
+    const temporary = path.join(path.dirname(destination), `.${path.basename(destination)}.${crypto.randomBytes(6).toString('hex')}.tmp`);
     const handle = await files.open(temporary, 'wx', mode ?? 0o666);
     try {
       try {
