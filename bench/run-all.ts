@@ -1,10 +1,11 @@
 /**
  * `npm run bench`: every benchmark, one after the other — storage (`storage.ts`), a
- * 100-step `openvaala exec` turn (`exec-steps.ts`), then `apply_patch` on files up to
- * 50 MB (`apply-patch.ts`).
+ * 100-step `openvaala exec` turn (`exec-steps.ts`), `apply_patch` on files up to 50 MB
+ * (`apply-patch.ts`), then sandboxed file operations (`sandbox-files.ts`).
  */
 import { runApplyPatchBenchmark } from './apply-patch.js';
 import { runExecStepsBenchmark } from './exec-steps.js';
+import { runSandboxFilesBenchmark } from './sandbox-files.js';
 import { runStorageBenchmark } from './storage.js';
 
 try {
@@ -14,6 +15,8 @@ try {
   await runExecStepsBenchmark();
   console.log('\n== apply_patch on large files');
   await runApplyPatchBenchmark();
+  console.log('\n== sandboxed file operations');
+  await runSandboxFilesBenchmark();
 } catch (error) {
   console.error((error as Error).stack ?? String(error));
   process.exit(1);

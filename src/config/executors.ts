@@ -147,6 +147,33 @@ export interface CreateExecutorsOptions {
    * of `resolvePaths`). The home directory is emptied in the sandbox as well.
    */
   protectedDirectories?: string[];
+  /**
+   * Names of environment variables holding secrets (see `environmentReferences`): local
+   * executors never pass them to commands, whatever their names look like.
+   */
+  secretVariables?: string[];
+}
+
+/**
+ * Every variable name a loaded configuration reads with `env:NAME` (provider keys, MCP
+ * servers' env and headers…), found by walking all its string values.
+ * @param configuration any parsed configuration value
+ * @returns the names, each once, in order of discovery
+ */
+export function environmentReferences(configuration: unknown): string[] {
+  const names = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (typeof value === 'string') {
+      const match = /^env:([A-Za-z_][A-Za-z0-9_]*)$/.exec(value);
+      if (match?.[1] !== undefined) names.add(match[1]);
+    } else if (Array.isArray(value)) {
+      for (const item of value) visit(item);
+    } else if (value !== null && typeof value === 'object') {
+      for (const item of Object.values(value)) visit(item);
+    }
+  };
+  visit(configuration);
+  return [...names];
 }
 
 /** `~` and `~/x` → home; relative → under the base directory; absolute stays. */
@@ -162,7 +189,7 @@ function createExecutor(name: string, config: ExecutorConfig, options: Required<
     case 'local':
       return new LocalExecutor({
         name,
-        ...(config.environment !== undefined ? { environment: config.environment } : {}),
+        environment: { ...config.environment, secretNames: options.secretVariables },
         ...(config.sandbox !== undefined
           ? {
               sandbox: config.sandbox,
@@ -215,6 +242,7 @@ export function createExecutors(config: ExecutorsFile, options: CreateExecutorsO
     baseDirectory,
     homeDirectory: options.homeDirectory ?? os.homedir(),
     environment,
+    secretVariables: options.secretVariables ?? [],
     protectedDirectories: options.protectedDirectories ?? [...(options.baseDirectory !== undefined ? [baseDirectory] : []), defaults.configDir, defaults.dataDir, defaults.stateDir],
   };
   const executors = new Map<string, Executor>();

@@ -53,6 +53,11 @@ export interface EnvironmentPolicy {
   include?: readonly string[];
   /** Patterns of variables removed besides the default secret patterns (`["*"]` removes all but `include`). */
   exclude?: readonly string[];
+  /**
+   * Exact names of variables known to hold secrets (those the configuration reads with
+   * `env:NAME`, e.g. a provider's API key), removed like the default patterns.
+   */
+  secretNames?: readonly string[];
 }
 
 type Matcher = (name: string) => boolean;
@@ -82,7 +87,9 @@ export class CommandEnvironment {
       if (pattern.trim() === '') throw new Error('environment patterns must not be empty');
     }
     this.included = matcher(policy.include ?? []);
-    this.excluded = matcher([...DEFAULT_SECRET_PATTERNS, ...(policy.exclude ?? [])]);
+    const excludedNames = new Set(policy.secretNames ?? []);
+    const excludedPatterns = matcher([...DEFAULT_SECRET_PATTERNS, ...(policy.exclude ?? [])]);
+    this.excluded = (name) => excludedNames.has(name) || excludedPatterns(name);
   }
 
   /** Whether a variable of the server's environment is passed to commands. */

@@ -8,7 +8,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { updateConfigurationFiles, type ConfigurationChange } from '../config/config-writer.js';
 import { loadConfiguration, type Configuration } from '../config/configuration.js';
-import { createExecutors, DEFAULT_EXECUTOR_NAME, type ExecutorConfig, type ExecutorsFile } from '../config/executors.js';
+import { createExecutors, DEFAULT_EXECUTOR_NAME, environmentReferences, type ExecutorConfig, type ExecutorsFile } from '../config/executors.js';
 import type { Executor } from '../executors/executor.js';
 import type { Logger } from '../logger.js';
 import { ModelRegistry } from '../models/model-registry.js';
@@ -34,6 +34,11 @@ export interface ConfigurationTargets {
   allowedOrigins?: string[];
   /** Origins given on the command line, allowed whatever `server.yaml` says. */
   extraOrigins?: readonly string[];
+  /**
+   * Directories sandboxed executors must never show (the server's config, data and state
+   * directories: its token is there); every executor built on a reload gets them too.
+   */
+  protectedDirectories?: readonly string[];
 }
 
 /** The implicit `local` entry when `executors.yaml` does not define it. */
@@ -44,17 +49,28 @@ function executorEntry(file: ExecutorsFile | undefined, name: string): string | 
   return entry === undefined ? undefined : JSON.stringify(entry);
 }
 
+/** True when both configurations read secrets from the same environment variables. */
+function sameSecrets(previous: Configuration | undefined, next: Configuration): boolean {
+  return previous !== undefined && environmentReferences(previous).join('\n') === environmentReferences(next).join('\n');
+}
+
 /**
  * Builds the executors of `next`, reusing the runtime's instance of every executor whose entry
  * did not change (so its SSH connection or in-memory files survive the reload).
  * @throws Error naming the executor when an entry cannot be built
  */
-function buildExecutors(runtime: Runtime, previous: ExecutorsFile | undefined, next: ExecutorsFile, configDir: string): Map<string, Executor> {
-  const fresh = createExecutors(next, { baseDirectory: configDir });
+function buildExecutors(runtime: Runtime, previous: Configuration | undefined, next: Configuration, targets: ConfigurationTargets): Map<string, Executor> {
+  // The same options as at start: hidden server directories, and no command gets a variable
+  // the configuration reads a secret from (env:NAME).
+  const fresh = createExecutors(next.executors, {
+    baseDirectory: targets.configDir,
+    ...(targets.protectedDirectories ? { protectedDirectories: [...targets.protectedDirectories] } : {}),
+    secretVariables: environmentReferences(next),
+  });
   const result = new Map<string, Executor>();
   for (const [name, executor] of fresh) {
     const current = runtime.findExecutor(name);
-    const unchanged = current !== undefined && executorEntry(previous, name) === executorEntry(next, name);
+    const unchanged = current !== undefined && executorEntry(previous?.executors, name) === executorEntry(next.executors, name) && sameSecrets(previous, next);
     result.set(name, unchanged ? current : executor);
     // Nothing connects before first use, so the unused fresh instance holds nothing to close.
   }
@@ -75,7 +91,7 @@ function buildExecutors(runtime: Runtime, previous: ExecutorsFile | undefined, n
  * @returns a function that puts the configuration in force and returns the notes for `config/updated`
  */
 export function prepareConfiguration(runtime: Runtime, configuration: Configuration, targets: ConfigurationTargets, previous?: Configuration): () => string[] {
-  const executors = buildExecutors(runtime, previous?.executors, configuration.executors, targets.configDir);
+  const executors = buildExecutors(runtime, previous, configuration, targets);
   const models = new ModelRegistry(configuration.providers, { configDir: targets.configDir });
   return () => {
     const notes: string[] = [];

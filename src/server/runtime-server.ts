@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { dataDirServerInfoFile, resolvePaths, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
 import { loadConfiguration } from '../config/configuration.js';
-import { createExecutors } from '../config/executors.js';
+import { createExecutors, environmentReferences } from '../config/executors.js';
 import { CONVERSATIONS_PATH, ConversationStore } from '../dao/conversation-store.js';
 import { recoverStaleTurns } from '../dao/turn-recovery.js';
 import { SqliteConversationSearchIndex } from '../dao/sqlite-conversation-search-index.js';
@@ -121,14 +121,19 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       hooks: configuration.hooks,
       skillsDirectory: path.join(paths.configDir, 'skills'),
       logger,
-      // Sandboxed executors must never see the server's own directories (its token is there).
-      executors: createExecutors(configuration.executors, { baseDirectory: paths.configDir, protectedDirectories: [paths.configDir, paths.dataDir, paths.stateDir] }),
+      // Sandboxed executors must never see the server's own directories (its token is there),
+      // and no command gets a variable the configuration reads a secret from (env:NAME).
+      executors: createExecutors(configuration.executors, {
+        baseDirectory: paths.configDir,
+        protectedDirectories: [paths.configDir, paths.dataDir, paths.stateDir],
+        secretVariables: environmentReferences(configuration),
+      }),
       tools: environmentTools(),
     });
     // Limits given by the caller (tests, embedding) win over server.yaml, also after a reload;
     // the HTTP server reads the origins array on every upgrade, so a reload refills it in place.
     const allowedOrigins: string[] = [];
-    const targets = { configDir: paths.configDir, limits: options.limits, allowedOrigins, extraOrigins: options.allowedOrigins ?? [] };
+    const targets = { configDir: paths.configDir, limits: options.limits, allowedOrigins, extraOrigins: options.allowedOrigins ?? [], protectedDirectories: [paths.configDir, paths.dataDir, paths.stateDir] };
     applyConfiguration(runtime, configuration, targets, configuration);
     const connections = new Set<RpcConnection>();
     const config = new ConfigService(targets, configuration, runtime, logger, (status) => {

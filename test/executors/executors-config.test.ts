@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createExecutors, EXECUTORS_FILE, loadExecutorsFile, parseExecutorsFile } from '../../src/config/executors.js';
+import { resolvePaths } from '../../src/config/paths.js';
 import { ConfigError } from '../../src/config/yaml-file.js';
 import { LocalExecutor } from '../../src/executors/local/local-executor.js';
 import { SshExecutor } from '../../src/executors/ssh/ssh-executor.js';
@@ -88,7 +89,15 @@ describe('createExecutors', () => {
     const executors = createExecutors(parseExecutorsFile('executors.yaml', FULL), { baseDirectory: configDir, homeDirectory: home, environment: {} });
     expect([...executors.keys()]).toEqual(['local', 'sandboxed', 'build-box', 'scratch']);
     const sandboxed = executors.get('sandboxed') as LocalExecutor;
-    expect(sandboxed.sandbox).toEqual({ network: true, writablePaths: [path.join(configDir, 'cache'), path.join(home, '.npm')] });
+    const defaults = resolvePaths({}, {});
+    expect(sandboxed.sandbox).toEqual({
+      network: true,
+      writablePaths: [path.join(configDir, 'cache'), path.join(home, '.npm')],
+      readablePaths: [],
+      // The server's own directories are never shown to the sandbox; the home is emptied.
+      hiddenPaths: [configDir, defaults.configDir, defaults.dataDir, defaults.stateDir],
+      homeDirectory: home,
+    });
     const box = executors.get('build-box') as SshExecutor;
     expect(box).toBeInstanceOf(SshExecutor);
     expect(box.target).toMatchObject({
@@ -118,6 +127,12 @@ describe('createExecutors', () => {
 
   it('lets the file configure the local executor itself', () => {
     const config = parseExecutorsFile('executors.yaml', 'executors:\n  local: { kind: local, sandbox: bwrap }\n');
-    expect((createExecutors(config).get('local') as LocalExecutor).sandbox).toEqual({ network: false, writablePaths: [] });
+    expect((createExecutors(config, { protectedDirectories: ['/srv/openvaala'], homeDirectory: '/home/someone' }).get('local') as LocalExecutor).sandbox).toEqual({
+      network: false,
+      writablePaths: [],
+      readablePaths: [],
+      hiddenPaths: ['/srv/openvaala'],
+      homeDirectory: '/home/someone',
+    });
   });
 });

@@ -22,6 +22,8 @@ let paths: { configDir: string; dataDir: string; stateDir: string };
 let server: RunningServer;
 let sandboxed: Executor;
 const previousHome = process.env.HOME;
+/** A provider key under a name that looks like no credential: known only through providers.yaml. */
+const PROVIDER_KEY = 'provider-key-9b8a7c';
 
 beforeAll(async () => {
   requireExecutable('bwrap', 'bubblewrap');
@@ -32,10 +34,11 @@ beforeAll(async () => {
   workspaceRoot = path.join(home, 'project');
   for (const directory of [...Object.values(paths), workspaceRoot]) await mkdir(directory, { recursive: true });
   await writeFile(path.join(home, '.netrc'), 'machine example.org password home-secret\n');
-  await writeFile(path.join(paths.configDir, 'providers.yaml'), 'providers:\n  mock: { kind: openai, baseURL: http://127.0.0.1:9/v1, apiKey: config-secret }\ndefaultModel: mock/model\n');
+  await writeFile(path.join(paths.configDir, 'providers.yaml'), 'providers:\n  mock: { kind: openai, baseURL: http://127.0.0.1:9/v1, apiKey: env:OPENVAALA_ISOLATION_AUTH }\ndefaultModel: mock/model\n');
   await writeFile(path.join(paths.configDir, 'executors.yaml'), 'executors:\n  sandboxed: { kind: local, sandbox: bwrap, network: true }\n');
   // The server takes the home to empty from the environment, as `openvaala serve` does.
   process.env.HOME = home;
+  process.env.OPENVAALA_ISOLATION_AUTH = PROVIDER_KEY;
   server = await startRuntimeServer({ paths, port: 0, logger: createLogger('silent') });
   sandboxed = server.runtime.findExecutor('sandboxed') as Executor;
 });
@@ -43,6 +46,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
   process.env.HOME = previousHome;
+  delete process.env.OPENVAALA_ISOLATION_AUTH;
   if (root) await rm(root, { recursive: true, force: true });
 });
 
@@ -57,7 +61,7 @@ describe('a sandboxed command with network: true', () => {
     for (const file of files) expect(existsSync(file)).toBe(true);
     const output = await runSandboxed(`for f in ${files.join(' ')}; do cat "$f" >/dev/null 2>&1 && echo "READ $f"; done; echo "files in home: $(find ${home} -path ${workspaceRoot} -prune -o -type f -print | tr '\\n' ' ')"; grep -rl -e secret -e token: ${home} 2>/dev/null | grep -v '^${workspaceRoot}' ; echo done`);
     expect(output).not.toContain('READ');
-    expect(output).not.toMatch(/openvaala|\.netrc|config-secret/);
+    expect(output).not.toMatch(/openvaala|\.netrc|OPENVAALA_ISOLATION_AUTH/);
     // Nothing but the workspace is left in the emptied home (and the empty mount points of the hidden directories).
     expect(output).toContain('files in home: \n');
     expect(output).toContain('done');
@@ -79,5 +83,16 @@ describe('a sandboxed command with network: true', () => {
     expect(output).toContain('health=200');
     expect(output).toContain('api=401');
     expect(output).not.toContain(server.token);
+  });
+});
+
+describe('commands of the server', () => {
+  it('never get a variable the configuration reads a secret from, sandboxed or not', async () => {
+    for (const name of ['sandboxed', 'local']) {
+      const executor = server.runtime.findExecutor(name) as Executor;
+      const result = await executor.run({ command: 'env', cwd: workspaceRoot, workspaceRoot, timeoutMs: 20_000, maxOutputBytes: 256 * 1024 });
+      expect(result.output).toMatch(/^PATH=/m);
+      expect(result.output, name).not.toContain(PROVIDER_KEY);
+    }
   });
 });

@@ -23,29 +23,20 @@ const REASONS: Record<string, string> = {
   EPERM: 'operation not permitted',
   EEXIST: 'already exists',
   ELOOP: 'too many levels of symbolic links',
-  EROFS: 'read-only file system',
 };
 
 /**
  * Rewrites a Node.js file error so that its message always names the path (Node omits it for
  * some operations, e.g. reading a directory) and keeps the error code for callers.
- * @param action what was attempted (`read`, `write`…)
- * @param filePath the path operated on
- * @param error the original error; its `code` (`ENOENT`…) picks the reason and is kept
- * @returns `cannot ACTION PATH: REASON (CODE)`, with `code` set
  */
-export function describeFailure(action: string, filePath: string, error: unknown): Error {
+function describeFailure(action: string, filePath: string, error: unknown): Error {
   const code = errorCode(error);
   const reason = (code !== undefined ? REASONS[code] : undefined) ?? (error as Error).message;
   const failure = new Error(`cannot ${action} ${filePath}: ${reason}${code !== undefined ? ` (${code})` : ''}`, { cause: error });
   return Object.assign(failure, { code });
 }
 
-/**
- * Refuses a relative path: executor file systems take absolute paths only.
- * @throws Error naming the path
- */
-export function requireAbsolute(filePath: string): void {
+function requireAbsolute(filePath: string): void {
   if (!path.posix.isAbsolute(filePath)) throw new Error(`path must be absolute, got "${filePath}"`);
 }
 

@@ -43,8 +43,8 @@ export function sandboxFileServerMain(load: (id: string) => unknown): void {
   const fs = load('node:fs') as typeof import('node:fs');
   const path = load('node:path') as typeof import('node:path');
   const readline = load('node:readline') as typeof import('node:readline');
+  const crypto = load('node:crypto') as typeof import('node:crypto');
   const files = fs.promises;
-  let temporaryCounter = 0;
 
   const kindOf = (entry: import('node:fs').Stats | import('node:fs').Dirent): string => {
     if (entry.isSymbolicLink()) return 'symlink';
@@ -55,7 +55,8 @@ export function sandboxFileServerMain(load: (id: string) => unknown): void {
   const codeOf = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
 
   // Replaces the file in one step (temporary file in the same directory, then rename), so a
-  // reader never sees half a file; the old file's mode is kept, a new one gets 0666 & ~umask.
+  // reader never sees half a file; the old file's mode (and, as root, owner) is kept, a new
+  // one gets 0666 & ~umask.
   const writeAtomically = async (target: string, data: Buffer): Promise<void> => {
     let destination = target;
     try {
@@ -63,20 +64,23 @@ export function sandboxFileServerMain(load: (id: string) => unknown): void {
     } catch {
       // A file about to be created: written at its own path.
     }
-    let mode: number | undefined;
+    let previous: import('node:fs').Stats | undefined;
     try {
-      mode = (await files.stat(destination)).mode & 0o7777;
+      previous = await files.stat(destination);
     } catch {
-      mode = undefined;
+      previous = undefined;
     }
-    temporaryCounter += 1;
-    const temporary = path.join(path.dirname(destination), `.${path.basename(destination)}.${process.pid}-${temporaryCounter}.tmp`);
+    const mode = previous !== undefined ? previous.mode & 0o7777 : undefined;
+    // Random, not a pid: every sandbox has its own PID namespace, so two file servers share pids.
+    const temporary = path.join(path.dirname(destination), `.${path.basename(destination)}.${crypto.randomBytes(6).toString('hex')}.tmp`);
     const handle = await files.open(temporary, 'wx', mode ?? 0o666);
     try {
       try {
         await handle.writeFile(data);
         if (mode !== undefined) await handle.chmod(mode);
-        await handle.sync();
+        // Only root may give a file away; others keep their own ownership, as an in-place write would.
+        if (previous !== undefined && process.getuid?.() === 0) await handle.chown(previous.uid, previous.gid);
+        await handle.datasync();
       } finally {
         await handle.close();
       }

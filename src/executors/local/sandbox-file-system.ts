@@ -8,7 +8,6 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { DirectoryEntry, ExecutorFileSystem, FileKind, FileStat } from '../executor.js';
 import { sandboxMountArguments, sandboxNamespaceArguments, type BubblewrapPolicy } from './bubblewrap.js';
-import { describeFailure, requireAbsolute } from './local-file-system.js';
 import { sandboxFileServerSource, type SandboxFileOperation, type SandboxFileResponse } from './sandbox-file-server.js';
 
 /** A file server with no request for this long exits; the next request starts a new one, in ms. */
@@ -99,6 +98,25 @@ class FileServer {
   }
 }
 
+/** Reasons for the errno codes a file operation commonly fails with, as the local file system words them. */
+const REASONS: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  EISDIR: 'is a directory',
+  ENOTDIR: 'a parent is not a directory',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EEXIST: 'already exists',
+  ELOOP: 'too many levels of symbolic links',
+  EROFS: 'read-only file system',
+};
+
+/** `cannot ACTION PATH: REASON (CODE)`, keeping the errno `code` for callers. */
+function describeFailure(action: string, filePath: string, error: unknown): Error {
+  const code = (error as { code?: string } | undefined)?.code;
+  const reason = (code !== undefined ? REASONS[code] : undefined) ?? (error as Error).message;
+  return Object.assign(new Error(`cannot ${action} ${filePath}: ${reason}${code !== undefined ? ` (${code})` : ''}`, { cause: error }), { code });
+}
+
 function isInside(root: string, candidate: string): boolean {
   const relative = path.posix.relative(root, candidate);
   return relative === '' || (relative !== '..' && !relative.startsWith('../') && !path.posix.isAbsolute(relative));
@@ -143,7 +161,7 @@ export class SandboxFileSystem implements ExecutorFileSystem {
   }
 
   private async call(action: string, op: SandboxFileOperation, target: string, data?: string): Promise<unknown> {
-    requireAbsolute(target);
+    if (!path.posix.isAbsolute(target)) throw new Error(`path must be absolute, got "${target}"`);
     if (this.closed) throw new Error(`executor "${this.options.executorName}" is closed`);
     const root = this.rootOf(target);
     let server = this.servers.get(root);
