@@ -93,7 +93,7 @@ export class LiveConversation {
       const old = this.mcpClients;
       this.mcpServers = servers;
       this.mcpClients = this.createMcpClients();
-      void old.close();
+      old.close().catch((error: unknown) => this.runtime.logger?.warn({ conversationId: this.id, error: (error as Error).message }, 'closing the previous MCP clients failed'));
     }
     return this.mcpClients;
   }

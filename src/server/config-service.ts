@@ -57,7 +57,7 @@ function buildExecutors(runtime: Runtime, previous: ExecutorsFile | undefined, n
     const unchanged = current !== undefined && executorEntry(previous, name) === executorEntry(next, name);
     result.set(name, unchanged ? current : executor);
     // Nothing connects before first use, so an unused fresh instance holds nothing; closed for form.
-    if (unchanged) void executor.close();
+    if (unchanged) executor.close().catch(() => undefined);
   }
   return result;
 }
