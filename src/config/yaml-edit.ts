@@ -69,8 +69,11 @@ function rangeOf(node: unknown): [number, number, number] | undefined {
 function replaceValue(text: string, node: unknown, entry: string): string | undefined {
   const range = rangeOf(node);
   if (!range) return undefined;
-  const empty = range[0] === range[1];
-  return splice(text, range[0], range[1], empty ? ` ${entry}` : entry);
+  // A block collection's range runs on to the line break (and blank lines) after it, which stay.
+  let end = range[1];
+  while (end > range[0] && /[\r\n ]/.test(text[end - 1] ?? '')) end--;
+  const empty = range[0] === end;
+  return splice(text, range[0], end, empty ? ` ${entry}` : entry);
 }
 
 /** Inserts an entry (`key: value`, or a sequence item's value) at the end of a collection. */
@@ -87,8 +90,9 @@ function appendTo(text: string, collection: Node, entry: string, eol: string, is
   }
   const first = items[0];
   const firstStart = isSequence ? range[0] : rangeOf((first as Pair | undefined)?.key)?.[0];
-  if (firstStart === undefined || !startsLine(text, firstStart)) return undefined;
-  const indent = text.slice(lineStart(text, firstStart), firstStart);
+  // The first entry may follow the `- ` of the sequence item holding the mapping: same column.
+  if (firstStart === undefined || !/^[ -]*$/.test(text.slice(lineStart(text, firstStart), firstStart))) return undefined;
+  const indent = ' '.repeat(firstStart - lineStart(text, firstStart));
   const end = lineEnd(text, Math.max(range[1] - 1, firstStart));
   const needsBreak = end === text.length && !text.endsWith('\n');
   return splice(text, end, end, `${needsBreak ? eol : ''}${indent}${isSequence ? '- ' : ''}${entry}${eol}`);

@@ -75,6 +75,22 @@ describe('editing YAML text in place', () => {
   });
 });
 
+describe('editing nested values in place', () => {
+  const AGENTS = 'agents:\n  default:\n    approvals:\n      rules:\n        - tool: exec_command   # keep\n          decision: ask\n        - { tool: x, decision: deny }\n  other:\n    maxSteps: 3\n';
+
+  it('replaces a block mapping by a flow one, keeping the lines around it', () => {
+    expect(editYamlText(AGENTS, ['agents', 'default', 'approvals'], { value: { default: 'ask' } })).toBe(
+      'agents:\n  default:\n    approvals:\n      { default: ask }\n  other:\n    maxSteps: 3\n',
+    );
+  });
+
+  it('adds a key to a mapping that is a list item, at the column of its first key', () => {
+    expect(editYamlText(AGENTS, ['agents', 'default', 'approvals', 'rules', 0, 'match'], { value: { command: ['git push*'] } })).toBe(
+      AGENTS.replace('          decision: ask\n', '          decision: ask\n          match: { command: [ git push* ] }\n'),
+    );
+  });
+});
+
 describe('config/update on the files', () => {
   let directory: string | undefined;
   afterEach(() => {
