@@ -100,7 +100,7 @@ export interface ValueTextRules {
  * server started through `sh -c`) are expanded by the shell, so `$VAR` is right there.
  */
 export const VALUE_TEXT_RULES: Record<string, ValueTextRules> = {
-  'providers.yaml': { verbatim: [], envReferences: ['providers.*.apiKey', 'providers.*.headers.*'] },
+  'providers.yaml': { verbatim: [], envReferences: ['providers.*.apiKey'] },
   'agents.yaml': { verbatim: ['agents.*.instructions', 'agents.*.approvals.rules.*.match.*', 'agents.*.approvals.rules.*.match.*.*'], envReferences: [] },
   'mcp.yaml': { verbatim: [], envReferences: ['servers.*.env.*', 'servers.*.headers.*'] },
   'hooks.yaml': { verbatim: ['hooks.*.*.command', 'hooks.*.*.matcher'], envReferences: [] },
@@ -166,7 +166,7 @@ export function expansionProblems(fileName: string, values: StringValue[]): Text
       keyPath,
       message: acceptsEnv(slashPath)
         ? `"${found.written}" is not expanded: to read the environment variable, write the whole value as env:${name}`
-        : `"${found.written}" is not expanded: configuration values are taken literally, and only ${rules.envReferences.length > 0 ? rules.envReferences.join(', ') : 'secret values (providers.yaml apiKey and headers, mcp.yaml env and headers)'} accept a whole-value env:NAME reference; write the value itself`,
+        : `"${found.written}" is not expanded: configuration values are taken literally, and only ${rules.envReferences.length > 0 ? rules.envReferences.join(', ') : 'secret values (providers.yaml apiKey, mcp.yaml env and headers)'} accept a whole-value env:NAME reference; write the value itself`,
     });
   }
   return problems;

@@ -1,11 +1,14 @@
 /**
- * Writes configuration the way SPEC §8 asks: edit the YAML files (keeping comments and key
- * order, through the `yaml` library's document API), load the result, and restore the old
- * files byte for byte if that load fails.
+ * Writes configuration the way SPEC §8 asks: edit the YAML files (changing only the text of
+ * the edited values, so comments, blank lines, line endings, indentation and quoting of
+ * everything else stay byte for byte; see `yaml-edit.ts`), load the result, and restore the
+ * old files byte for byte if that load fails.
  */
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { isMap, parseDocument } from 'yaml';
+import { isMap, isScalar, parseDocument } from 'yaml';
+import { decodeConfigText } from './config-text.js';
+import { editYamlText } from './yaml-edit.js';
 import { CONFIGURATION_FILES, loadConfiguration, type Configuration, type ConfigurationFileKey } from './configuration.js';
 
 /** One change: set (or remove) the value at a key path of one file. */
@@ -64,19 +67,24 @@ export async function updateConfigurationFiles(configDir: string, changes: Confi
     const file = path.join(configDir, fileSpec.fileName);
     const original = await readIfExists(file);
     originals.set(key, original);
-    const document = parseDocument(original?.toString('utf8') ?? '');
+    const decoded = decodeConfigText(original ?? new Uint8Array());
+    const problem = decoded.problems[0];
+    if (problem) throw new ConfigurationUpdateError(`${file}:${problem.line}: cannot edit the file: ${problem.message}`);
+    let text = decoded.text;
+    const document = parseDocument(text);
     if (document.errors.length > 0) throw new ConfigurationUpdateError(`${file}: cannot edit a file that does not parse: ${document.errors[0]?.message}`);
-    if (!isMap(document.contents) && document.contents !== null) throw new ConfigurationUpdateError(`${file}: the top level must be a mapping`);
+    if (!isMap(document.contents) && document.contents !== null && !(isScalar(document.contents) && document.contents.value === null)) {
+      throw new ConfigurationUpdateError(`${file}: the top level must be a mapping`);
+    }
     for (const change of changes.filter((entry) => entry.file === key)) {
       if (change.path.length === 0) throw new ConfigurationUpdateError(`${file}: a change needs a key path`);
       try {
-        if (change.remove) document.deleteIn(change.path);
-        else document.setIn(change.path, change.value);
+        text = editYamlText(text, change.path, change);
       } catch (error) {
         throw new ConfigurationUpdateError(`${file}: ${change.path.join('.')}: ${(error as Error).message}`, { cause: error });
       }
     }
-    edited.set(key, document.toString());
+    edited.set(key, text);
   }
   for (const [key, text] of edited) await writeAtomically(path.join(configDir, CONFIGURATION_FILES[key].fileName), text);
   try {

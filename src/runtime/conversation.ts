@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { ConversationState, MetadataEntry } from '../dao/conversation-store.js';
 import type { Workspace } from '../executors/workspace.js';
 import { newId } from '../ids.js';
-import { McpClientManager } from '../mcp/client-manager.js';
+import { McpClientManager, type McpSettings } from '../mcp/client-manager.js';
 import type { AnyNotification, Conversation, Item, Session, StoredItem, Turn } from '../protocol/index.js';
 import { ApprovalBroker } from './approvals/broker.js';
 import { EventBus, type EventListener } from './event-bus.js';
@@ -50,7 +50,9 @@ export class LiveConversation {
   });
   private readonly turns = new Map<string, Turn>();
   /** The conversation's MCP clients (servers start on the first turn; see `LiveSession`). */
-  readonly mcp: McpClientManager;
+  private mcpClients: McpClientManager;
+  /** The server list the clients were made from, to tell when a reload changed it. */
+  private mcpServers: McpSettings['servers'] | undefined;
 
   /**
    * @param runtime the owning runtime (models, tools, store, limits)
@@ -69,8 +71,36 @@ export class LiveConversation {
       this.sessions.set(session.id, new LiveSession(this, session, sessionItems.get(session.id) ?? []));
     }
     for (const turn of stored.turns) this.turns.set(turn.id, turn);
-    const workspace = workspaces[0];
-    this.mcp = new McpClientManager(runtime.mcp, { workDirectory: workspace.root, workExecutor: workspace.executor.name, findExecutor: (name) => runtime.findExecutor(name) });
+    this.mcpServers = runtime.mcp?.servers;
+    this.mcpClients = this.createMcpClients();
+  }
+
+  private createMcpClients(): McpClientManager {
+    const workspace = this.workspaces[0];
+    return new McpClientManager(this.runtime.mcp, { workDirectory: workspace.root, workExecutor: workspace.executor.name, findExecutor: (name) => this.runtime.findExecutor(name) });
+  }
+
+  /** The conversation's MCP clients. */
+  get mcp(): McpClientManager {
+    return this.mcpClients;
+  }
+
+  /**
+   * The MCP clients for a turn that is starting in `session`. When a reload changed the MCP
+   * servers since the clients were made and no other session of the conversation is running,
+   * the old clients are stopped and new ones made from the configuration in force, so a
+   * reloaded `mcp.yaml` applies to open conversations from their next turn.
+   */
+  mcpForTurn(session: LiveSession): McpClientManager {
+    const servers = this.runtime.mcp?.servers;
+    const othersRunning = [...this.sessions.values()].some((other) => other !== session && other.isRunning);
+    if (servers !== this.mcpServers && !othersRunning) {
+      const old = this.mcpClients;
+      this.mcpServers = servers;
+      this.mcpClients = this.createMcpClients();
+      old.close().catch((error: unknown) => this.runtime.logger?.warn({ conversationId: this.id, error: (error as Error).message }, 'closing the previous MCP clients failed'));
+    }
+    return this.mcpClients;
   }
 
   /** Writes and announces a session's waiting approvals; a failed write is logged (the approval itself goes on). */
@@ -258,6 +288,6 @@ export class LiveConversation {
     await Promise.all([...this.sessions.values()].map((session) => session.idle()));
     await Promise.all([...this.sessions.values()].map((session) => session.commands.closeAll()));
     await this.metadataWrites.drain();
-    await this.mcp.close();
+    await this.mcpClients.close();
   }
 }

@@ -361,7 +361,7 @@ export class LiveSession {
       const runtime = this.conversation.runtime;
       // Taken once: a configuration reload during the turn applies from the next turn on.
       const definition = runtime.agentDefinition(this.state.agent);
-      const mcp = this.conversation.mcp;
+      const mcp = this.conversation.mcpForTurn(this);
       const baseTools = [...this.tools(), ...extensions.tools];
       const environment: AgentEnvironment = {
         model: runtime.models.resolve(this.state.model),

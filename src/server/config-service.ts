@@ -83,9 +83,9 @@ function buildExecutors(runtime: Runtime, previous: Configuration | undefined, n
  *
  * What applies when: models (the catalog from `providers.yaml`), agents, limits, hooks,
  * executors and allowed origins apply to everything started after the reload (a running turn
- * finishes with what it started with); MCP servers apply to conversations opened afterwards,
- * and conversations already open keep the servers (and executors) they use — the returned
- * notes say so when that is the case.
+ * finishes with what it started with); MCP servers apply to new conversations at once and to
+ * open ones from their next turn; conversations already open keep the executors their work
+ * location uses — the returned notes say so when that is the case.
  * @param previous the configuration in force (undefined at start)
  * @throws Error naming the executor when an `executors.yaml` entry cannot be built
  * @returns a function that puts the configuration in force and returns the notes for `config/updated`
@@ -111,7 +111,7 @@ export function prepareConfiguration(runtime: Runtime, configuration: Configurat
     const openConversations = runtime.openConversationCount;
     const changed = (key: keyof Configuration) => previous !== undefined && JSON.stringify(previous[key]) !== JSON.stringify(configuration[key]);
     if (changed('mcp') && openConversations > 0) {
-      notes.push('mcp.yaml: conversations already open keep the MCP servers they started with; conversations opened from now on (or after a server restart) use the new list');
+      notes.push('mcp.yaml: conversations already open switch to the new MCP servers at their next turn (a turn running now finishes with the old ones)');
     }
     if (changed('executors') && openConversations > 0) {
       notes.push('executors.yaml: conversations already open keep the executors they use; new conversations and work-location changes use the new definitions');

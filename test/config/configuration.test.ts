@@ -146,4 +146,32 @@ describe('the configuration directory', () => {
     expect(result.stderr).toContain(`${file('agents.yaml')}:2: agents.default.maxSteps:`);
     expect(result.stderr).toContain(`${file('server.yaml')}:1: allowedOrigins.0:`);
   });
+
+  it('keeps the instance of an executor whose entry did not change, and replaces a changed one', async () => {
+    await start();
+    writeFileSync(file('executors.yaml'), 'executors:\n  scratch: { kind: virtual }\n  spare: { kind: virtual }\n');
+    expect(await harness!.client.request('config/reload', {})).toEqual({ ok: true });
+    const runtime = harness!.server.runtime;
+    const scratch = runtime.findExecutor('scratch');
+    const spare = runtime.findExecutor('spare');
+    const local = runtime.findExecutor('local');
+    expect(scratch).toBeDefined();
+    writeFileSync(file('executors.yaml'), 'executors:\n  scratch: { kind: virtual }\n  spare: { kind: virtual, files: { a.txt: "a" } }\n');
+    expect(await harness!.client.request('config/reload', {})).toEqual({ ok: true });
+    expect(runtime.findExecutor('scratch')).toBe(scratch);
+    expect(runtime.findExecutor('local')).toBe(local);
+    expect(runtime.findExecutor('spare')).not.toBe(spare);
+    writeFileSync(file('executors.yaml'), 'executors: {}\n');
+    expect(await harness!.client.request('config/reload', {})).toEqual({ ok: true });
+    expect(runtime.findExecutor('scratch')).toBeUndefined();
+    expect(runtime.listExecutors().map((executor) => executor.name)).toEqual(['local']);
+  });
+
+  it('keeps limits given at start over server.yaml after a reload', async () => {
+    harness = await startInProcessServer('responses:\n  - text: "hello"\n', { providersYaml: PROVIDERS, limits: { maxStepsPerTurn: 3 } });
+    writeFileSync(file('server.yaml'), 'limits:\n  maxStepsPerTurn: 9\n  compactionThreshold: 0.5\n');
+    expect(await harness.client.request('config/reload', {})).toEqual({ ok: true });
+    expect(harness.server.runtime.limits.maxStepsPerTurn).toBe(3);
+    expect(harness.server.runtime.limits.compactionThreshold).toBe(0.5);
+  });
 });

@@ -98,7 +98,7 @@ describe('configuration reload in a running server', () => {
     writeFileSync(path.join(environment.paths.configDir, 'mcp.yaml'), 'servers:\n  tools: { transport: http, url: "http://127.0.0.1:9/mcp", enabled: false }\n');
     const withNotes = await client.request('config/reload', {});
     expect(withNotes.ok).toBe(true);
-    expect(withNotes.notes?.join('\n')).toMatch(/mcp\.yaml: conversations already open keep the MCP servers/);
+    expect(withNotes.notes?.join('\n')).toMatch(/mcp\.yaml: conversations already open switch to the new MCP servers at their next turn/);
 
     // agent: true without SSH_AUTH_SOCK cannot be built: the reload fails, and so does an update (files restored).
     const executorsFile = path.join(environment.paths.configDir, 'executors.yaml');

@@ -74,6 +74,6 @@ describe('the file system of a sandboxed executor', () => {
     await expect(executor.fs.readFile(workspaceRoot)).rejects.toThrow(/is a directory \(EISDIR\)/);
     await executor.fs.makeDirectory(path.join(workspaceRoot, 'made', 'deep'));
     await expect(executor.fs.removeFile(path.join(workspaceRoot, 'made'))).rejects.toThrow(/cannot remove .*made: is a directory \(EISDIR\)/);
-    expect(executor.fs.readFile('relative.txt')).rejects.toThrow('path must be absolute, got "relative.txt"');
+    await expect(executor.fs.readFile('relative.txt')).rejects.toThrow('path must be absolute, got "relative.txt"');
   });
 });
