@@ -1,12 +1,14 @@
 /**
  * `npm run bench`: every benchmark, one after the other — storage (`storage.ts`), a
  * 100-step `openvaala exec` turn (`exec-steps.ts`), `apply_patch` on files up to 50 MB
- * (`apply-patch.ts`), then sandboxed file operations (`sandbox-files.ts`).
+ * (`apply-patch.ts`), sandboxed file operations (`sandbox-files.ts`), then the output rules
+ * (`tool-output.ts`).
  */
 import { runApplyPatchBenchmark } from './apply-patch.js';
 import { runExecStepsBenchmark } from './exec-steps.js';
 import { runSandboxFilesBenchmark } from './sandbox-files.js';
 import { runStorageBenchmark } from './storage.js';
+import { runToolOutputBenchmark } from './tool-output.js';
 
 try {
   console.log('== storage');
@@ -17,6 +19,8 @@ try {
   await runApplyPatchBenchmark();
   console.log('\n== sandboxed file operations');
   await runSandboxFilesBenchmark();
+  console.log('\n== tool output');
+  await runToolOutputBenchmark();
 } catch (error) {
   console.error((error as Error).stack ?? String(error));
   process.exit(1);

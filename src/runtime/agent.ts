@@ -145,6 +145,14 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
       if (gate.refusal !== undefined) return { output: `${call.toolName}: not run: ${gate.refusal}`, isError: true };
       const effectiveCall = { ...call, arguments: gate.arguments };
       workspace = workspaceForCall(tool, effectiveCall.arguments, environment.workspace);
+      const toolContext: ToolContext = {
+        workspace: environment.workspace,
+        signal: environment.signal,
+        onOutput: (chunk) => environment.itemDelta(itemId, { output: chunk }),
+        ...(environment.commands ? { commands: environment.commands } : {}),
+      };
+      // A call naming an executor outside the work location fails in the tool without running: nothing to approve.
+      if (!workspace) return tool.invoke(effectiveCall.arguments, toolContext);
       let permission: { allowed: boolean; message?: string };
       try {
         permission = await environment.authorize(effectiveCall, gate.permission, workspace?.executor.name);
@@ -152,13 +160,8 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
         return { output: `${call.toolName}: not run: the turn was interrupted while waiting for approval`, isError: true };
       }
       if (!permission.allowed) return { output: `${call.toolName}: not run: ${permission.message ?? 'denied'}`, isError: true };
-      const result = await tool.invoke(effectiveCall.arguments, {
-        workspace: environment.workspace,
-        signal: environment.signal,
-        onOutput: (chunk) => environment.itemDelta(itemId, { output: chunk }),
-        ...(environment.commands ? { commands: environment.commands } : {}),
-      });
-      return environment.hooks ? environment.hooks.afterToolCall(effectiveCall, gate, result, workspace ?? environment.workspace) : result;
+      const result = await tool.invoke(effectiveCall.arguments, toolContext);
+      return environment.hooks ? environment.hooks.afterToolCall(effectiveCall, gate, result, workspace) : result;
     };
     // The output is stored as the tool gave it (bounded by defineTool); the model's cap and
     // cleaning are applied when requests are built (`buildModelMessages`).

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { BackgroundCommand, BackgroundCommandRegistry } from '../runtime/background-commands.js';
 import { loadToolDescription } from './descriptions.js';
-import { defineTool, type Tool, type ToolContext, type ToolResult } from './tool.js';
+import { defineTool, TOOL_OUTPUT_RETAINED_BYTES, type Tool, type ToolContext, type ToolResult } from './tool.js';
 
 /** Longest wait for output the model may ask for, in ms (10 minutes). */
 export const MAX_YIELD_MS = 600_000;
@@ -64,6 +64,20 @@ export function describeCommandProgress(command: BackgroundCommand): ToolResult 
   };
 }
 
+/**
+ * Passes chunks on until `maxBytes` have been passed, then drops the rest: clients keep live
+ * output in memory until the item completes, so a command that writes without end while the
+ * call waits must not grow it without bound.
+ */
+function boundedStream(listener: (chunk: string) => void, maxBytes: number): (chunk: string) => void {
+  let streamed = 0;
+  return (chunk) => {
+    if (streamed >= maxBytes) return;
+    streamed += Buffer.byteLength(chunk, 'utf8');
+    listener(chunk);
+  };
+}
+
 /** What `exec_command` passes to start a command that may outlive the call. */
 export interface BackgroundStart {
   command: string;
@@ -87,7 +101,7 @@ export async function startBackgroundCommand(start: BackgroundStart, context: To
   const registry = registryOf(context, 'exec_command');
   const { workspace } = context;
   const command = registry.start(workspace.executor, { command: start.command, cwd: start.cwd, workspaceRoot: workspace.root, tty: start.tty }, start.timeoutMs);
-  const stopStreaming = context.onOutput ? command.process.onOutput(context.onOutput) : undefined;
+  const stopStreaming = context.onOutput ? command.process.onOutput(boundedStream(context.onOutput, TOOL_OUTPUT_RETAINED_BYTES)) : undefined;
   try {
     await command.waitForExit(start.yieldAfterMs, context.signal);
   } finally {

@@ -96,6 +96,7 @@ responses:
   - toolCalls:
       - { name: read_file, arguments: { path: "notes.txt", executor: "other" } }
       - { name: read_file, arguments: { path: "notes.txt" } }
+      - { name: read_file, arguments: { path: "notes.txt", executor: "nowhere" } }
   - text: "read both"
 `,
       {
@@ -130,12 +131,16 @@ responses:
     await harness.client.request('session/input', { conversationId: conversation.id, input: 'read the notes' });
     await harness.turnsCompleted(1);
     const calls = harness.completedItems().filter((item): item is Extract<Item, { kind: 'tool_call' }> => item.kind === 'tool_call');
-    expect(calls.map((call) => [call.executor, call.output.includes('ON-OTHER') ? 'other' : 'local'])).toEqual([
+    expect(calls.slice(0, 2).map((call) => [call.executor, call.output.includes('ON-OTHER') ? 'other' : 'local'])).toEqual([
       ['other', 'other'],
       ['local', 'local'],
     ]);
+    // A call naming no executor of the work location runs nowhere: no executor recorded, nobody asked.
+    expect(calls[2]).toMatchObject({ isError: true });
+    expect(calls[2]?.executor).toBeUndefined();
+    expect(calls[2]?.output).toContain('expected one of local, other');
     const started = harness.events.flatMap((event) => (event.method === 'item/started' && event.params.kind === 'tool_call' ? [event.params] : []));
-    expect(started.map((event) => event.partial.executor)).toEqual(['other', 'local']);
+    expect(started.map((event) => event.partial.executor)).toEqual(['other', 'local', undefined]);
     // The two calls run concurrently, so their approvals may be asked in either order.
     expect(asked.map((request) => [request.callId, request.executor]).sort()).toEqual([
       [calls[0]?.callId, 'other'],
@@ -147,6 +152,7 @@ responses:
       .map((name) => JSON.parse(readFileSync(path.join(hooks, name), 'utf8')) as { executor: string; cwd: string; arguments: { executor?: string } });
     expect(inputs.map((input) => [input.arguments.executor ?? 'local', input.executor, input.cwd]).sort()).toEqual([
       ['local', 'local', harness.environment.workDir],
+      ['nowhere', 'local', harness.environment.workDir],
       ['other', 'other', elsewhere],
     ]);
   });

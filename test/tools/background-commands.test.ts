@@ -12,7 +12,7 @@ import { Workspace } from '../../src/executors/workspace.js';
 import { BackgroundCommandRegistry } from '../../src/runtime/background-commands.js';
 import { killCommandTool, listCommandsTool, writeStdinTool } from '../../src/tools/background-commands.js';
 import { execCommandTool } from '../../src/tools/exec-command.js';
-import type { ToolContext } from '../../src/tools/tool.js';
+import { TOOL_OUTPUT_RETAINED_BYTES, type ToolContext } from '../../src/tools/tool.js';
 import { commandIdOf, processGone, until } from '../helpers/processes.js';
 
 /** A node program that prints "ready", then answers each input line with "got: LINE". */
@@ -127,6 +127,16 @@ describe('background commands', () => {
     const result = await execCommandTool.invoke({ command: 'for i in $(seq 1 500); do echo "line $i"; done', yield_after_ms: 5000 }, context);
     expect(result.output).toMatch(/^line 1\nline 2\n[^]*\n\[… \d+ bytes omitted \(bytes \d+–\d+ of 4392, lines \d+–\d+ of 500\) …\]\n[^]*line 500\n\[exit code 0\]$/);
     expect(Buffer.byteLength(result.output)).toBeLessThan(1200);
+  });
+
+  it('streams live output of a command that writes without end only up to the stored bound', async () => {
+    freshContext();
+    let streamed = 0;
+    const streaming: ToolContext = { ...context, onOutput: (chunk) => (streamed += Buffer.byteLength(chunk)) };
+    const result = await execCommandTool.invoke({ command: "head -c 20000000 /dev/zero | tr '\\0' y", yield_after_ms: 5000 }, streaming);
+    expect(result.output).toMatch(/\[… \d+ bytes omitted \(bytes \d+–\d+ of 20000000, lines 1–1 of 1\) …\]/);
+    expect(streamed).toBeGreaterThan(0);
+    expect(streamed).toBeLessThan(TOOL_OUTPUT_RETAINED_BYTES + 128 * 1024);
   });
 
   it('refuses unknown ids, and sessions without a registry', async () => {

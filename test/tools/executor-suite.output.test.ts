@@ -30,7 +30,7 @@ function expectHeadAndTailOf(original: string, text: string): RegExpExecArray {
   expect(marker, text.slice(0, 300)).not.toBeNull();
   const [, , fromByte, toByte, totalBytes, fromLine, toLine, totalLines] = (marker as RegExpExecArray).map(Number);
   const bytes = Buffer.from(original);
-  expect(totalBytes).toBe(bytes.length);
+  expect(totalBytes, `${text.slice(0, 300)} … ${text.slice(-300)}`).toBe(bytes.length);
   expect(totalLines).toBe(original.split('\n').length - (original.endsWith('\n') ? 1 : 0));
   const keptHead = Buffer.from(text).subarray(0, (fromByte as number) - 1);
   const tail = text.slice((marker as RegExpExecArray).index + (marker as RegExpExecArray)[0].length);

@@ -15,10 +15,13 @@ const DETECT_TIMEOUT_MS = 10_000;
 /** Time allowed for one search, in ms. */
 const SEARCH_TIMEOUT_MS = 60_000;
 
+/** Oldest ripgrep used: 11 brought `--no-require-git`; an older one falls back to the portable engine. */
+const MIN_RIPGREP_MAJOR = 11;
+
 const detected = new WeakMap<Executor, Promise<boolean>>();
 
 /**
- * Whether the executor has a real ripgrep (`rg --version` answers `ripgrep N…`), asked once per
+ * Whether the executor has a real ripgrep of version 11 or later (`rg --version` answers `ripgrep N…`), asked once per
  * executor. A simulated shell's look-alike `rg` does not count. A failure to ask (an SSH host
  * that is down) is thrown and not remembered.
  */
@@ -27,7 +30,7 @@ export function hasRipgrep(executor: Executor, cwd: string): Promise<boolean> {
   if (answer === undefined) {
     answer = executor
       .run({ command: 'command -v rg >/dev/null 2>&1 && rg --version', cwd, timeoutMs: DETECT_TIMEOUT_MS, maxOutputBytes: 4096 })
-      .then((result) => result.exitCode === 0 && /^ripgrep \d/.test(result.output));
+      .then((result) => result.exitCode === 0 && Number(/^ripgrep (\d+)\./.exec(result.output)?.[1] ?? 0) >= MIN_RIPGREP_MAJOR);
     detected.set(executor, answer);
     answer.catch(() => detected.delete(executor));
   }
