@@ -9,7 +9,7 @@
  * The name is a pure function of the server's name and the tool's own name, never of the
  * order in which a server lists its tools: approval rules, hooks and recorded history name
  * tools, and must keep naming the same tool after a restart or a changed tool list. The rule
- * (documented in docs/tools-mcp-names.md):
+ * (documented in docs/tools.md#mcp-tool-names):
  *
  * 1. every character of the tool's name outside `[A-Za-z0-9_-]` becomes `_`;
  * 2. when step 1 changed the name, or `mcp__<server>__<tool>` is longer than 64 characters,
