@@ -74,7 +74,7 @@ export class ConfigService {
    * @param onStatus told after every reload or update (to send `config/updated`)
    */
   constructor(
-    private readonly configDir: string,
+    readonly configDir: string,
     public current: Configuration,
     private readonly runtime: Runtime,
     private readonly logger: Logger,
@@ -95,8 +95,9 @@ export class ConfigService {
         this.lastError = undefined;
         this.logger.info({ configDir: this.configDir }, 'configuration reloaded');
       } catch (error) {
-        this.lastError = (error as Error).message;
-        this.logger.warn({ error: this.lastError }, 'configuration reload failed; the previous configuration stays in force');
+        // Clients see files by their name in the configuration directory, not by their place on this machine.
+        this.lastError = (error as Error).message.replaceAll(`${this.configDir}/`, '');
+        this.logger.warn({ configDir: this.configDir, error: this.lastError }, 'configuration reload failed; the previous configuration stays in force');
       }
       const status = this.lastError ? { ok: false, error: this.lastError } : { ok: true };
       this.onStatus(status);
