@@ -131,6 +131,11 @@ export class RpcConnection {
 
   private readonly maxRequestsInFlight: number;
 
+  /** Bytes waiting to reach this client: in the outbox and in the socket's buffer. */
+  get bufferedBytes(): number {
+    return this.queue.waitingBytes + this.socket.bufferedAmount;
+  }
+
   /** Marks the connection initialized (called by the `initialize` handler). */
   markInitialized(clientName: string): void {
     this.initialized = true;

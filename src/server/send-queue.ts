@@ -12,9 +12,9 @@ export const LAGGING_CLOSE_CODE = 4001;
 /** Close reason sent with {@link LAGGING_CLOSE_CODE}. */
 export const LAGGING_CLOSE_REASON = 'lagging: resubscribe with afterSeq';
 /** Bytes the socket may hold before further messages wait in the outbox. */
-export const DEFAULT_WRITE_THRESHOLD_BYTES = 1024 * 1024;
+export const DEFAULT_WRITE_THRESHOLD_BYTES = 512 * 1024;
 /** Bytes the outbox may hold before the client is closed as lagging. */
-export const DEFAULT_SEND_BUFFER_LIMIT_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_SEND_BUFFER_LIMIT_BYTES = 4 * 1024 * 1024;
 
 /** Limits of one connection's send buffer, in bytes. */
 export interface SendBufferLimits {
