@@ -152,7 +152,6 @@ it('closes clients that stop reading during 200,000 deltas, with bounded memory,
     expect(answer?.kind === 'assistant_message' && answer.text.length).toBe(DELTAS * (WORD_LENGTH + 1) - 1);
   } finally {
     clearInterval(sampler);
-    console.log('growth MiB', (peak - before) / 1048576, 'buffered', peakBuffered);
   }
   await driver.close();
 });
