@@ -57,12 +57,12 @@ it('never loses an unsubscribe sent right after subscribe', async () => {
 
 it('leaves no listener behind for clients that disconnect during the replay', async () => {
   server = await startInProcessServer('responses: []\n');
-  const { conversationId } = await conversationWithItems(server, 1500);
+  const { conversationId } = await conversationWithItems(server, 3000);
   const conversation = await server.server.runtime.getConversation(conversationId);
   const url = `${server.server.url.replace('http', 'ws')}/api/v1/openvaala`;
   for (let round = 0; round < 10; round++) {
     await Promise.all(
-      Array.from({ length: 10 }, async () => {
+      Array.from({ length: 10 }, async (_, index) => {
         const socket = new WebSocket(url, { headers: { authorization: `Bearer ${server!.server.token}` } });
         await new Promise((resolve, reject) => {
           socket.once('open', resolve);
@@ -70,8 +70,9 @@ it('leaves no listener behind for clients that disconnect during the replay', as
         });
         socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { clientInfo: { name: 'early-leaver' } } }));
         socket.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'conversation/subscribe', params: { conversationId } }));
-        // Leave as soon as the replay has begun.
-        await new Promise<void>((resolve) => socket.on('message', (data) => JSON.parse(data.toString()).method === 'item/completed' && resolve()));
+        // Leave right away, or on the subscribe result (the replay starts right after it).
+        if (index % 2 === 1) await new Promise<void>((resolve) => socket.on('message', (data) => JSON.parse(data.toString()).id === 2 && resolve()));
+        else await new Promise((resolve) => setTimeout(resolve, index));
         socket.terminate();
       }),
     );
