@@ -69,7 +69,8 @@ export function buildProgram(): Command {
     .option('--port <port>', 'port to listen on; 0 picks a free one', integer('--port', 0, 65535), 8790)
     .option('--exit-when-idle <ms>', 'exit after this many ms without clients or running work', integer('--exit-when-idle', 1))
     .option('--allow-origin <origin...>', 'extra browser origins allowed to use the API')
-    .action(async (options: { dataDir?: string; configDir?: string; host: string; port: number; exitWhenIdle?: number; allowOrigin?: string[] }) => {
+    .option('--allow-host <name...>', 'host names clients may use to reach the server besides loopback ones and --host')
+    .action(async (options: { dataDir?: string; configDir?: string; host: string; port: number; exitWhenIdle?: number; allowOrigin?: string[]; allowHost?: string[] }) => {
       const logger = createLogger();
       // Last resort only: every turn records its own failures, so a rejection nobody handled is
       // a bug to log, not a reason to drop every conversation this server runs.
@@ -84,6 +85,7 @@ export function buildProgram(): Command {
           logger,
           ...(options.exitWhenIdle !== undefined ? { exitWhenIdleMs: options.exitWhenIdle } : {}),
           ...(options.allowOrigin ? { allowedOrigins: options.allowOrigin } : {}),
+          ...(options.allowHost ? { allowedHosts: options.allowHost } : {}),
         });
       } catch (error) {
         fail((error as Error).message, error instanceof DataDirLockedError ? 3 : 1);

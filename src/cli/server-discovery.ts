@@ -16,7 +16,8 @@ export const DEFAULT_AUTO_SERVER_IDLE_MS = 10 * 60 * 1000;
 
 async function healthy(info: ServerInfo): Promise<boolean> {
   try {
-    const response = await fetch(`${info.url}/healthz`, { signal: AbortSignal.timeout(2000) });
+    // The token proves the request is ours; with it the server also says its pid.
+    const response = await fetch(`${info.url}/healthz`, { headers: { authorization: `Bearer ${info.token}` }, signal: AbortSignal.timeout(2000) });
     if (!response.ok) return false;
     const body = (await response.json()) as { pid?: number };
     return body.pid === info.pid;

@@ -52,12 +52,16 @@ export class RuntimeClient {
   private readonly listeners = new Set<(event: AnyNotification) => void>();
   private readonly requestHandlers = new Map<string, (params: unknown) => Promise<unknown>>();
   private closedError: Error | undefined;
+  private lastError: Error | undefined;
   private readonly closeListeners = new Set<(error: Error) => void>();
 
   private constructor(private readonly socket: WebSocket) {
     socket.on('message', (data) => this.receive(data.toString()));
+    // A broken frame from the server closes the connection (the close handler reports it);
+    // unhandled, the error would end the client's process.
+    socket.on('error', (error) => (this.lastError = error));
     socket.on('close', (code, reason) => {
-      this.closedError = new Error(`connection closed (${code}${reason.length ? `: ${reason.toString()}` : ''})`);
+      this.closedError = new Error(`connection closed (${code}${reason.length ? `: ${reason.toString()}` : ''}${this.lastError ? `; ${this.lastError.message}` : ''})`);
       for (const request of this.pending.values()) request.reject(this.closedError);
       this.pending.clear();
       for (const listener of this.closeListeners) listener(this.closedError);
@@ -128,7 +132,13 @@ export class RuntimeClient {
   }
 
   private receive(text: string): void {
-    const message = JSON.parse(text) as { id?: number | string; method?: string; params?: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return;
+    }
+    const message = parsed as { id?: number | string; method?: string; params?: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } };
     if (message.method !== undefined && message.id !== undefined) {
       const handler = this.requestHandlers.get(message.method);
       const id = message.id;

@@ -16,6 +16,32 @@ const conversationId = z.string().min(1);
 export const ReasoningEffortSchema = z.enum(['none', 'minimal', 'low', 'medium', 'high']);
 /** How hard the model thinks before answering. */
 export type ReasoningEffort = z.infer<typeof ReasoningEffortSchema>;
+/**
+ * An id of something the runtime made, as a request param: `<prefix>_` then letters and digits
+ * (SPEC §3). Checked here, at the protocol boundary, so no malformed id (a path, a NUL) reaches
+ * storage and every method refuses one the same way.
+ */
+function idParam(prefix: string, what: string) {
+  return z.string().regex(new RegExp(`^${prefix}_[0-9A-Za-z]{1,64}$`), { message: `not a ${what} id (expected ${prefix}_ followed by letters and digits)` });
+}
+const conversationIdParam = idParam('conv', 'conversation');
+const sessionIdParam = idParam('sess', 'session');
+const approvalIdParam = idParam('appr', 'approval');
+
+/** A working directory on an executor: an absolute POSIX path (executors speak POSIX paths). */
+const cwdParam = z.string().min(1).refine((value) => value.startsWith('/') && !value.includes('\0'), { message: 'must be an absolute path (starting with /)' });
+
+/** A work location as a request param: absolute directories, each executor at most once. */
+const workLocationParam = z
+  .array(WorkLocationEntrySchema.extend({ cwd: cwdParam }))
+  .min(1)
+  .superRefine((entries, context) => {
+    const seen = new Set<string>();
+    entries.forEach((entry, index) => {
+      if (seen.has(entry.executor)) context.addIssue({ code: 'custom', path: [index, 'executor'], message: `executor "${entry.executor}" appears twice in the work location` });
+      seen.add(entry.executor);
+    });
+  });
 
 /** A model of the catalog (`models/list`). */
 export const ModelInfoSchema = z.object({
@@ -46,11 +72,11 @@ export const methods = {
   'conversation/create': {
     params: z.object({
       /** Absolute working directory on the executor (give this or `workLocation`). */
-      cwd: z.string().min(1).optional(),
+      cwd: cwdParam.optional(),
       /** Executor name; default `local`. */
       executor: z.string().optional(),
       /** Several executors with their working directories (the first is the default). */
-      workLocation: z.array(WorkLocationEntrySchema).min(1).optional(),
+      workLocation: workLocationParam.optional(),
       /** `provider/model`; default from configuration. */
       model: z.string().optional(),
       agent: z.string().optional(),
@@ -60,13 +86,14 @@ export const methods = {
   },
   /** Renames a conversation or changes its work location (recorded as `executor_change` at each session's next turn). */
   'conversation/update': {
-    params: z.object({ conversationId, title: z.string().min(1).optional(), workLocation: z.array(WorkLocationEntrySchema).min(1).optional() }),
+    params: z.object({ conversationId: conversationIdParam, title: z.string().min(1).optional(), workLocation: workLocationParam.optional() }),
     result: z.object({ conversation: ConversationSchema }),
   },
   'conversation/list': {
     params: z.object({
       limit: z.number().int().min(1).max(500).optional(),
-      cursor: z.string().optional(),
+      /** The `nextCursor` of the previous page, as returned. */
+      cursor: z.string().min(1).max(2000).regex(/^[A-Za-z0-9_-]+$/, { message: 'not a cursor returned by conversation/list' }).optional(),
       /**
        * Only conversations whose title or a user or assistant message matches this full-text
        * query (SQLite FTS5 syntax: words, "quoted phrases", prefix*, AND, OR, NOT), in the
@@ -77,29 +104,29 @@ export const methods = {
     result: z.object({ conversations: z.array(ConversationSummarySchema), nextCursor: z.string().optional() }),
   },
   'conversation/get': {
-    params: z.object({ conversationId }),
+    params: z.object({ conversationId: conversationIdParam }),
     result: z.object({ conversation: ConversationSchema, sessions: z.array(SessionSchema), turns: z.array(TurnSchema) }),
   },
   'conversation/subscribe': {
     params: z.object({
-      conversationId,
+      conversationId: conversationIdParam,
       /**
        * Per session id, the last item seq the client already has. Stored items after it are
        * sent as `item/completed` before live events; omitted sessions are sent from the start.
        */
-      afterSeq: z.record(z.string(), z.number().int().nonnegative()).optional(),
+      afterSeq: z.record(sessionIdParam, z.number().int().nonnegative()).optional(),
     }),
     result: z.object({ conversation: ConversationSchema, sessions: z.array(SessionSchema), turns: z.array(TurnSchema) }),
   },
   'conversation/unsubscribe': {
-    params: z.object({ conversationId }),
+    params: z.object({ conversationId: conversationIdParam }),
     result: z.object({}),
   },
   'session/input': {
     params: z.object({
-      conversationId,
+      conversationId: conversationIdParam,
       /** Default: the conversation's root session. */
-      sessionId: z.string().optional(),
+      sessionId: sessionIdParam.optional(),
       /** Text, or content parts. */
       input: z.union([z.string().min(1), z.array(ContentPartSchema).min(1)]),
       /** `queue` (default): next turn; `steer`: read before the running turn's next model call. */
@@ -119,7 +146,7 @@ export const methods = {
     }),
   },
   'session/interrupt': {
-    params: z.object({ conversationId, sessionId: z.string().optional() }),
+    params: z.object({ conversationId: conversationIdParam, sessionId: sessionIdParam.optional() }),
     result: z.object({
       /** True when a turn was running and has been interrupted. */
       interrupted: z.boolean(),
@@ -127,16 +154,16 @@ export const methods = {
     }),
   },
   'session/setModel': {
-    params: z.object({ conversationId, sessionId: z.string().optional(), model: z.string().min(1) }),
+    params: z.object({ conversationId: conversationIdParam, sessionId: sessionIdParam.optional(), model: z.string().min(1) }),
     result: z.object({ session: SessionSchema }),
   },
   /** Manual compaction: runs as a turn of its own, now when idle or after the queued work. */
   'session/compact': {
-    params: z.object({ conversationId, sessionId: z.string().optional() }),
+    params: z.object({ conversationId: conversationIdParam, sessionId: sessionIdParam.optional() }),
     result: z.object({ sessionId: z.string(), queued: z.boolean(), turnId: z.string().optional() }),
   },
   'session/list': {
-    params: z.object({ conversationId }),
+    params: z.object({ conversationId: conversationIdParam }),
     result: z.object({ sessions: z.array(SessionSchema) }),
   },
   'executors/list': {
@@ -150,8 +177,8 @@ export const methods = {
   /** Answers an approval request (alternative to answering the server's `approval/request`). */
   'approval/respond': {
     params: z.object({
-      conversationId,
-      approvalId: z.string().min(1),
+      conversationId: conversationIdParam,
+      approvalId: approvalIdParam,
       decision: ApprovalDecisionSchema,
       message: z.string().optional(),
       /** With `allow_prefix`: the words to allow (default: the request's `proposedPrefix`). */
@@ -213,8 +240,8 @@ export const methods = {
   },
   'items/list': {
     params: z.object({
-      conversationId,
-      sessionId: z.string().optional(),
+      conversationId: conversationIdParam,
+      sessionId: sessionIdParam.optional(),
       direction: z.enum(['forward', 'backward']).optional(),
       /** Exclusive seq cursor: forward reads after it, backward reads before it. */
       cursor: z.number().int().nonnegative().optional(),

@@ -26,6 +26,36 @@ interface ItemInProgress {
   output: string;
 }
 
+/** How a subscriber ends its subscription and paces its replay. */
+export interface SubscribeOptions {
+  /** Aborting it detaches the listener: during the replay (which then stops) or any time after. */
+  signal?: AbortSignal;
+  /**
+   * Called before each replayed stored item; when it returns a promise the replay waits for it,
+   * so a client that reads slowly slows its own replay instead of piling it up in memory.
+   */
+  ready?: () => Promise<void> | undefined;
+}
+
+/**
+ * Keeps an event back for a subscriber whose replay is still running; consecutive deltas of one
+ * item are merged (in order), so a long stream during a slow replay costs its text, not one
+ * event per delta.
+ */
+function holdEvent(held: AnyNotification[], event: AnyNotification): void {
+  const last = held.at(-1);
+  if (event.method === 'item/delta' && last?.method === 'item/delta' && last.params.itemId === event.params.itemId) {
+    const merged = { ...last.params.delta };
+    for (const key of ['text', 'reasoning', 'output'] as const) {
+      const piece = event.params.delta[key];
+      if (piece) merged[key] = (merged[key] ?? '') + piece;
+    }
+    held[held.length - 1] = { method: 'item/delta', params: { ...last.params, delta: merged } };
+    return;
+  }
+  held.push(event);
+}
+
 /** A conversation while it is open in the runtime. */
 export class LiveConversation {
   // A listener that throws is logged: the first failure, then every 100th, so a broken client cannot flood the log.
@@ -233,53 +263,74 @@ export class LiveConversation {
   /**
    * Attaches a subscriber: first the stored items it missed (after `afterSeq` per session),
    * then the deltas so far of items in progress, then live events — no gap, no duplicate
-   * (SPEC §5). Returns the function that detaches it.
+   * (SPEC §5). The listener is registered before the replay and removed on every way out: an
+   * error during the replay, or `options.signal` aborting (during the replay or at any time
+   * after). Returns the function that detaches it.
    */
-  async subscribe(listener: EventListener, afterSeq: Record<string, number> = {}): Promise<() => void> {
+  async subscribe(listener: EventListener, afterSeq: Record<string, number> = {}, options: SubscribeOptions = {}): Promise<() => void> {
+    const { signal } = options;
     // Listen first and hold live events back, so nothing completed during the read is lost.
     const held: AnyNotification[] = [];
     let live = false;
-    const unsubscribe = this.bus.subscribe((event) => (live ? listener(event) : held.push(event)));
-    // Taken in the same tick as subscribing: deltas after this point arrive in `held`.
-    const progressSnapshot = [...this.inProgress.values()].map((progress) => ({ ...progress }));
-    const lastSent = new Map<string, number>();
-    const sentIds = new Set<string>();
-    for (const session of this.sessions.values()) {
-      const after = afterSeq[session.id] ?? 0;
-      let cursor = after;
-      lastSent.set(session.id, after);
-      while (true) {
-        const page = await this.runtime.store.listItems(this.id, session.id, { cursor, limit: 500 });
-        for (const stored of page) {
-          listener({ method: 'item/completed', params: { conversationId: this.id, sessionId: session.id, seq: stored.seq, item: stored.item } });
-          lastSent.set(session.id, stored.seq);
-          sentIds.add(stored.item.id);
+    const unsubscribe = this.bus.subscribe((event) => {
+      if (live) listener(event);
+      else holdEvent(held, event);
+    });
+    if (signal?.aborted) {
+      unsubscribe();
+      return unsubscribe;
+    }
+    signal?.addEventListener('abort', unsubscribe, { once: true });
+    const ended = () => signal?.aborted === true;
+    try {
+      // Taken in the same tick as subscribing: deltas after this point arrive in `held`.
+      const progressSnapshot = [...this.inProgress.values()].map((progress) => ({ ...progress }));
+      const lastSent = new Map<string, number>();
+      const sentIds = new Set<string>();
+      for (const session of this.sessions.values()) {
+        const after = afterSeq[session.id] ?? 0;
+        let cursor = after;
+        lastSent.set(session.id, after);
+        while (true) {
+          const page = await this.runtime.store.listItems(this.id, session.id, { cursor, limit: 500 });
+          if (ended()) return unsubscribe;
+          for (const stored of page) {
+            const waiting = options.ready?.();
+            if (waiting) await waiting;
+            if (ended()) return unsubscribe;
+            listener({ method: 'item/completed', params: { conversationId: this.id, sessionId: session.id, seq: stored.seq, item: stored.item } });
+            lastSent.set(session.id, stored.seq);
+            sentIds.add(stored.item.id);
+          }
+          if (page.length < 500) break;
+          cursor = page.at(-1)?.seq ?? cursor;
         }
-        if (page.length < 500) break;
-        cursor = page.at(-1)?.seq ?? cursor;
       }
-    }
-    for (const progress of progressSnapshot) {
-      if (sentIds.has(progress.started.params.itemId)) continue;
-      listener(progress.started);
-      const { text, reasoning, output } = progress;
-      if (text || reasoning || output) {
-        const delta = { ...(text ? { text } : {}), ...(reasoning ? { reasoning } : {}), ...(output ? { output } : {}) };
-        listener({ method: 'item/delta', params: { conversationId: this.id, sessionId: progress.started.params.sessionId, itemId: progress.started.params.itemId, delta } });
+      for (const progress of progressSnapshot) {
+        if (sentIds.has(progress.started.params.itemId)) continue;
+        listener(progress.started);
+        const { text, reasoning, output } = progress;
+        if (text || reasoning || output) {
+          const delta = { ...(text ? { text } : {}), ...(reasoning ? { reasoning } : {}), ...(output ? { output } : {}) };
+          listener({ method: 'item/delta', params: { conversationId: this.id, sessionId: progress.started.params.sessionId, itemId: progress.started.params.itemId, delta } });
+        }
       }
+      const approvalsAnnounced = new Set<string>();
+      for (const event of held) {
+        if (event.method === 'item/completed' && event.params.seq <= (lastSent.get(event.params.sessionId) ?? 0)) continue;
+        if (event.method === 'approval/requested') approvalsAnnounced.add(event.params.approval.approvalId);
+        listener(event);
+      }
+      // A client that arrives while a call waits for approval is asked too.
+      for (const approval of this.approvals.list()) {
+        if (!approvalsAnnounced.has(approval.approvalId)) listener({ method: 'approval/requested', params: { conversationId: this.id, approval } });
+      }
+      live = true;
+      return unsubscribe;
+    } catch (error) {
+      unsubscribe();
+      throw error;
     }
-    const approvalsAnnounced = new Set<string>();
-    for (const event of held) {
-      if (event.method === 'item/completed' && event.params.seq <= (lastSent.get(event.params.sessionId) ?? 0)) continue;
-      if (event.method === 'approval/requested') approvalsAnnounced.add(event.params.approval.approvalId);
-      listener(event);
-    }
-    // A client that arrives while a call waits for approval is asked too.
-    for (const approval of this.approvals.list()) {
-      if (!approvalsAnnounced.has(approval.approvalId)) listener({ method: 'approval/requested', params: { conversationId: this.id, approval } });
-    }
-    live = true;
-    return unsubscribe;
   }
 
   /** Interrupts every running turn, waits until each has recorded its end, and kills the sessions' background commands. */

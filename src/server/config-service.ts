@@ -198,8 +198,9 @@ export class ConfigService {
         this.lastError = undefined;
         this.logger.info({ configDir: this.targets.configDir, notes }, 'configuration reloaded and applied');
       } catch (error) {
-        this.lastError = (error as Error).message;
-        this.logger.warn({ error: this.lastError }, 'configuration reload failed; the previous configuration stays in force');
+        // Clients see files by their name in the configuration directory, not by their place on this machine.
+        this.lastError = (error as Error).message.replaceAll(`${this.configDir}/`, '');
+        this.logger.warn({ configDir: this.configDir, error: this.lastError }, 'configuration reload failed; the previous configuration stays in force');
       }
       const status: ConfigurationStatus = this.lastError ? { ok: false, error: this.lastError } : { ok: true, ...(notes.length > 0 ? { notes } : {}) };
       this.onStatus(status);

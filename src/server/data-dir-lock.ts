@@ -1,13 +1,19 @@
 /**
  * The exclusive lock on a data directory (SPEC §2): one runtime server per data dir. The lock
- * file `runtime.lock` holds the owner's pid; a second server is refused with that pid. A lock
- * left by a process that no longer exists is taken over.
+ * file `runtime.lock` holds the owner's pid and, where the system tells it, the owner's start
+ * time (`<pid> <start time>`, the start time in clock ticks since boot from
+ * `/proc/<pid>/stat`, field 22, proc(5)). A second server is refused with the pid. A lock left
+ * by a process that no longer exists — or whose pid now belongs to another process, started
+ * later — is taken over.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 
 /** Name of the lock file inside the data directory (SPEC §4 layout). */
 export const LOCK_FILE = 'runtime.lock';
+
+/** Clock ticks per second of `/proc` times (USER_HZ, 100 on Linux whatever the kernel's HZ). */
+const TICKS_PER_SECOND = 100;
 
 /** Another live process holds the lock. */
 export class DataDirLockedError extends Error {
@@ -30,11 +36,74 @@ export function processExists(pid: number): boolean {
   }
 }
 
-/** The pid recorded in a data dir's lock file, when the lock is held by a live process. */
-export function lockHolder(dataDir: string): number | undefined {
+/**
+ * A process's start time in clock ticks after boot (`/proc/<pid>/stat` field 22, proc(5)), or
+ * undefined where `/proc` does not tell (not Linux, process gone).
+ */
+export function processStartTime(pid: number): number | undefined {
   try {
-    const pid = Number.parseInt(readFileSync(path.join(dataDir, LOCK_FILE), 'utf8').trim(), 10);
-    return Number.isInteger(pid) && pid > 0 && processExists(pid) ? pid : undefined;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 2 (the command name) is in parentheses and may hold spaces or ')': count from the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const startTime = Number(fields[19]);
+    return Number.isSafeInteger(startTime) ? startTime : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Boot time, ms since the epoch (`btime` in `/proc/stat`), or undefined where unknown. */
+function bootTimeMs(): number | undefined {
+  try {
+    const match = /^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'));
+    return match ? Number(match[1]) * 1000 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a lock file says. */
+interface LockContents {
+  pid: number;
+  /** Start time of the holder in clock ticks after boot, when it was recorded. */
+  startTime?: number;
+}
+
+function parseLock(text: string): LockContents | undefined {
+  const [pidText, startText] = text.trim().split(/\s+/);
+  const pid = Number(pidText);
+  if (!Number.isSafeInteger(pid) || pid <= 0) return undefined;
+  const startTime = startText === undefined ? undefined : Number(startText);
+  return { pid, ...(startTime !== undefined && Number.isSafeInteger(startTime) ? { startTime } : {}) };
+}
+
+/**
+ * Whether the process a lock file names is still the one that wrote it: alive and, when the
+ * file has a start time, started at that time. A file with only a pid (older servers) counts as
+ * stale when its pid's process started after the file was last written (the pid was reused).
+ */
+function holderAlive(lock: LockContents, file: string): boolean {
+  if (!processExists(lock.pid)) return false;
+  const startTime = processStartTime(lock.pid);
+  if (startTime === undefined) return true;
+  if (lock.startTime !== undefined) return startTime === lock.startTime;
+  const boot = bootTimeMs();
+  if (boot === undefined) return true;
+  try {
+    const startedAt = boot + (startTime * 1000) / TICKS_PER_SECOND;
+    // One second of slack: btime is whole seconds.
+    return startedAt <= statSync(file).mtimeMs + 1000;
+  } catch {
+    return true;
+  }
+}
+
+/** The pid recorded in a data dir's lock file, when the lock is held by the live process that took it. */
+export function lockHolder(dataDir: string): number | undefined {
+  const file = path.join(dataDir, LOCK_FILE);
+  try {
+    const lock = parseLock(readFileSync(file, 'utf8'));
+    return lock && holderAlive(lock, file) ? lock.pid : undefined;
   } catch {
     return undefined;
   }
@@ -52,16 +121,17 @@ export interface DataDirLock {
 export function acquireDataDirLock(dataDir: string): DataDirLock {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(dataDir, LOCK_FILE);
+  const startTime = processStartTime(process.pid);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       // 'wx' fails when the file exists, so two servers starting together cannot both win.
       const descriptor = openSync(file, 'wx', 0o600);
-      writeSync(descriptor, `${process.pid}\n`);
+      writeSync(descriptor, `${process.pid}${startTime !== undefined ? ` ${startTime}` : ''}\n`);
       closeSync(descriptor);
       return {
         release() {
           try {
-            if (readFileSync(file, 'utf8').trim() === String(process.pid)) unlinkSync(file);
+            if (parseLock(readFileSync(file, 'utf8'))?.pid === process.pid) unlinkSync(file);
           } catch {
             // Already gone: nothing to release.
           }
@@ -71,7 +141,7 @@ export function acquireDataDirLock(dataDir: string): DataDirLock {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = lockHolder(dataDir);
       if (holder !== undefined && holder !== process.pid) throw new DataDirLockedError(dataDir, holder);
-      // Stale lock from a process that died: remove it and try again.
+      // Stale lock from a process that died (or whose pid was reused): remove it and try again.
       try {
         unlinkSync(file);
       } catch {

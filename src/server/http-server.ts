@@ -1,30 +1,41 @@
 /**
  * The HTTP surface of `openvaala serve` (SPEC §2, §5): `GET /healthz` without auth, and the
  * JSON-RPC WebSocket at `/api/v1/openvaala`, which requires the server token and refuses
- * pages of other sites (Origin check) before the upgrade completes.
+ * pages of other sites (Host and Origin checks) before the upgrade completes.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { timingSafeEqual } from 'node:crypto';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 
 /** Path of the runtime protocol endpoint (SPEC §5, contract). */
 export const API_PATH = '/api/v1/openvaala';
 /** Prefix of the WebSocket sub-protocol that carries the token for browsers (SPEC §5). */
 export const TOKEN_SUBPROTOCOL_PREFIX = 'openvaala.token.';
 
+/** Largest WebSocket message a client may send, bytes (a larger one closes the connection with 1009). */
+export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
 /** Options of the HTTP server. */
 export interface HttpServerOptions {
   token: string;
   /** Extra allowed `Origin` values besides the server's own (e.g. a dev server). */
   allowedOrigins: string[];
-  /** Body of `GET /healthz`. */
+  /**
+   * Host names (without port) a request's `Host` header may carry besides loopback names
+   * (`localhost`, `*.localhost`, `127.0.0.0/8`, `::1`): the listening address and configured
+   * names. Anything else is refused, which is what defeats DNS rebinding.
+   */
+  allowedHosts: string[];
+  /** Body of `GET /healthz` for a request carrying the token (without it: only `status`). */
   health: () => Record<string, unknown>;
   /**
    * Called for each authenticated WebSocket, with the TCP socket under it (used to batch the
    * frames of one tick into one write).
    */
   onConnection: (webSocket: WebSocket, transport: Duplex, request: IncomingMessage) => void;
+  /** Logs problems no client can be told about. */
+  logger: { warn(details: object, message: string): void };
 }
 
 function sameSecret(given: string, expected: string): boolean {
@@ -42,16 +53,42 @@ export function presentedToken(request: IncomingMessage): string | undefined {
   return carrying?.slice(TOKEN_SUBPROTOCOL_PREFIX.length);
 }
 
+/** The host name of a `Host` header value, lowercased, without port, brackets or final dot; undefined when malformed. */
+export function hostNameOf(host: string): string | undefined {
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]\s]+))(?::(\d{1,5}))?$/.exec(host.trim());
+  if (!match) return undefined;
+  return (match[1] ?? match[2] ?? '').toLowerCase().replace(/\.$/, '');
+}
+
+/** Whether a host name always means this machine (RFC 6761 §6.3 for `localhost`; 127.0.0.0/8; ::1). */
+export function isLoopbackName(name: string): boolean {
+  return name === 'localhost' || name.endsWith('.localhost') || /^127(?:\.\d{1,3}){3}$/.test(name) || name === '::1' || name === '0:0:0:0:0:0:0:1';
+}
+
+/**
+ * Whether a request's `Host` header names this server: a loopback name or one of
+ * `allowedHosts`. A page that rebinds its own DNS name to 127.0.0.1 still sends its own name
+ * here, so it is refused.
+ */
+export function hostAllowed(request: IncomingMessage, allowedHosts: string[]): boolean {
+  const header = request.headers.host;
+  if (header === undefined) return false;
+  const name = hostNameOf(header);
+  if (name === undefined) return false;
+  return isLoopbackName(name) || allowedHosts.some((allowed) => allowed.toLowerCase().replace(/^\[|\]$/g, '') === name);
+}
+
 /**
  * Whether a request's `Origin` may reach the API: absent (not a browser), the server's own
- * origin (same host header), or one configured.
+ * origin (the same host as the `Host` header, which `hostAllowed` has checked), or one
+ * configured.
  */
 export function originAllowed(request: IncomingMessage, allowedOrigins: string[]): boolean {
   const origin = request.headers.origin;
   if (origin === undefined) return true;
-  const host = request.headers.host;
-  if (host && (origin === `http://${host}` || origin === `https://${host}`)) return true;
-  return allowedOrigins.includes(origin);
+  if (allowedOrigins.includes(origin)) return true;
+  const host = request.headers.host?.toLowerCase();
+  return host !== undefined && (origin.toLowerCase() === `http://${host}` || origin.toLowerCase() === `https://${host}`);
 }
 
 function refuse(socket: Duplex, status: number, reason: string, message: string): void {
@@ -59,34 +96,76 @@ function refuse(socket: Duplex, status: number, reason: string, message: string)
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
+/** The path of a request target, or undefined when it is not one. */
+function pathOf(request: IncomingMessage): string | undefined {
+  try {
+    return new URL(request.url ?? '/', 'http://localhost').pathname;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Close reasons for the frame errors the WebSocket layer closes a connection on (RFC 6455 §7.4.1). */
+const FRAME_ERROR_REASONS: Record<number, string> = {
+  1002: 'protocol error: invalid WebSocket frame (RFC 6455 section 5)',
+  1007: 'invalid data: text messages must be UTF-8',
+  1009: `message too big: the limit is ${MAX_MESSAGE_BYTES} bytes (16 MiB)`,
+};
+
+/** A server-side WebSocket whose frame-error closes carry a reason naming what was wrong. */
+class ExplainingWebSocket extends WebSocket {
+  override close(code?: number, reason?: string | Buffer): void {
+    super.close(code, reason ?? (code !== undefined ? FRAME_ERROR_REASONS[code] : undefined));
+  }
+}
+
 /** Creates the HTTP server (not yet listening). */
 export function createHttpServer(options: HttpServerOptions): { server: Server; webSockets: WebSocketServer } {
   const webSockets = new WebSocketServer({
     noServer: true,
-    maxPayload: 16 * 1024 * 1024,
+    maxPayload: MAX_MESSAGE_BYTES,
+    perMessageDeflate: false,
+    WebSocket: ExplainingWebSocket,
     // Echo the token sub-protocol: browsers fail the handshake when none they offered is chosen.
     handleProtocols: (protocols) => [...protocols].find((value) => value.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) ?? false,
   });
+  const wrongHost = (request: IncomingMessage) => `host ${JSON.stringify(request.headers.host ?? '')} is not this server's (allowed: loopback names${options.allowedHosts.length ? ` and ${options.allowedHosts.join(', ')}` : ''})`;
   const server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    if (request.method === 'GET' && url.pathname === '/healthz') {
-      response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      response.end(JSON.stringify({ status: 'ok', ...options.health() }));
+    const pathname = pathOf(request);
+    if (!hostAllowed(request, options.allowedHosts)) {
+      response.writeHead(421, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ error: wrongHost(request) }));
       return;
     }
-    if (url.pathname === API_PATH) {
+    if (request.method === 'GET' && pathname === '/healthz') {
+      const token = presentedToken(request);
+      const authenticated = token !== undefined && sameSecret(token, options.token);
+      response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      response.end(JSON.stringify({ status: 'ok', ...(authenticated ? options.health() : {}) }));
+      return;
+    }
+    if (pathname === API_PATH) {
       response.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket' });
       response.end(JSON.stringify({ error: `${API_PATH} speaks JSON-RPC over WebSocket only` }));
       return;
     }
     response.writeHead(404, { 'content-type': 'application/json' });
-    response.end(JSON.stringify({ error: `no such path: ${url.pathname}` }));
+    response.end(JSON.stringify({ error: pathname === undefined ? 'malformed request target' : `no such path: ${pathname.slice(0, 200)}` }));
+  });
+  // A client that resets the connection mid-request must not reach the process as an error.
+  server.on('clientError', (error, socket) => {
+    if (socket.writable && (error as NodeJS.ErrnoException).code !== 'ECONNRESET') socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
   });
   server.on('upgrade', (request, socket, head) => {
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    if (url.pathname !== API_PATH) return refuse(socket, 404, 'Not Found', `no WebSocket endpoint at ${url.pathname}`);
+    // Node removes its own error handling from upgraded sockets; without this a peer that
+    // resets the connection while being refused would end the process.
+    socket.on('error', (error) => options.logger.warn({ error: error.message }, 'connection error during the WebSocket handshake'));
+    const pathname = pathOf(request);
+    if (!hostAllowed(request, options.allowedHosts)) return refuse(socket, 421, 'Misdirected Request', wrongHost(request));
+    if (pathname !== API_PATH) return refuse(socket, 404, 'Not Found', `no WebSocket endpoint at ${(pathname ?? 'a malformed target').slice(0, 200)}`);
     if (!originAllowed(request, options.allowedOrigins)) {
-      return refuse(socket, 403, 'Forbidden', `origin ${request.headers.origin} may not use this server`);
+      return refuse(socket, 403, 'Forbidden', `origin ${String(request.headers.origin).slice(0, 200)} may not use this server`);
     }
     const token = presentedToken(request);
     if (token === undefined) return refuse(socket, 401, 'Unauthorized', 'missing token: send "Authorization: Bearer <token>" or the openvaala.token.<token> sub-protocol');

@@ -3,6 +3,7 @@
  * arrive validated; handlers throw `RpcError`/`NotFoundError` for requests they must refuse.
  */
 import { InvalidSearchQueryError } from '../dao/conversation-search-index.js';
+import { decodeRecordCursor } from '../storage/record-validation.js';
 import { ErrorCodes, PROTOCOL_VERSION, RpcError, type ContentPart, type MethodName, type MethodParams, type MethodResult } from '../protocol/index.js';
 import type { LiveConversation } from '../runtime/conversation.js';
 import { InvalidWorkLocationError } from '../runtime/runtime.js';
@@ -66,6 +67,13 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     },
 
     async 'conversation/list'(params) {
+      if (params.cursor !== undefined) {
+        try {
+          decodeRecordCursor('conversations', params.cursor, 'updatedAt', 'desc');
+        } catch {
+          throw new RpcError(ErrorCodes.invalidParams, 'conversation/list: params.cursor: not a cursor returned by conversation/list (pass back its nextCursor unchanged)');
+        }
+      }
       try {
         return await runtime.store.listConversations(params);
       } catch (error) {
@@ -79,20 +87,28 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     },
 
     async 'conversation/subscribe'(params, request) {
-      const conversation = await runtime.getConversation(params.conversationId);
+      // Registered now, in the order requests arrive, so an unsubscribe sent right after this
+      // request, or the connection closing, ends it even while the replay below still runs.
+      const signal = connection.beginSubscription(params.conversationId);
+      let conversation: LiveConversation;
+      try {
+        conversation = await runtime.getConversation(params.conversationId);
+      } catch (error) {
+        connection.endSubscription(params.conversationId, signal);
+        throw error;
+      }
       // The result goes out before the replay: the client learns the sessions, then their items.
       request.afterResponse(() => {
-        conversation
-          .subscribe((event) => connection.notify(event), params.afterSeq)
-          .then((detach) => connection.addSubscription(params.conversationId, detach))
-          // A replay that fails (an unreadable log) leaves the client unsubscribed; the server logs why.
-          .catch((error: unknown) => connection.subscriptionFailed(params.conversationId, error));
+        conversation.subscribe((event) => connection.notify(event), params.afterSeq, { signal, ready: () => connection.ready() }).catch((error: unknown) => {
+          connection.endSubscription(params.conversationId, signal);
+          connection.replayFailed(params.conversationId, error);
+        });
       });
       return conversation.snapshot();
     },
 
     async 'conversation/unsubscribe'(params) {
-      connection.removeSubscription(params.conversationId);
+      connection.endSubscription(params.conversationId);
       return {};
     },
 
@@ -157,7 +173,8 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
       try {
         return { configuration: redactConfiguration(await connection.config.update(params.changes)) };
       } catch (error) {
-        if (error instanceof ConfigurationUpdateError) throw new RpcError(ErrorCodes.invalidParams, `config/update: ${error.message}`);
+        // Files are named as the client knows them (`server.yaml:3`), not by their place on this machine.
+        if (error instanceof ConfigurationUpdateError) throw new RpcError(ErrorCodes.invalidParams, `config/update: ${error.message.replaceAll(`${connection.config.configDir}/`, '')}`);
         throw error;
       }
     },

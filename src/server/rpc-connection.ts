@@ -3,6 +3,7 @@
  * WebSocket. Validates every request against the protocol schemas, dispatches it to the
  * runtime, and forwards the events of the conversations the client subscribed to.
  */
+import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { z } from 'zod';
@@ -24,6 +25,7 @@ import { NotFoundError, type Runtime } from '../runtime/runtime.js';
 import { UnknownModelError } from '../models/model-registry.js';
 import type { ConfigService } from './config-service.js';
 import { createMethodHandlers, type MethodHandlers, type RequestContext } from './method-handlers.js';
+import { DEFAULT_SEND_BUFFER_LIMIT_BYTES, DEFAULT_WRITE_THRESHOLD_BYTES, SendQueue, type SendBufferLimits } from './send-queue.js';
 
 /** Server identity sent in `initialize`. */
 export interface ServerIdentity {
@@ -34,17 +36,45 @@ export interface ServerIdentity {
 /** Logs what a connection cannot report to its client. */
 export interface ConnectionLogger {
   warn(details: object, message: string): void;
+  error(details: object, message: string): void;
 }
+
+/** Transport limits of one connection (docs/protocol.md, "Flow control"). */
+export interface ConnectionLimits extends SendBufferLimits {
+  /** Interval of WebSocket pings, ms; a peer that has not answered the previous one is dropped. */
+  heartbeatIntervalMs: number;
+  /** Requests handled at once; past it the connection stops reading until one finishes. */
+  maxRequestsInFlight: number;
+}
+
+/** Default transport limits. */
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  writeThresholdBytes: DEFAULT_WRITE_THRESHOLD_BYTES,
+  limitBytes: DEFAULT_SEND_BUFFER_LIMIT_BYTES,
+  heartbeatIntervalMs: 30_000,
+  maxRequestsInFlight: 64,
+};
+
+let connectionCount = 0;
 
 /** State of one connected client, used by the method handlers. */
 export class RpcConnection {
   private initialized = false;
   /** The client's name from `initialize`. */
   clientName = 'unknown';
+  /** Number of this connection in the server log. */
+  readonly number = ++connectionCount;
   private nextRequestId = 1;
   private readonly outgoing = new Map<string, (response: { result?: unknown; error?: unknown }) => void>();
-  private readonly subscriptions = new Map<string, () => void>();
+  /** Per conversation, the controller that ends the subscription (registered before its replay). */
+  private readonly subscriptions = new Map<string, AbortController>();
   private readonly handlers: MethodHandlers;
+  private readonly queue: SendQueue;
+  private closed = false;
+  private inFlight = 0;
+  private paused = false;
+  private answeredPing = true;
+  private readonly heartbeat: NodeJS.Timeout;
 
   /**
    * @param socket the accepted WebSocket
@@ -52,25 +82,58 @@ export class RpcConnection {
    * @param runtime the runtime requests go to
    * @param config the configuration in force (config/* methods)
    * @param identity server name and version
-   * @param logger where send failures are logged
+   * @param logger where send failures and internal errors are logged
+   * @param limits send buffer, heartbeat and request limits
    */
   constructor(
     private readonly socket: WebSocket,
-    private readonly transport: Duplex,
+    transport: Duplex,
     readonly runtime: Runtime,
     readonly config: ConfigService,
     readonly identity: ServerIdentity,
     private readonly logger: ConnectionLogger,
+    limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
   ) {
     this.handlers = createMethodHandlers(this);
+    this.queue = new SendQueue(socket, transport, limits, {
+      overflow: () => {
+        this.logger.warn({ connection: this.number, client: this.clientName, limitBytes: limits.limitBytes }, 'client closed: send buffer over its limit (lagging)');
+        this.dispose();
+      },
+      // One line per connection: a dead peer fails every write still queued for it.
+      writeFailed: (error) => this.logger.warn({ connection: this.number, client: this.clientName, error: error.message }, 'could not send to client; the connection is gone'),
+    });
     socket.on('message', (data, isBinary) => {
+      if (this.closed) return;
       if (isBinary) {
         this.send({ jsonrpc: '2.0', id: null, error: { code: ErrorCodes.invalidRequest, message: 'binary frames are not supported; send JSON text' } });
         return;
       }
       this.handle(data.toString()).catch((error: unknown) => this.logger.warn({ error: errorMessage(error) }, 'a client message could not be handled'));
     });
+    // Frame errors (too big, bad opcode, bad UTF-8...) are answered by the close frame itself;
+    // without this listener they would end the process.
+    socket.on('error', (error) => this.logger.warn({ connection: this.number, error: error.message }, 'WebSocket error from client'));
     socket.on('close', () => this.dispose());
+    socket.on('pong', () => (this.answeredPing = true));
+    this.heartbeat = setInterval(() => {
+      if (!this.answeredPing) {
+        this.logger.warn({ connection: this.number, client: this.clientName }, 'client dropped: no answer to the last ping');
+        socket.terminate();
+        return;
+      }
+      this.answeredPing = false;
+      socket.ping();
+    }, limits.heartbeatIntervalMs);
+    this.heartbeat.unref();
+    this.maxRequestsInFlight = limits.maxRequestsInFlight;
+  }
+
+  private readonly maxRequestsInFlight: number;
+
+  /** Bytes waiting to reach this client: in the outbox and in the socket's buffer. */
+  get bufferedBytes(): number {
+    return this.queue.waitingBytes + this.socket.bufferedAmount;
   }
 
   /** Marks the connection initialized (called by the `initialize` handler). */
@@ -79,26 +142,35 @@ export class RpcConnection {
     this.clientName = clientName;
   }
 
-  /** Whether the connection already follows a conversation. */
-  isSubscribed(conversationId: string): boolean {
-    return this.subscriptions.has(conversationId);
+  /**
+   * Registers a subscription before its replay starts, ending any earlier one to the same
+   * conversation; the returned signal aborts on unsubscribe, on a newer subscribe and when the
+   * connection ends, whichever comes first.
+   */
+  beginSubscription(conversationId: string): AbortSignal {
+    this.subscriptions.get(conversationId)?.abort();
+    const controller = new AbortController();
+    if (this.closed) controller.abort();
+    else this.subscriptions.set(conversationId, controller);
+    return controller.signal;
   }
 
-  /** Remembers a subscription's detach function (replacing an older one). */
-  addSubscription(conversationId: string, detach: () => void): void {
-    this.subscriptions.get(conversationId)?.();
-    this.subscriptions.set(conversationId, detach);
-  }
-
-  /** Logs a subscription whose replay failed (the client stays unsubscribed). */
-  subscriptionFailed(conversationId: string, error: unknown): void {
-    this.logger.warn({ conversationId, error: errorMessage(error) }, 'conversation/subscribe: the replay failed; the client is not subscribed');
-  }
-
-  /** Detaches from a conversation's events. */
-  removeSubscription(conversationId: string): void {
-    this.subscriptions.get(conversationId)?.();
+  /** Ends a subscription if `signal` is still the current one (e.g. its conversation was not found). */
+  endSubscription(conversationId: string, signal?: AbortSignal): void {
+    const current = this.subscriptions.get(conversationId);
+    if (!current || (signal && current.signal !== signal)) return;
+    current.abort();
     this.subscriptions.delete(conversationId);
+  }
+
+  /** Logs a replay that failed (its subscription has ended; the client may subscribe again). */
+  replayFailed(conversationId: string, error: unknown): void {
+    this.logger.error({ connection: this.number, conversationId, error: describeError(error) }, 'replay of a subscription failed');
+  }
+
+  /** Resolves when the client can take more events (paces replays); undefined when it can now. */
+  ready(): Promise<void> | undefined {
+    return this.queue.ready();
   }
 
   /**
@@ -128,20 +200,32 @@ export class RpcConnection {
     this.send({ jsonrpc: '2.0', id, method: 'approval/request', params: approval });
   }
 
-  private send(message: object): void {
-    if (this.socket.readyState !== this.socket.OPEN) return;
-    // A turn emits several events per tick (deltas, item ends): corking until the next tick
-    // turns their frames into one write system call instead of one each.
-    if (this.transport.writableCorked === 0) {
-      this.transport.cork();
-      process.nextTick(() => this.transport.uncork());
-    }
-    this.socket.send(JSON.stringify(message), (error) => {
-      if (error) this.logger.warn({ error: error.message }, 'could not send to client');
-    });
+  private send(message: Record<string, unknown>): void {
+    this.queue.send(message);
   }
 
   private async handle(text: string): Promise<void> {
+    this.inFlight++;
+    if (this.inFlight >= this.maxRequestsInFlight && !this.paused) {
+      // Stop reading: the client waits in TCP instead of in this process's memory.
+      this.paused = true;
+      this.socket.pause();
+    }
+    try {
+      await this.handleMessage(text);
+    } catch (error) {
+      // Nothing a client sends may end the process: anything unforeseen is logged here.
+      this.logger.error({ connection: this.number, error: describeError(error) }, 'failed to handle a client message');
+    } finally {
+      this.inFlight--;
+      if (this.paused && this.inFlight < this.maxRequestsInFlight && !this.closed) {
+        this.paused = false;
+        this.socket.resume();
+      }
+    }
+  }
+
+  private async handleMessage(text: string): Promise<void> {
     let raw: unknown;
     try {
       raw = JSON.parse(text);
@@ -150,7 +234,7 @@ export class RpcConnection {
       return;
     }
     // A response to one of our own requests (e.g. approval/request).
-    if (typeof raw === 'object' && raw !== null && !('method' in raw) && 'id' in raw && typeof (raw as { id: unknown }).id === 'string') {
+    if (typeof raw === 'object' && raw !== null && !Array.isArray(raw) && !('method' in raw) && 'id' in raw && typeof (raw as { id: unknown }).id === 'string') {
       const id = (raw as { id: string }).id;
       const handler = this.outgoing.get(id);
       if (handler) {
@@ -168,19 +252,21 @@ export class RpcConnection {
     }
     const { id, method, params } = message.data;
     const afterResponse: (() => void)[] = [];
+    let result: unknown;
     try {
-      const result = await this.dispatch(method, params, { afterResponse: (task) => afterResponse.push(task) });
-      if (id !== undefined) this.send({ jsonrpc: '2.0', id, result });
-      for (const task of afterResponse) task();
+      result = await this.dispatch(method, params, { afterResponse: (task) => afterResponse.push(task) });
     } catch (error) {
       if (id === undefined) return;
-      const rpcError = toRpcError(method, error);
+      const rpcError = this.toRpcError(method, error);
       this.send({ jsonrpc: '2.0', id, error: { code: rpcError.code, message: rpcError.message, ...(rpcError.data !== undefined ? { data: rpcError.data } : {}) } });
+      return;
     }
+    if (id !== undefined) this.send({ jsonrpc: '2.0', id, result });
+    for (const task of afterResponse) task();
   }
 
   private async dispatch(method: string, params: unknown, request: RequestContext): Promise<unknown> {
-    if (!isMethodName(method)) throw new RpcError(ErrorCodes.methodNotFound, `unknown method "${method}"`);
+    if (!isMethodName(method)) throw new RpcError(ErrorCodes.methodNotFound, `unknown method "${method.slice(0, 100)}"`);
     if (!this.initialized && method !== 'initialize') {
       throw new RpcError(ErrorCodes.notInitialized, `${method}: send "initialize" first`);
     }
@@ -192,17 +278,33 @@ export class RpcConnection {
     return (this.handlers[method] as (params: MethodParams<M>, request: RequestContext) => Promise<MethodResult<M>>)(params, request);
   }
 
+  /**
+   * The error a client gets. Errors of the runtime's own kinds carry messages in protocol
+   * terms; anything else is an internal error: logged here in full, and the client gets only
+   * a reference to the log line (no paths or storage details).
+   */
+  private toRpcError(method: string, error: unknown): RpcError {
+    if (error instanceof RpcError) return error;
+    if (error instanceof NotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: ${error.message}`);
+    if (error instanceof UnknownModelError) return new RpcError(ErrorCodes.invalidParams, `${method}: ${error.message}`);
+    const reference = randomBytes(4).toString('hex');
+    this.logger.error({ connection: this.number, method, reference, error: describeError(error) }, 'request failed inside the server');
+    return new RpcError(ErrorCodes.internalError, `${method}: internal error (reference ${reference} in the server log)`);
+  }
+
   private dispose(): void {
-    for (const detach of this.subscriptions.values()) detach();
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.heartbeat);
+    this.queue.close();
+    for (const controller of this.subscriptions.values()) controller.abort();
     this.subscriptions.clear();
+    this.outgoing.clear();
   }
 }
 
-function toRpcError(method: string, error: unknown): RpcError {
-  if (error instanceof RpcError) return error;
-  if (error instanceof NotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: ${error.message}`);
-  if (error instanceof UnknownModelError) return new RpcError(ErrorCodes.invalidParams, `${method}: ${error.message}`);
-  return new RpcError(ErrorCodes.internalError, `${method}: ${(error as Error)?.message ?? String(error)}`);
+function describeError(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }
 
 /** The message of anything thrown. */

@@ -30,8 +30,11 @@ import { acquireDataDirLock, processExists } from './data-dir-lock.js';
 import { createHttpServer } from './http-server.js';
 import { openIndexDatabase, rebuildIndex } from './index-database.js';
 import { tightenPermissions } from './private-files.js';
-import { RpcConnection } from './rpc-connection.js';
+import { DEFAULT_CONNECTION_LIMITS, RpcConnection, type ConnectionLimits } from './rpc-connection.js';
 import { readServerInfo, removeServerInfo, writeServerInfo } from './server-info.js';
+
+/** Listening addresses that mean every interface. */
+const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '::', '[::]', '0:0:0:0:0:0:0:0']);
 
 /** Options of a runtime server. */
 export interface RuntimeServerOptions {
@@ -44,6 +47,13 @@ export interface RuntimeServerOptions {
   exitWhenIdleMs?: number;
   /** Extra allowed browser origins. */
   allowedOrigins?: string[];
+  /**
+   * Host names, besides loopback ones and the listening address, that requests may name in
+   * their `Host` header (e.g. the name a reverse proxy or other machines use to reach it).
+   */
+  allowedHosts?: string[];
+  /** Send buffer, heartbeat and request limits of each connection (tests, embedding). */
+  connectionLimits?: Partial<ConnectionLimits>;
   limits?: Partial<RuntimeLimits>;
   logger: Logger;
   /**
@@ -141,12 +151,19 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     });
     config.watch();
     const token = randomBytes(32).toString('base64url');
+    const listenHost = options.host ?? '127.0.0.1';
+    if (WILDCARD_ADDRESSES.has(listenHost)) {
+      logger.warn({ host: listenHost }, `listening on every network interface: anyone who can reach this machine can try to connect; requests must name a loopback host${options.allowedHosts?.length ? ` or ${options.allowedHosts.join(', ')}` : ' (allow other names with --allow-host)'}`);
+    }
+    const connectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
     const { server, webSockets } = createHttpServer({
       token,
       allowedOrigins,
-      health: () => ({ pid: process.pid, version: VERSION }),
+      allowedHosts: [listenHost, ...(options.allowedHosts ?? [])],
+      health: () => ({ pid: process.pid, version: VERSION, connections: connections.size, sendBufferBytes: [...connections].reduce((total, connection) => total + connection.bufferedBytes, 0) }),
+      logger,
       onConnection: (socket, transport) => {
-        const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger);
+        const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger, connectionLimits);
         connections.add(connection);
         socket.on('close', () => connections.delete(connection));
       },

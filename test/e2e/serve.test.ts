@@ -61,8 +61,8 @@ describe('openvaala serve', () => {
     serve = await startServe(environment);
     const file = serverInfoFile(environment.paths);
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(readFileSync(path.join(environment.paths.dataDir, 'runtime.lock'), 'utf8').trim()).toBe(String(serve.child.pid));
-    const health = await (await fetch(`${serve.info.url}/healthz`)).json();
+    expect(readFileSync(path.join(environment.paths.dataDir, 'runtime.lock'), 'utf8').trim().split(' ')[0]).toBe(String(serve.child.pid));
+    const health = await (await fetch(`${serve.info.url}/healthz`, { headers: { authorization: `Bearer ${serve.info.token}` } })).json();
     expect(health).toMatchObject({ status: 'ok', pid: serve.child.pid });
     expect(await serve.stop()).toBe(0);
     serve = undefined;

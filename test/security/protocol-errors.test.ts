@@ -1,0 +1,104 @@
+/**
+ * Client mistakes are refused at the protocol boundary, in protocol terms (-32602 invalid
+ * params naming the field, -32004 not found), for every method; failures inside the server
+ * reach the client as -32603 with a log reference only — no paths, no storage layout.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { pino } from 'pino';
+import { afterEach, expect, it } from 'vitest';
+import { RuntimeClient, RuntimeClientError } from '../../src/client/runtime-client.js';
+import { methods, type MethodName } from '../../src/protocol/index.js';
+import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
+import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+
+let environment: TestEnvironment | undefined;
+let server: RunningServer | undefined;
+let client: RuntimeClient | undefined;
+const logLines: string[] = [];
+afterEach(async () => {
+  await client?.close();
+  await server?.stop();
+  await environment?.dispose();
+  client = undefined;
+  server = undefined;
+  environment = undefined;
+  logLines.length = 0;
+});
+
+async function start(): Promise<RuntimeClient> {
+  environment = await createTestEnvironment('responses: []\n');
+  server = await startRuntimeServer({ paths: environment.paths, port: 0, logger: pino({ level: 'warn' }, { write: (line: string) => void logLines.push(line) }) });
+  client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'test' });
+  return client;
+}
+
+/** The error a request gets. @throws Error when it succeeds */
+async function errorOf(connection: RuntimeClient, method: string, params: unknown): Promise<RuntimeClientError> {
+  try {
+    await connection.request(method as MethodName, params as never);
+  } catch (error) {
+    if (error instanceof RuntimeClientError) return error;
+    throw error;
+  }
+  throw new Error(`${method} ${JSON.stringify(params)} succeeded`);
+}
+
+const methodsTakingAConversation = (Object.keys(methods) as MethodName[]).filter((method) => 'conversationId' in ((methods[method].params as unknown as { shape?: object }).shape ?? {}));
+
+it('refuses malformed ids for every method that takes one, naming the field', async () => {
+  const connection = await start();
+  expect(methodsTakingAConversation.length).toBeGreaterThan(8);
+  for (const method of methodsTakingAConversation) {
+    for (const conversationId of ['conv_x\u0000y', '../../etc', 'conv_a/b', '']) {
+      const error = await errorOf(connection, method, { conversationId, input: 'x', approvalId: 'appr_1', decision: 'deny', model: 'mock/mock-model' });
+      expect(error.code, `${method} ${JSON.stringify(conversationId)}`).toBe(-32602);
+      expect(error.message).toContain(`${method}: params.conversationId`);
+    }
+  }
+  const { conversation } = await connection.request('conversation/create', { cwd: environment!.workDir });
+  const error = await errorOf(connection, 'items/list', { conversationId: conversation.id, sessionId: 'sess_../../x' });
+  expect(error.code).toBe(-32602);
+  expect(error.message).toContain('params.sessionId');
+  const afterSeq = await errorOf(connection, 'conversation/subscribe', { conversationId: conversation.id, afterSeq: { 'sess_a\u0000': 1 } });
+  expect(afterSeq.code).toBe(-32602);
+});
+
+it('answers an unknown conversation with -32004 for every method that takes one', async () => {
+  const connection = await start();
+  // Unsubscribing from what one does not follow is a no-op, whatever the id names.
+  for (const method of methodsTakingAConversation.filter((name) => name !== 'conversation/unsubscribe')) {
+    const error = await errorOf(connection, method, { conversationId: 'conv_00000000000000000000000000', input: 'x', approvalId: 'appr_1', decision: 'deny', model: 'mock/mock-model' });
+    expect(error.code, method).toBe(-32004);
+    expect(error.message).toBe(`${method}: conversation "conv_00000000000000000000000000" does not exist`);
+  }
+});
+
+it('refuses a cursor that is not one, and relative or duplicated work locations, as invalid params', async () => {
+  const connection = await start();
+  for (const cursor of ['bm90IGEgY3Vyc29y', 'not a cursor', 'eyJ2IjoxfQ']) {
+    const error = await errorOf(connection, 'conversation/list', { cursor });
+    expect(error.code).toBe(-32602);
+    expect(error.message).toContain('conversation/list: params.cursor: not a cursor returned by conversation/list');
+  }
+  expect((await errorOf(connection, 'conversation/create', { cwd: 'relative/dir' })).code).toBe(-32602);
+  const twice = await errorOf(connection, 'conversation/create', { workLocation: [{ executor: 'local', cwd: '/tmp' }, { executor: 'local', cwd: '/srv' }] });
+  expect(twice.code).toBe(-32602);
+  expect(twice.message).toContain('params.workLocation.1.executor');
+});
+
+it('reports a failure inside the server as -32603 with a log reference, and no path or storage detail', async () => {
+  const connection = await start();
+  // A conversation directory whose metadata log cannot be read.
+  const conversationId = 'conv_01abcdefghjkmnpqrstvwxyz00';
+  mkdirSync(path.join(environment!.paths.dataDir, 'conversations', conversationId, 'metadata.jsonl'), { recursive: true });
+  const error = await errorOf(connection, 'conversation/get', { conversationId });
+  expect(error.code).toBe(-32603);
+  expect(error.message).toMatch(/^conversation\/get: internal error \(reference [0-9a-f]{8} in the server log\)$/);
+  expect(error.message).not.toContain(environment!.root);
+  expect(error.message).not.toContain('metadata.jsonl');
+  const reference = /reference ([0-9a-f]{8})/.exec(error.message)?.[1] as string;
+  const logged = logLines.find((line) => line.includes(reference));
+  expect(logged).toBeDefined();
+  expect(logged).toContain('metadata.jsonl');
+});
