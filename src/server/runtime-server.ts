@@ -29,6 +29,8 @@ import { acquireDataDirLock, processExists } from './data-dir-lock.js';
 import { createHttpServer } from './http-server.js';
 import { openIndexDatabase, rebuildIndex } from './index-database.js';
 import { tightenPermissions } from './private-files.js';
+import { ProcessRecords, stopLeftoverProcesses } from './process-records.js';
+import { LocalExecutor } from '../executors/local/local-executor.js';
 import { RpcConnection } from './rpc-connection.js';
 import { readServerInfo, removeServerInfo, writeServerInfo } from './server-info.js';
 
@@ -106,11 +108,16 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     if (!rebuilt && search.createdTables && (await store.listConversations({ limit: 1 })).conversations.length > 0) {
       logger.warn({ dataDir: paths.dataDir }, 'the conversation search index is new: run `openvaala reindex` (server stopped) to make existing conversations searchable');
     }
+    // Commands a dead predecessor left running are stopped before anything else runs.
+    await stopLeftoverProcesses(paths.dataDir, logger);
+    const processRecords = new ProcessRecords(paths.dataDir, logger);
     // Turns a dead predecessor left running end now, so no listing shows them running.
     const recovery = await recoverStaleTurns(store);
     if (recovery.conversations.length > 0 || recovery.failures.length > 0) {
       logger.warn({ conversations: recovery.conversations.length, turns: recovery.turns, failures: recovery.failures }, 'turns left running by a server that stopped were recorded as interrupted');
     }
+    const executors = createExecutors(configuration.executors, { baseDirectory: paths.configDir });
+    for (const executor of executors.values()) if (executor instanceof LocalExecutor) executor.trackProcesses(processRecords);
     const runtime = new Runtime({
       store,
       models: new ModelRegistry(configuration.providers),
@@ -119,7 +126,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       hooks: configuration.hooks,
       skillsDirectory: path.join(paths.configDir, 'skills'),
       logger,
-      executors: createExecutors(configuration.executors, { baseDirectory: paths.configDir }),
+      executors,
       tools: environmentTools(),
     });
     applyConfiguration(runtime, configuration);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { CommandRequest, CommandResult, Executor, RunningProcess, SpawnRequest } from '../executor.js';
 import { bubblewrapProgram, findBubblewrap, missingBubblewrapError, type BubblewrapPolicy } from './bubblewrap.js';
+import type { ProcessTracker } from '../process-tracker.js';
 import { LocalFileSystem } from './local-file-system.js';
 import { startCommand, type RunningCommand } from './run-command.js';
 import { spawnLocalProcess } from './spawn-process.js';
@@ -37,6 +38,7 @@ export class LocalExecutor implements Executor {
   /** Processes started by `spawn` that have not ended yet. */
   private readonly spawned = new Set<RunningProcess>();
   private closed = false;
+  private tracker: ProcessTracker | undefined;
 
   /**
    * @param options name and optional sandbox settings
@@ -60,6 +62,11 @@ export class LocalExecutor implements Executor {
     }
   }
 
+  /** Reports every process group this executor starts from now on (see `ProcessTracker`). */
+  trackProcesses(tracker: ProcessTracker): void {
+    this.tracker = tracker;
+  }
+
   /**
    * Runs a command to completion, timeout or abort (see `startCommand` for the output and
    * kill rules). The result also carries `omittedBytes`, the bytes dropped after the cap.
@@ -79,10 +86,13 @@ export class LocalExecutor implements Executor {
       command = startCommand(request);
     }
     this.running.add(command);
+    const { pid } = command;
+    if (pid !== undefined) this.tracker?.started(pid);
     try {
       return await command.result;
     } finally {
       this.running.delete(command);
+      if (pid !== undefined) this.tracker?.ended(pid);
     }
   }
 
@@ -103,11 +113,14 @@ export class LocalExecutor implements Executor {
       started = spawnLocalProcess(request);
     }
     this.spawned.add(started);
-    // `exited` never rejects; the handler is there so nothing can float.
-    started.exited.then(
-      () => this.spawned.delete(started),
-      () => this.spawned.delete(started),
-    );
+    const { pid } = started;
+    if (pid !== undefined) this.tracker?.started(pid);
+    const ended = (): void => {
+      this.spawned.delete(started);
+      if (pid !== undefined) this.tracker?.ended(pid);
+    };
+    // `exited` never rejects; the second handler is there so nothing can float.
+    started.exited.then(ended, ended);
     return started;
   }
 
