@@ -13,7 +13,7 @@
  * All three must stay 0. Traffic stays on 127.0.0.1 (a mock model provider in this process).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { RuntimeClient } from '../src/client/runtime-client.js';
@@ -67,14 +67,16 @@ function mockScript(rounds: number): string {
 `;
 }
 
-function processAlive(pid: number): boolean {
+/**
+ * True when the process is alive and is one of the soak's commands: its working directory is
+ * inside the soak's installation. A pid reused by an unrelated process (pids wrap quickly on
+ * a busy machine) is neither counted nor signalled.
+ */
+function commandAlive(pid: number, root: string): boolean {
   try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    if (/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'))) return false;
+    const cwd = readlinkSync(`/proc/${pid}/cwd`);
+    return cwd === root || cwd.startsWith(`${root}/`);
   } catch {
     return false;
   }
@@ -138,7 +140,7 @@ async function itemIds(client: RuntimeClient, conversationId: string): Promise<S
 export async function runCrashSoak(options: CrashSoakOptions): Promise<CrashSoakFigures> {
   const started = performance.now();
   const maxKillDelayMs = options.maxKillDelayMs ?? 1500;
-  const root = mkdtempSync(path.join(os.tmpdir(), 'openvaala-soak-'));
+  const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'openvaala-soak-')));
   const paths: OpenVaalaPaths = { configDir: path.join(root, 'config', 'openvaala'), dataDir: path.join(root, 'data', 'openvaala'), stateDir: path.join(root, 'state', 'openvaala') };
   const env = { ...process.env, XDG_CONFIG_HOME: path.join(root, 'config'), XDG_DATA_HOME: path.join(root, 'data'), XDG_STATE_HOME: path.join(root, 'state'), OPENVAALA_LOG_LEVEL: 'error' };
   const workDir = path.join(root, 'work', 'project');
@@ -184,8 +186,8 @@ export async function runCrashSoak(options: CrashSoakOptions): Promise<CrashSoak
     const deadline = Date.now() + 2000;
     for (const pid of pids) {
       if (checkedPids.has(pid)) continue;
-      while (processAlive(pid) && Date.now() < deadline) await sleep(20);
-      if (processAlive(pid)) {
+      while (commandAlive(pid, root) && Date.now() < deadline) await sleep(20);
+      if (commandAlive(pid, root)) {
         figures.leftRunning += 1;
         problem(`round ${figures.rounds}: command process ${pid} still running`);
         process.kill(pid, 'SIGKILL');
@@ -234,7 +236,7 @@ export async function runCrashSoak(options: CrashSoakOptions): Promise<CrashSoak
     await server?.kill();
     // Whatever a failure left behind is not left running.
     const pids = existsSync(pidsFile) ? readFileSync(pidsFile, 'utf8').split('\n').filter(Boolean).map(Number) : [];
-    for (const pid of pids) if (processAlive(pid)) process.kill(pid, 'SIGKILL');
+    for (const pid of pids) if (commandAlive(pid, root)) process.kill(pid, 'SIGKILL');
     await mock.stop();
     rmSync(root, { recursive: true, force: true });
   }

@@ -8,4 +8,9 @@ export interface ProcessTracker {
   started(pid: number): void;
   /** The leader of that group has ended. Must not throw. */
   ended(pid: number): void;
+  /**
+   * Variables added to every command's environment, so that its processes, descendants that
+   * left the group included, can be found again (inherited unless a process clears them).
+   */
+  readonly environment?: Record<string, string>;
 }

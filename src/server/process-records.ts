@@ -10,6 +10,7 @@
  * names one process per boot, so an unrelated process is never signalled. Linux only; where
  * `/proc` is missing nothing is recorded.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ProcessTracker } from '../executors/process-tracker.js';
@@ -19,6 +20,14 @@ import { ensurePrivateDirectory, PRIVATE_FILE_MODE } from './private-files.js';
 
 /** Folder of the records, in the data directory. */
 export const PROCESS_RECORDS_DIRECTORY = 'processes';
+/** File holding the running server's command tag, in the records folder. */
+const TAG_FILE = 'server-tag';
+/**
+ * Environment variable carrying the server's command tag into every command it starts. It
+ * finds what the group records cannot: a command killed with its server between its start
+ * and its record, and descendants that left the group and lost their parent.
+ */
+export const COMMAND_TAG_VARIABLE = 'OPENVAALA_COMMAND_TAG';
 /** How long a recorded group gets to end after SIGTERM before SIGKILL, in ms. */
 const TERMINATE_GRACE_MS = 500;
 
@@ -60,6 +69,8 @@ export function currentBootId(): string {
 export class ProcessRecords implements ProcessTracker {
   private readonly directory: string;
   private readonly bootId = currentBootId();
+  /** See {@link COMMAND_TAG_VARIABLE}: random, one per server. */
+  readonly environment: Record<string, string>;
 
   /** @param dataDir the server's data directory (records go to its `processes` folder, mode 0700) */
   constructor(
@@ -68,6 +79,10 @@ export class ProcessRecords implements ProcessTracker {
   ) {
     this.directory = path.join(dataDir, PROCESS_RECORDS_DIRECTORY);
     ensurePrivateDirectory(this.directory);
+    const tag = randomBytes(16).toString('hex');
+    // Written before any command starts, so a crash at any later moment leaves it behind.
+    fs.writeFileSync(path.join(this.directory, TAG_FILE), `${tag}\n`, { mode: PRIVATE_FILE_MODE });
+    this.environment = { [COMMAND_TAG_VARIABLE]: tag };
   }
 
   /** Records a group whose leader was just started. A failure is logged: the command runs anyway. */
@@ -94,6 +109,28 @@ export interface LeftoverReport {
   stopped: ProcessRecord[];
   /** Records dropped without a signal: leader gone, pid reused, other boot, or unreadable. */
   dropped: number;
+  /** Processes found by the dead server's command tag in their environment. */
+  tagged: number;
+}
+
+/** True when the process's environment holds the tag (other users' processes cannot be read: false). */
+function hasTag(pid: number, tag: string): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`${COMMAND_TAG_VARIABLE}=${tag}`);
+  } catch {
+    return false;
+  }
+}
+
+/** Every process whose environment holds the tag. */
+function processesWithTag(tag: string): number[] {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  return entries.map(Number).filter((pid) => pid !== process.pid && hasTag(pid, tag));
 }
 
 function readRecord(file: string): ProcessRecord | undefined {
@@ -119,7 +156,7 @@ function stillRecordedProcess(record: ProcessRecord, bootId: string): boolean {
  */
 export async function stopLeftoverProcesses(dataDir: string, logger: Logger): Promise<LeftoverReport> {
   const directory = path.join(dataDir, PROCESS_RECORDS_DIRECTORY);
-  const report: LeftoverReport = { stopped: [], dropped: 0 };
+  const report: LeftoverReport = { stopped: [], dropped: 0, tagged: 0 };
   let names: string[];
   try {
     names = fs.readdirSync(directory);
@@ -127,6 +164,13 @@ export async function stopLeftoverProcesses(dataDir: string, logger: Logger): Pr
     return report;
   }
   const bootId = currentBootId();
+  let tag = '';
+  try {
+    tag = fs.readFileSync(path.join(directory, TAG_FILE), 'utf8').trim();
+  } catch {
+    // No tag: an older server, or none ever ran a command.
+  }
+  names = names.filter((name) => name !== TAG_FILE);
   // Descendants that left the group (setsid) are found through their parents, and each is
   // identified by its start time too, so a pid reused during the grace is never signalled.
   const targets: { record: ProcessRecord; members: { pid: number; startTime: string | undefined }[] }[] = [];
@@ -147,6 +191,11 @@ export async function stopLeftoverProcesses(dataDir: string, logger: Logger): Pr
     report.stopped.push(record);
     logger.warn({ pgid: record.pgid, serverPid: record.serverPid }, 'stopped a command left running by a server that stopped');
   }
+  // Processes carrying the dead server's tag that the records did not reach.
+  const tagged = /^[0-9a-f]{32}$/.test(tag) ? processesWithTag(tag) : [];
+  for (const pid of tagged) sendSignal(pid, 'SIGTERM');
+  if (tagged.length > 0) logger.warn({ processes: tagged.length }, 'stopped processes of commands left running by a server that stopped');
+  report.tagged = tagged.length;
   const deadline = Date.now() + TERMINATE_GRACE_MS;
   while (Date.now() < deadline && targets.some(({ record }) => processExists(-record.pgid))) await new Promise((resolve) => setTimeout(resolve, 20));
   for (const { record, members } of targets) {
@@ -155,6 +204,8 @@ export async function stopLeftoverProcesses(dataDir: string, logger: Logger): Pr
     if (processExists(-record.pgid) && (leaderStart === undefined || leaderStart === record.startTime)) sendSignal(-record.pgid, 'SIGKILL');
     for (const member of members) if (member.startTime !== undefined && processStartTime(member.pid) === member.startTime) sendSignal(member.pid, 'SIGKILL');
   }
-  for (const name of names) fs.rmSync(path.join(directory, name), { force: true });
+  // Signalled again only while they still carry the tag: a pid reused in between is left alone.
+  for (const pid of tagged) if (hasTag(pid, tag)) sendSignal(pid, 'SIGKILL');
+  for (const name of [...names, TAG_FILE]) fs.rmSync(path.join(directory, name), { force: true });
   return report;
 }

@@ -62,6 +62,12 @@ export class LocalExecutor implements Executor {
     }
   }
 
+  /** The request with the tracker's environment variables added (the request's own win). */
+  private tagged<R extends { env?: Record<string, string> }>(request: R): R {
+    const extra = this.tracker?.environment;
+    return extra ? { ...request, env: { ...extra, ...request.env } } : request;
+  }
+
   /** Reports every process group this executor starts from now on (see `ProcessTracker`). */
   trackProcesses(tracker: ProcessTracker): void {
     this.tracker = tracker;
@@ -75,8 +81,9 @@ export class LocalExecutor implements Executor {
    * @throws Error when the executor is closed, bubblewrap is missing (sandboxed executors),
    *   or the process cannot be started (e.g. the working directory does not exist).
    */
-  async run(request: CommandRequest): Promise<CommandResult> {
+  async run(original: CommandRequest): Promise<CommandResult> {
     if (this.closed) throw new Error(`executor "${this.name}" is closed`);
+    const request = this.tagged(original);
     let command: RunningCommand;
     if (this.sandbox !== undefined) {
       const bwrap = findBubblewrap(this.bwrapPath);
@@ -102,8 +109,9 @@ export class LocalExecutor implements Executor {
    * @throws Error when the executor is closed, bubblewrap is missing (sandboxed executors),
    *   or node-pty cannot be loaded (`tty`).
    */
-  spawn(request: SpawnRequest): RunningProcess {
+  spawn(original: SpawnRequest): RunningProcess {
     if (this.closed) throw new Error(`executor "${this.name}" is closed`);
+    const request = this.tagged(original);
     let started: RunningProcess;
     if (this.sandbox !== undefined) {
       const bwrap = findBubblewrap(this.bwrapPath);
