@@ -10,6 +10,8 @@ import { updateConfigurationFiles, type ConfigurationChange } from '../config/co
 import { loadConfiguration, type Configuration } from '../config/configuration.js';
 import { createExecutors, DEFAULT_EXECUTOR_NAME, environmentReferences, type ExecutorConfig, type ExecutorsFile } from '../config/executors.js';
 import type { Executor } from '../executors/executor.js';
+import { LocalExecutor } from '../executors/local/local-executor.js';
+import type { ProcessTracker } from '../executors/process-tracker.js';
 import type { Logger } from '../logger.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { DEFAULT_LIMITS, type Runtime, type RuntimeLimits } from '../runtime/runtime.js';
@@ -39,6 +41,24 @@ export interface ConfigurationTargets {
    * directories: its token is there); every executor built on a reload gets them too.
    */
   protectedDirectories?: readonly string[];
+  /** Told of every process group a local executor starts, so a later server can stop what a dead one left running. */
+  processTracker?: ProcessTracker;
+}
+
+/**
+ * Builds the executors of a configuration as the server runs them: sandboxes hide the
+ * server's directories, no command gets a variable the configuration reads a secret from
+ * (`env:NAME`), and local executors report the processes they start to the tracker.
+ * @throws Error naming the executor when an entry cannot be built
+ */
+export function buildServerExecutors(configuration: Configuration, targets: ConfigurationTargets): Map<string, Executor> {
+  const executors = createExecutors(configuration.executors, {
+    baseDirectory: targets.configDir,
+    ...(targets.protectedDirectories ? { protectedDirectories: [...targets.protectedDirectories] } : {}),
+    secretVariables: environmentReferences(configuration),
+  });
+  if (targets.processTracker) for (const executor of executors.values()) if (executor instanceof LocalExecutor) executor.trackProcesses(targets.processTracker);
+  return executors;
 }
 
 /** The implicit `local` entry when `executors.yaml` does not define it. */
@@ -60,13 +80,7 @@ function sameSecrets(previous: Configuration | undefined, next: Configuration): 
  * @throws Error naming the executor when an entry cannot be built
  */
 function buildExecutors(runtime: Runtime, previous: Configuration | undefined, next: Configuration, targets: ConfigurationTargets): Map<string, Executor> {
-  // The same options as at start: hidden server directories, and no command gets a variable
-  // the configuration reads a secret from (env:NAME).
-  const fresh = createExecutors(next.executors, {
-    baseDirectory: targets.configDir,
-    ...(targets.protectedDirectories ? { protectedDirectories: [...targets.protectedDirectories] } : {}),
-    secretVariables: environmentReferences(next),
-  });
+  const fresh = buildServerExecutors(next, targets);
   const result = new Map<string, Executor>();
   for (const [name, executor] of fresh) {
     const current = runtime.findExecutor(name);

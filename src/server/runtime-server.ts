@@ -9,7 +9,6 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { dataDirServerInfoFile, resolvePaths, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
 import { loadConfiguration } from '../config/configuration.js';
-import { createExecutors, environmentReferences } from '../config/executors.js';
 import { CONVERSATIONS_PATH, ConversationStore } from '../dao/conversation-store.js';
 import { recoverStaleTurns } from '../dao/turn-recovery.js';
 import { SqliteConversationSearchIndex } from '../dao/sqlite-conversation-search-index.js';
@@ -25,11 +24,12 @@ import { StagedLogStorage } from '../storage/staged/staged-log-storage.js';
 import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js';
 import { environmentTools } from '../tools/index.js';
 import { VERSION } from '../package-info.js';
-import { applyConfiguration, ConfigService } from './config-service.js';
+import { applyConfiguration, buildServerExecutors, ConfigService, type ConfigurationTargets } from './config-service.js';
 import { acquireDataDirLock, processExists } from './data-dir-lock.js';
 import { createHttpServer } from './http-server.js';
 import { openIndexDatabase, rebuildIndex } from './index-database.js';
 import { tightenPermissions } from './private-files.js';
+import { ProcessRecords, stopLeftoverProcesses } from './process-records.js';
 import { DEFAULT_CONNECTION_LIMITS, RpcConnection, type ConnectionLimits } from './rpc-connection.js';
 import { readServerInfo, removeServerInfo, writeServerInfo } from './server-info.js';
 
@@ -118,11 +118,27 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     if (!rebuilt && search.createdTables && (await store.listConversations({ limit: 1 })).conversations.length > 0) {
       logger.warn({ dataDir: paths.dataDir }, 'the conversation search index is new: run `openvaala reindex` (server stopped) to make existing conversations searchable');
     }
+    // Commands a dead predecessor left running are stopped before anything else runs.
+    await stopLeftoverProcesses(paths.dataDir, logger);
+    const processRecords = new ProcessRecords(paths.dataDir, logger);
     // Turns a dead predecessor left running end now, so no listing shows them running.
     const recovery = await recoverStaleTurns(store);
     if (recovery.conversations.length > 0 || recovery.failures.length > 0) {
       logger.warn({ conversations: recovery.conversations.length, turns: recovery.turns, failures: recovery.failures }, 'turns left running by a server that stopped were recorded as interrupted');
     }
+    // Limits given by the caller (tests, embedding) win over server.yaml, also after a reload;
+    // the HTTP server reads the origins array on every upgrade, so a reload refills it in place.
+    const allowedOrigins: string[] = [];
+    const targets: ConfigurationTargets = {
+      configDir: paths.configDir,
+      ...(options.limits ? { limits: options.limits } : {}),
+      allowedOrigins,
+      extraOrigins: options.allowedOrigins ?? [],
+      // Sandboxed executors must never see the server's own directories (its token is there).
+      protectedDirectories: [paths.configDir, paths.dataDir, paths.stateDir],
+      processTracker: processRecords,
+    };
+    const executors = buildServerExecutors(configuration, targets);
     const runtime = new Runtime({
       store,
       models: new ModelRegistry(configuration.providers, { configDir: paths.configDir }),
@@ -131,19 +147,9 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       hooks: configuration.hooks,
       skillsDirectory: path.join(paths.configDir, 'skills'),
       logger,
-      // Sandboxed executors must never see the server's own directories (its token is there),
-      // and no command gets a variable the configuration reads a secret from (env:NAME).
-      executors: createExecutors(configuration.executors, {
-        baseDirectory: paths.configDir,
-        protectedDirectories: [paths.configDir, paths.dataDir, paths.stateDir],
-        secretVariables: environmentReferences(configuration),
-      }),
+      executors,
       tools: environmentTools(),
     });
-    // Limits given by the caller (tests, embedding) win over server.yaml, also after a reload;
-    // the HTTP server reads the origins array on every upgrade, so a reload refills it in place.
-    const allowedOrigins: string[] = [];
-    const targets = { configDir: paths.configDir, limits: options.limits, allowedOrigins, extraOrigins: options.allowedOrigins ?? [], protectedDirectories: [paths.configDir, paths.dataDir, paths.stateDir] };
     applyConfiguration(runtime, configuration, targets, configuration);
     const connections = new Set<RpcConnection>();
     const config = new ConfigService(targets, configuration, runtime, logger, (status) => {

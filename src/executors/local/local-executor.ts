@@ -3,6 +3,7 @@ import { CommandEnvironment, type EnvironmentPolicy } from '../command-environme
 import type { CommandRequest, CommandResult, Executor, ExecutorFileSystem, RunningProcess, SpawnRequest } from '../executor.js';
 import { bashProgram, startCommand, type CommandProgram, type RunningCommand } from './run-command.js';
 import { bubblewrapProgram, findBubblewrap, missingBubblewrapError, type BubblewrapPolicy } from './bubblewrap.js';
+import type { ProcessTracker } from '../process-tracker.js';
 import { LocalFileSystem } from './local-file-system.js';
 import { SandboxFileSystem } from './sandbox-file-system.js';
 import { spawnLocalProcess } from './spawn-process.js';
@@ -54,6 +55,7 @@ export class LocalExecutor implements Executor {
   /** Processes started by `spawn` that have not ended yet. */
   private readonly spawned = new Set<RunningProcess>();
   private closed = false;
+  private tracker: ProcessTracker | undefined;
 
   /**
    * @param options name and optional sandbox settings
@@ -99,6 +101,17 @@ export class LocalExecutor implements Executor {
     return bubblewrapProgram(request, this.sandbox, this.requireBubblewrap(), this.name, environment);
   }
 
+  /** The request with the tracker's environment variables added (the request's own win). */
+  private tagged<R extends { env?: Record<string, string> }>(request: R): R {
+    const extra = this.tracker?.environment;
+    return extra ? { ...request, env: { ...extra, ...request.env } } : request;
+  }
+
+  /** Reports every process group this executor starts from now on (see `ProcessTracker`). */
+  trackProcesses(tracker: ProcessTracker): void {
+    this.tracker = tracker;
+  }
+
   /**
    * Runs a command to completion, timeout or abort (see `startCommand` for the output and
    * kill rules). The result also carries `omittedBytes`, the bytes omitted between head and tail.
@@ -107,14 +120,18 @@ export class LocalExecutor implements Executor {
    * @throws Error when the executor is closed, bubblewrap is missing (sandboxed executors),
    *   or the process cannot be started (e.g. the working directory does not exist).
    */
-  async run(request: CommandRequest): Promise<CommandResult> {
+  async run(original: CommandRequest): Promise<CommandResult> {
     if (this.closed) throw new Error(`executor "${this.name}" is closed`);
+    const request = this.tagged(original);
     const command = startCommand(request, this.program(request));
     this.running.add(command);
+    const { pid } = command;
+    if (pid !== undefined) this.tracker?.started(pid);
     try {
       return await command.result;
     } finally {
       this.running.delete(command);
+      if (pid !== undefined) this.tracker?.ended(pid);
     }
   }
 
@@ -124,15 +141,19 @@ export class LocalExecutor implements Executor {
    * @throws Error when the executor is closed, bubblewrap is missing (sandboxed executors),
    *   or node-pty cannot be loaded (`tty`).
    */
-  spawn(request: SpawnRequest): RunningProcess {
+  spawn(original: SpawnRequest): RunningProcess {
     if (this.closed) throw new Error(`executor "${this.name}" is closed`);
+    const request = this.tagged(original);
     const started = spawnLocalProcess(request, this.program(request));
     this.spawned.add(started);
-    // `exited` never rejects; the handler is there so nothing can float.
-    started.exited.then(
-      () => this.spawned.delete(started),
-      () => this.spawned.delete(started),
-    );
+    const { pid } = started;
+    if (pid !== undefined) this.tracker?.started(pid);
+    const ended = (): void => {
+      this.spawned.delete(started);
+      if (pid !== undefined) this.tracker?.ended(pid);
+    };
+    // `exited` never rejects; the second handler is there so nothing can float.
+    started.exited.then(ended, ended);
     return started;
   }
 

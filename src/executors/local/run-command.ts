@@ -47,6 +47,8 @@ export function bashProgram(command: string): CommandProgram {
 
 /** A command that has been started and can be killed before it ends. */
 export interface RunningCommand {
+  /** The leader's pid (= the process group id); undefined when the command never started. */
+  readonly pid: number | undefined;
   /** Settles once the command ended (or was killed); never rejects for a failing command. */
   readonly result: Promise<LocalCommandResult>;
   /**
@@ -166,7 +168,7 @@ export function startCommand(request: CommandRequest, program: CommandProgram = 
       durationMs: 0,
       omittedBytes: 0,
     };
-    return { result: Promise.resolve(result), kill: () => undefined };
+    return { pid: undefined, result: Promise.resolve(result), kill: () => undefined };
   }
 
   const child = spawn(program.file, program.args, {
@@ -274,7 +276,7 @@ export function startCommand(request: CommandRequest, program: CommandProgram = 
     child.once('close', finish);
   });
 
-  return { result, kill: killGroup };
+  return { pid, result, kill: killGroup };
 }
 
 /**
