@@ -95,15 +95,27 @@ export async function loadProvidersFile(configDir: string): Promise<ProvidersFil
 }
 
 /**
+ * A secret the configuration refers to is not available (an `env:NAME` variable that is unset
+ * in the server's environment, and no stored key). The user's to fix, so its message is shown
+ * to clients as it is.
+ */
+export class MissingSecretError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'MissingSecretError';
+  }
+}
+
+/**
  * Resolves a secret value: `env:NAME` reads the environment variable NAME.
- * @throws Error naming the variable and where it was referenced when it is unset
+ * @throws MissingSecretError naming the variable and where it was referenced when it is unset
  */
 export function resolveSecret(value: string | undefined, where: string, environment: NodeJS.ProcessEnv = process.env): string | undefined {
   if (value === undefined || !value.startsWith('env:')) return value;
   const name = value.slice(4);
   const resolved = environment[name];
   if (resolved === undefined || resolved === '') {
-    throw new Error(`${where}: environment variable ${name} is not set`);
+    throw new MissingSecretError(`${where}: environment variable ${name} is not set`);
   }
   return resolved;
 }

@@ -10,7 +10,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
 import { readStoredApiKey } from '../config/credentials.js';
-import { resolveSecret, type ProviderConfig, type ProvidersFile, type ReasoningSettings } from '../config/providers.js';
+import { MissingSecretError, resolveSecret, type ProviderConfig, type ProvidersFile, type ReasoningSettings } from '../config/providers.js';
 import type { ModelInfo } from '../protocol/index.js';
 import { contextWindowOf, listModels, reasoningOf } from './model-catalog.js';
 
@@ -64,7 +64,7 @@ function resolveApiKey(providerName: string, provider: ProviderConfig, configDir
   } catch (error) {
     const key = stored();
     if (key !== undefined) return key;
-    throw new Error(`${(error as Error).message}, and no key is stored for provider "${providerName}" (store one with: openvaala auth set ${providerName})`, { cause: error });
+    throw new MissingSecretError(`${(error as Error).message}, and no key is stored for provider "${providerName}" (store one with: openvaala auth set ${providerName})`, { cause: error });
   }
 }
 
@@ -112,7 +112,7 @@ export class ModelRegistry {
   /**
    * Resolves a model name (or the default when undefined).
    * @throws UnknownModelError when no model is named and there is no default, or the provider is not configured
-   * @throws Error when the provider's `env:` key is not set
+   * @throws MissingSecretError when the provider's `env:` key is not set and no key is stored
    */
   resolve(name: string | undefined): ResolvedModel {
     const modelName = name ?? this.providers.defaultModel;

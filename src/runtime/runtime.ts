@@ -186,7 +186,7 @@ export class Runtime {
   async createConversation(options: { cwd?: string; executor?: string; workLocation?: WorkLocationEntry[]; model?: string; agent?: string; title?: string }): Promise<LiveConversation> {
     const workLocation = options.workLocation ?? (options.cwd !== undefined ? [{ executor: options.executor ?? 'local', cwd: options.cwd }] : []);
     const first = workLocation[0];
-    if (!first) throw new Error('give cwd (with an optional executor) or a non-empty workLocation');
+    if (!first) throw new InvalidWorkLocationError('give cwd (with an optional executor) or a non-empty workLocation');
     await this.checkWorkLocation(workLocation);
     const agent = options.agent ?? this.defaultAgent;
     const model = this.models.resolve(options.model ?? this.agentDefinition(agent).model).name;

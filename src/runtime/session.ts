@@ -18,6 +18,7 @@ import type { RequestedToolCall } from './model-call.js';
 import type { Tool } from '../tools/tool.js';
 import type { LiveConversation } from './conversation.js';
 import { SerialQueue } from './serial-queue.js';
+import { StateConflictError } from './state-conflict-error.js';
 import { BackgroundCommandRegistry } from './background-commands.js';
 
 /** Work waiting for the session: a user input, or a manual compaction. */
@@ -116,7 +117,7 @@ export class LiveSession {
 
   /** Queues a message from another session (a parent's task or follow-up). @throws Error when the session is closed */
   async receiveAgentMessage(fromSessionId: string, text: string): Promise<void> {
-    if (this.state.status === 'closed') throw new Error(`session ${this.id} is closed`);
+    if (this.state.status === 'closed') throw new StateConflictError(`session ${this.id} is closed`);
     await this.enqueue({ id: newId('input'), turnId: newId('turn'), kind: 'agent', fromSessionId, text });
   }
 
@@ -135,7 +136,7 @@ export class LiveSession {
    * @param reasoningEffort the effort for the turn this input starts (over the model's configured one)
    */
   async input(content: ContentPart[], mode: 'queue' | 'steer', reasoningEffort?: ReasoningEffort): Promise<{ queued: boolean; turnId?: string }> {
-    if (this.state.status === 'closed') throw new Error(`session ${this.id} is closed`);
+    if (this.state.status === 'closed') throw new StateConflictError(`session ${this.id} is closed`);
     await this.conversation.runtime.store.ensureDurable(this.conversation.id);
     if (this.isRunning && mode === 'steer') {
       this.steering.push(content);

@@ -23,6 +23,8 @@ import {
 } from '../protocol/index.js';
 import { NotFoundError, type Runtime } from '../runtime/runtime.js';
 import { UnknownModelError } from '../models/model-registry.js';
+import { MissingSecretError } from '../config/providers.js';
+import { StateConflictError } from '../runtime/state-conflict-error.js';
 import type { ConfigService } from './config-service.js';
 import { createMethodHandlers, type MethodHandlers, type RequestContext } from './method-handlers.js';
 import { DEFAULT_SEND_BUFFER_LIMIT_BYTES, DEFAULT_WRITE_THRESHOLD_BYTES, SendQueue, type SendBufferLimits } from './send-queue.js';
@@ -287,6 +289,9 @@ export class RpcConnection {
     if (error instanceof RpcError) return error;
     if (error instanceof NotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: ${error.message}`);
     if (error instanceof UnknownModelError) return new RpcError(ErrorCodes.invalidParams, `${method}: ${error.message}`);
+    if (error instanceof StateConflictError) return new RpcError(ErrorCodes.conflict, `${method}: ${error.message}`);
+    // The server's configuration lacks a key: the request is fine, the server cannot do it now.
+    if (error instanceof MissingSecretError) return new RpcError(ErrorCodes.conflict, `${method}: ${error.message}`);
     const reference = randomBytes(4).toString('hex');
     this.logger.error({ connection: this.number, method, reference, error: describeError(error) }, 'request failed inside the server');
     return new RpcError(ErrorCodes.internalError, `${method}: internal error (reference ${reference} in the server log)`);

@@ -47,7 +47,9 @@ describe('the configuration directory', () => {
     writeFileSync(file('server.yaml'), 'limits:\n  compactionThreshold: 0.5\n');
     const status = await harness!.client.request('config/reload', {});
     expect(status.ok).toBe(false);
-    expect(status.error).toContain(`${file('agents.yaml')}:4: agents.default.maxSteps:`);
+    // Clients see files by their name in the configuration directory, never by their place on the machine.
+    expect(status.error).toContain('agents.yaml:4: agents.default.maxSteps:');
+    expect(status.error).not.toContain(file(''));
     const current = await harness!.client.request('config/get', {});
     expect(current.error).toBe(status.error);
     expect((current.configuration.agents as { agents: { default: { maxSteps: number } } }).agents.default.maxSteps).toBe(50);
@@ -63,7 +65,7 @@ describe('the configuration directory', () => {
     await start();
     writeFileSync(file('provider.yaml'), 'providers: {}\n');
     const status = await harness!.client.request('config/reload', {});
-    expect(status.error).toContain(`${file('provider.yaml')}: (root): unknown configuration file`);
+    expect(status.error).toMatch(/^provider\.yaml: \(root\): unknown configuration file/m);
   });
 
   it('keeps comments and key order through config/update, and redacts secrets in config/get', async () => {
