@@ -23,13 +23,19 @@ const REASONS: Record<string, string> = {
   EPERM: 'operation not permitted',
   EEXIST: 'already exists',
   ELOOP: 'too many levels of symbolic links',
+  EROFS: 'read-only file system',
 };
 
 /**
  * Rewrites a Node.js file error so that its message always names the path (Node omits it for
- * some operations, e.g. reading a directory) and keeps the error code for callers.
+ * some operations, e.g. reading a directory) and keeps the error code for callers:
+ * `cannot ACTION PATH: REASON (CODE)`. Shared by the sandboxed file system, so both word
+ * failures alike.
+ * @param action what was attempted (`read`, `write`…)
+ * @param filePath the absolute path on the executor
+ * @param error what Node.js threw (its `code`, when present, is kept)
  */
-function describeFailure(action: string, filePath: string, error: unknown): Error {
+export function describeFailure(action: string, filePath: string, error: unknown): Error {
   const code = errorCode(error);
   const reason = (code !== undefined ? REASONS[code] : undefined) ?? (error as Error).message;
   const failure = new Error(`cannot ${action} ${filePath}: ${reason}${code !== undefined ? ` (${code})` : ''}`, { cause: error });

@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline';
 import type { DirectoryEntry, ExecutorFileSystem, FileKind, FileStat } from '../executor.js';
 import { sandboxMountArguments, sandboxNamespaceArguments, type BubblewrapPolicy } from './bubblewrap.js';
 import { sandboxFileServerSource, type SandboxFileOperation, type SandboxFileResponse } from './sandbox-file-server.js';
+import { describeFailure } from './local-file-system.js';
 
 /** A file server with no request for this long exits; the next request starts a new one, in ms. */
 const IDLE_EXIT_MS = 60_000;
@@ -96,25 +97,6 @@ class FileServer {
     this.idleTimer = setTimeout(() => this.stop(), IDLE_EXIT_MS);
     this.idleTimer.unref();
   }
-}
-
-/** Reasons for the errno codes a file operation commonly fails with, as the local file system words them. */
-const REASONS: Record<string, string> = {
-  ENOENT: 'no such file or directory',
-  EISDIR: 'is a directory',
-  ENOTDIR: 'a parent is not a directory',
-  EACCES: 'permission denied',
-  EPERM: 'operation not permitted',
-  EEXIST: 'already exists',
-  ELOOP: 'too many levels of symbolic links',
-  EROFS: 'read-only file system',
-};
-
-/** `cannot ACTION PATH: REASON (CODE)`, keeping the errno `code` for callers. */
-function describeFailure(action: string, filePath: string, error: unknown): Error {
-  const code = (error as { code?: string } | undefined)?.code;
-  const reason = (code !== undefined ? REASONS[code] : undefined) ?? (error as Error).message;
-  return Object.assign(new Error(`cannot ${action} ${filePath}: ${reason}${code !== undefined ? ` (${code})` : ''}`, { cause: error }), { code });
 }
 
 function isInside(root: string, candidate: string): boolean {
