@@ -124,9 +124,11 @@ export class McpServerConnection {
     client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(this.options.placement.workDirectory).href, name: 'workspace' }] }));
     const command = this.config.transport === 'stdio' ? this.config.command : undefined;
     let stderrTail = () => '';
+    let stopNow = () => undefined as void;
     try {
       const prepared = await prepareTransport(this.config, this.options.placement);
       stderrTail = prepared.stderrTail;
+      stopNow = prepared.stopNow;
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refreshTools(client));
       client.onclose = () => this.lost(client, stderrTail);
       const signal = AbortSignal.timeout(this.startupTimeoutMs);
@@ -145,6 +147,8 @@ export class McpServerConnection {
       this.options.onToolsChanged();
     } catch (error) {
       client.onclose = undefined;
+      // A server that failed to start gets no grace period: it is killed, not asked to exit.
+      stopNow();
       await client.close().catch(() => undefined);
       // stderr arrives through a stream that may still hold the last chunks: let it drain.
       await new Promise((resolve) => setImmediate(resolve));

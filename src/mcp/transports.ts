@@ -4,6 +4,7 @@
  * `http`. Everything that can be wrong before the first byte is sent (an unknown executor, an
  * unset `env:` variable, a missing working directory) is reported here, naming the server.
  */
+import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -30,6 +31,24 @@ export interface PreparedTransport {
   transport: Transport;
   /** The last lines the server wrote to stderr (stdio only; empty otherwise). */
   stderrTail(): string;
+  /**
+   * Kills a stdio server's process at once (SIGKILL) if it is still running as this process's
+   * child. For a server that failed to start: the SDK's own close gives it seconds to exit by
+   * itself, which a server ignoring its stdin outlives when the caller exits first.
+   */
+  stopNow(): void;
+}
+
+/** Whether `pid` is a process whose parent is this process (alive or not yet reaped), read from /proc (Linux). */
+function isOwnChild(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 4 (ppid) follows the command name, which is in parentheses and may hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[1]) === process.pid;
+  } catch {
+    return false;
+  }
 }
 
 /** The executor stdio servers run on unless their entry names another. */
@@ -90,11 +109,23 @@ async function prepareStdio(config: StdioMcpServerConfig, placement: McpServerPl
   transport.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
   });
-  return { transport, stderrTail: () => stderr.trim() };
+  // The pid is only readable while the transport holds the process, and a failed connect lets
+  // go of it at once: remember it when the process starts.
+  let pid: number | null = null;
+  const start = transport.start.bind(transport);
+  transport.start = async () => {
+    await start();
+    pid = transport.pid;
+  };
+  const stopNow = () => {
+    // Checked against /proc so that a pid reused after the child was reaped is never signalled.
+    if (pid !== null && isOwnChild(pid)) process.kill(pid, 'SIGKILL');
+  };
+  return { transport, stderrTail: () => stderr.trim(), stopNow };
 }
 
 function prepareHttp(config: HttpMcpServerConfig, placement: McpServerPlacement): PreparedTransport {
   const headers = resolveValues(config.headers, 'headers', placement.environment);
   const transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers } });
-  return { transport, stderrTail: () => '' };
+  return { transport, stderrTail: () => '', stopNow: () => undefined };
 }

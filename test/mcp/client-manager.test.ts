@@ -96,11 +96,26 @@ describe('McpClientManager', () => {
     expect(result).toEqual({ output: 'mcp__fixture__sleep: the call to MCP server "fixture" was cancelled (interrupted: user)', isError: true });
   });
 
-  it('reports a server that does not answer within startupTimeoutMs', async () => {
-    const tools = manager({ silent: { transport: 'stdio', command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], startupTimeoutMs: 300 } });
+  it('reports a server that does not answer within startupTimeoutMs, and leaves no process of it running', async () => {
+    // The server ignores its stdin closing, as a hung one would; it writes its pid first.
+    const pidFile = path.join(root, 'silent.pid');
+    const script = "require('fs').writeFileSync(process.argv[1], String(process.pid)); setInterval(() => {}, 1000)";
+    const tools = manager({ silent: { transport: 'stdio', command: process.execPath, args: ['-e', script, pidFile], startupTimeoutMs: 300 } });
     await tools.prepare();
     expect(tools.servers[0]?.state).toBe('failed');
     expect(tools.servers[0]?.failure).toBe('no answer within 300 ms (startupTimeoutMs)');
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const deadline = Date.now() + 1_000;
+    while (alive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(alive()).toBe(false);
   });
 
   it('refuses executors that cannot start an interactive process, naming kind and executor', async () => {
