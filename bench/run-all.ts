@@ -2,11 +2,12 @@
  * `npm run bench`: every benchmark, one after the other — storage (`storage.ts`), a
  * 100-step `openvaala exec` turn (`exec-steps.ts`), `apply_patch` on files up to 50 MB
  * (`apply-patch.ts`), sandboxed file operations (`sandbox-files.ts`), then the output rules
- * (`tool-output.ts`).
+ * (`tool-output.ts`) and the command line's start-up (`startup.ts`).
  */
 import { runApplyPatchBenchmark } from './apply-patch.js';
 import { runExecStepsBenchmark } from './exec-steps.js';
 import { runSandboxFilesBenchmark } from './sandbox-files.js';
+import { runStartupBenchmark } from './startup.js';
 import { runStorageBenchmark } from './storage.js';
 import { runToolOutputBenchmark } from './tool-output.js';
 
@@ -21,6 +22,8 @@ try {
   await runSandboxFilesBenchmark();
   console.log('\n== tool output');
   await runToolOutputBenchmark();
+  console.log('\n== start-up');
+  runStartupBenchmark();
 } catch (error) {
   console.error((error as Error).stack ?? String(error));
   process.exit(1);

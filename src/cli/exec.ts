@@ -21,8 +21,9 @@ import { UsageError } from './usage-error.js';
 
 export { UsageError };
 
-/** Exit codes of `openvaala exec`. 130 = left with a second Ctrl-C (128 + SIGINT, as shells do). */
-export const ExecExitCode = { completed: 0, failed: 1, interrupted: 2, usage: 64, leftAtOnce: 130 } as const;
+import { ExecExitCode } from './exit-codes.js';
+
+export { ExecExitCode };
 
 /** Options of `openvaala exec`. */
 export interface ExecOptions {

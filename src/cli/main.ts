@@ -1,23 +1,14 @@
 /**
  * The `openvaala` command line (SPEC §2). Each command lives in its own module; this file
- * only declares the commands and their flags.
+ * only declares the commands and their flags. A command's module is imported when that command
+ * runs, so `--help` or a client command never loads the server, the AI SDK or SQLite.
  */
 import { existsSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { resolvePaths } from '../config/paths.js';
-import { createLogger } from '../logger.js';
 import { VERSION } from '../package-info.js';
-import { DataDirLockedError } from '../server/data-dir-lock.js';
-import { startRuntimeServer } from '../server/runtime-server.js';
-import { runConfigCheck } from './config-check.js';
-import { runApplyPatchCommand } from './dev-apply-patch.js';
-import { runMockProviderCommand } from './dev-mock-provider.js';
-import { ExecExitCode, runExec } from './exec.js';
-import { runAuthList, runAuthRemove, runAuthSet } from './auth.js';
-import { runConversationList, runConversationShow } from './conversations.js';
-import { runServerRestart, runServerStatus, runServerStop } from './server-command.js';
+import { ExecExitCode } from './exit-codes.js';
 import { UsageError } from './usage-error.js';
-import { formatReindexOutcome, runReindex } from './reindex.js';
 
 function integer(name: string, minimum: number, maximum = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
@@ -71,6 +62,7 @@ export function buildProgram(): Command {
     .option('--allow-origin <origin...>', 'extra browser origins allowed to use the API')
     .option('--allow-host <name...>', 'host names clients may use to reach the server besides loopback ones and --host')
     .action(async (options: { dataDir?: string; configDir?: string; host: string; port: number; exitWhenIdle?: number; allowOrigin?: string[]; allowHost?: string[] }) => {
+      const [{ createLogger }, { DataDirLockedError }, { startRuntimeServer }] = await Promise.all([import('../logger.js'), import('../server/data-dir-lock.js'), import('../server/runtime-server.js')]);
       const logger = createLogger();
       // Last resort only: every turn records its own failures, so a rejection nobody handled is
       // a bug to log, not a reason to drop every conversation this server runs.
@@ -116,6 +108,7 @@ export function buildProgram(): Command {
     .action(async (prompt: string | undefined, options: { model?: string; agent?: string; executor: string; cwd: string; json: boolean; dataDir?: string; configDir?: string; resume?: string }) => {
       const text = prompt ?? (process.stdin.isTTY ? '' : await readStdin());
       if (!text.trim()) fail('exec: give a prompt as an argument or on stdin', ExecExitCode.usage);
+      const { runExec } = await import('./exec.js');
       try {
         process.exitCode = await runExec({ ...options, prompt: text }, { stdout: process.stdout, stderr: process.stderr });
       } catch (error) {
@@ -130,6 +123,7 @@ export function buildProgram(): Command {
     .action(async (options: { dataDir?: string }) => {
       const { dataDir } = resolvePaths(options);
       if (!existsSync(dataDir)) fail(`reindex: the data directory ${dataDir} does not exist`);
+      const [{ DataDirLockedError }, { formatReindexOutcome, runReindex }] = await Promise.all([import('../server/data-dir-lock.js'), import('./reindex.js')]);
       try {
         process.stdout.write(formatReindexOutcome(await runReindex(dataDir)));
       } catch (error) {
@@ -141,13 +135,13 @@ export function buildProgram(): Command {
   const serverCommand = program.command('server').description('the local runtime server: status, stop, restart');
   const serverPaths = (command: Command) => command.option('--data-dir <dir>', 'data directory of the server').option('--config-dir <dir>', 'configuration directory');
   serverPaths(serverCommand.command('status').description('say whether a server runs, where, and with which configuration (exit 3 when none runs)')).action(async (options: { dataDir?: string; configDir?: string }) => {
-    await run('server status', () => runServerStatus(resolvePaths(options), streams));
+    await run('server status', async () => (await import('./server-command.js')).runServerStatus(resolvePaths(options), streams));
   });
   serverPaths(serverCommand.command('stop').description('stop the server (running turns are recorded as interrupted)')).action(async (options: { dataDir?: string; configDir?: string }) => {
-    await run('server stop', () => runServerStop(resolvePaths(options), streams));
+    await run('server stop', async () => (await import('./server-command.js')).runServerStop(resolvePaths(options), streams));
   });
   serverPaths(serverCommand.command('restart').description('stop the server and start it again in the background with this shell\'s environment')).action(async (options: { dataDir?: string; configDir?: string }) => {
-    await run('server restart', () => runServerRestart(resolvePaths(options), options.configDir !== undefined, streams));
+    await run('server restart', async () => (await import('./server-command.js')).runServerRestart(resolvePaths(options), options.configDir !== undefined, streams));
   });
 
   const conversations = program.command('conversations').description('list, search and show stored conversations');
@@ -161,7 +155,7 @@ export function buildProgram(): Command {
       .option('--query <text>', 'only conversations whose title or messages match (words, "phrases", prefix*, AND, OR, NOT)')
       .option('--limit <n>', 'how many to list', integer('--limit', 1, 500), 20),
   ).action(async (options: ListOptions) => {
-    await run('conversations', () => runConversationList(resolvePaths(options), { ...options, requireConfigDir: options.configDir !== undefined }, streams));
+    await run('conversations', async () => (await import('./conversations.js')).runConversationList(resolvePaths(options), { ...options, requireConfigDir: options.configDir !== undefined }, streams));
   });
   conversationOptions(
     conversations
@@ -170,11 +164,11 @@ export function buildProgram(): Command {
       .argument('<query>', 'words, "phrases", prefix*, AND, OR, NOT')
       .option('--limit <n>', 'how many to list', integer('--limit', 1, 500), 20),
   ).action(async (query: string, options: ListOptions) => {
-    await run('conversations search', () => runConversationList(resolvePaths(options), { ...options, query, requireConfigDir: options.configDir !== undefined }, streams));
+    await run('conversations search', async () => (await import('./conversations.js')).runConversationList(resolvePaths(options), { ...options, query, requireConfigDir: options.configDir !== undefined }, streams));
   });
   conversationOptions(conversations.command('show').description('print a conversation: its turns and transcript').argument('<id|last>', 'a conversation id, or last')).action(
     async (reference: string, options: { json: boolean; dataDir?: string; configDir?: string }) => {
-      await run('conversations show', () => runConversationShow(resolvePaths(options), reference, { json: options.json, requireConfigDir: options.configDir !== undefined }, streams));
+      await run('conversations show', async () => (await import('./conversations.js')).runConversationShow(resolvePaths(options), reference, { json: options.json, requireConfigDir: options.configDir !== undefined }, streams));
     },
   );
 
@@ -185,7 +179,7 @@ export function buildProgram(): Command {
     .argument('<provider>', 'provider name as in providers.yaml (openai, anthropic and google are added there when missing)')
     .option('--config-dir <dir>', 'configuration directory')
     .action(async (provider: string, options: { configDir?: string }) => {
-      await run('auth set', () => runAuthSet(resolvePaths(options).configDir, provider, streams));
+      await run('auth set', async () => (await import('./auth.js')).runAuthSet(resolvePaths(options).configDir, provider, streams));
     });
   auth
     .command('remove')
@@ -193,14 +187,14 @@ export function buildProgram(): Command {
     .argument('<provider>', 'provider name')
     .option('--config-dir <dir>', 'configuration directory')
     .action(async (provider: string, options: { configDir?: string }) => {
-      await run('auth remove', () => runAuthRemove(resolvePaths(options).configDir, provider, streams));
+      await run('auth remove', async () => (await import('./auth.js')).runAuthRemove(resolvePaths(options).configDir, provider, streams));
     });
   auth
     .command('list')
     .description('list the providers that have a stored key (never the keys)')
     .option('--config-dir <dir>', 'configuration directory')
     .action(async (options: { configDir?: string }) => {
-      await run('auth list', () => runAuthList(resolvePaths(options).configDir, streams));
+      await run('auth list', async () => (await import('./auth.js')).runAuthList(resolvePaths(options).configDir, streams));
     });
 
   const config = program.command('config').description('configuration tools');
@@ -210,7 +204,7 @@ export function buildProgram(): Command {
     .argument('[path]', 'the configuration directory, or one of its files (default: --config-dir)')
     .option('--config-dir <dir>', 'configuration directory')
     .action(async (given: string | undefined, options: { configDir?: string }) => {
-      process.exitCode = await runConfigCheck({ configDir: resolvePaths(options).configDir, ...(given !== undefined ? { path: given } : {}) }, { stdout: process.stdout, stderr: process.stderr });
+      process.exitCode = await (await import('./config-check.js')).runConfigCheck({ configDir: resolvePaths(options).configDir, ...(given !== undefined ? { path: given } : {}) }, { stdout: process.stdout, stderr: process.stderr });
     });
 
   const dev = program.command('dev').description('developer tools');
@@ -219,7 +213,7 @@ export function buildProgram(): Command {
     .description('apply a patch in the Codex apply_patch format read from stdin')
     .option('--cwd <dir>', 'directory the patch paths are relative to', process.cwd())
     .action(async (options: { cwd: string }) => {
-      process.exitCode = await runApplyPatchCommand({ cwd: options.cwd, patchText: await readStdin(), stdout: process.stdout, stderr: process.stderr });
+      process.exitCode = await (await import('./dev-apply-patch.js')).runApplyPatchCommand({ cwd: options.cwd, patchText: await readStdin(), stdout: process.stdout, stderr: process.stderr });
     });
   dev
     .command('mock-provider')
@@ -229,6 +223,7 @@ export function buildProgram(): Command {
     .option('--host <host>', 'loopback address', '127.0.0.1')
     .action(async (options: { script: string; port: number; host: string }) => {
       try {
+        const { runMockProviderCommand } = await import('./dev-mock-provider.js');
         const server = await runMockProviderCommand({ scriptFile: options.script, port: options.port, host: options.host, stdout: process.stdout });
         for (const signal of ['SIGTERM', 'SIGINT'] as const) {
           process.once(signal, () => {
