@@ -53,7 +53,7 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
   // Only a local working directory can be checked here; the server checks every executor's.
   if (!options.resume && (options.executor ?? 'local') === 'local') {
     const stat = statSync(cwd, { throwIfNoEntry: false });
-    if (!stat?.isDirectory()) throw new UsageError(`--cwd ${cwd} ${stat ? 'is not a directory' : 'does not exist'}`);
+    if (!stat?.isDirectory()) throw new UsageError(`--cwd ${cwd} ${stat ? 'is not a directory' : 'does not exist'} on executor "local" (this machine)`);
   }
   const paths = resolvePaths({ ...(options.configDir ? { configDir: options.configDir } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   const server = await ensureServer(paths, { requireConfigDir: options.configDir !== undefined });

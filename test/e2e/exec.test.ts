@@ -131,7 +131,7 @@ responses:
     environment = await createTestEnvironment(`responses: []\n`);
     const missing = await runCli(['exec', '--cwd', path.join(environment.root, 'nowhere'), 'hi'], { env: environment.env });
     expect(missing.code).toBe(64);
-    expect(missing.stderr).toContain('does not exist');
+    expect(missing.stderr).toContain(`--cwd ${path.join(environment.root, 'nowhere')} does not exist on executor "local"`);
     expect((await runCli(['exec', '--bogus', 'hi'], { env: environment.env })).code).toBe(64);
     expect((await runCli(['frobnicate'], { env: environment.env })).code).toBe(64);
     expect((await runCli(['serve', '--port', '99999'], { env: environment.env })).stderr).toContain('--port must be an integer from 0 to 65535');
