@@ -39,6 +39,19 @@ export interface ExecOptions {
   resume?: string;
 }
 
+/** Longest title `exec` gives a conversation, in characters. */
+const TITLE_MAX_CHARACTERS = 80;
+
+/**
+ * A conversation's title from its first prompt, as other coding agents list sessions: the
+ * first non-empty line, white space folded, cut to 80 characters with an ellipsis.
+ */
+export function titleOf(prompt: string): string {
+  const line = prompt.split('\n').map((text) => text.replace(/\s+/g, ' ').trim()).find((text) => text !== '') ?? '';
+  const characters = [...line];
+  return characters.length <= TITLE_MAX_CHARACTERS ? line : `${characters.slice(0, TITLE_MAX_CHARACTERS - 1).join('')}…`;
+}
+
 function resumeHint(conversationId: string): string {
   return `continue it with: openvaala exec --resume ${conversationId} "…"`;
 }
@@ -92,6 +105,7 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
       const created = await client
         .request('conversation/create', {
           cwd,
+          title: titleOf(options.prompt),
           ...(options.model ? { model: options.model } : {}),
           ...(options.agent ? { agent: options.agent } : {}),
           ...(options.executor ? { executor: options.executor } : {}),

@@ -208,8 +208,10 @@ responses:
     expect((await runCli(['exec', 'fix the parser'], options)).code).toBe(0);
     expect((await runCli(['exec', 'update the documentation'], options)).code).toBe(0);
     const listed = await runCli(['conversations', 'list', '--json'], options);
-    const conversations = JSON.parse(listed.stdout) as { id: string }[];
+    const conversations = JSON.parse(listed.stdout) as { id: string; title: string }[];
     expect(conversations).toHaveLength(2);
+    // Each conversation is titled by its first prompt, not by its directory.
+    expect(conversations.map((conversation) => conversation.title)).toEqual(['update the documentation', 'fix the parser']);
 
     const found = await runCli(['conversations', 'search', 'parser'], options);
     expect(found.code).toBe(0);
