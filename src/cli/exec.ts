@@ -119,7 +119,12 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
       sessionId = created.session.id;
     }
     const id = conversationId;
-    interruptTurn = () => void client.request('session/interrupt', { conversationId: id, sessionId }).catch(() => undefined);
+    interruptTurn = () => {
+      client.request('session/interrupt', { conversationId: id, sessionId }).catch((error: unknown) => {
+        // The turn goes on on the server; say so rather than wait silently for its end.
+        streams.stderr.write(`could not interrupt the turn (${(error as Error).message}); Ctrl-C again to leave at once. ${resumeHint(id)}\n`);
+      });
+    };
 
     // The turn this prompt starts is known once session/input answers; its end may come first.
     const ended = new Map<string, Turn>();
