@@ -88,6 +88,18 @@ export interface LogStorage {
    */
   listPaths(path: string): Promise<string[]>;
 
+  /**
+   * Replaces the whole content of one stream, atomically: a reader (or a process restarted
+   * after a crash at any moment) sees either every old entry or every new one, never a mix.
+   * The values are numbered from 1 (a stream cut to a prefix of itself keeps its seq numbers);
+   * an empty list leaves an empty stream. Resolves once the new content is durable. Runs in
+   * order with the stream's appends. Used to rewind a session (SPEC §3; docs/storage.md).
+   *
+   * @throws Error naming the path and stream when the path or stream id is invalid or a
+   *   value is not JSON-serialisable; the old content is kept then.
+   */
+  replaceStream<T>(path: string, stream: string, values: T[]): Promise<LogEntry<T>[]>;
+
   /** Deletes one stream; deleting a missing stream is not an error. */
   deleteStream(path: string, stream: string): Promise<void>;
 

@@ -43,6 +43,9 @@ class FullDiskLogStorage implements LogStorage {
   listPaths(path: string): Promise<string[]> {
     return this.inner.listPaths(path);
   }
+  replaceStream<T>(path: string, stream: string, values: T[]): Promise<LogEntry<T>[]> {
+    return this.inner.replaceStream(path, stream, values);
+  }
   deleteStream(path: string, stream: string): Promise<void> {
     return this.inner.deleteStream(path, stream);
   }

@@ -377,6 +377,51 @@ export function runLogStorageConformance(name: string, factory: LogStorageFactor
       });
     });
 
+    describe('replaceStream', () => {
+      it('replaces a stream with a prefix of itself, keeping seq numbers, and appends continue after it', async () => {
+        await fill('conv/r', 'main', 6);
+        await fill('conv/r', 'other', 2);
+        const kept = (await storage.read('conv/r', 'main', { limit: 3 })).map((entry) => entry.value);
+        expect(seqs(await storage.replaceStream('conv/r', 'main', kept))).toEqual([1, 2, 3]);
+        expect(await storage.read('conv/r', 'main')).toEqual([1, 2, 3].map((seq) => ({ seq, value: { n: seq } })));
+        expect(await storage.lastSeq('conv/r', 'main')).toBe(3);
+        expect(await storage.read('conv/r', 'main', { direction: 'backward', limit: 1 })).toEqual([{ seq: 3, value: { n: 3 } }]);
+        expect(seqs(await storage.append('conv/r', 'main', values(2, 100)))).toEqual([4, 5]);
+        expect(seqs(await storage.read('conv/r', 'other'))).toEqual([1, 2]);
+        expect(await storage.listStreams('conv/r')).toEqual(['main', 'other']);
+      });
+
+      it('creates a missing stream, and empties a stream with an empty list', async () => {
+        expect(seqs(await storage.replaceStream('conv/new', 'main', values(2)))).toEqual([1, 2]);
+        expect(seqs(await storage.read('conv/new', 'main'))).toEqual([1, 2]);
+        await storage.replaceStream('conv/new', 'main', []);
+        expect(await storage.read('conv/new', 'main')).toEqual([]);
+        expect(await storage.lastSeq('conv/new', 'main')).toBe(0);
+        expect(seqs(await storage.append('conv/new', 'main', values(1)))).toEqual([1]);
+      });
+
+      it('runs in order with appends queued before and after it', async () => {
+        await fill('conv/o', 'main', 2);
+        const before = storage.append('conv/o', 'main', [{ n: 'before' }]);
+        const replaced = storage.replaceStream('conv/o', 'main', [{ n: 'only' }]);
+        const after = storage.append('conv/o', 'main', [{ n: 'after' }]);
+        await Promise.all([before, replaced, after]);
+        expect(await storage.read('conv/o', 'main')).toEqual([
+          { seq: 1, value: { n: 'only' } },
+          { seq: 2, value: { n: 'after' } },
+        ]);
+      });
+
+      it('refuses a value that is not JSON and keeps the old content', async () => {
+        await fill('conv/bad', 'main', 3);
+        const cyclic: Record<string, unknown> = {};
+        cyclic.self = cyclic;
+        await expect(storage.replaceStream('conv/bad', 'main', [{ n: 1 }, cyclic])).rejects.toThrow(/conv\/bad|main/);
+        expect(seqs(await storage.read('conv/bad', 'main'))).toEqual([1, 2, 3]);
+        await expect(storage.replaceStream('conv/../x', 'main', [])).rejects.toThrow(/\.\./);
+      });
+    });
+
     it('rejects operations after close', async () => {
       await fill('conv/closed', 'main', 1);
       await storage.close();

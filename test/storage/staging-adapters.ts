@@ -60,6 +60,10 @@ export class AutoStagingLogStorage implements LogStorage {
     return this.staged.read<T>(path, stream, options);
   }
 
+  replaceStream<T>(path: string, stream: string, values: T[]): Promise<LogEntry<T>[]> {
+    return this.staged.replaceStream<T>(path, stream, values);
+  }
+
   lastSeq(path: string, stream: string): Promise<number> {
     return this.staged.lastSeq(path, stream);
   }

@@ -3,6 +3,7 @@
  * `<root>/<path>/<stream>.jsonl`, one directory per path. The on-disk format and the
  * crash-safety rules are described in `docs/storage.md`.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import nodePath from 'node:path';
 import type { LogEntry, LogProblem, LogProblemListener, LogReadOptions, LogStorage } from '../log-storage.js';
@@ -17,8 +18,10 @@ import {
 } from '../log-validation.js';
 import { FileHandlePool, type FileLease } from './file-handle-pool.js';
 import {
+  closeDescriptor,
   descriptorSize,
   ensureDirectory,
+  openDescriptor,
   removeEmptyDirectories,
   removePathDirectory,
   syncDescriptor,
@@ -157,6 +160,49 @@ export class FileLogStorage implements LogStorage {
         .map((entry) => entry.name)
         .filter((name) => isValidName(() => validateLogPath(name)));
       return sortNames(names);
+    });
+  }
+
+  /**
+   * See {@link LogStorage.replaceStream}. The new content is written to a temporary file next
+   * to the stream's (`<stream>.jsonl.replace-<random>`, never listed as a stream), fsynced,
+   * then renamed over the stream file and the directory fsynced: a crash before the rename
+   * leaves the old file whole (the temporary file is an orphan, ignored), after it the new one.
+   */
+  replaceStream<T>(path: string, stream: string, values: T[]): Promise<LogEntry<T>[]> {
+    return this.track(() => {
+      const filePath = this.streamFilePath(path, stream);
+      const texts = serializeLogValues(path, stream, values);
+      const segments = validateLogPath(path);
+      return this.afterDeletions(path, () =>
+        this.enqueue(filePath, async () => {
+          await ensureDirectory(this.root, segments);
+          const temporary = `${filePath}.replace-${randomBytes(6).toString('hex')}`;
+          const text = texts.map((value, index) => `{"seq":${index + 1},"value":${value}}\n`).join('');
+          try {
+            const fd = await openDescriptor(temporary, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL);
+            try {
+              await writeAllAt(fd, Buffer.from(text, 'utf8'), 0);
+              await syncDescriptor(fd);
+            } finally {
+              await closeDescriptor(fd);
+            }
+            // Cached offsets and open descriptors belong to the old file.
+            this.forgetStream(filePath);
+            await this.handles.forget(filePath);
+            await fs.promises.rename(temporary, filePath);
+          } catch (error) {
+            await fs.promises.unlink(temporary).catch(noop);
+            throw new Error(`Replacing stream ${JSON.stringify(stream)} in path ${JSON.stringify(path)} failed: ${(error as Error).message}`, { cause: error });
+          }
+          for (let directory = nodePath.dirname(filePath); directory.startsWith(this.root); directory = nodePath.dirname(directory)) {
+            await syncDirectory(directory);
+            if (directory === this.root) break;
+          }
+          this.durableEntries.add(filePath);
+          return values.map((value, index) => ({ seq: index + 1, value }));
+        }),
+      );
     });
   }
 

@@ -165,6 +165,23 @@ export class SqliteLogStorage implements LogStorage {
   }
 
   /** See {@link LogStorage.deleteStream}. */
+  /** See {@link LogStorage.replaceStream}: one transaction deletes the old entries and inserts the new ones. */
+  async replaceStream<T>(path: string, stream: string, values: T[]): Promise<LogEntry<T>[]> {
+    this.checkOpen();
+    this.checkStream(path, stream);
+    const texts = serializeLogValues(path, stream, values);
+    try {
+      this.database.transaction(() => {
+        this.statements.deleteStreamEntries.run(path, stream);
+        texts.forEach((text, index) => this.statements.insert.run(path, stream, index + 1, text));
+        this.statements.setLastSeq.run(path, stream, texts.length);
+      })();
+    } catch (error) {
+      throw new Error(`Replacing stream ${JSON.stringify(stream)} in path ${JSON.stringify(path)} failed: ${(error as Error).message}`, { cause: error });
+    }
+    return values.map((value, index) => ({ seq: index + 1, value }));
+  }
+
   async deleteStream(path: string, stream: string): Promise<void> {
     this.checkOpen();
     this.checkStream(path, stream);

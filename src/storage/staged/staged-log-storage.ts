@@ -113,6 +113,11 @@ export class StagedLogStorage implements LogStorage {
   }
 
   /** See {@link LogStorage.read}. */
+  /** See {@link LogStorage.replaceStream}: done by whichever storage holds the path now. */
+  replaceStream<T>(path: string, stream: string, values: T[]): Promise<LogEntry<T>[]> {
+    return this.routeStream(path, stream, (storage) => storage.replaceStream(path, stream, values));
+  }
+
   read<T = unknown>(path: string, stream: string, options?: LogReadOptions): Promise<LogEntry<T>[]> {
     return this.routeStream(path, stream, (storage) => storage.read<T>(path, stream, options));
   }
