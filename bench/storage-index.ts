@@ -65,9 +65,13 @@ function summaryOf(number: number): ConversationSummary {
     id: `conv_${String(number).padStart(8, '0')}`,
     title: `Conversation ${number}`,
     cwd: `/home/dev/project-${number % 20}`,
+    executor: 'local',
     createdAt: 1_700_000_000_000 + number,
     updatedAt: 1_700_000_000_000 + ((number * 7919) % LIST_CONVERSATIONS) * 1000,
     lastTurnStatus: 'completed',
+    running: false,
+    preview: '',
+    archived: false,
   };
 }
 

@@ -23,13 +23,25 @@ import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js'
 import { searchableText, type ConversationSearchIndex, type SearchMatch, type SearchMessage } from './conversation-search-index.js';
 import { foldMetadata, METADATA_STREAM, type ConversationState, type InvalidEntryReport, type MetadataEntry } from './metadata-log.js';
 import { SqliteConversationSearchIndex } from './sqlite-conversation-search-index.js';
+import { filterWhere, fromIndexValue, matchesFilters, previewOfItems, readPreview, summarizeState, toIndexValue, unwrapCursor, wrapCursor, type ConversationFilters, type ConversationSort, type IndexedSummary } from './conversation-listing.js';
 
 export { METADATA_STREAM, MetadataEntrySchema, foldMetadata, type ConversationState, type InvalidEntryReport, type MetadataEntry } from './metadata-log.js';
 
 /** Log path of all conversations. */
 export const CONVERSATIONS_PATH = 'conversations';
-/** RecordStorage namespace of the conversation index. */
+/** RecordStorage namespace of the conversation index (record time: the conversation's `updatedAt`). */
 export const CONVERSATION_INDEX = 'conversations';
+/** The same records ordered by creation (record time: the conversation's `createdAt`), for `sort: "created"`. */
+export const CONVERSATION_CREATED_INDEX = 'conversations_by_created';
+/** Log path of deleted conversations (`trash/<conversation-id>`, docs/storage.md). */
+export const TRASH_PATH = 'trash';
+/** Filter fields of both index namespaces (lastTurnStatus: start-up recovery finds the conversations a dead server left running). */
+const INDEX_FILTER_FIELDS = ['cwd', 'lastTurnStatus', 'executor', 'listState'];
+
+/** A change of the conversation index, as the live list feed tells it (SPEC §5 `conversations/subscribe`). */
+export type ConversationIndexChange =
+  | { kind: 'created' | 'updated'; conversation: Conversation; summary: ConversationSummary }
+  | { kind: 'deleted'; conversationId: string; summary: ConversationSummary | undefined };
 /** Default page size of {@link ConversationStore.listConversations}. */
 export const DEFAULT_CONVERSATION_PAGE = 50;
 
@@ -73,6 +85,9 @@ export class ConversationStore {
   private readonly onInvalidEntry: (report: InvalidEntryReport) => void;
   private readonly staging: { logs: StagedLogStorage; index: StagedRecordStorage; search: ConversationSearchIndex | undefined } | undefined;
   private readonly staged = new Map<string, StagedConversation>();
+  /** Root-session previews of the conversations written since start, so an index write needs no log read. */
+  private readonly previews = new Map<string, string>();
+  private readonly changeListeners = new Set<(change: ConversationIndexChange) => void>();
 
   /**
    * @param logs source of truth
@@ -87,8 +102,8 @@ export class ConversationStore {
   ) {
     this.search = options.search;
     this.onInvalidEntry = options.onInvalidEntry ?? ignore;
-    // lastTurnStatus: start-up recovery finds the conversations a dead server left running.
-    index.defineNamespace({ name: CONVERSATION_INDEX, filterFields: ['cwd', 'lastTurnStatus'] });
+    index.defineNamespace({ name: CONVERSATION_INDEX, filterFields: INDEX_FILTER_FIELDS });
+    index.defineNamespace({ name: CONVERSATION_CREATED_INDEX, filterFields: INDEX_FILTER_FIELDS });
     const stagedLogs = logs instanceof StagedLogStorage;
     const stagedIndex = index instanceof StagedRecordStorage;
     if (stagedLogs !== stagedIndex) {
@@ -118,16 +133,18 @@ export class ConversationStore {
       { type: 'conversation', conversation },
       { type: 'session', session: rootSession },
     ];
-    if (!this.staging) return this.appendMetadata(id, entries);
+    if (!this.staging) return this.appendMetadataAs(id, entries, 'created');
     this.staging.logs.stage(path);
     this.staging.index.stage(CONVERSATION_INDEX, id);
+    this.staging.index.stage(CONVERSATION_CREATED_INDEX, id);
     this.staged.set(id, { tail: Promise.resolve() });
     try {
-      return await this.appendMetadata(id, entries);
+      return await this.appendMetadataAs(id, entries, 'created');
     } catch (error) {
       this.staged.delete(id);
       await this.staging.logs.discard(path).catch(ignore);
       await this.staging.index.discard(CONVERSATION_INDEX, id).catch(ignore);
+      await this.staging.index.discard(CONVERSATION_CREATED_INDEX, id).catch(ignore);
       await this.staging.search?.removeConversation(id).catch(ignore);
       throw error;
     }
@@ -155,6 +172,7 @@ export class ConversationStore {
       const path = conversationPath(conversationId);
       if (staging.logs.isStaged(path)) await staging.logs.commit(path);
       if (staging.index.isStaged(CONVERSATION_INDEX, conversationId)) await staging.index.commit(CONVERSATION_INDEX, conversationId);
+      if (staging.index.isStaged(CONVERSATION_CREATED_INDEX, conversationId)) await staging.index.commit(CONVERSATION_CREATED_INDEX, conversationId);
       if (this.search && staging.search) {
         await staging.search.removeConversation(conversationId);
         const state = await this.loadConversation(conversationId);
@@ -172,25 +190,82 @@ export class ConversationStore {
 
   /** Appends state entries to a conversation's metadata log, then updates the index and the search. Returns the last seq. */
   appendMetadata(conversationId: string, entries: MetadataEntry[]): Promise<number> {
+    return this.appendMetadataAs(conversationId, entries, 'updated');
+  }
+
+  private appendMetadataAs(conversationId: string, entries: MetadataEntry[], kind: 'created' | 'updated'): Promise<number> {
     return this.write(conversationId, async (staged) => {
       const stored = await this.logs.append(conversationPath(conversationId), METADATA_STREAM, entries);
       const state = await this.loadConversation(conversationId);
       const search = this.searchFor(staged);
       if (state) {
-        await this.index.set(CONVERSATION_INDEX, conversationId, summarize(state), state.conversation.updatedAt);
+        await this.writeIndexRecord(state, kind);
         await search?.setConversations([{ conversationId, title: state.conversation.title, updatedAt: state.conversation.updatedAt }]);
       } else {
-        await this.index.delete(CONVERSATION_INDEX, conversationId);
+        await this.removeIndexRecord(conversationId);
         await search?.removeConversation(conversationId);
       }
       return stored.at(-1)?.seq ?? 0;
     });
   }
 
+  /**
+   * Registers a listener of index changes: every write of a conversation's index record
+   * (`created` for a new conversation, `updated` after) and its removal (`deleted`). Listeners
+   * are called synchronously after the write; one that throws does not fail the write.
+   * Returns the function that removes it.
+   */
+  onIndexChange(listener: (change: ConversationIndexChange) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  private emit(change: ConversationIndexChange): void {
+    for (const listener of this.changeListeners) {
+      try {
+        listener(change);
+      } catch {
+        // A listener's failure is its own; the index write has happened.
+      }
+    }
+  }
+
+  /** Writes both index records of a state (reading the preview from the log once per process) and tells the listeners. */
+  private async writeIndexRecord(state: ConversationState, kind: 'created' | 'updated'): Promise<ConversationSummary> {
+    const id = state.conversation.id;
+    let preview = this.previews.get(id);
+    if (preview === undefined) {
+      preview = await readPreview(this.logs, conversationPath(id), state.conversation.rootSessionId);
+      this.previews.set(id, preview);
+    }
+    const summary = summarize(state, preview);
+    const value = toIndexValue(summary);
+    await this.index.set(CONVERSATION_INDEX, id, value, state.conversation.updatedAt);
+    await this.index.set(CONVERSATION_CREATED_INDEX, id, value, state.conversation.createdAt);
+    this.emit({ kind, conversation: state.conversation, summary });
+    return summary;
+  }
+
+  private async removeIndexRecord(conversationId: string): Promise<void> {
+    const previous = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversationId);
+    const existed = await this.index.delete(CONVERSATION_INDEX, conversationId);
+    await this.index.delete(CONVERSATION_CREATED_INDEX, conversationId);
+    this.previews.delete(conversationId);
+    if (existed) this.emit({ kind: 'deleted', conversationId, summary: previous ? fromIndexValue(previous.value) : undefined });
+  }
+
   /** Appends completed items to a session's log, then adds their messages to the search; returns them with their seq. */
   appendItems(conversationId: string, sessionId: string, items: Item[]): Promise<StoredItem[]> {
     return this.write(conversationId, async (staged) => {
       const stored = await this.logs.append(conversationPath(conversationId), sessionId, items);
+      const preview = previewOfItems(items);
+      if (preview !== undefined && preview !== this.previews.get(conversationId)) {
+        const state = await this.loadConversation(conversationId);
+        if (state?.conversation.rootSessionId === sessionId) {
+          this.previews.set(conversationId, preview);
+          await this.writeIndexRecord(state, 'updated');
+        }
+      }
       const search = this.searchFor(staged);
       if (search) {
         const messages = items.flatMap((item) => {
@@ -264,17 +339,21 @@ export class ConversationStore {
    * @throws InvalidSearchQueryError for an empty query or a query syntax error
    * @throws Error for a bad cursor, or a query when the store has no search index
    */
-  async listConversations(options: { limit?: number; cursor?: string; query?: string } = {}): Promise<{ conversations: ConversationSummary[]; nextCursor?: string }> {
+  async listConversations(options: { limit?: number; cursor?: string; query?: string; sort?: ConversationSort } & ConversationFilters = {}): Promise<{ conversations: ConversationSummary[]; nextCursor?: string }> {
     const limit = options.limit ?? DEFAULT_CONVERSATION_PAGE;
+    const sort = options.sort ?? 'updated';
     if (options.query === undefined) {
-      const page = await this.index.list<ConversationSummary>(CONVERSATION_INDEX, {
+      const cursor = options.cursor !== undefined ? unwrapCursor(sort, options.cursor) : undefined;
+      const page = await this.index.list<IndexedSummary>(sort === 'created' ? CONVERSATION_CREATED_INDEX : CONVERSATION_INDEX, {
         orderBy: 'updatedAt',
         order: 'desc',
         limit,
-        ...(options.cursor ? { cursor: options.cursor } : {}),
+        where: filterWhere(options),
+        ...(cursor ? { cursor } : {}),
       });
-      return { conversations: page.records.map((record) => record.value), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+      return { conversations: page.records.map((record) => fromIndexValue(record.value)), ...(page.nextCursor ? { nextCursor: wrapCursor(sort, page.nextCursor) } : {}) };
     }
+    if (sort !== 'updated') throw new Error('a search (query) lists by last update only');
     if (!this.search) throw new Error('conversation search is not available: this store was built without a search index');
     const searchOptions = { limit, ...(options.cursor ? { cursor: options.cursor } : {}) };
     const stagedSearch = this.staging?.search && this.staged.size > 0 ? this.staging.search : undefined;
@@ -283,8 +362,9 @@ export class ConversationStore {
     for (const match of pages.flatMap((page) => page.matches)) byId.set(match.conversationId, match);
     const merged = [...byId.values()].sort((left, right) => right.updatedAt - left.updatedAt || compareKeys(right.conversationId, left.conversationId));
     const matches = merged.slice(0, limit);
-    const records = await this.index.mget<ConversationSummary>(CONVERSATION_INDEX, matches.map((match) => match.conversationId));
-    const conversations = records.flatMap((record) => (record ? [record.value] : []));
+    const records = await this.index.mget<IndexedSummary>(CONVERSATION_INDEX, matches.map((match) => match.conversationId));
+    // Filters apply to the page found (a page may come out short; its cursor still continues the search).
+    const conversations = records.flatMap((record) => (record ? [fromIndexValue(record.value)] : [])).filter((summary) => matchesFilters(summary, options));
     const more = merged.length > limit || pages.some((page) => page.nextCursor !== undefined);
     const last = matches.at(-1);
     const nextCursor = more && last ? encodeRecordCursor({ orderBy: 'updatedAt', order: 'desc', key: last.conversationId, updatedAt: last.updatedAt }) : undefined;
@@ -314,8 +394,76 @@ export class ConversationStore {
   async refreshIndexRecord(conversationId: string): Promise<void> {
     await this.write(conversationId, async () => {
       const state = await this.loadConversation(conversationId);
-      if (state) await this.index.set(CONVERSATION_INDEX, conversationId, summarize(state), state.conversation.updatedAt);
-      else await this.index.delete(CONVERSATION_INDEX, conversationId);
+      if (state) await this.writeIndexRecord(state, 'updated');
+      else await this.removeIndexRecord(conversationId);
+    });
+  }
+
+  /**
+   * Deletes a conversation (SPEC §4: deletions are entries): appends a `conversation_deleted`
+   * entry to its metadata log (from then on it reads as deleted, and `reindex` skips it),
+   * removes its index records and search entry, then moves its streams to `trash/<id>` (copied,
+   * then the conversation path deleted; a move cut short by a crash is finished by the next
+   * delete of the same id, and leaves nothing listed meanwhile). A staged conversation (no
+   * input yet, nothing on disk) is discarded. Returns its last summary, or undefined when it
+   * does not exist (or was already deleted, in which case a leftover move is finished).
+   * @throws Error when a write fails; the deletion entry, once written, stands
+   */
+  async deleteConversation(conversationId: string, deletedAt: number): Promise<ConversationSummary | undefined> {
+    const path = conversationPath(conversationId);
+    if (this.staged.has(conversationId) && this.staging) {
+      const staging = this.staging;
+      return this.write(conversationId, async () => {
+        const previous = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversationId);
+        this.staged.delete(conversationId);
+        await staging.logs.discard(path);
+        await staging.index.discard(CONVERSATION_INDEX, conversationId);
+        await staging.index.discard(CONVERSATION_CREATED_INDEX, conversationId);
+        await staging.search?.removeConversation(conversationId);
+        const summary = previous ? fromIndexValue(previous.value) : undefined;
+        this.previews.delete(conversationId);
+        this.emit({ kind: 'deleted', conversationId, summary });
+        return summary;
+      });
+    }
+    const state = await this.loadConversation(conversationId);
+    if (state) {
+      await this.appendMetadata(conversationId, [{ type: 'conversation_deleted', conversationId, deletedAt }]);
+    } else if ((await this.logs.lastSeq(path, METADATA_STREAM)) === 0) {
+      return undefined;
+    }
+    const trash = `${TRASH_PATH}/${conversationId}`;
+    for (const stream of await this.logs.listStreams(path)) {
+      const entries = await this.logs.read(path, stream);
+      await this.logs.replaceStream(trash, stream, entries.map((entry) => entry.value));
+    }
+    await this.logs.deletePath(path);
+    return state ? summarize(state, '') : undefined;
+  }
+
+  /**
+   * Cuts a session's log after `afterSeq`, atomically ({@link LogStorage.replaceStream}): the
+   * entries up to it are kept as stored (seq numbers unchanged), the rest dropped. The
+   * conversation's search entries are rebuilt and its preview read again. Returns how many
+   * entries were dropped.
+   * @throws Error when the log cannot be read or replaced; the old log is then intact
+   */
+  rewindItems(conversationId: string, sessionId: string, afterSeq: number): Promise<number> {
+    return this.write(conversationId, async (staged) => {
+      const path = conversationPath(conversationId);
+      const last = await this.logs.lastSeq(path, sessionId);
+      if (last <= afterSeq) return 0;
+      const kept = await this.logs.read(path, sessionId, { before: afterSeq + 1 });
+      await this.logs.replaceStream(path, sessionId, kept.map((entry) => entry.value));
+      this.previews.delete(conversationId);
+      const search = this.searchFor(staged);
+      const state = await this.loadConversation(conversationId);
+      if (search && state) {
+        await search.removeConversation(conversationId);
+        await search.setConversations([{ conversationId, title: state.conversation.title, updatedAt: state.conversation.updatedAt }]);
+        await search.addMessages(await this.searchableMessages(conversationId, state.sessions.map((session) => session.id)));
+      }
+      return last - afterSeq;
     });
   }
 
@@ -347,17 +495,7 @@ export class ConversationStore {
   }
 }
 
-/** The listing summary of a conversation state. */
-export function summarize(state: ConversationState): ConversationSummary {
-  const { conversation } = state;
-  const rootTurns = state.turns.filter((turn) => turn.sessionId === conversation.rootSessionId);
-  const lastTurn = rootTurns.sort((a, b) => a.startedAt - b.startedAt).at(-1);
-  return {
-    id: conversation.id,
-    title: conversation.title,
-    cwd: conversation.workLocation[0]?.cwd ?? '',
-    createdAt: conversation.createdAt,
-    updatedAt: conversation.updatedAt,
-    lastTurnStatus: lastTurn?.status ?? null,
-  };
+/** The listing summary of a conversation state, given its root session's preview (see `conversation-listing.ts`). */
+export function summarize(state: ConversationState, preview = ''): ConversationSummary {
+  return summarizeState(state, preview);
 }

@@ -27,6 +27,10 @@ export const ConversationSchema = z.object({
   createdAt: z.number(),
   /** ms since the epoch; moves on every new item or state change. */
   updatedAt: z.number(),
+  /** Set by `conversation/archive`, cleared by `conversation/unarchive`; archived ones are left out of listings by default. */
+  archived: z.boolean().optional(),
+  /** For a conversation made by `conversation/fork`: the source conversation and its last item copied. */
+  forkedFrom: z.object({ conversationId: z.string(), itemId: z.string() }).optional(),
 });
 /** A conversation. */
 export type Conversation = z.infer<typeof ConversationSchema>;
@@ -86,6 +90,13 @@ export const SessionSchema = z.object({
   queuedInputs: z.array(z.object({ id: z.string(), text: z.string() })),
   /** Tool calls of the running turn waiting for approval. */
   pendingApprovals: z.array(ApprovalRequestSchema).default([]),
+  /**
+   * Number of times the session's history was rewound (`conversation/rewind`); absent means 0.
+   * A client holding items of an older epoch drops those after `rewoundAfterSeq`.
+   */
+  historyEpoch: z.number().int().nonnegative().optional(),
+  /** Seq of the last item kept by the latest rewind (present once `historyEpoch` > 0). */
+  rewoundAfterSeq: z.number().int().nonnegative().optional(),
   createdAt: z.number(),
   updatedAt: z.number(),
 });
@@ -110,6 +121,8 @@ export const TurnSchema = z.object({
   error: z.string().optional(),
   startedAt: z.number(),
   completedAt: z.number().nullable(),
+  /** True when a rewind dropped every item of the turn: it is no longer part of the history. */
+  rewound: z.boolean().optional(),
 });
 /** One run of the agent loop. */
 export type Turn = z.infer<typeof TurnSchema>;
@@ -119,10 +132,17 @@ export const ConversationSummarySchema = z.object({
   id: z.string(),
   title: z.string(),
   cwd: z.string(),
+  /** The default (first) executor of the work location. */
+  executor: z.string(),
   createdAt: z.number(),
   updatedAt: z.number(),
-  /** Status of the last turn of the root session, if any. */
+  /** Status of the last turn of the root session, if any (rewound turns left out). */
   lastTurnStatus: TurnStatusSchema.nullable(),
+  /** True while a turn runs or input is queued in any session of the conversation. */
+  running: z.boolean(),
+  /** The start of the root session's last user or assistant message (at most 200 characters; empty when none). */
+  preview: z.string(),
+  archived: z.boolean(),
 });
 /** What the conversation list shows of a conversation. */
 export type ConversationSummary = z.infer<typeof ConversationSummarySchema>;
