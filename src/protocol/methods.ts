@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { ApprovalDecisionSchema, ApprovalRequestSchema, ConversationSchema, ConversationSummarySchema, SessionSchema, TurnSchema, WorkLocationEntrySchema } from './entities.js';
 import { ContentPartSchema, ItemSchema, StoredItemSchema } from './items.js';
+import { lifecycleMethods, lifecycleNotifications } from './lifecycle.js';
 
 /** Version of the message shapes; bumped on any incompatible change. */
 export const PROTOCOL_VERSION = 1;
@@ -100,6 +101,14 @@ export const methods = {
        * same order as without it.
        */
       query: z.string().min(1).max(1000).optional(),
+      /** Only conversations whose first working directory is exactly this. */
+      cwd: z.string().min(1).optional(),
+      /** Only conversations whose first (default) executor is this. */
+      executor: z.string().min(1).optional(),
+      /** true: only archived conversations; false (default): only the others. */
+      archived: z.boolean().optional(),
+      /** Newest first by `updated` (default) or `created` time; a cursor continues the sort it was made for. A `query` lists by `updated` only. */
+      sort: z.enum(['created', 'updated']).optional(),
     }),
     result: z.object({ conversations: z.array(ConversationSummarySchema), nextCursor: z.string().optional() }),
   },
@@ -115,6 +124,12 @@ export const methods = {
        * sent as `item/completed` before live events; omitted sessions are sent from the start.
        */
       afterSeq: z.record(sessionIdParam, z.number().int().nonnegative()).optional(),
+      /**
+       * Per session id, the `historyEpoch` the client's items belong to. Where it is older than
+       * the session's (a rewind happened since), or omitted for a rewound session, the replay
+       * starts no later than the rewind point, so no item after it is skipped.
+       */
+      historyEpoch: z.record(sessionIdParam, z.number().int().nonnegative()).optional(),
     }),
     result: z.object({ conversation: ConversationSchema, sessions: z.array(SessionSchema), turns: z.array(TurnSchema) }),
   },
@@ -249,11 +264,13 @@ export const methods = {
     }),
     result: z.object({ items: z.array(StoredItemSchema), nextCursor: z.number().int().optional() }),
   },
+  ...lifecycleMethods,
 } as const;
 
 /** Server-to-client notifications: name → params schema. */
 export const notifications = {
-  'conversation/updated': z.object({ conversation: ConversationSchema }),
+  /** To a conversation's subscribers; on the list feed (`conversations/subscribe`) with `summary`. */
+  'conversation/updated': z.object({ conversation: ConversationSchema, summary: ConversationSummarySchema.optional() }),
   'session/updated': z.object({ conversationId, session: SessionSchema }),
   'turn/started': z.object({ conversationId, turn: TurnSchema }),
   'turn/completed': z.object({ conversationId, turn: TurnSchema }),
@@ -300,6 +317,7 @@ export const notifications = {
   }),
   /** An item was completed and stored at `seq` in its session's log. */
   'item/completed': z.object({ conversationId, sessionId: z.string(), seq: z.number().int().positive(), item: ItemSchema }),
+  ...lifecycleNotifications,
 } as const;
 
 /**

@@ -150,8 +150,8 @@ export class LiveConversation {
    * Renames the conversation and/or moves its work; running turns finish where they started.
    * @param workspaces the workspaces of the new work location (built and checked by the runtime)
    */
-  async update(changes: { title?: string; workLocation?: Conversation['workLocation'] }, workspaces?: [Workspace, ...Workspace[]]): Promise<Conversation> {
-    this.state = { ...this.state, ...(changes.title ? { title: changes.title } : {}), ...(changes.workLocation ? { workLocation: changes.workLocation } : {}) };
+  async update(changes: { title?: string; workLocation?: Conversation['workLocation']; archived?: boolean }, workspaces?: [Workspace, ...Workspace[]]): Promise<Conversation> {
+    this.state = { ...this.state, ...(changes.title ? { title: changes.title } : {}), ...(changes.workLocation ? { workLocation: changes.workLocation } : {}), ...(changes.archived !== undefined ? { archived: changes.archived } : {}) };
     if (workspaces) this.workspaces = workspaces;
     await this.metadataWrites.run(() => this.runtime.store.appendMetadata(this.id, [{ type: 'conversation', conversation: this.state }]));
     this.publish({ method: 'conversation/updated', params: { conversation: this.state } });
@@ -170,7 +170,8 @@ export class LiveConversation {
 
   /** Stored-state snapshot for `conversation/get`. */
   snapshot(): { conversation: Conversation; sessions: Session[]; turns: Turn[] } {
-    return { conversation: this.state, sessions: [...this.sessions.values()].map((session) => session.state), turns: [...this.turns.values()] };
+    // Turns a rewind emptied are no longer history (they stay in the metadata log, marked).
+    return { conversation: this.state, sessions: [...this.sessions.values()].map((session) => session.state), turns: [...this.turns.values()].filter((turn) => turn.rewound !== true) };
   }
 
   /** The root session. */
@@ -218,6 +219,17 @@ export class LiveConversation {
     } finally {
       // Clients hear the turn's state even when it could not be written (the caller reports that).
       this.publish({ method, params: { conversationId: this.id, turn } });
+    }
+  }
+
+  /** Marks turns whose items a rewind dropped (`rewound`), in the metadata log and in memory. */
+  async markTurnsRewound(turnIds: string[]): Promise<void> {
+    for (const id of turnIds) {
+      const turn = this.turns.get(id);
+      if (!turn || turn.rewound) continue;
+      const marked: Turn = { ...turn, rewound: true };
+      this.turns.set(id, marked);
+      await this.recordState({ type: 'turn', turn: marked });
     }
   }
 

@@ -17,6 +17,7 @@ import type { ModelRegistry } from '../models/model-registry.js';
 import type { Conversation, Item, Session, WorkLocationEntry } from '../protocol/index.js';
 import { DEFAULT_TOOL_OUTPUT_LIMIT_BYTES, type Tool } from '../tools/tool.js';
 import { LiveConversation } from './conversation.js';
+import { ConversationListFeed } from './conversation-list-feed.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './model-call.js';
 import { DEFAULT_SUBAGENT_LIMITS, type SubagentLimits } from './subagents.js';
 
@@ -96,6 +97,8 @@ export class Runtime {
   private agents: AgentsFile;
   /** Name of the agent used when none is named. */
   defaultAgent: string;
+  /** The live conversation list feed (`conversations/subscribe`), fed by the store's index changes. */
+  readonly conversationFeed = new ConversationListFeed();
   private readonly open = new Map<string, Promise<LiveConversation>>();
   /** The conversations whose opening has finished. */
   private readonly opened = new Map<string, LiveConversation>();
@@ -112,6 +115,19 @@ export class Runtime {
     this.agents = options.agents ?? { agents: { default: { default: true } } };
     this.defaultAgent = defaultAgentName(this.agents);
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.store.onIndexChange((change) => this.conversationFeed.publish(change));
+  }
+
+  /**
+   * Takes a conversation out of the table of open ones (it is being deleted) and returns the
+   * live one, if it was open, for the caller to shut down. A later `getConversation` reads
+   * storage again.
+   */
+  async takeOpenConversation(conversationId: string): Promise<LiveConversation | undefined> {
+    const opening = this.open.get(conversationId);
+    this.open.delete(conversationId);
+    this.opened.delete(conversationId);
+    return opening?.catch(() => undefined);
   }
 
   /**

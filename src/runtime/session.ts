@@ -50,14 +50,14 @@ function modelInHistory(items: Item[]): string | undefined {
 export class LiveSession {
   private readonly writes = new SerialQueue();
   private readonly pending: PendingWork[] = [];
-  private readonly contextMeter = new ContextMeter();
+  private contextMeter = new ContextMeter();
   private modelInUse: string | undefined;
   private executorsInUse: string;
   private lastTurnStatus: Exclude<Turn['status'], 'running'> | undefined;
   /** Tool calls approved "for the session", by tool name and arguments. */
   private readonly approvedForSession = new Set<string>();
   /** Command prefixes approved for the session (`allow_prefix`), by tool name. */
-  private readonly approvedPrefixes = new SessionPrefixApprovals();
+  private approvedPrefixes = new SessionPrefixApprovals();
   private steering: ContentPart[][] = [];
   private abortController: AbortController | undefined;
   private running: Promise<void> | undefined;
@@ -87,6 +87,33 @@ export class LiveSession {
   /** True while a turn runs. */
   get isRunning(): boolean {
     return this.state.activeTurnId !== null;
+  }
+
+  /** True while a turn runs, input waits (queued or steering), or the work loop is between two turns. */
+  get hasWork(): boolean {
+    return this.isRunning || this.running !== undefined || this.pending.length > 0 || this.steering.length > 0;
+  }
+
+  /** Set while the history is being rewritten (a rewind): new work is refused with this reason meanwhile. */
+  historyLock: string | undefined;
+
+  /**
+   * After the stored log was cut after `afterItemId` (a rewind, SPEC §3): drops the later items
+   * from memory and forgets what was derived from the history (context meter, model and
+   * executors in use, approvals given for the session), then records `changes` (the new
+   * history epoch). Call only while the session has no work.
+   */
+  async applyRewind(afterItemId: string, changes: Pick<Session, 'historyEpoch' | 'rewoundAfterSeq'>): Promise<Session> {
+    this.items.splice(this.items.findIndex((item) => item.id === afterItemId) + 1);
+    this.contextMeter = new ContextMeter();
+    this.modelInUse = modelInHistory(this.items);
+    const lastChange = this.items.findLast((item) => item.kind === 'executor_change');
+    this.executorsInUse = lastChange?.kind === 'executor_change' ? lastChange.to : this.conversation.describeWorkLocation();
+    this.approvedForSession.clear();
+    this.approvedPrefixes = new SessionPrefixApprovals();
+    this.lastTurnStatus = undefined;
+    await this.saveState(changes);
+    return this.state;
   }
 
   /**
@@ -137,6 +164,7 @@ export class LiveSession {
    */
   async input(content: ContentPart[], mode: 'queue' | 'steer', reasoningEffort?: ReasoningEffort): Promise<{ queued: boolean; turnId?: string }> {
     if (this.state.status === 'closed') throw new StateConflictError(`session ${this.id} is closed`);
+    if (this.historyLock !== undefined) throw new StateConflictError(`session ${this.id} is being rewound`, this.historyLock);
     await this.conversation.runtime.store.ensureDurable(this.conversation.id);
     if (this.isRunning && mode === 'steer') {
       this.steering.push(content);
@@ -175,6 +203,7 @@ export class LiveSession {
    * given now, so the caller can follow the turn its input will start.
    */
   private async enqueue(work: PendingWork): Promise<{ queued: boolean; turnId: string }> {
+    if (this.historyLock !== undefined) throw new StateConflictError(`session ${this.id} is being rewound`, this.historyLock);
     this.pending.push(work);
     if (this.running) {
       // Queued only if something runs or waits ahead of it; between two turns it starts next.

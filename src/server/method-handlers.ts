@@ -12,6 +12,9 @@ import { ConfigurationUpdateError } from '../config/config-writer.js';
 import { redactConfiguration } from './config-service.js';
 import { InvalidApprovalAnswerError } from '../runtime/approvals/broker.js';
 import type { RpcConnection } from './rpc-connection.js';
+import { createLifecycleHandlers } from './handlers/lifecycle.js';
+import { replayStart } from '../runtime/lifecycle.js';
+import { unwrapCursor } from '../dao/conversation-listing.js';
 
 /** Per-request helpers given to a handler. */
 export interface RequestContext {
@@ -48,6 +51,7 @@ async function invalidParamsOnBadLocation<T>(method: string, field: string, work
 export function createMethodHandlers(connection: RpcConnection): MethodHandlers {
   const runtime = connection.runtime;
   return {
+    ...createLifecycleHandlers(connection),
     async initialize(params) {
       if (params.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {
         throw new RpcError(ErrorCodes.invalidParams, `initialize: params.protocolVersion: this server speaks version ${PROTOCOL_VERSION}, the client asked for ${params.protocolVersion}`);
@@ -67,11 +71,13 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     },
 
     async 'conversation/list'(params) {
+      if (params.query !== undefined && params.sort === 'created') throw new RpcError(ErrorCodes.invalidParams, 'conversation/list: params.sort: a search (query) lists by last update only; leave sort out or use "updated"');
       if (params.cursor !== undefined) {
         try {
-          decodeRecordCursor('conversations', params.cursor, 'updatedAt', 'desc');
-        } catch {
-          throw new RpcError(ErrorCodes.invalidParams, 'conversation/list: params.cursor: not a cursor returned by conversation/list (pass back its nextCursor unchanged)');
+          decodeRecordCursor('conversations', unwrapCursor(params.sort ?? 'updated', params.cursor), 'updatedAt', 'desc');
+        } catch (error) {
+          const detail = /made for sort/.test((error as Error).message) ? `: ${(error as Error).message}` : '';
+          throw new RpcError(ErrorCodes.invalidParams, `conversation/list: params.cursor: not a cursor returned by conversation/list (pass back its nextCursor unchanged, with the same sort)${detail}`);
         }
       }
       try {
@@ -99,7 +105,8 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
       }
       // The result goes out before the replay: the client learns the sessions, then their items.
       request.afterResponse(() => {
-        conversation.subscribe((event) => connection.notify(event), params.afterSeq, { signal, ready: () => connection.ready() }).catch((error: unknown) => {
+        const afterSeq = replayStart(conversation.snapshot().sessions, params.afterSeq, params.historyEpoch);
+        conversation.subscribe((event) => connection.notify(event), afterSeq, { signal, ready: () => connection.ready() }).catch((error: unknown) => {
           connection.endSubscription(params.conversationId, signal);
           connection.replayFailed(params.conversationId, error);
         });

@@ -77,6 +77,8 @@ export class RpcConnection {
   private paused = false;
   private answeredPing = true;
   private readonly heartbeat: NodeJS.Timeout;
+  /** Run once when the connection ends (e.g. to stop its list feed). */
+  private readonly disposers = new Set<() => void>();
 
   /**
    * @param socket the accepted WebSocket
@@ -163,6 +165,16 @@ export class RpcConnection {
     if (!current || (signal && current.signal !== signal)) return;
     current.abort();
     this.subscriptions.delete(conversationId);
+  }
+
+  /** Runs `task` once when the connection ends (at once when it has ended); returns the function that cancels it. */
+  onDispose(task: () => void): () => void {
+    if (this.closed) {
+      task();
+      return () => undefined;
+    }
+    this.disposers.add(task);
+    return () => this.disposers.delete(task);
   }
 
   /** Logs a replay that failed (its subscription has ended; the client may subscribe again). */
@@ -289,7 +301,7 @@ export class RpcConnection {
     if (error instanceof RpcError) return error;
     if (error instanceof NotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: ${error.message}`);
     if (error instanceof UnknownModelError) return new RpcError(ErrorCodes.invalidParams, `${method}: ${error.message}`);
-    if (error instanceof StateConflictError) return new RpcError(ErrorCodes.conflict, `${method}: ${error.message}`);
+    if (error instanceof StateConflictError) return new RpcError(ErrorCodes.conflict, `${method}: ${error.message}`, error.reason !== undefined ? { reason: error.reason } : undefined);
     // The server's configuration lacks a key: the request is fine, the server cannot do it now.
     if (error instanceof MissingSecretError) return new RpcError(ErrorCodes.conflict, `${method}: ${error.message}`);
     const reference = randomBytes(4).toString('hex');
@@ -305,6 +317,8 @@ export class RpcConnection {
     for (const controller of this.subscriptions.values()) controller.abort();
     this.subscriptions.clear();
     this.outgoing.clear();
+    for (const task of this.disposers) task();
+    this.disposers.clear();
   }
 }
 

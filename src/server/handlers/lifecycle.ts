@@ -1,0 +1,61 @@
+/**
+ * Handlers of the conversation lifecycle methods (SPEC §5; docs/protocol.md): delete,
+ * archive, unarchive, fork, rewind, and the live conversation list feed.
+ */
+import type { MethodName, MethodParams, MethodResult } from '../../protocol/index.js';
+import { deleteConversation, forkConversation, rewindSession, setArchived } from '../../runtime/lifecycle.js';
+import type { RequestContext } from '../method-handlers.js';
+import type { RpcConnection } from '../rpc-connection.js';
+
+type LifecycleMethod = 'conversation/delete' | 'conversation/archive' | 'conversation/unarchive' | 'conversation/fork' | 'conversation/rewind' | 'conversations/subscribe' | 'conversations/unsubscribe';
+
+/** The lifecycle handlers, by method. */
+export type LifecycleHandlers = { [M in LifecycleMethod & MethodName]: (params: MethodParams<M>, request: RequestContext) => Promise<MethodResult<M>> };
+
+/** Builds the lifecycle handlers bound to one connection. */
+export function createLifecycleHandlers(connection: RpcConnection): LifecycleHandlers {
+  const runtime = connection.runtime;
+  /** Ends this connection's list feed; set while it is on. */
+  let stopFeed: (() => void) | undefined;
+  return {
+    async 'conversation/delete'(params) {
+      await deleteConversation(runtime, params.conversationId);
+      return { conversationId: params.conversationId };
+    },
+
+    async 'conversation/archive'(params) {
+      return { conversation: await setArchived(runtime, params.conversationId, true) };
+    },
+
+    async 'conversation/unarchive'(params) {
+      return { conversation: await setArchived(runtime, params.conversationId, false) };
+    },
+
+    async 'conversation/fork'(params) {
+      const fork = await forkConversation(runtime, params);
+      return { conversation: fork.state, session: fork.rootSession.state };
+    },
+
+    async 'conversation/rewind'(params) {
+      return rewindSession(runtime, params);
+    },
+
+    async 'conversations/subscribe'() {
+      if (stopFeed) return {};
+      // Every conversation for now; a per-user filter is the predicate passed here.
+      const unsubscribe = runtime.conversationFeed.subscribe((event) => connection.notify(event), () => true);
+      const cancel = connection.onDispose(() => unsubscribe());
+      stopFeed = () => {
+        unsubscribe();
+        cancel();
+        stopFeed = undefined;
+      };
+      return {};
+    },
+
+    async 'conversations/unsubscribe'() {
+      stopFeed?.();
+      return {};
+    },
+  };
+}
