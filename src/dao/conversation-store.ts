@@ -427,6 +427,7 @@ export class ConversationStore {
       });
     }
     const state = await this.loadConversation(conversationId);
+    const previous = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversationId);
     if (state) {
       await this.appendMetadata(conversationId, [{ type: 'conversation_deleted', conversationId, deletedAt }]);
     } else if ((await this.logs.lastSeq(path, METADATA_STREAM)) === 0) {
@@ -438,7 +439,8 @@ export class ConversationStore {
       await this.logs.replaceStream(trash, stream, entries.map((entry) => entry.value));
     }
     await this.logs.deletePath(path);
-    return state ? summarize(state, '') : undefined;
+    if (!state) return undefined;
+    return previous ? fromIndexValue(previous.value) : summarize(state, '');
   }
 
   /**

@@ -66,7 +66,7 @@ async function allPages(client: RuntimeClient, params: MethodParams<'conversatio
 }
 
 function feed(events: AnyNotification[], conversationId: string): { method: string; summary?: ConversationSummary }[] {
-  return events.flatMap((event) => {
+  return events.flatMap((event): { method: string; summary?: ConversationSummary }[] => {
     if (event.method === 'conversation/created' || event.method === 'conversation/updated') return event.params.conversation.id === conversationId ? [{ method: event.method, ...(event.params.summary ? { summary: event.params.summary } : {}) }] : [];
     if (event.method === 'conversation/deleted') return event.params.conversationId === conversationId ? [{ method: event.method, ...(event.params.summary ? { summary: event.params.summary } : {}) }] : [];
     return [];
