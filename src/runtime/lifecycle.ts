@@ -37,6 +37,9 @@ export async function deleteConversation(host: LifecycleHost, conversationId: st
     await live.shutdown();
   }
   const summary = await host.store.deleteConversation(conversationId, Date.now());
+  // A request that reopened it from storage during the shutdown above gets it closed too.
+  const reopened = await host.takeOpenConversation(conversationId);
+  if (reopened && reopened !== live) await reopened.shutdown();
   if (!summary && !live) throw new NotFoundError(`conversation "${conversationId}" does not exist`);
   live?.publish({ method: 'conversation/deleted', params: { conversationId, ...(summary ? { summary } : {}) } });
 }
@@ -153,16 +156,17 @@ export async function rewindSession(host: LifecycleHost, request: { conversation
   session.historyLock = REWIND_IN_PROGRESS;
   try {
     const stored = await host.store.listItems(live.id, session.id);
-    const kept = stored.find((entry) => entry.item.id === request.afterItemId);
-    if (!kept) throw new NotFoundError(`params.afterItemId: item "${request.afterItemId}" is not stored in session ${session.id}`);
-    const afterSeq = kept.seq;
+    const target = stored.find((entry) => entry.item.id === request.afterItemId);
+    if (!target) throw new NotFoundError(`params.afterItemId: item "${request.afterItemId}" is not stored in session ${session.id}`);
+    const afterSeq = target.seq;
     const keptTurns = new Set(stored.filter((entry) => entry.seq <= afterSeq).map((entry) => entry.item.turnId));
     const rewoundTurnIds = [...new Set(stored.filter((entry) => entry.seq > afterSeq).map((entry) => entry.item.turnId))].filter((turnId) => !keptTurns.has(turnId));
     const dropped = await host.store.rewindItems(live.id, session.id, afterSeq);
     if (dropped === 0) return { session: session.state, afterSeq, dropped, rewoundTurnIds: [] };
-    await live.markTurnsRewound(rewoundTurnIds);
     const historyEpoch = (session.state.historyEpoch ?? 0) + 1;
-    const state = await session.applyRewind(request.afterItemId, { historyEpoch, rewoundAfterSeq: afterSeq });
+    const kept = stored.filter((entry) => entry.seq <= afterSeq).map((entry) => entry.item);
+    const state = await session.applyRewind(kept, { historyEpoch, rewoundAfterSeq: afterSeq });
+    await live.markTurnsRewound(rewoundTurnIds);
     live.publish({ method: 'session/rewound', params: { conversationId: live.id, sessionId: session.id, afterSeq, historyEpoch, rewoundTurnIds } });
     return { session: state, afterSeq, dropped, rewoundTurnIds };
   } finally {

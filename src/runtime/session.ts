@@ -98,13 +98,14 @@ export class LiveSession {
   historyLock: string | undefined;
 
   /**
-   * After the stored log was cut after `afterItemId` (a rewind, SPEC §3): drops the later items
-   * from memory and forgets what was derived from the history (context meter, model and
-   * executors in use, approvals given for the session), then records `changes` (the new
-   * history epoch). Call only while the session has no work.
+   * After the stored log was cut (a rewind, SPEC §3): takes `kept` (the items left in the log)
+   * as the history in memory and forgets what was derived from the dropped items (context
+   * meter, model and executors in use, approvals given for the session), then records
+   * `changes` (the new history epoch). Memory follows the log even when that record fails.
+   * Call only while the session has no work.
    */
-  async applyRewind(afterItemId: string, changes: Pick<Session, 'historyEpoch' | 'rewoundAfterSeq'>): Promise<Session> {
-    this.items.splice(this.items.findIndex((item) => item.id === afterItemId) + 1);
+  async applyRewind(kept: Item[], changes: Pick<Session, 'historyEpoch' | 'rewoundAfterSeq'>): Promise<Session> {
+    this.items.splice(0, this.items.length, ...kept);
     this.contextMeter = new ContextMeter();
     this.modelInUse = modelInHistory(this.items);
     const lastChange = this.items.findLast((item) => item.kind === 'executor_change');
