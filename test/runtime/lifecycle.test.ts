@@ -3,7 +3,7 @@
  * provider: delete (to the trash), archive and unarchive, fork and rewind, each refusal, and
  * fork and rewind addressing items that share one `createdAt`.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RuntimeClient, RuntimeClientError } from '../../src/client/runtime-client.js';
@@ -267,6 +267,39 @@ describe('conversation/rewind', () => {
     await current.request('conversation/subscribe', { conversationId, afterSeq: { [sessionId]: 3 }, historyEpoch: { [sessionId]: 1 } });
     await expect.poll(() => seen.filter((event) => event.method === 'item/completed').length).toBe(1);
     await current.close();
+  });
+
+  it('forgets the approvals given for the session: the next matching call asks again', async () => {
+    const agents = 'agents:\n  default:\n    default: true\n    approvals:\n      default: allow\n      rules:\n        - { tool: exec_command, match: { command: "echo *" }, decision: ask }\n';
+    harness = await startInProcessServer(
+      `
+responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo same" } }]
+  - text: "one"
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo same" } }]
+  - text: "two"
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo same" } }]
+  - text: "three"
+`,
+      { beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), agents) },
+    );
+    let asked = 0;
+    harness.client.handleServerRequest('approval/request', async () => {
+      asked += 1;
+      return { decision: 'allow_session' };
+    });
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'first' });
+    await harness.turnsCompleted(1);
+    await harness.client.request('session/input', { conversationId, input: 'second' });
+    await harness.turnsCompleted(2);
+    expect(asked).toBe(1);
+    const items = (await harness.client.request('items/list', { conversationId })).items;
+    const endOfFirst = items.findLast((stored) => stored.item.kind === 'assistant_message' && stored.item.text === 'one');
+    await harness.client.request('conversation/rewind', { conversationId, afterItemId: endOfFirst?.item.id as string });
+    await harness.client.request('session/input', { conversationId, input: 'third' });
+    await harness.turnsCompleted(3);
+    expect(asked).toBe(2);
   });
 
   it('is refused with -32009 turn_running while a turn runs, leaving the log intact', async () => {
