@@ -29,13 +29,15 @@ export { METADATA_STREAM, MetadataEntrySchema, foldMetadata, type ConversationSt
 
 /** Log path of all conversations. */
 export const CONVERSATIONS_PATH = 'conversations';
-/** RecordStorage namespace of the conversation index (record time: the conversation's `updatedAt`). */
+/**
+ * RecordStorage namespace of the conversation index. Record time is the conversation's
+ * `updatedAt` (`sort: "updated"`); keys are conversation ids, ULIDs that sort by creation
+ * (`sort: "created"` lists by key).
+ */
 export const CONVERSATION_INDEX = 'conversations';
-/** The same records ordered by creation (record time: the conversation's `createdAt`), for `sort: "created"`. */
-export const CONVERSATION_CREATED_INDEX = 'conversations_by_created';
 /** Log path of deleted conversations (`trash/<conversation-id>`, docs/storage.md). */
 export const TRASH_PATH = 'trash';
-/** Filter fields of both index namespaces (lastTurnStatus: start-up recovery finds the conversations a dead server left running). */
+/** Filter fields of the index (lastTurnStatus: start-up recovery finds the conversations a dead server left running). */
 const INDEX_FILTER_FIELDS = ['cwd', 'lastTurnStatus', 'executor', 'listState'];
 
 /** A change of the conversation index, as the live list feed tells it (SPEC §5 `conversations/subscribe`). */
@@ -87,6 +89,8 @@ export class ConversationStore {
   private readonly staged = new Map<string, StagedConversation>();
   /** Root-session previews of the conversations written since start, so an index write needs no log read. */
   private readonly previews = new Map<string, string>();
+  /** The conversations indexed since start, so an item append that changes the preview needs no metadata read. */
+  private readonly indexed = new Map<string, Conversation>();
   private readonly changeListeners = new Set<(change: ConversationIndexChange) => void>();
 
   /**
@@ -103,7 +107,6 @@ export class ConversationStore {
     this.search = options.search;
     this.onInvalidEntry = options.onInvalidEntry ?? ignore;
     index.defineNamespace({ name: CONVERSATION_INDEX, filterFields: INDEX_FILTER_FIELDS });
-    index.defineNamespace({ name: CONVERSATION_CREATED_INDEX, filterFields: INDEX_FILTER_FIELDS });
     const stagedLogs = logs instanceof StagedLogStorage;
     const stagedIndex = index instanceof StagedRecordStorage;
     if (stagedLogs !== stagedIndex) {
@@ -133,10 +136,11 @@ export class ConversationStore {
       { type: 'conversation', conversation },
       { type: 'session', session: rootSession },
     ];
+    // A new conversation has no messages yet: no log read for its preview.
+    this.previews.set(id, '');
     if (!this.staging) return this.appendMetadataAs(id, entries, 'created');
     this.staging.logs.stage(path);
     this.staging.index.stage(CONVERSATION_INDEX, id);
-    this.staging.index.stage(CONVERSATION_CREATED_INDEX, id);
     this.staged.set(id, { tail: Promise.resolve() });
     try {
       return await this.appendMetadataAs(id, entries, 'created');
@@ -144,7 +148,6 @@ export class ConversationStore {
       this.staged.delete(id);
       await this.staging.logs.discard(path).catch(ignore);
       await this.staging.index.discard(CONVERSATION_INDEX, id).catch(ignore);
-      await this.staging.index.discard(CONVERSATION_CREATED_INDEX, id).catch(ignore);
       await this.staging.search?.removeConversation(id).catch(ignore);
       throw error;
     }
@@ -172,7 +175,6 @@ export class ConversationStore {
       const path = conversationPath(conversationId);
       if (staging.logs.isStaged(path)) await staging.logs.commit(path);
       if (staging.index.isStaged(CONVERSATION_INDEX, conversationId)) await staging.index.commit(CONVERSATION_INDEX, conversationId);
-      if (staging.index.isStaged(CONVERSATION_CREATED_INDEX, conversationId)) await staging.index.commit(CONVERSATION_CREATED_INDEX, conversationId);
       if (this.search && staging.search) {
         await staging.search.removeConversation(conversationId);
         const state = await this.loadConversation(conversationId);
@@ -230,9 +232,10 @@ export class ConversationStore {
     }
   }
 
-  /** Writes both index records of a state (reading the preview from the log once per process) and tells the listeners. */
+  /** Writes the index record of a state (reading the preview from the log once per process) and tells the listeners. */
   private async writeIndexRecord(state: ConversationState, kind: 'created' | 'updated'): Promise<ConversationSummary> {
     const id = state.conversation.id;
+    this.indexed.set(id, state.conversation);
     let preview = this.previews.get(id);
     if (preview === undefined) {
       preview = await readPreview(this.logs, conversationPath(id), state.conversation.rootSessionId);
@@ -241,16 +244,25 @@ export class ConversationStore {
     const summary = summarize(state, preview);
     const value = toIndexValue(summary);
     await this.index.set(CONVERSATION_INDEX, id, value, state.conversation.updatedAt);
-    await this.index.set(CONVERSATION_CREATED_INDEX, id, value, state.conversation.createdAt);
     this.emit({ kind, conversation: state.conversation, summary });
     return summary;
+  }
+
+  /** Puts a new preview in a conversation's index record (same record time) and tells the listeners. */
+  private async writePreview(conversation: Conversation, preview: string): Promise<void> {
+    this.previews.set(conversation.id, preview);
+    const record = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversation.id);
+    if (!record) return;
+    const summary = { ...fromIndexValue(record.value), preview };
+    await this.index.set(CONVERSATION_INDEX, conversation.id, toIndexValue(summary), record.updatedAt);
+    this.emit({ kind: 'updated', conversation, summary });
   }
 
   private async removeIndexRecord(conversationId: string): Promise<void> {
     const previous = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversationId);
     const existed = await this.index.delete(CONVERSATION_INDEX, conversationId);
-    await this.index.delete(CONVERSATION_CREATED_INDEX, conversationId);
     this.previews.delete(conversationId);
+    this.indexed.delete(conversationId);
     if (existed) this.emit({ kind: 'deleted', conversationId, summary: previous ? fromIndexValue(previous.value) : undefined });
   }
 
@@ -258,14 +270,10 @@ export class ConversationStore {
   appendItems(conversationId: string, sessionId: string, items: Item[]): Promise<StoredItem[]> {
     return this.write(conversationId, async (staged) => {
       const stored = await this.logs.append(conversationPath(conversationId), sessionId, items);
+      // Not indexed by this process yet: the next index write reads the preview from the log.
       const preview = previewOfItems(items);
-      if (preview !== undefined && preview !== this.previews.get(conversationId)) {
-        const state = await this.loadConversation(conversationId);
-        if (state?.conversation.rootSessionId === sessionId) {
-          this.previews.set(conversationId, preview);
-          await this.writeIndexRecord(state, 'updated');
-        }
-      }
+      const conversation = this.indexed.get(conversationId);
+      if (preview !== undefined && conversation?.rootSessionId === sessionId && preview !== this.previews.get(conversationId)) await this.writePreview(conversation, preview);
       const search = this.searchFor(staged);
       if (search) {
         const messages = items.flatMap((item) => {
@@ -344,8 +352,8 @@ export class ConversationStore {
     const sort = options.sort ?? 'updated';
     if (options.query === undefined) {
       const cursor = options.cursor !== undefined ? unwrapCursor(sort, options.cursor) : undefined;
-      const page = await this.index.list<IndexedSummary>(sort === 'created' ? CONVERSATION_CREATED_INDEX : CONVERSATION_INDEX, {
-        orderBy: 'updatedAt',
+      const page = await this.index.list<IndexedSummary>(CONVERSATION_INDEX, {
+        orderBy: sort === 'created' ? 'key' : 'updatedAt',
         order: 'desc',
         limit,
         where: filterWhere(options),
@@ -418,10 +426,10 @@ export class ConversationStore {
         this.staged.delete(conversationId);
         await staging.logs.discard(path);
         await staging.index.discard(CONVERSATION_INDEX, conversationId);
-        await staging.index.discard(CONVERSATION_CREATED_INDEX, conversationId);
         await staging.search?.removeConversation(conversationId);
         const summary = previous ? fromIndexValue(previous.value) : undefined;
         this.previews.delete(conversationId);
+        this.indexed.delete(conversationId);
         this.emit({ kind: 'deleted', conversationId, summary });
         return summary;
       });

@@ -8,7 +8,7 @@ import type { RecordStorage } from '../storage/record-storage.js';
 import { createLogConversationLoader, type ConversationLoader, type LoadedConversation } from './conversation-loader.js';
 import type { ConversationSearchIndex, SearchConversationEntry, SearchMessage } from './conversation-search-index.js';
 import { readPreview, toIndexValue } from './conversation-listing.js';
-import { CONVERSATION_CREATED_INDEX, CONVERSATION_INDEX, ConversationStore, conversationPath, summarize, type InvalidEntryReport } from './conversation-store.js';
+import { CONVERSATION_INDEX, ConversationStore, conversationPath, summarize, type InvalidEntryReport } from './conversation-store.js';
 import { hasStaleTurns, recoverConversation } from './turn-recovery.js';
 
 /** Conversations being loaded at the same time, so reads overlap with indexing. */
@@ -68,7 +68,6 @@ export async function reindex(logs: LogStorage, index: RecordStorage, options: R
   const report: ReindexReport = { conversations: 0, items: 0, messages: 0, skipped: [], invalidEntries: [], recoveredTurns: 0, durationMs: 0 };
   const stale: string[] = [];
   const records: { key: string; value: unknown; updatedAt: number }[] = [];
-  const byCreation: { key: string; value: unknown; updatedAt: number }[] = [];
   let pendingConversations: SearchConversationEntry[] = [];
   let pendingMessages: SearchMessage[] = [];
   const flush = async (): Promise<void> => {
@@ -102,7 +101,6 @@ export async function reindex(logs: LogStorage, index: RecordStorage, options: R
       }
       const value = toIndexValue(summarize(state, await readPreview(logs, conversationPath(conversationId), state.conversation.rootSessionId)));
       records.push({ key: conversationId, value, updatedAt: state.conversation.updatedAt });
-      byCreation.push({ key: conversationId, value, updatedAt: state.conversation.createdAt });
       if (hasStaleTurns(state)) stale.push(conversationId);
       report.items += loaded.items;
       report.messages += loaded.texts.length;
@@ -117,9 +115,7 @@ export async function reindex(logs: LogStorage, index: RecordStorage, options: R
   await flush();
   await search?.finishRebuild();
   await index.deleteRange(CONVERSATION_INDEX, '', '\u{10ffff}');
-  await index.deleteRange(CONVERSATION_CREATED_INDEX, '', '\u{10ffff}');
   if (records.length > 0) await index.mset(CONVERSATION_INDEX, records);
-  if (byCreation.length > 0) await index.mset(CONVERSATION_CREATED_INDEX, byCreation);
   // After the rebuild, through the store: the recovery's writes update the new records.
   if (options.recoverStaleTurns ?? true) {
     for (const conversationId of stale) report.recoveredTurns += await recoverConversation(store, conversationId);

@@ -74,7 +74,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
       if (params.query !== undefined && params.sort === 'created') throw new RpcError(ErrorCodes.invalidParams, 'conversation/list: params.sort: a search (query) lists by last update only; leave sort out or use "updated"');
       if (params.cursor !== undefined) {
         try {
-          decodeRecordCursor('conversations', unwrapCursor(params.sort ?? 'updated', params.cursor), 'updatedAt', 'desc');
+          decodeRecordCursor('conversations', unwrapCursor(params.sort ?? 'updated', params.cursor), params.sort === 'created' ? 'key' : 'updatedAt', 'desc');
         } catch (error) {
           const detail = /made for sort/.test((error as Error).message) ? `: ${(error as Error).message}` : '';
           throw new RpcError(ErrorCodes.invalidParams, `conversation/list: params.cursor: not a cursor returned by conversation/list (pass back its nextCursor unchanged, with the same sort)${detail}`);
