@@ -89,9 +89,13 @@ export class LiveSession {
     return this.state.activeTurnId !== null;
   }
 
-  /** True while a turn runs, input waits (queued or steering), or the work loop is between two turns. */
+  /**
+   * True while a turn runs or input waits (queued or steering). The work loop marks a turn
+   * running in the same step as it takes its input off the queue, so there is no gap between
+   * the two; its last bookkeeping after `turn/completed` does not count.
+   */
   get hasWork(): boolean {
-    return this.isRunning || this.running !== undefined || this.pending.length > 0 || this.steering.length > 0;
+    return this.isRunning || this.pending.length > 0 || this.steering.length > 0;
   }
 
   /** Set while the history is being rewritten (a rewind): new work is refused with this reason meanwhile. */
