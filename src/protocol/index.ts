@@ -5,4 +5,5 @@
 export * from './items.js';
 export * from './entities.js';
 export * from './methods.js';
+export * from './turn-control.js';
 export * from './json-rpc.js';

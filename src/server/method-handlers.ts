@@ -12,6 +12,8 @@ import { ConfigurationUpdateError } from '../config/config-writer.js';
 import { redactConfiguration } from './config-service.js';
 import { InvalidApprovalAnswerError } from '../runtime/approvals/broker.js';
 import type { RpcConnection } from './rpc-connection.js';
+import { createOnce, turnControlHandlers } from './handlers/turn-control.js';
+import { UnknownModelError } from '../models/model-registry.js';
 
 /** Per-request helpers given to a handler. */
 export interface RequestContext {
@@ -48,6 +50,7 @@ async function invalidParamsOnBadLocation<T>(method: string, field: string, work
 export function createMethodHandlers(connection: RpcConnection): MethodHandlers {
   const runtime = connection.runtime;
   return {
+    ...turnControlHandlers(connection),
     async initialize(params) {
       if (params.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {
         throw new RpcError(ErrorCodes.invalidParams, `initialize: params.protocolVersion: this server speaks version ${PROTOCOL_VERSION}, the client asked for ${params.protocolVersion}`);
@@ -57,8 +60,11 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     },
 
     async 'conversation/create'(params) {
-      const conversation = await invalidParamsOnBadLocation('conversation/create', params.cwd !== undefined ? 'cwd' : 'workLocation', runtime.createConversation(params));
-      return { conversation: conversation.state, session: conversation.rootSession.state };
+      const { clientMessageId, ...options } = params;
+      return createOnce(runtime, clientMessageId, async () => {
+        const conversation = await invalidParamsOnBadLocation('conversation/create', options.cwd !== undefined ? 'cwd' : 'workLocation', runtime.createConversation(options));
+        return { conversation: conversation.state, session: conversation.rootSession.state };
+      });
     },
 
     async 'conversation/update'(params) {
@@ -97,14 +103,16 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
         connection.endSubscription(params.conversationId, signal);
         throw error;
       }
-      // The result goes out before the replay: the client learns the sessions, then their items.
+      // Listening starts with the snapshot (one step, nothing between them); the replay goes
+      // out after the result: the client learns the sessions and heads, then their items.
+      const attached = conversation.attach((event) => connection.notify(event), params.afterSeq, { signal, ready: () => connection.ready() });
       request.afterResponse(() => {
-        conversation.subscribe((event) => connection.notify(event), params.afterSeq, { signal, ready: () => connection.ready() }).catch((error: unknown) => {
+        attached.replay().catch((error: unknown) => {
           connection.endSubscription(params.conversationId, signal);
           connection.replayFailed(params.conversationId, error);
         });
       });
-      return conversation.snapshot();
+      return { ...attached.snapshot, heads: attached.heads, metadataSeq: attached.metadataSeq };
     },
 
     async 'conversation/unsubscribe'(params) {
@@ -114,13 +122,27 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
 
     async 'session/input'(params) {
       const session = sessionOf(await runtime.getConversation(params.conversationId), params.sessionId, 'session/input');
-      const outcome = await session.input(toContent(params.input), params.mode ?? 'queue', params.reasoningEffort);
+      if (params.model !== undefined) {
+        try {
+          runtime.models.resolve(params.model);
+        } catch (error) {
+          if (error instanceof UnknownModelError) throw new RpcError(ErrorCodes.invalidParams, `session/input: params.model: ${error.message}`);
+          throw error;
+        }
+      }
+      const outcome = await session.input(toContent(params.input), params.mode ?? 'queue', {
+        ...(params.reasoningEffort ? { reasoningEffort: params.reasoningEffort } : {}),
+        ...(params.model !== undefined ? { model: params.model } : {}),
+        ...(params.expectedTurnId !== undefined ? { expectedTurnId: params.expectedTurnId } : {}),
+        ...(params.clientMessageId !== undefined ? { clientMessageId: params.clientMessageId } : {}),
+        author: { clientName: connection.clientName, connectionId: String(connection.number) },
+      });
       return { sessionId: session.id, ...outcome };
     },
 
     async 'session/interrupt'(params) {
       const session = sessionOf(await runtime.getConversation(params.conversationId), params.sessionId, 'session/interrupt');
-      const turnId = session.interrupt('user');
+      const turnId = session.interruptTurn(params.turnId);
       return { interrupted: turnId !== undefined, ...(turnId ? { turnId } : {}) };
     },
 

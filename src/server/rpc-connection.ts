@@ -289,7 +289,7 @@ export class RpcConnection {
     if (error instanceof RpcError) return error;
     if (error instanceof NotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: ${error.message}`);
     if (error instanceof UnknownModelError) return new RpcError(ErrorCodes.invalidParams, `${method}: ${error.message}`);
-    if (error instanceof StateConflictError) return new RpcError(ErrorCodes.conflict, `${method}: ${error.message}`);
+    if (error instanceof StateConflictError) return new RpcError(ErrorCodes.conflict, `${method}: ${error.message}`, error.reason !== undefined ? { reason: error.reason } : undefined);
     // The server's configuration lacks a key: the request is fine, the server cannot do it now.
     if (error instanceof MissingSecretError) return new RpcError(ErrorCodes.conflict, `${method}: ${error.message}`);
     const reference = randomBytes(4).toString('hex');
