@@ -5,7 +5,7 @@
  * (`session/dequeue`), and the memory of client message ids that makes `session/input`
  * idempotent.
  */
-import type { ContentPart, InputAuthor, ReasoningEffort, Session } from '../protocol/index.js';
+import type { ContentPart, InputAuthor, Item, ReasoningEffort, Session } from '../protocol/index.js';
 import { StateConflictError } from './state-conflict-error.js';
 
 /** What is recorded with a user's input on its `user_message` item. */
@@ -14,6 +14,16 @@ export interface InputOrigin {
   author?: InputAuthor;
   /** The client's own id of the message, echoed. */
   clientMessageId?: string;
+}
+
+/** How a `session/input` is to be taken, besides its content and mode. */
+export interface InputOptions extends InputOrigin {
+  /** The effort for the turn this input starts (over the model's configured one). */
+  reasoningEffort?: ReasoningEffort;
+  /** `provider/model` for the turn this input starts only (already checked by the caller). */
+  model?: string;
+  /** With `steer`: the turn it is meant for; refused unless that turn is the running one. */
+  expectedTurnId?: string;
 }
 
 /** Work waiting for the session: a user input, a message from another session, or a manual compaction. */
@@ -42,6 +52,33 @@ export interface InputOutcome {
  * after it (or after a restart), from the session's recent items.
  */
 export const REMEMBERED_INPUTS = 1000;
+
+/** How many of a session's latest items are searched for an input's client message id (past the memory above, or after a restart). */
+export const ITEMS_SEARCHED_FOR_REPEATS = 2000;
+
+/**
+ * The answer for a client message id already recorded on a `user_message` among the session's
+ * latest items (oldest first); undefined when none (or no id).
+ */
+export function answeredInItems(items: readonly Item[], clientMessageId: string | undefined): InputOutcome | undefined {
+  if (clientMessageId === undefined) return undefined;
+  for (let index = items.length - 1; index >= Math.max(0, items.length - ITEMS_SEARCHED_FOR_REPEATS); index--) {
+    const item = items[index];
+    if (item?.kind === 'user_message' && item.clientMessageId === clientMessageId) return { inputId: item.inputId ?? item.id, queued: false, turnId: item.turnId };
+  }
+  return undefined;
+}
+
+/**
+ * Checks that `turnId` is the session's running turn before acting on it.
+ * @param action what the caller does, for the message (`steer`, `interrupt`)
+ * @throws StateConflictError reason `no_running_turn` (no turn runs) or `turn_mismatch` (another turn runs)
+ */
+export function requireRunningTurn(session: Pick<Session, 'id' | 'activeTurnId'>, turnId: string, action: string): void {
+  const running = session.activeTurnId;
+  if (running === null) throw new StateConflictError(`cannot ${action} turn ${turnId}: no turn is running in session ${session.id}`, 'no_running_turn');
+  if (running !== turnId) throw new StateConflictError(`cannot ${action} turn ${turnId}: the running turn of session ${session.id} is ${running}`, 'turn_mismatch');
+}
 
 function textOf(content: ContentPart[]): string {
   return content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join(' ');
@@ -145,6 +182,11 @@ export class InputQueue {
     });
     return answer;
   }
+}
+
+/** The queued work for a user's input: the turn it will start, with the input's own model, effort and origin. */
+export function inputWork(inputId: string, turnId: string, content: ContentPart[], options: InputOptions): PendingWork {
+  return { id: inputId, turnId, kind: 'input', content, ...(options.reasoningEffort ? { reasoningEffort: options.reasoningEffort } : {}), ...(options.model ? { model: options.model } : {}), ...originOf(options) };
 }
 
 /** The author and client message id of an input, as optional fields. */

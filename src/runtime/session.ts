@@ -4,7 +4,7 @@
  * (read before the running turn's next model call).
  */
 import { newId } from '../ids.js';
-import type { ContentPart, Item, ReasoningEffort, Session, StoredItem, Turn, TurnStopReason } from '../protocol/index.js';
+import type { ContentPart, Item, Session, StoredItem, Turn } from '../protocol/index.js';
 import { runAgent, runCompaction, ZERO_USAGE, type AgentEnvironment, type AgentOutcome } from './agent.js';
 import { collaborationTools, type SubagentReport } from './collaboration-tools.js';
 import { ContextMeter } from './compaction.js';
@@ -20,21 +20,8 @@ import type { LiveConversation } from './conversation.js';
 import { SerialQueue } from './serial-queue.js';
 import { StateConflictError } from './state-conflict-error.js';
 import { BackgroundCommandRegistry } from './background-commands.js';
-import { InputQueue, originOf, type InputOrigin, type InputOutcome, type PendingWork } from './input-queue.js';
-import { costOf } from './usage.js';
-
-/** How a `session/input` is to be taken, besides its content and mode. */
-export interface InputOptions extends InputOrigin {
-  /** The effort for the turn this input starts (over the model's configured one). */
-  reasoningEffort?: ReasoningEffort;
-  /** `provider/model` for the turn this input starts only (already checked by the caller). */
-  model?: string;
-  /** With `steer`: the turn it is meant for; refused unless that turn is the running one. */
-  expectedTurnId?: string;
-}
-
-/** How many of the session's latest items are searched for an input's client message id (after the in-memory window, or a restart). */
-const ITEMS_SEARCHED_FOR_REPEATS = 2000;
+import { answeredInItems, InputQueue, inputWork, originOf, requireRunningTurn, type InputOptions, type InputOutcome, type PendingWork } from './input-queue.js';
+import { costOf, usageReport } from './usage.js';
 
 /** The model a session's history was last run with, from its items (undefined for a new session). */
 function modelInHistory(items: Item[]): string | undefined {
@@ -138,41 +125,23 @@ export class LiveSession {
    *   `no_running_turn` (no turn runs) or `turn_mismatch` (another turn runs)
    */
   input(content: ContentPart[], mode: 'queue' | 'steer', options: InputOptions = {}): Promise<InputOutcome> {
-    return this.queue.once(options.clientMessageId, async () => this.answeredInLog(options.clientMessageId) ?? this.takeInput(content, mode, options));
-  }
-
-  /** The answer for a client message id already recorded on a `user_message` of the session's recent items. */
-  private answeredInLog(clientMessageId: string | undefined): InputOutcome | undefined {
-    if (clientMessageId === undefined) return undefined;
-    for (let index = this.items.length - 1; index >= Math.max(0, this.items.length - ITEMS_SEARCHED_FOR_REPEATS); index--) {
-      const item = this.items[index];
-      if (item?.kind === 'user_message' && item.clientMessageId === clientMessageId) return { inputId: item.inputId ?? item.id, queued: false, turnId: item.turnId };
-    }
-    return undefined;
+    return this.queue.once(options.clientMessageId, async () => answeredInItems(this.items, options.clientMessageId) ?? this.takeInput(content, mode, options));
   }
 
   private async takeInput(content: ContentPart[], mode: 'queue' | 'steer', options: InputOptions): Promise<InputOutcome> {
     if (this.state.status === 'closed') throw new StateConflictError(`session ${this.id} is closed`);
-    if (mode === 'steer' && options.expectedTurnId !== undefined) this.checkRunningTurn(options.expectedTurnId, 'steer');
+    const expected = mode === 'steer' ? options.expectedTurnId : undefined;
+    if (expected !== undefined) requireRunningTurn(this.state, expected, 'steer');
     await this.conversation.runtime.store.ensureDurable(this.conversation.id);
+    // Checked again: the turn may have ended while the conversation was made durable.
+    if (expected !== undefined) requireRunningTurn(this.state, expected, 'steer');
     const inputId = newId('input');
     const running = this.state.activeTurnId;
     if (mode === 'steer' && running !== null) {
-      // Checked again: the turn may have ended while the conversation was made durable.
-      if (options.expectedTurnId !== undefined) this.checkRunningTurn(options.expectedTurnId, 'steer');
       this.queue.steer({ id: inputId, content, ...originOf(options) });
       return { inputId, queued: true, turnId: running };
     }
-    if (mode === 'steer' && options.expectedTurnId !== undefined) this.checkRunningTurn(options.expectedTurnId, 'steer');
-    const work: PendingWork = { id: inputId, turnId: newId('turn'), kind: 'input', content, ...(options.reasoningEffort ? { reasoningEffort: options.reasoningEffort } : {}), ...(options.model ? { model: options.model } : {}), ...originOf(options) };
-    return { inputId, ...(await this.enqueue(work)) };
-  }
-
-  /** @throws StateConflictError `no_running_turn` or `turn_mismatch` unless `turnId` is the running turn */
-  private checkRunningTurn(turnId: string, action: string): void {
-    const running = this.state.activeTurnId;
-    if (running === null) throw new StateConflictError(`cannot ${action} turn ${turnId}: no turn is running in session ${this.id}`, 'no_running_turn');
-    if (running !== turnId) throw new StateConflictError(`cannot ${action} turn ${turnId}: the running turn of session ${this.id} is ${running}`, 'turn_mismatch');
+    return { inputId, ...(await this.enqueue(inputWork(inputId, newId('turn'), content, options))) };
   }
 
   /**
@@ -182,7 +151,7 @@ export class LiveSession {
    * @throws StateConflictError `no_running_turn` / `turn_mismatch` when `turnId` is not the running turn
    */
   interruptTurn(turnId?: string): string | undefined {
-    if (turnId !== undefined) this.checkRunningTurn(turnId, 'interrupt');
+    if (turnId !== undefined) requireRunningTurn(this.state, turnId, 'interrupt');
     return this.interrupt('user');
   }
 
@@ -369,16 +338,8 @@ export class LiveSession {
     this.queue.requeueLateSteering(() => newId('turn'));
     await this.writes.drain();
     const prices = started.model !== undefined ? this.conversation.runtime.prices(started.model) : undefined;
-    const turn: Turn = {
-      ...started,
-      status: outcome.status,
-      steps: outcome.steps,
-      usage: outcome.usage,
-      stopReason: outcome.stopReason,
-      ...(prices ? { costUsd: costOf(outcome.usage, prices) } : {}),
-      completedAt: Date.now(),
-      ...(outcome.error ? { error: outcome.error } : {}),
-    };
+    const { status, steps, usage, stopReason } = outcome;
+    const turn: Turn = { ...started, status, steps, usage, stopReason, ...(prices ? { costUsd: costOf(usage, prices) } : {}), completedAt: Date.now(), ...(outcome.error ? { error: outcome.error } : {}) };
     this.abortController = undefined;
     this.lastTurnStatus = outcome.status;
     const logger = this.conversation.runtime.logger;
@@ -447,24 +408,11 @@ export class LiveSession {
         record: (item) => this.record(item),
         itemStarted: (itemId, kind, partial) => this.conversation.itemStarted(this.id, turnId, itemId, kind, partial),
         itemDelta: (itemId, delta) => this.conversation.itemDelta(this.id, turnId, itemId, delta),
-        modelCallCompleted: (lastCall, turnTotal) => {
-          const prices = runtime.prices(resolvedModel.name);
+        modelCallCompleted: (lastCall, turnTotal) =>
           this.conversation.publish({
             method: 'session/usage',
-            params: {
-              conversationId: this.conversation.id,
-              sessionId: this.id,
-              turnId,
-              seq: this.conversation.itemHead(this.id),
-              model: resolvedModel.name,
-              lastCall,
-              turnTotal,
-              contextTokens: lastCall.inputTokens + lastCall.outputTokens,
-              contextWindow: resolvedModel.contextWindow,
-              ...(prices ? { costUsd: costOf(turnTotal, prices) } : {}),
-            },
-          });
-        },
+            params: usageReport({ conversationId: this.conversation.id, sessionId: this.id, turnId, seq: this.conversation.itemHead(this.id) }, resolvedModel, lastCall, turnTotal, runtime.prices(resolvedModel.name)),
+          }),
         ...(runtime.logger ? { logger: runtime.logger } : {}),
         ...(work.kind === 'input' && work.reasoningEffort ? { reasoningEffort: work.reasoningEffort } : {}),
         modelRetrying: (retry) => this.conversation.publish({ method: 'turn/retrying', params: { conversationId: this.conversation.id, sessionId: this.id, turnId, ...retry } }),
@@ -492,9 +440,6 @@ export class LiveSession {
 function isShutdown(signal: AbortSignal): boolean {
   return signal.aborted && String((signal.reason as Error)?.message ?? '').endsWith('shutdown');
 }
-
-/** The stop reason a turn records (re-exported for readers of the session's types). */
-export type { TurnStopReason };
 
 /** An item that could not be appended to the session's log (the cause is the storage error). */
 class RecordWriteError extends Error {

@@ -2,7 +2,7 @@
  * Token usage of model calls and what it costs. Prices come from an injected lookup so the
  * source of prices (the models catalog, a pricing table) can change without touching turns.
  */
-import type { ModelInfo, ModelPrices, TokenUsage } from '../protocol/index.js';
+import type { ModelInfo, ModelPrices, NotificationParams, TokenUsage } from '../protocol/index.js';
 
 /** The prices of a `provider/model`, USD per million tokens; undefined when unknown (no cost is then reported). */
 export type PriceLookup = (model: string) => ModelPrices | undefined;
@@ -44,5 +44,30 @@ export function addUsage(total: TokenUsage, step: TokenUsage): TokenUsage {
     totalTokens: total.totalTokens + step.totalTokens,
     ...(total.cachedInputTokens !== undefined || step.cachedInputTokens !== undefined ? { cachedInputTokens: (total.cachedInputTokens ?? 0) + (step.cachedInputTokens ?? 0) } : {}),
     ...(total.reasoningTokens !== undefined || step.reasoningTokens !== undefined ? { reasoningTokens: (total.reasoningTokens ?? 0) + (step.reasoningTokens ?? 0) } : {}),
+  };
+}
+
+/**
+ * The `session/usage` notification for a model call that returned.
+ * @param where the call's conversation, session, turn, and the session log's head (seq)
+ * @param model the model called: its name and context window (tokens)
+ * @param prices the model's prices, when known (then `costUsd` is the turn's cost so far)
+ */
+export function usageReport(
+  where: { conversationId: string; sessionId: string; turnId: string; seq: number },
+  model: { name: string; contextWindow: number },
+  lastCall: TokenUsage,
+  turnTotal: TokenUsage,
+  prices: ModelPrices | undefined,
+): NotificationParams<'session/usage'> {
+  return {
+    ...where,
+    model: model.name,
+    lastCall,
+    turnTotal,
+    // What the next request carries at least: this request and the answer to it.
+    contextTokens: lastCall.inputTokens + lastCall.outputTokens,
+    contextWindow: model.contextWindow,
+    ...(prices ? { costUsd: costOf(turnTotal, prices) } : {}),
   };
 }
