@@ -92,7 +92,9 @@ responses:
     await harness.waitFor((event) => event.method === 'item/started' && event.params.kind === 'tool_call');
     const mismatch = await refusal(harness.client.request('session/input', { conversationId, input: 'wrong turn', mode: 'steer', expectedTurnId: 'turn_01someotherturn' }));
     expect(conflictReason(mismatch)).toBe('turn_mismatch');
-    const steer = await harness.client.request('session/input', { conversationId, input: 'mention blue', mode: 'steer', expectedTurnId: started.turnId! });
+    const steer = await harness.client.request('session/input', { conversationId, input: 'mention blue', mode: 'steer', expectedTurnId: started.turnId!, clientMessageId: 'steer-1' });
+    // A repeat is the same steering, read once.
+    expect(await harness.client.request('session/input', { conversationId, input: 'mention blue', mode: 'steer', expectedTurnId: started.turnId!, clientMessageId: 'steer-1' })).toEqual(steer);
     expect(steer).toMatchObject({ queued: true, turnId: started.turnId, sessionId: started.sessionId });
     expect(steer.inputId).toMatch(/^input_/);
     expect(steer.inputId).not.toBe(started.inputId);
@@ -100,10 +102,11 @@ responses:
     const turns = await harness.turnsCompleted(1);
     expect(turns[0]).toMatchObject({ id: started.turnId, status: 'completed', stopReason: 'end_turn' });
     const users = harness.completedItems().filter((item): item is Extract<Item, { kind: 'user_message' }> => item.kind === 'user_message');
-    expect(users.map((item) => [item.mode, item.inputId, item.turnId])).toEqual([
-      ['input', started.inputId, started.turnId],
-      ['steer', steer.inputId, started.turnId],
+    expect(users.map((item) => [item.mode, item.inputId, item.turnId, item.clientMessageId])).toEqual([
+      ['input', started.inputId, started.turnId, undefined],
+      ['steer', steer.inputId, started.turnId, 'steer-1'],
     ]);
+    expect(users[1]?.author).toEqual({ clientName: 'test', connectionId: users[0]?.author?.connectionId });
     expect(JSON.stringify(harness.environment.mock.requests[1]?.body)).toContain('mention blue');
     expect(JSON.stringify(harness.environment.mock.requests[1]?.body)).not.toContain('wrong turn');
   });
