@@ -3,7 +3,7 @@
  * withdrawing queued input, a model for one input, client message ids (also across a
  * restart), stop reasons, per-call usage and cost, and the identity every event carries.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient, RuntimeClientError } from '../../src/client/runtime-client.js';
@@ -152,6 +152,29 @@ describe('session/dequeue', () => {
     expect(harness.environment.mock.requests).toHaveLength(2);
     const started = await refusal(harness.client.request('session/dequeue', { conversationId, inputId: third.inputId }));
     expect(conflictReason(started)).toBe('input_started');
+  });
+});
+
+describe('session/dequeue of steering', () => {
+  it('withdraws steering the running turn has not read yet', async () => {
+    harness = await startInProcessServer(`
+responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "while [ ! -e go ]; do sleep 0.05; done; echo went" } }]
+  - text: "finished"
+`);
+    const conversationId = await harness.conversation();
+    const started = await harness.client.request('session/input', { conversationId, input: 'wait for the file' });
+    await harness.waitFor((event) => event.method === 'item/started' && event.params.kind === 'tool_call');
+    const kept = await harness.client.request('session/input', { conversationId, input: 'KEPT-STEER', mode: 'steer', expectedTurnId: started.turnId! });
+    const withdrawn = await harness.client.request('session/input', { conversationId, input: 'WITHDRAWN-STEER', mode: 'steer', expectedTurnId: started.turnId! });
+    expect(await harness.client.request('session/dequeue', { conversationId, inputId: withdrawn.inputId })).toMatchObject({ dequeued: true });
+    writeFileSync(path.join(harness.environment.workDir, 'go'), '');
+    await harness.turnsCompleted(1);
+    const second = JSON.stringify(harness.environment.mock.requests[1]?.body);
+    expect(second).toContain('KEPT-STEER');
+    expect(second).not.toContain('WITHDRAWN-STEER');
+    const read = await refusal(harness.client.request('session/dequeue', { conversationId, inputId: kept.inputId }));
+    expect(conflictReason(read)).toBe('input_started');
   });
 });
 
