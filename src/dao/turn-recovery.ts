@@ -35,7 +35,7 @@ export function hasStaleTurns(state: ConversationState): boolean {
  */
 export function planTurnRecovery(state: ConversationState, now = Date.now()): TurnRecoveryPlan | undefined {
   if (!hasStaleTurns(state)) return undefined;
-  const turns: Turn[] = state.turns.map((turn) => (turn.status === 'running' ? { ...turn, status: 'interrupted', completedAt: now, error: CRASH_RECOVERY_MESSAGE } : turn));
+  const turns: Turn[] = state.turns.map((turn) => (turn.status === 'running' ? { ...turn, status: 'interrupted', stopReason: 'crash_recovery', completedAt: now, error: CRASH_RECOVERY_MESSAGE } : turn));
   const sessions: Session[] = state.sessions.map((session) => (session.status === 'running' ? { ...session, status: 'idle', activeTurnId: null, updatedAt: now } : session));
   const recoveredTurns = turns.filter((_, index) => state.turns[index]?.status === 'running');
   const recoveredSessions = sessions.filter((_, index) => state.sessions[index]?.status === 'running');

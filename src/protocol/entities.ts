@@ -87,7 +87,7 @@ export const SessionSchema = z.object({
   /** The running turn, if any. */
   activeTurnId: z.string().nullable(),
   /** Inputs waiting for the next turn, oldest first. */
-  queuedInputs: z.array(z.object({ id: z.string(), text: z.string() })),
+  queuedInputs: z.array(z.object({ id: z.string(), text: z.string(), clientMessageId: z.string().optional() })),
   /** Tool calls of the running turn waiting for approval. */
   pendingApprovals: z.array(ApprovalRequestSchema).default([]),
   /**
@@ -108,6 +108,18 @@ export const TurnStatusSchema = z.enum(['running', 'completed', 'failed', 'inter
 /** How a turn ended, or `running`. */
 export type TurnStatus = z.infer<typeof TurnStatusSchema>;
 
+/**
+ * Why a turn ended: `end_turn` (the model finished), `user_interrupt` (`session/interrupt`),
+ * `shutdown` (the server stopped), `step_limit` (`maxSteps` model calls), `max_tokens` (the
+ * provider's output limit: finish reason `length`), `refusal` (the provider's content filter),
+ * `model_error` (the model call failed after its retries, or the turn could not go on),
+ * `hook_refused` (a `user_prompt_submit` hook refused the prompt), `crash_recovery` (the
+ * server that ran it died; recorded by the next one).
+ */
+export const TurnStopReasonSchema = z.enum(['end_turn', 'user_interrupt', 'shutdown', 'step_limit', 'max_tokens', 'refusal', 'model_error', 'hook_refused', 'crash_recovery']);
+/** Why a turn ended. */
+export type TurnStopReason = z.infer<typeof TurnStopReasonSchema>;
+
 /** One run of the agent loop, started by an input. */
 export const TurnSchema = z.object({
   id: z.string(),
@@ -119,6 +131,12 @@ export const TurnSchema = z.object({
   usage: TokenUsageSchema,
   /** Why it failed, when it did. */
   error: z.string().optional(),
+  /** Why it ended (absent while running, and in logs written before it was recorded). */
+  stopReason: TurnStopReasonSchema.optional(),
+  /** `provider/model` the turn ran on. */
+  model: z.string().optional(),
+  /** What the turn's model calls cost, USD, when the model's prices are known. */
+  costUsd: z.number().nonnegative().optional(),
   startedAt: z.number(),
   completedAt: z.number().nullable(),
   /** True when a rewind dropped every item of the turn: it is no longer part of the history. */

@@ -6,4 +6,5 @@ export * from './items.js';
 export * from './entities.js';
 export * from './methods.js';
 export * from './lifecycle.js';
+export * from './turn-control.js';
 export * from './json-rpc.js';

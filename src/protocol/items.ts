@@ -42,12 +42,32 @@ const itemBase = {
   status: ItemStatusSchema,
 };
 
+/**
+ * Who sent an input: the client connection (`clientName` from its `initialize`, and the
+ * server's number for the connection), or another session of the conversation
+ * (`clientName: "agent"` with that `sessionId`).
+ */
+export const InputAuthorSchema = z.object({
+  clientName: z.string(),
+  connectionId: z.string().optional(),
+  /** The session that sent it, when an agent did. */
+  sessionId: z.string().optional(),
+});
+/** Who sent an input. */
+export type InputAuthor = z.infer<typeof InputAuthorSchema>;
+
 /** A message the user sent (or steering input read during a turn). */
 export const UserMessageItemSchema = z.object({
   ...itemBase,
   kind: z.literal('user_message'),
   content: z.array(ContentPartSchema),
   mode: z.enum(['input', 'steer']),
+  /** Who sent it (absent in logs written before it was recorded). */
+  author: InputAuthorSchema.optional(),
+  /** The `inputId` `session/input` answered with. */
+  inputId: z.string().optional(),
+  /** The client's own id for the message (`session/input` `clientMessageId`), echoed. */
+  clientMessageId: z.string().optional(),
 });
 
 /** Text the model wrote (Markdown). */

@@ -7,11 +7,14 @@ import { z } from 'zod';
 import { ApprovalDecisionSchema, ApprovalRequestSchema, ConversationSchema, ConversationSummarySchema, SessionSchema, TurnSchema, WorkLocationEntrySchema } from './entities.js';
 import { ContentPartSchema, ItemSchema, StoredItemSchema } from './items.js';
 import { lifecycleMethods, lifecycleNotifications } from './lifecycle.js';
+import { ClientMessageIdSchema, SessionHeadsSchema, turnControlMethods, turnControlNotifications } from './turn-control.js';
 
 /** Version of the message shapes; bumped on any incompatible change. */
 export const PROTOCOL_VERSION = 1;
 
 const conversationId = z.string().min(1);
+/** Seq of an entry in a conversation's `metadata.jsonl`. */
+const metadataSeq = z.number().int().nonnegative();
 
 /** How hard the model thinks before answering (`none`: no reasoning asked). */
 export const ReasoningEffortSchema = z.enum(['none', 'minimal', 'low', 'medium', 'high']);
@@ -82,6 +85,8 @@ export const methods = {
       model: z.string().optional(),
       agent: z.string().optional(),
       title: z.string().optional(),
+      /** The client's id for this request: a repeat answers the first result and creates nothing. */
+      clientMessageId: ClientMessageIdSchema.optional(),
     }).refine((params) => (params.cwd === undefined) !== (params.workLocation === undefined), { message: 'give either cwd (with an optional executor) or workLocation', path: ['cwd'] }),
     result: z.object({ conversation: ConversationSchema, session: SessionSchema }),
   },
@@ -122,8 +127,9 @@ export const methods = {
       /**
        * Per session id, the last item seq the client already has. Stored items after it are
        * sent as `item/completed` before live events; omitted sessions are sent from the start.
+       * `"head"`: no stored items, only what happens from now (and the items in progress).
        */
-      afterSeq: z.record(sessionIdParam, z.number().int().nonnegative()).optional(),
+      afterSeq: z.union([z.literal('head'), z.record(sessionIdParam, z.number().int().nonnegative())]).optional(),
       /**
        * Per session id, the `historyEpoch` the client's items belong to. Where it is older than
        * the session's (a rewind happened since), or omitted for a rewound session, the replay
@@ -131,7 +137,15 @@ export const methods = {
        */
       historyEpoch: z.record(sessionIdParam, z.number().int().nonnegative()).optional(),
     }),
-    result: z.object({ conversation: ConversationSchema, sessions: z.array(SessionSchema), turns: z.array(TurnSchema) }),
+    result: z.object({
+      conversation: ConversationSchema,
+      sessions: z.array(SessionSchema),
+      turns: z.array(TurnSchema),
+      /** Per session, the seq of its last stored item when the subscription began. */
+      heads: SessionHeadsSchema,
+      /** Seq of the last `metadata.jsonl` entry written when the subscription began. */
+      metadataSeq: z.number().int().nonnegative(),
+    }),
   },
   'conversation/unsubscribe': {
     params: z.object({ conversationId: conversationIdParam }),
@@ -151,17 +165,37 @@ export const methods = {
        * (`providers.yaml`). Ignored for steering input (the running turn keeps its effort).
        */
       reasoningEffort: ReasoningEffortSchema.optional(),
+      /**
+       * `provider/model` for the turn this input starts only (the session's model is unchanged).
+       * Ignored for steering input read by a running turn.
+       */
+      model: z.string().min(1).optional(),
+      /**
+       * With `mode: "steer"`: the turn the steering is meant for. When that turn is not the
+       * running one the input is refused (-32009 `no_running_turn` / `turn_mismatch`) instead
+       * of starting a turn.
+       */
+      expectedTurnId: z.string().regex(/^turn_[0-9A-Za-z]{1,64}$/, { message: 'not a turn id (expected turn_ followed by letters and digits)' }).optional(),
+      /** The client's id for this input: a repeat answers the first result and does nothing. */
+      clientMessageId: ClientMessageIdSchema.optional(),
     }),
     result: z.object({
       sessionId: z.string(),
-      /** True when the input waits behind a running turn. */
+      /** The input's id (`session.queuedInputs[].id`, `session/dequeue`). */
+      inputId: z.string(),
+      /** True when the input waits behind a running turn (or is steering not yet read). */
       queued: z.boolean(),
-      /** The turn started for it, when it started one now. */
+      /** The turn started for it (or, for steering, the running turn that reads it). */
       turnId: z.string().optional(),
     }),
   },
   'session/interrupt': {
-    params: z.object({ conversationId: conversationIdParam, sessionId: sessionIdParam.optional() }),
+    params: z.object({
+      conversationId: conversationIdParam,
+      sessionId: sessionIdParam.optional(),
+      /** Interrupt only this turn: -32009 `no_running_turn` / `turn_mismatch` when it is not the running one. */
+      turnId: z.string().regex(/^turn_[0-9A-Za-z]{1,64}$/, { message: 'not a turn id (expected turn_ followed by letters and digits)' }).optional(),
+    }),
     result: z.object({
       /** True when a turn was running and has been interrupted. */
       interrupted: z.boolean(),
@@ -265,15 +299,20 @@ export const methods = {
     result: z.object({ items: z.array(StoredItemSchema), nextCursor: z.number().int().optional() }),
   },
   ...lifecycleMethods,
+  ...turnControlMethods,
 } as const;
 
 /** Server-to-client notifications: name → params schema. */
 export const notifications = {
-  /** To a conversation's subscribers; on the list feed (`conversations/subscribe`) with `summary`. */
-  'conversation/updated': z.object({ conversation: ConversationSchema, summary: ConversationSummarySchema.optional() }),
-  'session/updated': z.object({ conversationId, session: SessionSchema }),
-  'turn/started': z.object({ conversationId, turn: TurnSchema }),
-  'turn/completed': z.object({ conversationId, turn: TurnSchema }),
+  /** `seq`: of the state's entry in `metadata.jsonl` (the last one written, when the write failed); the same for `session/updated` and `turn/*`. */
+  /**
+   * To a conversation's subscribers, with the `seq` of its `metadata.jsonl` entry; on the list
+   * feed (`conversations/subscribe`), which follows the index, with `summary` and no `seq`.
+   */
+  'conversation/updated': z.object({ conversation: ConversationSchema, seq: metadataSeq.optional(), summary: ConversationSummarySchema.optional() }),
+  'session/updated': z.object({ conversationId, session: SessionSchema, seq: metadataSeq }),
+  'turn/started': z.object({ conversationId, turn: TurnSchema, seq: metadataSeq }),
+  'turn/completed': z.object({ conversationId, turn: TurnSchema, seq: metadataSeq }),
   /** An item began; `item` holds what is known so far (its kind and ids). */
   'item/started': z.object({
     conversationId,
@@ -281,6 +320,8 @@ export const notifications = {
     turnId: z.string(),
     itemId: z.string(),
     kind: z.string(),
+    /** The session log's last stored seq when the item began. */
+    seq: z.number().int().nonnegative(),
     /** Partial fields (tool name and arguments for tool calls). */
     partial: z.record(z.string(), z.unknown()),
   }),
@@ -288,7 +329,12 @@ export const notifications = {
   'item/delta': z.object({
     conversationId,
     sessionId: z.string(),
+    turnId: z.string(),
     itemId: z.string(),
+    /** The item's kind (as in its `item/started`). */
+    kind: z.string(),
+    /** The session log's last stored seq when the delta was sent. */
+    seq: z.number().int().nonnegative(),
     delta: z.object({ text: z.string().optional(), reasoning: z.string().optional(), output: z.string().optional() }),
   }),
   /** The configuration was reloaded or changed (`ok`), or a reload failed and the previous one stays (`error`). */
@@ -318,6 +364,7 @@ export const notifications = {
   /** An item was completed and stored at `seq` in its session's log. */
   'item/completed': z.object({ conversationId, sessionId: z.string(), seq: z.number().int().positive(), item: ItemSchema }),
   ...lifecycleNotifications,
+  ...turnControlNotifications,
 } as const;
 
 /**

@@ -4,7 +4,7 @@
  * until the model stops. Steering input is read before each model call.
  */
 import { newId } from '../ids.js';
-import type { ContentPart, Item, ItemOf, ReasoningEffort, TokenUsage, TurnStatus } from '../protocol/index.js';
+import type { Item, ItemOf, ReasoningEffort, TokenUsage, TurnStatus, TurnStopReason } from '../protocol/index.js';
 import type { Logger } from '../logger.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { Tool, ToolContext, ToolResult } from '../tools/tool.js';
@@ -13,6 +13,8 @@ import type { AgentHooks, ToolCallGate } from './hooks/agent-hooks.js';
 import { buildModelMessages } from './context-builder.js';
 import { callModel, ModelCallError, toSdkTools, type ModelCallResult, type RequestedToolCall, type RetryPolicy } from './model-call.js';
 import { workspaceForCall } from './tool-routing.js';
+import { originOf, type SteeringInput } from './input-queue.js';
+import { addUsage } from './usage.js';
 
 /** A model call about to be retried (announced to clients as `turn/retrying`). */
 export interface ModelRetry {
@@ -67,7 +69,7 @@ export interface AgentEnvironment {
   /** Hooks around tool calls, the stop and compaction (`hooks.yaml`), and skill loading; absent = none. */
   hooks?: AgentHooks;
   /** Removes and returns steering inputs received since the last call. */
-  takeSteering(): ContentPart[][];
+  takeSteering(): SteeringInput[];
   /** Persists a completed item and tells clients (`item/completed`). */
   record(item: Item): Promise<void>;
   /** Tells clients an item began (`item/started`). */
@@ -80,6 +82,8 @@ export interface AgentEnvironment {
   logger?: Pick<Logger, 'warn'>;
   /** Announces that a failed model call will be retried after `delayMs` (optional). */
   modelRetrying?(retry: ModelRetry): void;
+  /** Told after every model call that returned: that call's usage and the turn's total so far (optional). */
+  modelCallCompleted?(lastCall: TokenUsage, turnTotal: TokenUsage): void;
 }
 
 /** How the loop ended. */
@@ -87,21 +91,20 @@ export interface AgentOutcome {
   status: Exclude<TurnStatus, 'running'>;
   steps: number;
   usage: TokenUsage;
+  /** Why it ended; `user_interrupt` for any abort (the session tells a shutdown apart). */
+  stopReason: TurnStopReason;
   error?: string;
 }
 
-function addUsage(total: TokenUsage, step: TokenUsage): TokenUsage {
-  return {
-    inputTokens: total.inputTokens + step.inputTokens,
-    outputTokens: total.outputTokens + step.outputTokens,
-    totalTokens: total.totalTokens + step.totalTokens,
-    ...(total.cachedInputTokens !== undefined || step.cachedInputTokens !== undefined
-      ? { cachedInputTokens: (total.cachedInputTokens ?? 0) + (step.cachedInputTokens ?? 0) }
-      : {}),
-    ...(total.reasoningTokens !== undefined || step.reasoningTokens !== undefined
-      ? { reasoningTokens: (total.reasoningTokens ?? 0) + (step.reasoningTokens ?? 0) }
-      : {}),
-  };
+/**
+ * The stop reason of a model answer that ended the turn, from the AI SDK's finish reason:
+ * `length` (the output token limit) → `max_tokens`, `content-filter` → `refusal`, anything
+ * else → `end_turn`.
+ */
+export function stopReasonOfFinish(finishReason: string): TurnStopReason {
+  if (finishReason === 'length') return 'max_tokens';
+  if (finishReason === 'content-filter') return 'refusal';
+  return 'end_turn';
 }
 
 function totalTokens(parts: ContextPart[]): number {
@@ -196,7 +199,8 @@ export async function runCompaction(environment: AgentEnvironment): Promise<Agen
   try {
     const usage = await compactHistory(environment, 'manual');
     environment.contextMeter.reset();
-    return { status: 'completed', steps: 1, usage };
+    environment.modelCallCompleted?.(usage, usage);
+    return { status: 'completed', steps: 1, usage, stopReason: 'end_turn' };
   } catch (error) {
     return recordFailure(environment, items, error, 1, ZERO_USAGE);
   }
@@ -204,7 +208,7 @@ export async function runCompaction(environment: AgentEnvironment): Promise<Agen
 
 /** Records a model failure as a `model_error` item and ends the turn `failed`. */
 async function recordFailure(environment: AgentEnvironment, items: ItemFactory, error: unknown, steps: number, usage: TokenUsage): Promise<AgentOutcome> {
-  if (environment.signal.aborted) return { status: 'interrupted', steps, usage };
+  if (environment.signal.aborted) return { status: 'interrupted', steps, usage, stopReason: 'user_interrupt' };
   const failure = error instanceof ModelCallError ? error : new ModelCallError((error as Error).message, null, false, undefined);
   if (failure.detail) {
     environment.logger?.warn({ sessionId: environment.sessionId, turnId: environment.turnId, model: environment.model.name, kind: failure.kind, detail: failure.detail }, failure.message);
@@ -219,7 +223,7 @@ async function recordFailure(environment: AgentEnvironment, items: ItemFactory, 
     message: failure.message,
     retries: failure.retries,
   });
-  return { status: 'failed', steps, usage, error: failure.message };
+  return { status: 'failed', steps, usage, stopReason: 'model_error', error: failure.message };
 }
 
 /**
@@ -236,12 +240,12 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
   let stopHookActive = false;
 
   while (true) {
-    for (const content of environment.takeSteering()) {
-      await environment.record({ ...items.base(), kind: 'user_message', status: 'completed', content, mode: 'steer' });
+    for (const input of environment.takeSteering()) {
+      await environment.record({ ...items.base(), kind: 'user_message', status: 'completed', content: input.content, mode: 'steer', inputId: input.id, ...originOf(input) });
     }
     if (steps >= environment.maxSteps) {
       await environment.record({ ...items.base(), kind: 'interruption', status: 'completed', reason: 'limit', message: `stopped after ${steps} model calls (maxSteps)` });
-      return { status: 'interrupted', steps, usage, error: `step limit of ${environment.maxSteps} reached` };
+      return { status: 'interrupted', steps, usage, stopReason: 'step_limit', error: `step limit of ${environment.maxSteps} reached` };
     }
     const messages = () => buildModelMessages(environment.history(), { model: environment.model.name, toolOutputLimitBytes: environment.toolOutputLimitBytes });
     const estimate = environment.contextMeter.estimate(environment.history(), environment.system, messages);
@@ -263,7 +267,9 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
         return recordFailure(environment, items, contextDoesNotFit(environment, parts, true, reportedAfter), steps, usage);
       }
       try {
-        usage = addUsage(usage, await compactHistory(environment));
+        const compactionUsage = await compactHistory(environment);
+        usage = addUsage(usage, compactionUsage);
+        environment.modelCallCompleted?.(compactionUsage, usage);
         environment.contextMeter.reset();
       } catch (error) {
         return recordFailure(environment, items, error, steps, usage);
@@ -306,7 +312,7 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
         if (streamedText) {
           await environment.record({ ...items.base(assistantItemId, assistantCreatedAt), kind: 'assistant_message', status: 'interrupted', text: streamedText, model: environment.model.name });
         }
-        return { status: 'interrupted', steps, usage };
+        return { status: 'interrupted', steps, usage, stopReason: 'user_interrupt' };
       }
       const partial = (error as { partial?: ModelCallResult }).partial;
       if (partial?.text) {
@@ -315,6 +321,7 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
       return recordFailure(environment, items, error, steps, usage);
     }
     usage = addUsage(usage, result.usage);
+    environment.modelCallCompleted?.(result.usage, usage);
     environment.contextMeter.report(result.usage, environment.history().length);
     if (result.reasoningParts.length > 0) {
       // The provider's opaque data (encrypted reasoning, signatures) is kept so the reasoning can be sent back as it came.
@@ -336,10 +343,10 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
         stopHookActive = true;
         continue;
       }
-      return { status: 'completed', steps, usage };
+      return { status: 'completed', steps, usage, stopReason: stopReasonOfFinish(result.finishReason) };
     }
     await runToolCalls(environment, result.toolCalls, items);
     await environment.hooks?.afterToolCalls();
-    if (environment.signal.aborted) return { status: 'interrupted', steps, usage };
+    if (environment.signal.aborted) return { status: 'interrupted', steps, usage, stopReason: 'user_interrupt' };
   }
 }

@@ -9,7 +9,7 @@ import type { ConversationState, MetadataEntry } from '../dao/conversation-store
 import type { Workspace } from '../executors/workspace.js';
 import { newId } from '../ids.js';
 import { McpClientManager, type McpSettings } from '../mcp/client-manager.js';
-import type { AnyNotification, Conversation, Item, Session, StoredItem, Turn } from '../protocol/index.js';
+import type { AnyNotification, Conversation, Item, Session, SessionHeads, StoredItem, Turn } from '../protocol/index.js';
 import { ApprovalBroker } from './approvals/broker.js';
 import { EventBus, type EventListener } from './event-bus.js';
 import type { Runtime } from './runtime.js';
@@ -79,6 +79,11 @@ export class LiveConversation {
     },
   });
   private readonly turns = new Map<string, Turn>();
+  /** Seq of the last entry written to `metadata.jsonl`. */
+  private metadataSeq: number;
+  /** Per session, the seq of its last stored item (filled by `loadHeads`, then kept by `itemCompleted`). */
+  private readonly itemHeads = new Map<string, number>();
+  private headsLoaded: Promise<void> | undefined;
   /** The conversation's MCP clients (servers start on the first turn; see `LiveSession`). */
   private mcpClients: McpClientManager;
   /** The server list the clients were made from, to tell when a reload changed it. */
@@ -101,6 +106,7 @@ export class LiveConversation {
       this.sessions.set(session.id, new LiveSession(this, session, sessionItems.get(session.id) ?? []));
     }
     for (const turn of stored.turns) this.turns.set(turn.id, turn);
+    this.metadataSeq = stored.metadataSeq;
     this.mcpServers = runtime.mcp?.servers;
     this.mcpClients = this.createMcpClients();
   }
@@ -153,8 +159,8 @@ export class LiveConversation {
   async update(changes: { title?: string; workLocation?: Conversation['workLocation']; archived?: boolean }, workspaces?: [Workspace, ...Workspace[]]): Promise<Conversation> {
     this.state = { ...this.state, ...(changes.title ? { title: changes.title } : {}), ...(changes.workLocation ? { workLocation: changes.workLocation } : {}), ...(changes.archived !== undefined ? { archived: changes.archived } : {}) };
     if (workspaces) this.workspaces = workspaces;
-    await this.metadataWrites.run(() => this.runtime.store.appendMetadata(this.id, [{ type: 'conversation', conversation: this.state }]));
-    this.publish({ method: 'conversation/updated', params: { conversation: this.state } });
+    const seq = await this.metadataWrites.run(async () => this.wroteMetadata(await this.runtime.store.appendMetadata(this.id, [{ type: 'conversation', conversation: this.state }])));
+    this.publish({ method: 'conversation/updated', params: { conversation: this.state, seq } });
     return this.state;
   }
 
@@ -192,8 +198,9 @@ export class LiveConversation {
     const state: Session = { id: newId('sess'), conversationId: this.id, parentSessionId: options.parentSessionId, agent: options.agent, model: options.model, status: 'idle', activeTurnId: null, queuedInputs: [], pendingApprovals: [], createdAt: now, updatedAt: now };
     const session = new LiveSession(this, state, []);
     this.sessions.set(state.id, session);
-    await this.recordState({ type: 'session', session: state });
-    this.publish({ method: 'session/updated', params: { conversationId: this.id, session: state } });
+    this.itemHeads.set(state.id, 0);
+    const seq = await this.recordState({ type: 'session', session: state });
+    this.publish({ method: 'session/updated', params: { conversationId: this.id, session: state, seq } });
     return session;
   }
 
@@ -203,22 +210,54 @@ export class LiveConversation {
     return [DEFAULT_SYSTEM_PROMPT, ...(instructions ? [instructions.trim()] : []), `Working directory: ${this.workspace.root} (executor "${this.workspace.executor.name}").`].join('\n\n');
   }
 
-  /** Appends state entries to the metadata log in order, touching `updatedAt`. */
+  /**
+   * Appends a state entry (and the conversation's touched `updatedAt`) to the metadata log in
+   * order. Returns the seq of `entry` in `metadata.jsonl`.
+   */
   recordState(entry: MetadataEntry): Promise<number> {
-    return this.metadataWrites.run(() => {
+    return this.metadataWrites.run(async () => {
       this.state = { ...this.state, updatedAt: Date.now() };
-      return this.runtime.store.appendMetadata(this.id, [entry, { type: 'conversation', conversation: this.state }]);
+      // The conversation entry follows `entry`, so `entry` is the one before the last.
+      return this.wroteMetadata(await this.runtime.store.appendMetadata(this.id, [entry, { type: 'conversation', conversation: this.state }])) - 1;
     });
+  }
+
+  private wroteMetadata(lastSeq: number): number {
+    this.metadataSeq = Math.max(this.metadataSeq, lastSeq);
+    return lastSeq;
+  }
+
+  /**
+   * Seq of the last entry written to `metadata.jsonl`: what a state notification carries when
+   * its own entry could not be written.
+   */
+  get lastMetadataSeq(): number {
+    return this.metadataSeq;
+  }
+
+  /**
+   * Writes a session's state and announces it (`session/updated` with the entry's seq, or the
+   * last written seq when the write fails; clients follow the state in force either way).
+   * @throws the write's error, after announcing
+   */
+  async recordSession(state: Session): Promise<void> {
+    let seq = this.metadataSeq;
+    try {
+      seq = await this.recordState({ type: 'session', session: state });
+    } finally {
+      this.publish({ method: 'session/updated', params: { conversationId: this.id, session: state, seq } });
+    }
   }
 
   /** Records a turn's state and announces it. */
   async recordTurn(turn: Turn, method: 'turn/started' | 'turn/completed'): Promise<void> {
     this.turns.set(turn.id, turn);
+    let seq = this.metadataSeq;
     try {
-      await this.recordState({ type: 'turn', turn });
+      seq = await this.recordState({ type: 'turn', turn });
     } finally {
       // Clients hear the turn's state even when it could not be written (the caller reports that).
-      this.publish({ method, params: { conversationId: this.id, turn } });
+      this.publish({ method, params: { conversationId: this.id, turn, seq } });
     }
   }
 
@@ -233,6 +272,39 @@ export class LiveConversation {
     }
   }
 
+  /** After a rewind cut a session's log at `seq`: that is its head now (new items follow it). */
+  rewoundHead(sessionId: string, seq: number): void {
+    if (this.itemHeads.has(sessionId)) this.itemHeads.set(sessionId, seq);
+  }
+
+  /**
+   * Reads, once, the seq of each session's last stored item; later items keep the heads
+   * current (`itemCompleted`). Needed before `attach`.
+   */
+  loadHeads(): Promise<void> {
+    this.headsLoaded ??= (async () => {
+      for (const sessionId of this.sessions.keys()) {
+        const [last] = await this.runtime.store.listItems(this.id, sessionId, { direction: 'backward', limit: 1 });
+        // An item stored while reading has already moved the head past what was read.
+        this.itemHeads.set(sessionId, Math.max(this.itemHeads.get(sessionId) ?? 0, last?.seq ?? 0));
+      }
+    })().catch((error: unknown) => {
+      this.headsLoaded = undefined;
+      throw error;
+    });
+    return this.headsLoaded;
+  }
+
+  /** Seq of a session's last stored item (0 when none, or before `loadHeads`). */
+  itemHead(sessionId: string): number {
+    return this.itemHeads.get(sessionId) ?? 0;
+  }
+
+  /** Every session's head (see `itemHead`). */
+  heads(): SessionHeads {
+    return Object.fromEntries([...this.sessions.keys()].map((sessionId) => [sessionId, this.itemHead(sessionId)]));
+  }
+
   /** Appends items to a session's log. */
   appendItems(sessionId: string, items: Item[]): Promise<StoredItem[]> {
     return this.runtime.store.appendItems(this.id, sessionId, items);
@@ -240,25 +312,27 @@ export class LiveConversation {
 
   /** Announces an item that began. */
   itemStarted(sessionId: string, turnId: string, itemId: string, kind: Item['kind'], partial: Record<string, unknown>): void {
-    const started = { method: 'item/started' as const, params: { conversationId: this.id, sessionId, turnId, itemId, kind, partial } };
+    const started = { method: 'item/started' as const, params: { conversationId: this.id, sessionId, turnId, itemId, kind, seq: this.itemHead(sessionId), partial } };
     this.inProgress.set(itemId, { started, text: '', reasoning: '', output: '' });
     this.publish(started);
   }
 
-  /** Streams progress of an item in progress. */
-  itemDelta(sessionId: string, itemId: string, delta: { text?: string; reasoning?: string; output?: string }): void {
+  /** Streams progress of an item in progress (announced by `itemStarted`, which gives its kind). */
+  itemDelta(sessionId: string, turnId: string, itemId: string, delta: { text?: string; reasoning?: string; output?: string }): void {
     const progress = this.inProgress.get(itemId);
     if (progress) {
       progress.text += delta.text ?? '';
       progress.reasoning += delta.reasoning ?? '';
       progress.output += delta.output ?? '';
     }
-    this.publish({ method: 'item/delta', params: { conversationId: this.id, sessionId, itemId, delta } });
+    const kind = progress?.started.params.kind ?? (delta.output !== undefined ? 'tool_call' : delta.reasoning !== undefined ? 'reasoning' : 'assistant_message');
+    this.publish({ method: 'item/delta', params: { conversationId: this.id, sessionId, turnId, itemId, kind, seq: this.itemHead(sessionId), delta } });
   }
 
   /** Announces a stored item. */
   itemCompleted(sessionId: string, stored: StoredItem): void {
     this.inProgress.delete(stored.item.id);
+    this.itemHeads.set(sessionId, Math.max(this.itemHead(sessionId), stored.seq));
     this.publish({ method: 'item/completed', params: { conversationId: this.id, sessionId, seq: stored.seq, item: stored.item } });
   }
 
@@ -275,74 +349,100 @@ export class LiveConversation {
   /**
    * Attaches a subscriber: first the stored items it missed (after `afterSeq` per session),
    * then the deltas so far of items in progress, then live events — no gap, no duplicate
-   * (SPEC §5). The listener is registered before the replay and removed on every way out: an
-   * error during the replay, or `options.signal` aborting (during the replay or at any time
-   * after). Returns the function that detaches it.
+   * (SPEC §5). Returns the function that detaches it. See `attach`.
    */
-  async subscribe(listener: EventListener, afterSeq: Record<string, number> = {}, options: SubscribeOptions = {}): Promise<() => void> {
+  async subscribe(listener: EventListener, afterSeq: Record<string, number> | 'head' = {}, options: SubscribeOptions = {}): Promise<() => void> {
+    await this.loadHeads();
+    return this.attach(listener, afterSeq, options).replay();
+  }
+
+  /**
+   * Registers a subscriber and takes the state it starts from in one synchronous step, so
+   * nothing published can fall between the two: the snapshot (conversation, sessions, turns),
+   * each session's item head, the metadata seq, and the items in progress. Events published
+   * from then on are held until `replay` has sent what came before them.
+   *
+   * `replay()` sends the stored items after `afterSeq` up to the heads (`"head"`: none), then
+   * each item in progress (`item/started` and one `item/delta` with its text so far), then the
+   * held events, then `conversation/synced` with the last seq sent per session; after it, events
+   * go straight to the listener. The listener is removed on every way out: an error during the
+   * replay, or `options.signal` aborting (during the replay or at any time after); `replay`
+   * resolves to the function that removes it.
+   * Requires `loadHeads()` to have resolved (the runtime does it when it opens a conversation).
+   */
+  attach(
+    listener: EventListener,
+    afterSeq: Record<string, number> | 'head' = {},
+    options: SubscribeOptions = {},
+  ): { snapshot: ReturnType<LiveConversation['snapshot']>; heads: SessionHeads; metadataSeq: number; replay: () => Promise<() => void> } {
     const { signal } = options;
-    // Listen first and hold live events back, so nothing completed during the read is lost.
     const held: AnyNotification[] = [];
     let live = false;
     const unsubscribe = this.bus.subscribe((event) => {
       if (live) listener(event);
       else holdEvent(held, event);
     });
-    if (signal?.aborted) {
-      unsubscribe();
-      return unsubscribe;
-    }
-    signal?.addEventListener('abort', unsubscribe, { once: true });
+    // Everything below is read in the same tick as subscribing: later changes arrive in `held`.
+    const snapshot = this.snapshot();
+    const heads = this.heads();
+    const metadataSeq = this.metadataSeq;
+    const progressSnapshot = [...this.inProgress.values()].map((progress) => ({ ...progress }));
+    const approvals = this.approvals.list();
+    if (signal?.aborted) unsubscribe();
+    else signal?.addEventListener('abort', unsubscribe, { once: true });
     const ended = () => signal?.aborted === true;
-    try {
-      // Taken in the same tick as subscribing: deltas after this point arrive in `held`.
-      const progressSnapshot = [...this.inProgress.values()].map((progress) => ({ ...progress }));
-      const lastSent = new Map<string, number>();
-      const sentIds = new Set<string>();
-      for (const session of this.sessions.values()) {
-        const after = afterSeq[session.id] ?? 0;
-        let cursor = after;
-        lastSent.set(session.id, after);
-        while (true) {
-          const page = await this.runtime.store.listItems(this.id, session.id, { cursor, limit: 500 });
-          if (ended()) return unsubscribe;
-          for (const stored of page) {
-            const waiting = options.ready?.();
-            if (waiting) await waiting;
+    const replay = async (): Promise<() => void> => {
+      if (ended()) return unsubscribe;
+      try {
+        const lastSent = new Map<string, number>();
+        for (const [sessionId, head] of Object.entries(heads)) {
+          const after = afterSeq === 'head' ? head : (afterSeq[sessionId] ?? 0);
+          lastSent.set(sessionId, Math.max(after, 0));
+          let cursor = after;
+          while (cursor < head) {
+            const page = await this.runtime.store.listItems(this.id, sessionId, { cursor, limit: 500 });
             if (ended()) return unsubscribe;
-            listener({ method: 'item/completed', params: { conversationId: this.id, sessionId: session.id, seq: stored.seq, item: stored.item } });
-            lastSent.set(session.id, stored.seq);
-            sentIds.add(stored.item.id);
+            for (const stored of page) {
+              if (stored.seq > head) break;
+              const waiting = options.ready?.();
+              if (waiting) await waiting;
+              if (ended()) return unsubscribe;
+              listener({ method: 'item/completed', params: { conversationId: this.id, sessionId, seq: stored.seq, item: stored.item } });
+              lastSent.set(sessionId, stored.seq);
+            }
+            if (page.length < 500) break;
+            cursor = page.at(-1)?.seq ?? head;
           }
-          if (page.length < 500) break;
-          cursor = page.at(-1)?.seq ?? cursor;
         }
-      }
-      for (const progress of progressSnapshot) {
-        if (sentIds.has(progress.started.params.itemId)) continue;
-        listener(progress.started);
-        const { text, reasoning, output } = progress;
-        if (text || reasoning || output) {
-          const delta = { ...(text ? { text } : {}), ...(reasoning ? { reasoning } : {}), ...(output ? { output } : {}) };
-          listener({ method: 'item/delta', params: { conversationId: this.id, sessionId: progress.started.params.sessionId, itemId: progress.started.params.itemId, delta } });
+        // Items in progress at the snapshot are not stored yet (a stored item's id is never in progress).
+        for (const progress of progressSnapshot) {
+          listener(progress.started);
+          const { text, reasoning, output } = progress;
+          if (text || reasoning || output) {
+            const { sessionId, turnId, itemId, kind } = progress.started.params;
+            const delta = { ...(text ? { text } : {}), ...(reasoning ? { reasoning } : {}), ...(output ? { output } : {}) };
+            listener({ method: 'item/delta', params: { conversationId: this.id, sessionId, turnId, itemId, kind, seq: heads[sessionId] ?? 0, delta } });
+          }
         }
+        // A client that arrives while a call waits for approval is asked too (its answer, if any came since, is held below).
+        for (const approval of approvals) listener({ method: 'approval/requested', params: { conversationId: this.id, approval } });
+        for (const event of held) {
+          if (event.method === 'item/completed') {
+            if (event.params.seq <= (lastSent.get(event.params.sessionId) ?? 0)) continue;
+            lastSent.set(event.params.sessionId, event.params.seq);
+          }
+          listener(event);
+        }
+        if (ended()) return unsubscribe;
+        listener({ method: 'conversation/synced', params: { conversationId: this.id, heads: Object.fromEntries(lastSent) } });
+        live = true;
+        return unsubscribe;
+      } catch (error) {
+        unsubscribe();
+        throw error;
       }
-      const approvalsAnnounced = new Set<string>();
-      for (const event of held) {
-        if (event.method === 'item/completed' && event.params.seq <= (lastSent.get(event.params.sessionId) ?? 0)) continue;
-        if (event.method === 'approval/requested') approvalsAnnounced.add(event.params.approval.approvalId);
-        listener(event);
-      }
-      // A client that arrives while a call waits for approval is asked too.
-      for (const approval of this.approvals.list()) {
-        if (!approvalsAnnounced.has(approval.approvalId)) listener({ method: 'approval/requested', params: { conversationId: this.id, approval } });
-      }
-      live = true;
-      return unsubscribe;
-    } catch (error) {
-      unsubscribe();
-      throw error;
-    }
+    };
+    return { snapshot, heads, metadataSeq, replay };
   }
 
   /** Interrupts every running turn, waits until each has recorded its end, and kills the sessions' background commands. */

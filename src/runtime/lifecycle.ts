@@ -166,6 +166,7 @@ export async function rewindSession(host: LifecycleHost, request: { conversation
     const historyEpoch = (session.state.historyEpoch ?? 0) + 1;
     const kept = stored.filter((entry) => entry.seq <= afterSeq).map((entry) => entry.item);
     const state = await session.applyRewind(kept, { historyEpoch, rewoundAfterSeq: afterSeq });
+    live.rewoundHead(session.id, afterSeq);
     await live.markTurnsRewound(rewoundTurnIds);
     live.publish({ method: 'session/rewound', params: { conversationId: live.id, sessionId: session.id, afterSeq, historyEpoch, rewoundTurnIds } });
     return { session: state, afterSeq, dropped, rewoundTurnIds };

@@ -3,6 +3,7 @@
  * tools, executors, limits) and the table of open conversations, and routes every request to
  * the right conversation.
  */
+import { catalogPrices, type PriceLookup } from './usage.js';
 import path from 'node:path';
 import type { ConversationStore } from '../dao/conversation-store.js';
 import { planTurnRecovery, writeTurnRecovery } from '../dao/turn-recovery.js';
@@ -55,6 +56,8 @@ export interface RuntimeOptions {
   /** Where problems that are not a conversation's (an invalid skill) are also logged. */
   logger?: Logger;
   limits?: Partial<RuntimeLimits>;
+  /** Prices of models, for `session/usage` and turn costs; default: the catalog entry's `prices`, if any. */
+  prices?: PriceLookup;
 }
 
 /** A named thing that does not exist (maps to the protocol's `notFound` error). */
@@ -94,6 +97,8 @@ export class Runtime {
   /** The server's own skills directory, searched before the work location's. */
   readonly skillsDirectory: string | undefined;
   readonly logger: Logger | undefined;
+  /** Prices of a `provider/model` (undefined: unknown, no cost reported). */
+  readonly prices: PriceLookup;
   private agents: AgentsFile;
   /** Name of the agent used when none is named. */
   defaultAgent: string;
@@ -112,6 +117,7 @@ export class Runtime {
     this.hooks = options.hooks ?? NO_HOOKS;
     this.skillsDirectory = options.skillsDirectory;
     this.logger = options.logger;
+    this.prices = options.prices ?? catalogPrices(() => this.models.list());
     this.agents = options.agents ?? { agents: { default: { default: true } } };
     this.defaultAgent = defaultAgentName(this.agents);
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
@@ -319,7 +325,9 @@ export class Runtime {
       for (const [sessionId, markers] of await writeTurnRecovery(this.store, conversationId, plan)) items.get(sessionId)?.push(...markers);
     }
     const current = plan?.state ?? state;
-    return new LiveConversation(this, current.conversation, this.workspacesOf(current.conversation), current, items);
+    const live = new LiveConversation(this, current.conversation, this.workspacesOf(current.conversation), current, items);
+    await live.loadHeads();
+    return live;
   }
 
   /** True when no turn is running in any open conversation. */

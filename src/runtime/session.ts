@@ -4,7 +4,7 @@
  * (read before the running turn's next model call).
  */
 import { newId } from '../ids.js';
-import type { ContentPart, Item, ReasoningEffort, Session, StoredItem, Turn } from '../protocol/index.js';
+import type { ContentPart, Item, Session, StoredItem, Turn } from '../protocol/index.js';
 import { runAgent, runCompaction, ZERO_USAGE, type AgentEnvironment, type AgentOutcome } from './agent.js';
 import { collaborationTools, type SubagentReport } from './collaboration-tools.js';
 import { ContextMeter } from './compaction.js';
@@ -20,21 +20,8 @@ import type { LiveConversation } from './conversation.js';
 import { SerialQueue } from './serial-queue.js';
 import { StateConflictError } from './state-conflict-error.js';
 import { BackgroundCommandRegistry } from './background-commands.js';
-
-/** Work waiting for the session: a user input, or a manual compaction. */
-type PendingWork = { id: string; turnId: string } & (
-  | { kind: 'input'; content: ContentPart[]; reasoningEffort?: ReasoningEffort }
-  | { kind: 'agent'; fromSessionId: string; text: string }
-  | { kind: 'compact' }
-);
-
-function textOf(content: ContentPart[]): string {
-  return content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join(' ');
-}
-
-function describePending(pending: PendingWork[]): Session['queuedInputs'] {
-  return pending.map((work) => ({ id: work.id, text: work.kind === 'input' ? textOf(work.content) : work.kind === 'agent' ? work.text : '(compact the conversation)' }));
-}
+import { answeredInItems, InputQueue, inputWork, originOf, requireRunningTurn, type InputOptions, type InputOutcome, type PendingWork } from './input-queue.js';
+import { costOf, usageReport } from './usage.js';
 
 /** The model a session's history was last run with, from its items (undefined for a new session). */
 function modelInHistory(items: Item[]): string | undefined {
@@ -49,7 +36,7 @@ function modelInHistory(items: Item[]): string | undefined {
 /** A session while its conversation is open in the runtime. */
 export class LiveSession {
   private readonly writes = new SerialQueue();
-  private readonly pending: PendingWork[] = [];
+  private readonly queue = new InputQueue();
   private contextMeter = new ContextMeter();
   private modelInUse: string | undefined;
   private executorsInUse: string;
@@ -58,7 +45,6 @@ export class LiveSession {
   private readonly approvedForSession = new Set<string>();
   /** Command prefixes approved for the session (`allow_prefix`), by tool name. */
   private approvedPrefixes = new SessionPrefixApprovals();
-  private steering: ContentPart[][] = [];
   private abortController: AbortController | undefined;
   private running: Promise<void> | undefined;
   /** Commands left running by `exec_command` (`yield_after_ms`, `tty`); they outlive turns, not the session. */
@@ -95,7 +81,7 @@ export class LiveSession {
    * the two; its last bookkeeping after `turn/completed` does not count.
    */
   get hasWork(): boolean {
-    return this.isRunning || this.pending.length > 0 || this.steering.length > 0;
+    return this.isRunning || this.queue.hasWaiting;
   }
 
   /** Set while the history is being rewritten (a rewind): new work is refused with this reason meanwhile. */
@@ -155,7 +141,7 @@ export class LiveSession {
 
   /** Stops the session's work (background commands included) and refuses further input. */
   async close(): Promise<void> {
-    this.pending.splice(0);
+    this.queue.clear();
     this.interrupt('user');
     await this.idle();
     await this.commands.closeAll();
@@ -165,17 +151,49 @@ export class LiveSession {
   /**
    * Accepts user input. With no turn running it starts one; otherwise `queue` waits for the
    * next turn and `steer` is read before the running turn's next model call.
-   * @param reasoningEffort the effort for the turn this input starts (over the model's configured one)
+   * An input whose `clientMessageId` was seen before (in memory, or among the session's recent
+   * items) is not taken again: the first answer is returned.
+   * @throws StateConflictError when the session is closed; with `expectedTurnId`, reason
+   *   `no_running_turn` (no turn runs) or `turn_mismatch` (another turn runs)
    */
-  async input(content: ContentPart[], mode: 'queue' | 'steer', reasoningEffort?: ReasoningEffort): Promise<{ queued: boolean; turnId?: string }> {
+  input(content: ContentPart[], mode: 'queue' | 'steer', options: InputOptions = {}): Promise<InputOutcome> {
+    return this.queue.once(options.clientMessageId, async () => answeredInItems(this.items, options.clientMessageId) ?? this.takeInput(content, mode, options));
+  }
+
+  private async takeInput(content: ContentPart[], mode: 'queue' | 'steer', options: InputOptions): Promise<InputOutcome> {
     if (this.state.status === 'closed') throw new StateConflictError(`session ${this.id} is closed`);
     if (this.historyLock !== undefined) throw new StateConflictError(`session ${this.id} is being rewound`, this.historyLock);
+    const expected = mode === 'steer' ? options.expectedTurnId : undefined;
+    if (expected !== undefined) requireRunningTurn(this.state, expected, 'steer');
     await this.conversation.runtime.store.ensureDurable(this.conversation.id);
-    if (this.isRunning && mode === 'steer') {
-      this.steering.push(content);
-      return { queued: true };
+    // Checked again: the turn may have ended while the conversation was made durable.
+    if (expected !== undefined) requireRunningTurn(this.state, expected, 'steer');
+    const inputId = newId('input');
+    const running = this.state.activeTurnId;
+    if (mode === 'steer' && running !== null) {
+      this.queue.steer({ id: inputId, content, ...originOf(options) });
+      return { inputId, queued: true, turnId: running };
     }
-    return this.enqueue({ id: newId('input'), turnId: newId('turn'), kind: 'input', content, ...(reasoningEffort ? { reasoningEffort } : {}) });
+    return { inputId, ...(await this.enqueue(inputWork(inputId, newId('turn'), content, options))) };
+  }
+
+  /**
+   * Interrupts the running turn on a client's request (`session/interrupt`).
+   * @param turnId when given, only that turn
+   * @returns the interrupted turn's id, or undefined when idle (and no `turnId` was given)
+   * @throws StateConflictError `no_running_turn` / `turn_mismatch` when `turnId` is not the running turn
+   */
+  interruptTurn(turnId?: string): string | undefined {
+    if (turnId !== undefined) requireRunningTurn(this.state, turnId, 'interrupt');
+    return this.interrupt('user');
+  }
+
+  /**
+   * Withdraws an input that still waits (`session/dequeue`).
+   * @throws StateConflictError `input_started` when it already started; UnknownInputError when unknown
+   */
+  async dequeue(inputId: string): Promise<void> {
+    if (this.queue.withdraw(inputId)) await this.saveState({ queuedInputs: this.queue.describe() });
   }
 
   /** Queues a manual compaction (runs now when idle). */
@@ -209,13 +227,13 @@ export class LiveSession {
    */
   private async enqueue(work: PendingWork): Promise<{ queued: boolean; turnId: string }> {
     if (this.historyLock !== undefined) throw new StateConflictError(`session ${this.id} is being rewound`, this.historyLock);
-    this.pending.push(work);
+    this.queue.pending.push(work);
     if (this.running) {
       // Queued only if something runs or waits ahead of it; between two turns it starts next.
-      const queued = this.isRunning || this.pending.length > 1;
+      const queued = this.isRunning || this.queue.pending.length > 1;
       // The input is accepted either way; the queue is written again when the turn ends.
       if (queued) {
-        await this.saveState({ queuedInputs: describePending(this.pending) }).catch((error: unknown) =>
+        await this.saveState({ queuedInputs: this.queue.describe() }).catch((error: unknown) =>
           this.conversation.runtime.logger?.error({ conversationId: this.conversation.id, sessionId: this.id, error: describeError(error) }, 'cannot record the queued input'),
         );
       }
@@ -232,20 +250,15 @@ export class LiveSession {
   }
 
   private async processPending(): Promise<void> {
-    for (let work = this.pending.shift(); work; work = this.pending.shift()) {
+    for (let work = this.queue.next(); work; work = this.queue.next()) {
       await this.runTurn(work.turnId, work);
     }
   }
 
   private async saveState(changes: Partial<Session>): Promise<void> {
     this.state = { ...this.state, ...changes, updatedAt: Date.now() };
-    const state = this.state;
-    try {
-      await this.conversation.recordState({ type: 'session', session: state });
-    } finally {
-      // Clients follow the state in force, written or not (a failed write is the caller's to report).
-      this.conversation.publish({ method: 'session/updated', params: { conversationId: this.conversation.id, session: state } });
-    }
+    // Clients follow the state in force, written or not (a failed write is the caller's to report).
+    await this.conversation.recordSession(this.state);
   }
 
   /** Persists a completed item, keeps it for the context, tells clients. */
@@ -336,6 +349,8 @@ export class LiveSession {
       status: 'running',
       steps: 0,
       usage: ZERO_USAGE,
+      // An input's own model applies to its turn only.
+      model: work.kind === 'input' && work.model ? work.model : this.state.model,
       startedAt: Date.now(),
       completedAt: null,
     };
@@ -345,24 +360,26 @@ export class LiveSession {
     } catch (error) {
       const message = `the turn could not continue: ${describeError(error)}`;
       this.conversation.runtime.logger?.error({ conversationId: this.conversation.id, sessionId: this.id, turnId, error: describeError(error) }, 'turn failed');
-      outcome = { status: 'failed', steps: 0, usage: ZERO_USAGE, error: message };
+      outcome = { status: 'failed', steps: 0, usage: ZERO_USAGE, stopReason: 'model_error', error: message };
     }
+    if (outcome.stopReason === 'user_interrupt' && isShutdown(controller.signal)) outcome = { ...outcome, stopReason: 'shutdown' };
     await this.finishTurn(turn, outcome);
   }
 
   /** Records the end of a turn, in memory first so the session is idle even when nothing can be written. */
   private async finishTurn(started: Turn, outcome: AgentOutcome): Promise<void> {
     // Steering that arrived too late for this turn's model calls starts the next turn.
-    const late = this.steering.splice(0);
-    this.pending.unshift(...late.map((content): PendingWork => ({ id: newId('input'), turnId: newId('turn'), kind: 'input', content })));
+    this.queue.requeueLateSteering(() => newId('turn'));
     await this.writes.drain();
-    const turn: Turn = { ...started, status: outcome.status, steps: outcome.steps, usage: outcome.usage, completedAt: Date.now(), ...(outcome.error ? { error: outcome.error } : {}) };
+    const prices = started.model !== undefined ? this.conversation.runtime.prices(started.model) : undefined;
+    const { status, steps, usage, stopReason } = outcome;
+    const turn: Turn = { ...started, status, steps, usage, stopReason, ...(prices ? { costUsd: costOf(usage, prices) } : {}), completedAt: Date.now(), ...(outcome.error ? { error: outcome.error } : {}) };
     this.abortController = undefined;
     this.lastTurnStatus = outcome.status;
     const logger = this.conversation.runtime.logger;
     const context = { conversationId: this.conversation.id, sessionId: this.id, turnId: turn.id };
     // The session is idle before clients hear the turn ended, so input sent on turn/completed starts a turn at once.
-    await this.saveState({ status: 'idle', activeTurnId: null, queuedInputs: describePending(this.pending) }).catch((error: unknown) =>
+    await this.saveState({ status: 'idle', activeTurnId: null, queuedInputs: this.queue.describe() }).catch((error: unknown) =>
       logger?.error({ ...context, error: describeError(error) }, 'cannot record the session as idle'),
     );
     await this.conversation.recordTurn(turn, 'turn/completed').catch((error: unknown) => logger?.error({ ...context, status: turn.status, error: describeError(error) }, 'cannot record the end of the turn'));
@@ -371,12 +388,13 @@ export class LiveSession {
   /** The body of a turn; throws when a record cannot be written. */
   private async runTurnSteps(turn: Turn, work: PendingWork, controller: AbortController): Promise<AgentOutcome> {
     const turnId = turn.id;
-    await this.saveState({ status: 'running', activeTurnId: turnId, queuedInputs: describePending(this.pending) });
+    const model = turn.model ?? this.state.model;
+    await this.saveState({ status: 'running', activeTurnId: turnId, queuedInputs: this.queue.describe() });
     await this.conversation.recordTurn(turn, 'turn/started');
-    if (this.modelInUse !== undefined && this.modelInUse !== this.state.model) {
-      await this.record({ ...this.itemBase(turnId), kind: 'model_change', from: this.modelInUse, to: this.state.model });
+    if (this.modelInUse !== undefined && this.modelInUse !== model) {
+      await this.record({ ...this.itemBase(turnId), kind: 'model_change', from: this.modelInUse, to: model });
     }
-    this.modelInUse = this.state.model;
+    this.modelInUse = model;
     const location = this.conversation.describeWorkLocation();
     if (location !== this.executorsInUse) {
       await this.record({ ...this.itemBase(turnId), kind: 'executor_change', from: this.executorsInUse, to: location });
@@ -386,7 +404,7 @@ export class LiveSession {
     const extensions = await beginTurn(this.conversation, { sessionId: this.id, turnId, signal: controller.signal, history: () => this.items, record: (item) => this.record(item), carriesInput: work.kind !== 'compact' });
     let refusal: string | undefined;
     if (work.kind === 'input') {
-      refusal = await extensions.submitPrompt(work.content, (status) => this.record({ ...this.itemBase(turnId), kind: 'user_message', content: work.content, mode: 'input', status }));
+      refusal = await extensions.submitPrompt(work.content, (status) => this.record({ ...this.itemBase(turnId), kind: 'user_message', content: work.content, mode: 'input', status, inputId: work.id, ...originOf(work) }));
     } else if (work.kind === 'agent') {
       await this.record({ ...this.itemBase(turnId), kind: 'agent_message', fromSessionId: work.fromSessionId, toSessionId: this.id, text: work.text });
     }
@@ -398,8 +416,9 @@ export class LiveSession {
       const definition = runtime.agentDefinition(this.state.agent);
       const mcp = this.conversation.mcpForTurn(this);
       const baseTools = [...this.tools(), ...extensions.tools];
+      const resolvedModel = runtime.models.resolve(model);
       const environment: AgentEnvironment = {
-        model: runtime.models.resolve(this.state.model),
+        model: resolvedModel,
         // Read before each model call: an MCP server's tool list may change during the turn.
         get tools() {
           return mcp.withTools(baseTools);
@@ -419,31 +438,41 @@ export class LiveSession {
         history: () => this.items,
         authorize: (call, hookPermission, executor) => this.authorize(turnId, definition.approvals, call, controller.signal, hookPermission, executor),
         hooks: extensions.hooks,
-        takeSteering: () => this.steering.splice(0),
+        takeSteering: () => this.queue.takeSteering(),
         record: (item) => this.record(item),
         itemStarted: (itemId, kind, partial) => this.conversation.itemStarted(this.id, turnId, itemId, kind, partial),
-        itemDelta: (itemId, delta) => this.conversation.itemDelta(this.id, itemId, delta),
+        itemDelta: (itemId, delta) => this.conversation.itemDelta(this.id, turnId, itemId, delta),
+        modelCallCompleted: (lastCall, turnTotal) =>
+          this.conversation.publish({
+            method: 'session/usage',
+            params: usageReport({ conversationId: this.conversation.id, sessionId: this.id, turnId, seq: this.conversation.itemHead(this.id) }, resolvedModel, lastCall, turnTotal, runtime.prices(resolvedModel.name)),
+          }),
         ...(runtime.logger ? { logger: runtime.logger } : {}),
         ...(work.kind === 'input' && work.reasoningEffort ? { reasoningEffort: work.reasoningEffort } : {}),
         modelRetrying: (retry) => this.conversation.publish({ method: 'turn/retrying', params: { conversationId: this.conversation.id, sessionId: this.id, turnId, ...retry } }),
       };
       // MCP servers start on the first turn; ones that failed are tried again on each turn.
       if (work.kind !== 'compact' && refusal === undefined) await mcp.prepare(controller.signal);
-      outcome = refusal !== undefined ? { status: 'failed', steps: 0, usage: ZERO_USAGE, error: refusal } : work.kind === 'compact' ? await runCompaction(environment) : await runAgent(environment);
+      outcome = refusal !== undefined ? { status: 'failed', steps: 0, usage: ZERO_USAGE, stopReason: 'hook_refused', error: refusal } : work.kind === 'compact' ? await runCompaction(environment) : await runAgent(environment);
     } catch (error) {
       // A record that cannot be written ends the turn as a whole (see runTurn).
       if (error instanceof RecordWriteError) throw error;
       // Configuration problems (unknown model, unset key) end the turn like a model error.
       const message = (error as Error).message;
-      await this.record({ ...this.itemBase(turnId), kind: 'model_error', status: 'failed', provider: this.state.model.split('/')[0] ?? '', model: this.state.model, httpStatus: null, message, retries: 0 });
-      outcome = { status: 'failed', steps: 0, usage: ZERO_USAGE, error: message };
+      await this.record({ ...this.itemBase(turnId), kind: 'model_error', status: 'failed', provider: model.split('/')[0] ?? '', model, httpStatus: null, message, retries: 0 });
+      outcome = { status: 'failed', steps: 0, usage: ZERO_USAGE, stopReason: 'model_error', error: message };
     }
     if (outcome.status === 'interrupted' && controller.signal.aborted) {
-      const reason = String((controller.signal.reason as Error)?.message ?? '').endsWith('shutdown') ? 'shutdown' : 'user';
+      const reason = isShutdown(controller.signal) ? 'shutdown' : 'user';
       await this.record({ ...this.itemBase(turnId), kind: 'interruption', reason });
     }
     return outcome;
   }
+}
+
+/** Whether an aborted turn was stopped by the server's shutdown (see `interrupt`). */
+function isShutdown(signal: AbortSignal): boolean {
+  return signal.aborted && String((signal.reason as Error)?.message ?? '').endsWith('shutdown');
 }
 
 /** An item that could not be appended to the session's log (the cause is the storage error). */

@@ -15,6 +15,8 @@ import type { RpcConnection } from './rpc-connection.js';
 import { createLifecycleHandlers } from './handlers/lifecycle.js';
 import { replayStart } from '../runtime/lifecycle.js';
 import { unwrapCursor } from '../dao/conversation-listing.js';
+import { createOnce, turnControlHandlers } from './handlers/turn-control.js';
+import { UnknownModelError } from '../models/model-registry.js';
 
 /** Per-request helpers given to a handler. */
 export interface RequestContext {
@@ -52,6 +54,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
   const runtime = connection.runtime;
   return {
     ...createLifecycleHandlers(connection),
+    ...turnControlHandlers(connection),
     async initialize(params) {
       if (params.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {
         throw new RpcError(ErrorCodes.invalidParams, `initialize: params.protocolVersion: this server speaks version ${PROTOCOL_VERSION}, the client asked for ${params.protocolVersion}`);
@@ -61,8 +64,11 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     },
 
     async 'conversation/create'(params) {
-      const conversation = await invalidParamsOnBadLocation('conversation/create', params.cwd !== undefined ? 'cwd' : 'workLocation', runtime.createConversation(params));
-      return { conversation: conversation.state, session: conversation.rootSession.state };
+      const { clientMessageId, ...options } = params;
+      return createOnce(runtime, clientMessageId, async () => {
+        const conversation = await invalidParamsOnBadLocation('conversation/create', options.cwd !== undefined ? 'cwd' : 'workLocation', runtime.createConversation(options));
+        return { conversation: conversation.state, session: conversation.rootSession.state };
+      });
     },
 
     async 'conversation/update'(params) {
@@ -103,15 +109,18 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
         connection.endSubscription(params.conversationId, signal);
         throw error;
       }
-      // The result goes out before the replay: the client learns the sessions, then their items.
+      // Listening starts with the snapshot (one step, nothing between them); the replay goes
+      // out after the result: the client learns the sessions and heads, then their items.
+      // A client holding items of an older history epoch (a rewind since) is replayed from the rewind point.
+      const afterSeq = params.afterSeq === 'head' ? 'head' : replayStart(conversation.snapshot().sessions, params.afterSeq, params.historyEpoch);
+      const attached = conversation.attach((event) => connection.notify(event), afterSeq, { signal, ready: () => connection.ready() });
       request.afterResponse(() => {
-        const afterSeq = replayStart(conversation.snapshot().sessions, params.afterSeq, params.historyEpoch);
-        conversation.subscribe((event) => connection.notify(event), afterSeq, { signal, ready: () => connection.ready() }).catch((error: unknown) => {
+        attached.replay().catch((error: unknown) => {
           connection.endSubscription(params.conversationId, signal);
           connection.replayFailed(params.conversationId, error);
         });
       });
-      return conversation.snapshot();
+      return { ...attached.snapshot, heads: attached.heads, metadataSeq: attached.metadataSeq };
     },
 
     async 'conversation/unsubscribe'(params) {
@@ -121,13 +130,27 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
 
     async 'session/input'(params) {
       const session = sessionOf(await runtime.getConversation(params.conversationId), params.sessionId, 'session/input');
-      const outcome = await session.input(toContent(params.input), params.mode ?? 'queue', params.reasoningEffort);
+      if (params.model !== undefined) {
+        try {
+          runtime.models.resolve(params.model);
+        } catch (error) {
+          if (error instanceof UnknownModelError) throw new RpcError(ErrorCodes.invalidParams, `session/input: params.model: ${error.message}`);
+          throw error;
+        }
+      }
+      const outcome = await session.input(toContent(params.input), params.mode ?? 'queue', {
+        ...(params.reasoningEffort ? { reasoningEffort: params.reasoningEffort } : {}),
+        ...(params.model !== undefined ? { model: params.model } : {}),
+        ...(params.expectedTurnId !== undefined ? { expectedTurnId: params.expectedTurnId } : {}),
+        ...(params.clientMessageId !== undefined ? { clientMessageId: params.clientMessageId } : {}),
+        author: { clientName: connection.clientName, connectionId: String(connection.number) },
+      });
       return { sessionId: session.id, ...outcome };
     },
 
     async 'session/interrupt'(params) {
       const session = sessionOf(await runtime.getConversation(params.conversationId), params.sessionId, 'session/interrupt');
-      const turnId = session.interrupt('user');
+      const turnId = session.interruptTurn(params.turnId);
       return { interrupted: turnId !== undefined, ...(turnId ? { turnId } : {}) };
     },
 

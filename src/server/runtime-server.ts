@@ -4,6 +4,7 @@
  * `runtime-server.yaml` so local clients find it, and exiting cleanly on SIGTERM/SIGINT or
  * after an idle period when started by a client.
  */
+import type { PriceLookup } from '../runtime/usage.js';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -61,6 +62,8 @@ export interface RuntimeServerOptions {
    * it: for embedding (metrics, replication) and for fault injection in tests. Default: none.
    */
   wrapLogStorage?: (storage: LogStorage) => LogStorage;
+  /** Prices of models (USD per million tokens) for `session/usage` and turn costs; default: the models catalog's. */
+  prices?: PriceLookup;
 }
 
 /** A running server. */
@@ -149,6 +152,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       logger,
       executors,
       tools: environmentTools(),
+      ...(options.prices ? { prices: options.prices } : {}),
     });
     applyConfiguration(runtime, configuration, targets, configuration);
     const connections = new Set<RpcConnection>();

@@ -6,6 +6,7 @@ import { RuntimeClient } from '../../src/client/runtime-client.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import type { AnyNotification, Item, Turn } from '../../src/protocol/index.js';
 import type { RuntimeLimits } from '../../src/runtime/runtime.js';
+import type { PriceLookup } from '../../src/runtime/usage.js';
 import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
 import { createTestEnvironment, type TestEnvironment } from './environment.js';
 
@@ -30,11 +31,11 @@ export interface InProcessServer {
 /** Starts a server whose default model is the mock scripted by `scriptYaml`. */
 export async function startInProcessServer(
   scriptYaml: string,
-  options: { limits?: Partial<RuntimeLimits>; providersYaml?: (baseURL: string) => string; beforeStart?: (environment: TestEnvironment) => void; logger?: Logger } = {},
+  options: { limits?: Partial<RuntimeLimits>; providersYaml?: (baseURL: string) => string; beforeStart?: (environment: TestEnvironment) => void; logger?: Logger; prices?: PriceLookup } = {},
 ): Promise<InProcessServer> {
   const environment = await createTestEnvironment(scriptYaml, options.providersYaml);
   options.beforeStart?.(environment);
-  const server = await startRuntimeServer({ paths: environment.paths, port: 0, logger: options.logger ?? createLogger('silent'), ...(options.limits ? { limits: options.limits } : {}) });
+  const server = await startRuntimeServer({ paths: environment.paths, port: 0, logger: options.logger ?? createLogger('silent'), ...(options.limits ? { limits: options.limits } : {}), ...(options.prices ? { prices: options.prices } : {}) });
   const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'test' });
   const events: AnyNotification[] = [];
   client.onNotification((event) => events.push(event));

@@ -205,7 +205,7 @@ esac`,
     const conversationId = await harness!.conversation();
     await harness!.client.request('session/input', { conversationId, input: 'tell me the TOP-SECRET plan' });
     const [refused] = await harness!.turnsCompleted(1);
-    expect(refused).toMatchObject({ status: 'failed', steps: 0 });
+    expect(refused).toMatchObject({ status: 'failed', steps: 0, stopReason: 'hook_refused' });
     expect(refused?.error).toContain('prompts about secrets are refused here');
     expect(harness!.environment.mock.requests).toHaveLength(0);
     expect(itemsOf('user_message')[0]).toMatchObject({ status: 'failed' });

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { AnyNotification } from '../../src/protocol/index.js';
 import { EventBus } from '../../src/runtime/event-bus.js';
 
-const event = (text: string): AnyNotification => ({ method: 'item/delta', params: { conversationId: 'conv_1', sessionId: 'sess_1', itemId: 'item_1', delta: { text } } });
+const event = (text: string): AnyNotification => ({ method: 'item/delta', params: { conversationId: 'conv_1', sessionId: 'sess_1', turnId: 'turn_1', itemId: 'item_1', kind: 'assistant_message', seq: 0, delta: { text } } });
 
 describe('EventBus', () => {
   it('reports a throwing listener, keeps it, and still delivers to the listeners after it', () => {

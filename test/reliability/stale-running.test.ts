@@ -61,7 +61,7 @@ describe('turns of a server that died', () => {
     serve = await startServe(environment);
     // Recorded by the start itself: the logs say so before any request names the conversation.
     const turns = [...turnsOnDisk(environment.paths.dataDir, conversationId).values()];
-    expect(turns).toMatchObject([{ status: 'interrupted', error: 'the server stopped during this turn' }]);
+    expect(turns).toMatchObject([{ status: 'interrupted', stopReason: 'crash_recovery', error: 'the server stopped during this turn' }]);
     expect(itemsOnDisk(environment.paths.dataDir, conversationId, sessionId).at(-1)).toMatchObject({ kind: 'interruption', reason: 'crash_recovery' });
     expect(serve.output()).toContain('turns left running by a server that stopped were recorded as interrupted');
 
@@ -80,7 +80,7 @@ describe('turns of a server that died', () => {
     const result = await runCli(['reindex'], { env: environment.env });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('recorded 1 turn left running by a stopped server as interrupted');
-    expect([...turnsOnDisk(environment.paths.dataDir, conversationId).values()].map((turn) => turn.status)).toEqual(['interrupted']);
+    expect([...turnsOnDisk(environment.paths.dataDir, conversationId).values()].map((turn) => [turn.status, turn.stopReason])).toEqual([['interrupted', 'crash_recovery']]);
     expect(itemsOnDisk(environment.paths.dataDir, conversationId, sessionId).at(-1)).toMatchObject({ kind: 'interruption', reason: 'crash_recovery' });
 
     serve = await startServe(environment);

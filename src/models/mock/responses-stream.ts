@@ -63,9 +63,9 @@ export interface ResponsesResponse {
   id: string;
   object: 'response';
   created_at: number;
-  status: 'in_progress' | 'completed';
+  status: 'in_progress' | 'completed' | 'incomplete';
   error: null;
-  incomplete_details: null;
+  incomplete_details: { reason: string } | null;
   instructions: null;
   max_output_tokens: null;
   model: string;
@@ -273,7 +273,11 @@ export function encodeResponsesStream(reply: ResolvedReply, context: ResponsesCo
     outputIndex += 1;
   });
 
-  emit('response.completed', { response: responseObject(reply, context, 'completed') });
+  if (reply.incompleteReason) {
+    emit('response.incomplete', { response: { ...responseObject(reply, context, 'completed'), status: 'incomplete', incomplete_details: { reason: reply.incompleteReason } } });
+  } else {
+    emit('response.completed', { response: responseObject(reply, context, 'completed') });
+  }
   return events;
 }
 

@@ -68,6 +68,7 @@ const mockResponseEntrySchema = z
     disconnectAfterDeltas: z.number().int().nonnegative().optional(),
     malformedEventAfterDeltas: z.number().int().nonnegative().optional(),
     streamError: mockErrorSchema.extend({ afterDeltas: z.number().int().nonnegative() }).strict().optional(),
+    incompleteReason: z.enum(['max_output_tokens', 'content_filter']).optional(),
   })
   .strict()
   .superRefine((entry, context) => {
@@ -197,6 +198,11 @@ export interface ResolvedReply {
    * `error`, Anthropic `error`, a Chat Completions or Gemini chunk holding `error`) and ends.
    */
   streamError: (MockError & { afterDeltas: number }) | undefined;
+  /**
+   * When set, the answer ends as cut short by the provider: the Responses API's
+   * `response.incomplete` with `incomplete_details.reason` (the other APIs ignore it).
+   */
+  incompleteReason: 'max_output_tokens' | 'content_filter' | undefined;
 }
 
 /**
@@ -376,5 +382,6 @@ export function resolveReply(entry: MockResponseEntry, requestNumber: number, re
     disconnectAfterDeltas: entry.disconnectAfterDeltas,
     malformedEventAfterDeltas: entry.malformedEventAfterDeltas,
     streamError: entry.streamError,
+    incompleteReason: entry.incompleteReason,
   };
 }
