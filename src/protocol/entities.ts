@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { TokenUsageSchema } from './items.js';
+import { SessionPlanSchema } from './plans.js';
 
 /** One executor a conversation may use, and its working directory there. */
 export const WorkLocationEntrySchema = z.object({
@@ -86,6 +87,8 @@ export const SessionSchema = z.object({
   queuedInputs: z.array(z.object({ id: z.string(), text: z.string() })),
   /** Tool calls of the running turn waiting for approval. */
   pendingApprovals: z.array(ApprovalRequestSchema).default([]),
+  /** The agent's current plan (its last `update_plan`), when it made one. */
+  plan: SessionPlanSchema.optional(),
   createdAt: z.number(),
   updatedAt: z.number(),
 });

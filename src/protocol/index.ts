@@ -6,3 +6,5 @@ export * from './items.js';
 export * from './entities.js';
 export * from './methods.js';
 export * from './json-rpc.js';
+export * from './agents.js';
+export * from './plans.js';

@@ -3,6 +3,7 @@
  * a session recorded; clients render items and the model context is built from them.
  */
 import { z } from 'zod';
+import { PlanStepSchema } from './plans.js';
 
 /** How an item ended. */
 export const ItemStatusSchema = z.enum(['completed', 'failed', 'interrupted']);
@@ -137,6 +138,10 @@ export const ContextSummaryItemSchema = z.object({
 
 /** The session's model changed. */
 export const ModelChangeItemSchema = z.object({ ...itemBase, kind: z.literal('model_change'), from: z.string(), to: z.string() });
+/** The session's agent changed (`session/setAgent`), recorded when the next turn starts. */
+export const AgentChangeItemSchema = z.object({ ...itemBase, kind: z.literal('agent_change'), from: z.string(), to: z.string() });
+/** The agent set its plan (`update_plan`): every step, as a whole. */
+export const PlanItemSchema = z.object({ ...itemBase, kind: z.literal('plan'), explanation: z.string().optional(), steps: z.array(PlanStepSchema) });
 /** The session's executor changed. */
 export const ExecutorChangeItemSchema = z.object({ ...itemBase, kind: z.literal('executor_change'), from: z.string(), to: z.string() });
 
@@ -179,8 +184,10 @@ export const ItemSchema = z.discriminatedUnion('kind', [
   ModelErrorItemSchema,
   ContextSummaryItemSchema,
   ModelChangeItemSchema,
+  AgentChangeItemSchema,
   ExecutorChangeItemSchema,
   InstructionItemSchema,
+  PlanItemSchema,
   HookRunItemSchema,
   InterruptionItemSchema,
 ]);

@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import { ApprovalDecisionSchema, ApprovalRequestSchema, ConversationSchema, ConversationSummarySchema, SessionSchema, TurnSchema, WorkLocationEntrySchema } from './entities.js';
 import { ContentPartSchema, ItemSchema, StoredItemSchema } from './items.js';
+import { agentMethods } from './agents.js';
+import { planNotifications } from './plans.js';
 
 /** Version of the message shapes; bumped on any incompatible change. */
 export const PROTOCOL_VERSION = 1;
@@ -50,9 +52,19 @@ export const ModelInfoSchema = z.object({
   provider: z.string(),
   /** Provider kind (`openai`, `anthropic`, `google`, `openai-compatible`). */
   kind: z.string(),
+  /** Name shown to people (the configured `displayName`, else the model id). */
+  displayName: z.string(),
   /** Context window in tokens, when known. */
   contextWindow: z.number().int().positive().optional(),
+  /** Most tokens the model writes in one answer, when known. */
+  maxOutputTokens: z.number().int().positive().optional(),
   capabilities: z.object({ tools: z.boolean(), reasoning: z.boolean(), images: z.boolean() }),
+  /** The efforts `session/input` `reasoningEffort` may ask of this model (empty for a model that does not reason). */
+  reasoningEfforts: z.array(ReasoningEffortSchema),
+  /** Prices in USD per million tokens, when known (`providers.yaml` `prices`, else built in). */
+  prices: z
+    .object({ inputPerMillionUsd: z.number().nonnegative(), outputPerMillionUsd: z.number().nonnegative(), cachedInputPerMillionUsd: z.number().nonnegative().optional() })
+    .optional(),
 });
 /** A model of the catalog. */
 export type ModelInfo = z.infer<typeof ModelInfoSchema>;
@@ -249,6 +261,7 @@ export const methods = {
     }),
     result: z.object({ items: z.array(StoredItemSchema), nextCursor: z.number().int().optional() }),
   },
+  ...agentMethods,
 } as const;
 
 /** Server-to-client notifications: name → params schema. */
@@ -300,6 +313,7 @@ export const notifications = {
   }),
   /** An item was completed and stored at `seq` in its session's log. */
   'item/completed': z.object({ conversationId, sessionId: z.string(), seq: z.number().int().positive(), item: ItemSchema }),
+  ...planNotifications,
 } as const;
 
 /**

@@ -168,6 +168,11 @@ export class Runtime {
     return definition;
   }
 
+  /** The agent definitions in force (`agents.yaml`), in file order. */
+  get agentDefinitions(): AgentsFile['agents'] {
+    return this.agents.agents;
+  }
+
   /** The configured executor of that name, or undefined. */
   findExecutor(name: string): Executor | undefined {
     return this.executors.get(name);

@@ -52,6 +52,8 @@ export class LiveSession {
   private readonly pending: PendingWork[] = [];
   private readonly contextMeter = new ContextMeter();
   private modelInUse: string | undefined;
+  /** The agent the last turn ran as, to record an `agent_change` when `session/setAgent` changed it. */
+  private agentInUse: string;
   private executorsInUse: string;
   private lastTurnStatus: Exclude<Turn['status'], 'running'> | undefined;
   /** Tool calls approved "for the session", by tool name and arguments. */
@@ -75,6 +77,8 @@ export class LiveSession {
     private readonly items: Item[],
   ) {
     this.modelInUse = modelInHistory(items);
+    const lastAgentChange = items.findLast((item) => item.kind === 'agent_change');
+    this.agentInUse = lastAgentChange?.kind === 'agent_change' ? lastAgentChange.to : state.agent;
     const lastChange = items.findLast((item) => item.kind === 'executor_change');
     this.executorsInUse = lastChange?.kind === 'executor_change' ? lastChange.to : conversation.describeWorkLocation();
   }
@@ -167,6 +171,16 @@ export class LiveSession {
    */
   async setModel(model: string): Promise<Session> {
     await this.saveState({ model });
+    return this.state;
+  }
+
+  /**
+   * Sets the agent (and the agent's model, when it names one) for the next turns; a running
+   * turn finishes as the agent it started with. Recorded as an `agent_change` item when the
+   * next turn starts.
+   */
+  async setAgent(agent: string, model?: string): Promise<Session> {
+    await this.saveState({ agent, ...(model !== undefined ? { model } : {}) });
     return this.state;
   }
 
@@ -339,6 +353,8 @@ export class LiveSession {
     const turnId = turn.id;
     await this.saveState({ status: 'running', activeTurnId: turnId, queuedInputs: describePending(this.pending) });
     await this.conversation.recordTurn(turn, 'turn/started');
+    if (this.agentInUse !== this.state.agent) await this.record({ ...this.itemBase(turnId), kind: 'agent_change', from: this.agentInUse, to: this.state.agent });
+    this.agentInUse = this.state.agent;
     if (this.modelInUse !== undefined && this.modelInUse !== this.state.model) {
       await this.record({ ...this.itemBase(turnId), kind: 'model_change', from: this.modelInUse, to: this.state.model });
     }
