@@ -20,6 +20,7 @@ import type { LiveConversation } from './conversation.js';
 import { SerialQueue } from './serial-queue.js';
 import { StateConflictError } from './state-conflict-error.js';
 import { BackgroundCommandRegistry } from './background-commands.js';
+import { updatePlanTool, type PlanUpdate } from '../tools/update-plan.js';
 
 /** Work waiting for the session: a user input, or a manual compaction. */
 type PendingWork = { id: string; turnId: string } & (
@@ -182,6 +183,14 @@ export class LiveSession {
   async setAgent(agent: string, model?: string): Promise<Session> {
     await this.saveState({ agent, ...(model !== undefined ? { model } : {}) });
     return this.state;
+  }
+
+  /** Records the agent's plan (`update_plan`) as a `plan` item, announces it and keeps it in the session state for late subscribers. */
+  private async setPlan(turnId: string, plan: PlanUpdate): Promise<void> {
+    const item: Item = { ...this.itemBase(turnId), kind: 'plan', ...plan };
+    await this.record(item);
+    this.conversation.publish({ method: 'plan/updated', params: { conversationId: this.conversation.id, sessionId: this.id, turnId, itemId: item.id, ...plan } });
+    await this.saveState({ plan: { itemId: item.id, turnId, ...plan, updatedAt: item.completedAt } });
   }
 
   /**
@@ -379,7 +388,7 @@ export class LiveSession {
       // Taken once: a configuration reload during the turn applies from the next turn on.
       const definition = runtime.agentDefinition(this.state.agent);
       const mcp = this.conversation.mcpForTurn(this);
-      const baseTools = [...this.tools(), ...extensions.tools];
+      const baseTools = [...this.tools(), updatePlanTool({ setPlan: (plan) => this.setPlan(turnId, plan) }), ...extensions.tools];
       const environment: AgentEnvironment = {
         model: runtime.models.resolve(this.state.model),
         // Read before each model call: an MCP server's tool list may change during the turn.
