@@ -89,7 +89,7 @@ export class HumanRenderer {
     }
   }
 
-  private delta(itemId: string, delta: { text?: string; reasoning?: string; output?: string }): void {
+  private delta(itemId: string, delta: { text?: string; reasoning?: string; reasoningRaw?: string; output?: string }): void {
     if (delta.text) {
       // The answer starts on its own line after streamed reasoning.
       if (this.reasoningOpen) this.endLine();
@@ -97,13 +97,15 @@ export class HumanRenderer {
       this.streams.stdout.write(delta.text);
       this.midLine = !delta.text.endsWith('\n');
     }
-    if (delta.reasoning) {
+    // Raw reasoning (Chat Completions servers) is shown like a summary: it is all the provider gives.
+    const reasoning = delta.reasoning ?? delta.reasoningRaw;
+    if (reasoning) {
       if (!this.reasoningStreamed.has(itemId)) {
         this.endLine();
         this.streams.stdout.write('∴ ');
         this.reasoningStreamed.add(itemId);
       }
-      this.streams.stdout.write(delta.reasoning.replace(/\n/g, '\n  '));
+      this.streams.stdout.write(reasoning.replace(/\n/g, '\n  '));
       this.midLine = true;
       this.reasoningOpen = true;
     }

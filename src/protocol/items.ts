@@ -64,7 +64,16 @@ export const AssistantMessageItemSchema = z.object({
 export const ReasoningItemSchema = z.object({
   ...itemBase,
   kind: z.literal('reasoning'),
+  /** The summary parts joined by a blank line (what readers of items without `summaryParts` show). */
   summary: z.string(),
+  /**
+   * The readable summary in the parts the provider sent (Responses summary parts, Anthropic
+   * thinking blocks, Gemini thoughts); `item/delta` `partIndex` indexes it. Absent in items
+   * written before parts were recorded.
+   */
+  summaryParts: z.array(z.string()).optional(),
+  /** The model's raw reasoning text, where the provider gives it (Chat Completions `reasoning_content`). */
+  rawText: z.string().optional(),
   /**
    * `provider/model` that produced it. Reasoning is sent back only to that model: signed or
    * encrypted reasoning is bound to it (absent in logs written before it was recorded; such

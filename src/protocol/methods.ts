@@ -69,6 +69,21 @@ export const ModelInfoSchema = z.object({
 /** A model of the catalog. */
 export type ModelInfo = z.infer<typeof ModelInfoSchema>;
 
+/**
+ * Streamed progress of an item: assistant `text`, reasoning summary text (`reasoning`, in the
+ * summary part `partIndex`), raw reasoning text (`reasoningRaw`), or tool `output`.
+ */
+export const ItemDeltaSchema = z.object({
+  text: z.string().optional(),
+  reasoning: z.string().optional(),
+  /** With `reasoning`: which summary part (0-based, the index into the item's `summaryParts`) the text belongs to. */
+  partIndex: z.number().int().nonnegative().optional(),
+  reasoningRaw: z.string().optional(),
+  output: z.string().optional(),
+});
+/** Streamed progress of an item. */
+export type ItemDelta = z.infer<typeof ItemDeltaSchema>;
+
 /** Request methods: name → params and result schemas. */
 export const methods = {
   initialize: {
@@ -285,7 +300,7 @@ export const notifications = {
     conversationId,
     sessionId: z.string(),
     itemId: z.string(),
-    delta: z.object({ text: z.string().optional(), reasoning: z.string().optional(), output: z.string().optional() }),
+    delta: ItemDeltaSchema,
   }),
   /** The configuration was reloaded or changed (`ok`), or a reload failed and the previous one stays (`error`). */
   /** After a reload or update: `ok`, every problem (`error`), and what applies only later (`notes`). */

@@ -9,7 +9,7 @@ import type { ConversationState, MetadataEntry } from '../dao/conversation-store
 import type { Workspace } from '../executors/workspace.js';
 import { newId } from '../ids.js';
 import { McpClientManager, type McpSettings } from '../mcp/client-manager.js';
-import type { AnyNotification, Conversation, Item, Session, StoredItem, Turn } from '../protocol/index.js';
+import type { AnyNotification, Conversation, Item, ItemDelta, Session, StoredItem, Turn } from '../protocol/index.js';
 import { ApprovalBroker } from './approvals/broker.js';
 import { EventBus, type EventListener } from './event-bus.js';
 import type { Runtime } from './runtime.js';
@@ -22,7 +22,9 @@ const DEFAULT_SYSTEM_PROMPT = readFileSync(fileURLToPath(new URL('./prompts/syst
 interface ItemInProgress {
   started: Extract<AnyNotification, { method: 'item/started' }>;
   text: string;
-  reasoning: string;
+  /** Reasoning summary text so far, by part index. */
+  reasoning: string[];
+  reasoningRaw: string;
   output: string;
 }
 
@@ -44,9 +46,9 @@ export interface SubscribeOptions {
  */
 function holdEvent(held: AnyNotification[], event: AnyNotification): void {
   const last = held.at(-1);
-  if (event.method === 'item/delta' && last?.method === 'item/delta' && last.params.itemId === event.params.itemId) {
+  if (event.method === 'item/delta' && last?.method === 'item/delta' && last.params.itemId === event.params.itemId && last.params.delta.partIndex === event.params.delta.partIndex) {
     const merged = { ...last.params.delta };
-    for (const key of ['text', 'reasoning', 'output'] as const) {
+    for (const key of ['text', 'reasoning', 'reasoningRaw', 'output'] as const) {
       const piece = event.params.delta[key];
       if (piece) merged[key] = (merged[key] ?? '') + piece;
     }
@@ -229,16 +231,20 @@ export class LiveConversation {
   /** Announces an item that began. */
   itemStarted(sessionId: string, turnId: string, itemId: string, kind: Item['kind'], partial: Record<string, unknown>): void {
     const started = { method: 'item/started' as const, params: { conversationId: this.id, sessionId, turnId, itemId, kind, partial } };
-    this.inProgress.set(itemId, { started, text: '', reasoning: '', output: '' });
+    this.inProgress.set(itemId, { started, text: '', reasoning: [], reasoningRaw: '', output: '' });
     this.publish(started);
   }
 
   /** Streams progress of an item in progress. */
-  itemDelta(sessionId: string, itemId: string, delta: { text?: string; reasoning?: string; output?: string }): void {
+  itemDelta(sessionId: string, itemId: string, delta: ItemDelta): void {
     const progress = this.inProgress.get(itemId);
     if (progress) {
       progress.text += delta.text ?? '';
-      progress.reasoning += delta.reasoning ?? '';
+      if (delta.reasoning) {
+        const part = delta.partIndex ?? 0;
+        progress.reasoning[part] = (progress.reasoning[part] ?? '') + delta.reasoning;
+      }
+      progress.reasoningRaw += delta.reasoningRaw ?? '';
       progress.output += delta.output ?? '';
     }
     this.publish({ method: 'item/delta', params: { conversationId: this.id, sessionId, itemId, delta } });
@@ -284,7 +290,7 @@ export class LiveConversation {
     const ended = () => signal?.aborted === true;
     try {
       // Taken in the same tick as subscribing: deltas after this point arrive in `held`.
-      const progressSnapshot = [...this.inProgress.values()].map((progress) => ({ ...progress }));
+      const progressSnapshot = [...this.inProgress.values()].map((progress) => ({ ...progress, reasoning: [...progress.reasoning] }));
       const lastSent = new Map<string, number>();
       const sentIds = new Set<string>();
       for (const session of this.sessions.values()) {
@@ -309,11 +315,13 @@ export class LiveConversation {
       for (const progress of progressSnapshot) {
         if (sentIds.has(progress.started.params.itemId)) continue;
         listener(progress.started);
-        const { text, reasoning, output } = progress;
-        if (text || reasoning || output) {
-          const delta = { ...(text ? { text } : {}), ...(reasoning ? { reasoning } : {}), ...(output ? { output } : {}) };
-          listener({ method: 'item/delta', params: { conversationId: this.id, sessionId: progress.started.params.sessionId, itemId: progress.started.params.itemId, delta } });
-        }
+        const { text, reasoningRaw, output } = progress;
+        const deltaOf = (delta: ItemDelta) => listener({ method: 'item/delta', params: { conversationId: this.id, sessionId: progress.started.params.sessionId, itemId: progress.started.params.itemId, delta } });
+        // One delta per reasoning part, so the late subscriber rebuilds the same parts.
+        progress.reasoning.forEach((reasoning, partIndex) => {
+          if (reasoning) deltaOf({ reasoning, partIndex });
+        });
+        if (text || reasoningRaw || output) deltaOf({ ...(text ? { text } : {}), ...(reasoningRaw ? { reasoningRaw } : {}), ...(output ? { output } : {}) });
       }
       const approvalsAnnounced = new Set<string>();
       for (const event of held) {

@@ -169,12 +169,14 @@ export function encodeAnthropicStream(reply: ResolvedReply, context: AnthropicCo
   });
 
   if (reply.hasReasoning) {
-    const index = startBlock({ type: 'thinking', thinking: '', signature: '' });
-    for (const thinking of reply.reasoningDeltas) {
-      emit('content_block_delta', { index, delta: { type: 'thinking_delta', thinking } }, true);
+    for (const deltas of reply.reasoningPartDeltas) {
+      const index = startBlock({ type: 'thinking', thinking: '', signature: '' });
+      for (const thinking of deltas) {
+        emit('content_block_delta', { index, delta: { type: 'thinking_delta', thinking } }, true);
+      }
+      emit('content_block_delta', { index, delta: { type: 'signature_delta', signature: reply.reasoningSignature } });
+      emit('content_block_stop', { index });
     }
-    emit('content_block_delta', { index, delta: { type: 'signature_delta', signature: reply.reasoningSignature } });
-    emit('content_block_stop', { index });
   }
   if (reply.hasText) {
     const index = startBlock({ type: 'text', text: '' });
@@ -211,7 +213,7 @@ export function encodeAnthropicStream(reply: ResolvedReply, context: AnthropicCo
 export function encodeAnthropicMessage(reply: ResolvedReply, context: AnthropicContext): AnthropicMessage {
   const content: AnthropicContentBlock[] = [];
   if (reply.hasReasoning) {
-    content.push({ type: 'thinking', thinking: reply.reasoningDeltas.join(''), signature: reply.reasoningSignature });
+    for (const deltas of reply.reasoningPartDeltas) content.push({ type: 'thinking', thinking: deltas.join(''), signature: reply.reasoningSignature });
   }
   if (reply.hasText) content.push({ type: 'text', text: reply.textDeltas.join('') });
   for (const call of reply.toolCalls) {
