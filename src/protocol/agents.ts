@@ -3,26 +3,11 @@
  * learn of the agents defined in `agents.yaml`, and how a session changes its agent.
  */
 import { z } from 'zod';
+import { ApprovalPolicyInfoSchema } from './conversation-context.js';
 import { SessionSchema } from './entities.js';
 
 const idParam = (prefix: string, what: string) =>
   z.string().regex(new RegExp(`^${prefix}_[0-9A-Za-z]{1,64}$`), { message: `not a ${what} id (expected ${prefix}_ followed by letters and digits)` });
-
-/** An approval policy as `agents.yaml` writes it: rules in order (first match wins), then the default. */
-export const ApprovalPolicyInfoSchema = z.object({
-  default: z.enum(['allow', 'ask', 'deny']),
-  rules: z.array(
-    z.object({
-      /** Tool name or glob (`mcp__*`). */
-      tool: z.string(),
-      /** Argument name → glob pattern(s). */
-      match: z.record(z.string(), z.union([z.string(), z.array(z.string())])).optional(),
-      decision: z.enum(['allow', 'ask', 'deny']),
-    }),
-  ),
-});
-/** An approval policy as `agents.yaml` writes it. */
-export type ApprovalPolicyInfo = z.infer<typeof ApprovalPolicyInfoSchema>;
 
 /** One agent of `agents.yaml`, as `agents/list` describes it. */
 export const AgentInfoSchema = z.object({

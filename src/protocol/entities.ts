@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { TokenUsageSchema } from './items.js';
 import { SessionPlanSchema } from './plans.js';
+import { ConversationContextFields } from './conversation-context.js';
 
 /** One executor a conversation may use, and its working directory there. */
 export const WorkLocationEntrySchema = z.object({
@@ -28,6 +29,7 @@ export const ConversationSchema = z.object({
   createdAt: z.number(),
   /** ms since the epoch; moves on every new item or state change. */
   updatedAt: z.number(),
+  ...ConversationContextFields,
 });
 /** A conversation. */
 export type Conversation = z.infer<typeof ConversationSchema>;

@@ -8,3 +8,4 @@ export * from './methods.js';
 export * from './json-rpc.js';
 export * from './agents.js';
 export * from './plans.js';
+export * from './conversation-context.js';

@@ -158,7 +158,8 @@ export const ExecutorChangeItemSchema = z.object({ ...itemBase, kind: z.literal(
 export const InstructionItemSchema = z.object({
   ...itemBase,
   kind: z.literal('instruction'),
-  source: z.enum(['agents_md', 'skill', 'agent']),
+  /** `client`: given with `conversation/create` `instructions`. */
+  source: z.enum(['agents_md', 'skill', 'agent', 'client']),
   name: z.string(),
   body: z.string(),
 });

@@ -8,6 +8,7 @@ import { ApprovalDecisionSchema, ApprovalRequestSchema, ConversationSchema, Conv
 import { ContentPartSchema, ItemSchema, StoredItemSchema } from './items.js';
 import { agentMethods } from './agents.js';
 import { planNotifications } from './plans.js';
+import { ApprovalPolicyParamSchema, McpServersParamSchema } from './conversation-context.js';
 
 /** Version of the message shapes; bumped on any incompatible change. */
 export const PROTOCOL_VERSION = 1;
@@ -108,6 +109,12 @@ export const methods = {
       model: z.string().optional(),
       agent: z.string().optional(),
       title: z.string().optional(),
+      /** MCP servers for this conversation only, each shaped like one entry of `mcp.yaml` `servers`. */
+      mcpServers: McpServersParamSchema.optional(),
+      /** Extra instructions for the model, recorded as an `instruction` item (source `client`). */
+      instructions: z.string().min(1).optional(),
+      /** Approval policy for this conversation only, over the agent's (`agents.yaml` shape). */
+      approvalPolicy: ApprovalPolicyParamSchema.optional(),
     }).refine((params) => (params.cwd === undefined) !== (params.workLocation === undefined), { message: 'give either cwd (with an optional executor) or workLocation', path: ['cwd'] }),
     result: z.object({ conversation: ConversationSchema, session: SessionSchema }),
   },

@@ -109,7 +109,10 @@ export class LiveConversation {
 
   private createMcpClients(): McpClientManager {
     const workspace = this.workspaces[0];
-    return new McpClientManager(this.runtime.mcp, { workDirectory: workspace.root, workExecutor: workspace.executor.name, findExecutor: (name) => this.runtime.findExecutor(name) });
+    // The conversation's own servers (conversation/create mcpServers) join those of mcp.yaml.
+    const own = this.state.mcpServers as McpSettings['servers'] | undefined;
+    const settings = own ? { ...this.runtime.mcp, servers: { ...this.runtime.mcp?.servers, ...own } } : this.runtime.mcp;
+    return new McpClientManager(settings, { workDirectory: workspace.root, workExecutor: workspace.executor.name, findExecutor: (name) => this.runtime.findExecutor(name) });
   }
 
   /** The conversation's MCP clients. */

@@ -188,7 +188,7 @@ export class Runtime {
    * Creates a conversation with its root session and opens it.
    * @throws NotFoundError for an unknown executor; Error for a relative cwd or an unknown model
    */
-  async createConversation(options: { cwd?: string; executor?: string; workLocation?: WorkLocationEntry[]; model?: string; agent?: string; title?: string }): Promise<LiveConversation> {
+  async createConversation(options: { cwd?: string; executor?: string; workLocation?: WorkLocationEntry[]; model?: string; agent?: string; title?: string; context?: Pick<Conversation, 'mcpServers' | 'instructions' | 'approvalPolicy'> }): Promise<LiveConversation> {
     const workLocation = options.workLocation ?? (options.cwd !== undefined ? [{ executor: options.executor ?? 'local', cwd: options.cwd }] : []);
     const first = workLocation[0];
     if (!first) throw new InvalidWorkLocationError('give cwd (with an optional executor) or a non-empty workLocation');
@@ -217,6 +217,8 @@ export class Runtime {
       rootSessionId: session.id,
       createdAt: now,
       updatedAt: now,
+      // MCP servers, instructions and approval policy given for this conversation only, kept with it.
+      ...options.context,
     };
     await this.store.createConversation(conversation, session);
     const live = new LiveConversation(this, conversation, this.workspacesOf(conversation), { conversation, sessions: [session], turns: [], metadataSeq: 2 }, new Map());

@@ -408,7 +408,8 @@ export class LiveSession {
         sessionId: this.id,
         turnId,
         history: () => this.items,
-        authorize: (call, hookPermission, executor) => this.authorize(turnId, definition.approvals, call, controller.signal, hookPermission, executor),
+        // A policy given with conversation/create wins over the agent's, in every session of the conversation.
+        authorize: (call, hookPermission, executor) => this.authorize(turnId, this.conversation.state.approvalPolicy ?? definition.approvals, call, controller.signal, hookPermission, executor),
         hooks: extensions.hooks,
         takeSteering: () => this.steering.splice(0),
         record: (item) => this.record(item),

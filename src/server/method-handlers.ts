@@ -13,6 +13,7 @@ import { redactConfiguration } from './config-service.js';
 import { InvalidApprovalAnswerError } from '../runtime/approvals/broker.js';
 import type { RpcConnection } from './rpc-connection.js';
 import { createAgentHandlers } from './handlers/agents.js';
+import { conversationContext } from './handlers/conversation-context.js';
 
 /** Per-request helpers given to a handler. */
 export interface RequestContext {
@@ -59,7 +60,8 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     },
 
     async 'conversation/create'(params) {
-      const conversation = await invalidParamsOnBadLocation('conversation/create', params.cwd !== undefined ? 'cwd' : 'workLocation', runtime.createConversation(params));
+      const context = conversationContext(params, Object.keys(runtime.mcp?.servers ?? {}));
+      const conversation = await invalidParamsOnBadLocation('conversation/create', params.cwd !== undefined ? 'cwd' : 'workLocation', runtime.createConversation({ ...params, context }));
       return { conversation: conversation.state, session: conversation.rootSession.state };
     },
 
