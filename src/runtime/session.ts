@@ -265,7 +265,8 @@ export class LiveSession {
   private async authorize(turnId: string, policy: ApprovalPolicy | undefined, call: RequestedToolCall, signal: AbortSignal, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined): Promise<{ allowed: boolean; message?: string }> {
     if (!policy && hookPermission !== 'ask') return { allowed: true };
     const verdict: PolicyVerdict = policy ? evaluatePolicy(policy, call.toolName, call.arguments) : { decision: 'allow' };
-    const policyRule = verdict.ruleIndex !== undefined ? `rule ${verdict.ruleIndex + 1} of agent "${this.state.agent}"` : `the default of agent "${this.state.agent}"`;
+    const owner = policy === this.conversation.state.approvalPolicy ? 'the conversation\'s policy' : `agent "${this.state.agent}"`;
+    const policyRule = verdict.ruleIndex !== undefined ? `rule ${verdict.ruleIndex + 1} of ${owner}` : `the default of ${owner}`;
     if (verdict.decision === 'deny') return { allowed: false, message: `denied by the approval policy (${policyRule})` };
     if ((hookPermission ?? verdict.decision) === 'allow') return { allowed: true };
     const rule = hookPermission === 'ask' ? 'a pre_tool_use hook' : policyRule;

@@ -144,7 +144,7 @@ responses:
     await turn(without, 2);
     const calls = toolCalls(harness.completedItems());
     expect(calls.map((call) => call.isError)).toEqual([true, false]);
-    expect(calls[0]?.output).toMatch(/list_dir: not run: denied by the approval policy/);
+    expect(calls[0]?.output).toBe('list_dir: not run: denied by the approval policy (rule 1 of the conversation\'s policy)');
     const { conversation } = await harness.client.request('conversation/get', { conversationId: strict });
     expect(conversation.approvalPolicy).toEqual({ default: 'allow', rules: [{ tool: 'list_dir', decision: 'deny' }] });
   });
