@@ -127,6 +127,17 @@ describe('session/setAgent', () => {
     expect(sessions[0]?.agent).toBe('coder');
   });
 
+  it('refuses an agent whose model cannot be used, naming params.agent and why', async () => {
+    harness = await startInProcessServer('responses: [{ text: "hi" }]', {
+      providersYaml: (baseURL) => providers(baseURL).replace('defaultModel:', `  keyed: { kind: openai, baseURL: ${baseURL}, apiKey: env:OPENVAALA_TEST_UNSET_KEY }\ndefaultModel:`),
+      beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), `${agents}  locked:\n    model: keyed/some-model\n`),
+    });
+    const conversationId = await harness.conversation();
+    const refused = harness.client.request('session/setAgent', { conversationId, agent: 'locked' });
+    await expect(refused).rejects.toMatchObject({ code: -32602 });
+    await expect(refused).rejects.toThrow(/session\/setAgent: params\.agent: agent "locked" cannot run: .*OPENVAALA_TEST_UNSET_KEY is not set/);
+  });
+
   it('refuses a session that is not part of the conversation, naming params.sessionId', async () => {
     harness = await start('responses: [{ text: "hi" }]');
     const conversationId = await harness.conversation();

@@ -55,11 +55,13 @@ responses:
   - toolCalls: [{ name: mcp__own__echo, arguments: { text: "from-own" } }]
   - text: "done"
   - text: "other conversation"
+  - toolCalls: [{ name: list_dir, arguments: {} }]
   - text: "after restart"
 `,
       { beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'mcp.yaml'), `servers:\n  shared:\n    transport: stdio\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(GROWING_SERVER)}]\n`) },
     );
-    const withOwn = await create({ mcpServers: ownServer });
+    const policy = { default: 'allow', rules: [{ tool: 'list_dir', decision: 'deny' }] };
+    const withOwn = await create({ mcpServers: ownServer, instructions: 'KEEP-THESE-INSTRUCTIONS', approvalPolicy: policy });
     await turn(withOwn, 1);
     expect([...offeredTools(requestBody(0)).keys()]).toEqual(expect.arrayContaining(['mcp__own__echo', 'mcp__shared__echo']));
     expect(toolCalls(harness.completedItems()).map((call) => [call.toolName, call.output, call.isError])).toEqual([['mcp__own__echo', 'echo: from-own', false]]);
@@ -76,12 +78,21 @@ responses:
     const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'after-restart' });
     restarted = { server, client };
     const { conversation } = await client.request('conversation/get', { conversationId: withOwn });
-    expect(conversation.mcpServers).toEqual(ownServer);
-    const finished = new Promise<void>((resolve) => client.onNotification((event) => event.method === 'turn/completed' && resolve()));
+    expect(conversation).toMatchObject({ mcpServers: ownServer, instructions: 'KEEP-THESE-INSTRUCTIONS', approvalPolicy: policy });
+    const after: Item[] = [];
+    const finished = new Promise<void>((resolve) =>
+      client.onNotification((event) => {
+        if (event.method === 'item/completed') after.push(event.params.item);
+        if (event.method === 'turn/completed') resolve();
+      }),
+    );
     await client.request('conversation/subscribe', { conversationId: withOwn });
     await client.request('session/input', { conversationId: withOwn, input: 'again' });
     await finished;
     expect([...offeredTools(requestBody(3)).keys()]).toContain('mcp__own__echo');
+    expect(JSON.stringify(requestBody(3))).toContain('KEEP-THESE-INSTRUCTIONS');
+    // The conversation's policy still applies after the restart.
+    expect(toolCalls(after).at(-1)?.output).toBe('list_dir: not run: denied by the approval policy (rule 1 of the conversation\'s policy)');
   });
 
   it('refuses a name mcp.yaml already uses, naming params.mcpServers.<name>', async () => {
