@@ -125,8 +125,9 @@ function stopReason(reply: ResolvedReply): 'end_turn' | 'tool_use' {
  * 2. per content block, at increasing `index`: `content_block_start`, its deltas,
  *    `content_block_stop`; a `ping` follows the first `content_block_start`, as in Anthropic's
  *    example stream. Blocks, in order:
- *    - thinking (when the reply reasons): `{type: "thinking", thinking: "", signature: ""}`, one
- *      `thinking_delta` per reasoning delta, then one `signature_delta`;
+ *    - thinking (when the reply reasons; one block per reasoning part): `{type: "thinking",
+ *      thinking: "", signature: ""}`, one `thinking_delta` per reasoning delta, then one
+ *      `signature_delta`;
  *    - text (when the reply has text): `{type: "text", text: ""}`, one `text_delta` per delta;
  *    - one `tool_use` block per tool call: `{type: "tool_use", id, name, input: {}}`, then the
  *      arguments JSON split across several `input_json_delta` (`partial_json`);

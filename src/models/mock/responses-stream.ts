@@ -198,7 +198,7 @@ function responseObject(
  *
  * - `response.created`, `response.in_progress` (response with `status: "in_progress"`, no output);
  * - for reasoning, the first output item: `response.output_item.added` (`type: "reasoning"`,
- *   empty `summary`), `response.reasoning_summary_part.added` (`summary_index` 0), one
+ *   empty `summary`), per reasoning part: `response.reasoning_summary_part.added` (`summary_index` 0, 1, …), one
  *   `response.reasoning_summary_text.delta` per reasoning delta, `response.reasoning_summary_text.done`,
  *   `response.reasoning_summary_part.done`, `response.output_item.done`; the item has
  *   `encrypted_content` when the request's `include` lists `reasoning.encrypted_content`;
