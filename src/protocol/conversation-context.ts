@@ -44,7 +44,10 @@ export const McpServersParamSchema = z.record(z.string(), z.record(z.string(), z
 
 /** The context a conversation was created with, as stored in the conversation. */
 export const ConversationContextFields = {
-  /** MCP servers of this conversation only, besides those of `mcp.yaml` (their `env` and `headers` values included). */
+  /**
+   * MCP servers of this conversation only, besides those of `mcp.yaml`. Stored with their real
+   * `env` and `headers` values; clients get literal values as `"***"` (`env:NAME` references as written).
+   */
   mcpServers: McpServersParamSchema.optional(),
   /** Extra instructions given at creation (recorded as an `instruction` item, source `client`). */
   instructions: z.string().optional(),

@@ -78,7 +78,8 @@ responses:
     const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'after-restart' });
     restarted = { server, client };
     const { conversation } = await client.request('conversation/get', { conversationId: withOwn });
-    expect(conversation).toMatchObject({ mcpServers: ownServer, instructions: 'KEEP-THESE-INSTRUCTIONS', approvalPolicy: policy });
+    // Clients see the literal env value as "***"; the server kept the real one (the server starts below).
+    expect(conversation).toMatchObject({ mcpServers: { own: { ...ownServer.own, env: { OWN_SECRET: '***' } } }, instructions: 'KEEP-THESE-INSTRUCTIONS', approvalPolicy: policy });
     const after: Item[] = [];
     const finished = new Promise<void>((resolve) =>
       client.onNotification((event) => {
