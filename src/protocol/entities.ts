@@ -89,6 +89,13 @@ export const SessionSchema = z.object({
   queuedInputs: z.array(z.object({ id: z.string(), text: z.string() })),
   /** Tool calls of the running turn waiting for approval. */
   pendingApprovals: z.array(ApprovalRequestSchema).default([]),
+  /**
+   * Set by `session/setAgent` until the next turn starts and records the change as an
+   * `agent_change` item: the agent the session last ran as (`from`) and when the change was
+   * asked for (ms since the epoch). Kept with the session so a server restart in between
+   * loses nothing.
+   */
+  pendingAgentChange: z.object({ from: z.string(), requestedAt: z.number() }).optional(),
   /** The agent's current plan (its last `update_plan`), when it made one. */
   plan: SessionPlanSchema.optional(),
   createdAt: z.number(),

@@ -79,7 +79,10 @@ export class LiveSession {
   ) {
     this.modelInUse = modelInHistory(items);
     const lastAgentChange = items.findLast((item) => item.kind === 'agent_change');
-    this.agentInUse = lastAgentChange?.kind === 'agent_change' ? lastAgentChange.to : state.agent;
+    const pending = state.pendingAgentChange;
+    // A change asked for before the server stopped is still to record, unless its item was written just before.
+    if (pending !== undefined && !(lastAgentChange !== undefined && lastAgentChange.createdAt >= pending.requestedAt)) this.agentInUse = pending.from;
+    else this.agentInUse = lastAgentChange?.kind === 'agent_change' ? lastAgentChange.to : state.agent;
     const lastChange = items.findLast((item) => item.kind === 'executor_change');
     this.executorsInUse = lastChange?.kind === 'executor_change' ? lastChange.to : conversation.describeWorkLocation();
   }
@@ -181,7 +184,9 @@ export class LiveSession {
    * next turn starts.
    */
   async setAgent(agent: string, model?: string): Promise<Session> {
-    await this.saveState({ agent, ...(model !== undefined ? { model } : {}) });
+    // Stored with the session, so the change is still recorded after a restart before the next turn.
+    const pendingAgentChange = agent !== this.agentInUse ? { from: this.agentInUse, requestedAt: Date.now() } : undefined;
+    await this.saveState({ agent, ...(model !== undefined ? { model } : {}), pendingAgentChange });
     return this.state;
   }
 
@@ -365,6 +370,7 @@ export class LiveSession {
     await this.conversation.recordTurn(turn, 'turn/started');
     if (this.agentInUse !== this.state.agent) await this.record({ ...this.itemBase(turnId), kind: 'agent_change', from: this.agentInUse, to: this.state.agent });
     this.agentInUse = this.state.agent;
+    if (this.state.pendingAgentChange !== undefined) await this.saveState({ pendingAgentChange: undefined });
     if (this.modelInUse !== undefined && this.modelInUse !== this.state.model) {
       await this.record({ ...this.itemBase(turnId), kind: 'model_change', from: this.modelInUse, to: this.state.model });
     }

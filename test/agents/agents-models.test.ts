@@ -8,11 +8,20 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadProvidersFile } from '../../src/config/providers.js';
 import { modelPrices } from '../../src/models/model-catalog.js';
+import { RuntimeClient } from '../../src/client/runtime-client.js';
+import { createLogger } from '../../src/logger.js';
 import type { Item } from '../../src/protocol/index.js';
+import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 
 let harness: InProcessServer | undefined;
+let restarted: { server: RunningServer; client: RuntimeClient } | undefined;
 afterEach(async () => {
+  if (restarted) {
+    await restarted.client.close();
+    await restarted.server.stop();
+    restarted = undefined;
+  }
   await harness?.stop();
   harness = undefined;
 });
@@ -101,6 +110,44 @@ describe('session/setAgent', () => {
     // The history read back from storage shows it too.
     const { items } = await harness.client.request('items/list', { conversationId });
     expect(items.map((stored) => stored.item.kind)).toContain('agent_change');
+  });
+
+  it('records the change at the next turn when the server restarted in between', async () => {
+    harness = await start('responses: [{ text: "one" }, { text: "two" }]');
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'first' });
+    await harness.turnsCompleted(1);
+    const changed = await harness.client.request('session/setAgent', { conversationId, agent: 'reviewer' });
+    expect(changed.session.pendingAgentChange).toMatchObject({ from: 'coder' });
+
+    // A new server process on the same data directory, before the next turn.
+    await harness.client.close();
+    await harness.server.stop();
+    const server = await startRuntimeServer({ paths: harness.environment.paths, port: 0, logger: createLogger('silent') });
+    const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'after-restart' });
+    restarted = { server, client };
+    const after: Item[] = [];
+    const finished = new Promise<void>((resolve) =>
+      client.onNotification((event) => {
+        if (event.method === 'item/completed') after.push(event.params.item);
+        if (event.method === 'turn/completed') resolve();
+      }),
+    );
+    const snapshot = await client.request('conversation/subscribe', { conversationId });
+    expect(snapshot.sessions[0]).toMatchObject({ agent: 'reviewer', pendingAgentChange: { from: 'coder' } });
+    await client.request('session/input', { conversationId, input: 'second' });
+    await finished;
+    expect(JSON.stringify(requestBody(1))).toContain('REVIEWER-INSTRUCTIONS read carefully');
+    const changes = after.filter((item): item is Extract<Item, { kind: 'agent_change' | 'model_change' }> => item.kind === 'agent_change' || item.kind === 'model_change');
+    expect(changes.map((item) => [item.kind, item.from, item.to])).toEqual([
+      ['agent_change', 'coder', 'reviewer'],
+      ['model_change', 'p/main-model', 'p/review-model'],
+    ]);
+    // Recorded once: the pending change is cleared, in the stored state too.
+    const { sessions } = await client.request('conversation/get', { conversationId });
+    expect(sessions[0]?.pendingAgentChange).toBeUndefined();
+    const { items } = await client.request('items/list', { conversationId });
+    expect(items.filter((stored) => stored.item.kind === 'agent_change')).toHaveLength(1);
   });
 
   it('says that a running turn keeps its agent and the change applies from the next turn', async () => {
