@@ -6,7 +6,7 @@ import { RuntimeClient, RuntimeClientError } from '../client/runtime-client.js';
 import type { OpenVaalaPaths } from '../config/paths.js';
 import { ErrorCodes, type ConversationSummary, type Item } from '../protocol/index.js';
 import { resolveConversationId } from './conversation-reference.js';
-import type { OutputStreams } from './exec-output.js';
+import { formatItem, type OutputStreams } from './exec-output.js';
 import { ensureServer } from './server-discovery.js';
 import { UsageError } from './usage-error.js';
 
@@ -56,41 +56,6 @@ export async function runConversationList(paths: OpenVaalaPaths, options: { quer
     if (listing.nextCursor) streams.stderr.write(`(the ${options.limit} most recent; --limit shows more)\n`);
   }
   return 0;
-}
-
-function indent(text: string, prefix: string): string {
-  return text.replace(/\n$/, '').split('\n').map((line) => `${prefix}${line}`).join('\n');
-}
-
-/** One item of a transcript, in the form exec shows it. */
-function formatItem(item: Item): string | undefined {
-  switch (item.kind) {
-    case 'user_message':
-      return `› ${item.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join(' ')}`;
-    case 'assistant_message':
-      return item.text;
-    case 'reasoning':
-      return item.summary.trim() ? `∴ ${item.summary.trim()}` : undefined;
-    case 'tool_call': {
-      const status = item.status === 'interrupted' ? '■ interrupted' : item.isError ? '✗' : '✓';
-      const args = JSON.stringify(item.arguments);
-      const lines = item.output.replace(/\n$/, '').split('\n');
-      const shown = lines.length > 8 ? [...lines.slice(0, 6), `… ${lines.length - 7} more lines`, lines.at(-1) ?? ''] : lines;
-      return `▸ ${item.toolName} ${args.length > 160 ? `${args.slice(0, 157)}...` : args}\n${item.output.trim() ? `${indent(shown.join('\n'), '  │ ')}\n` : ''}  ${status}${item.exitCode !== undefined && item.exitCode !== null ? ` exit ${item.exitCode}` : ''}`;
-    }
-    case 'approval':
-      return `  approval: ${item.decision}${item.prefix ? ` "${item.prefix.join(' ')}"` : ''} by ${item.decidedBy}`;
-    case 'model_error':
-      return `error: ${item.provider} model ${item.model}${item.httpStatus ? ` (HTTP ${item.httpStatus})` : ''}: ${item.message}`;
-    case 'interruption':
-      return `■ interrupted (${item.reason})${item.message ? `: ${item.message}` : ''}`;
-    case 'model_change':
-      return `model: ${item.from} → ${item.to}`;
-    case 'executor_change':
-      return `work location: ${item.from} → ${item.to}`;
-    default:
-      return undefined;
-  }
 }
 
 /**

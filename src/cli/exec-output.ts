@@ -4,7 +4,7 @@
  * the call ends), retries with their wait, errors on stderr — or, with `--json`, one event per
  * line.
  */
-import type { AnyNotification, Item, NotificationParams } from '../protocol/index.js';
+import type { AnyNotification, Item, ItemKind, ItemOf, NotificationParams, PlanStep } from '../protocol/index.js';
 
 /** Where the renderer writes. */
 export interface OutputStreams {
@@ -41,6 +41,88 @@ export function describeRetry(retry: NotificationParams<'turn/retrying'>): strin
   const status = retry.httpStatus !== null ? `HTTP ${retry.httpStatus} ` : '';
   return `retrying in ${formatDelay(retry.delayMs)}: ${status}${retry.message} (retry ${retry.attempt} of ${retry.maxRetries})`;
 }
+
+function indent(text: string, prefix: string): string {
+  return text.replace(/\n$/, '').split('\n').map((line) => `${prefix}${line}`).join('\n');
+}
+
+/** The mark of a plan step's status: `[x]` completed, `[>]` in progress, `[ ]` pending. */
+export function planStepMark(status: PlanStep['status']): string {
+  return status === 'completed' ? '[x]' : status === 'in_progress' ? '[>]' : '[ ]';
+}
+
+/** A plan as exec and `conversations show` print it: `plan: <explanation>`, then one line per step with its mark. */
+export function formatPlan(plan: { explanation?: string | undefined; steps: PlanStep[] }): string {
+  const explanation = plan.explanation?.trim();
+  const steps = plan.steps.map((step) => `  ${planStepMark(step.status)} ${step.step}`);
+  return [`plan${explanation ? `: ${explanation}` : ''}`, ...(steps.length > 0 ? steps : ['  (no steps)'])].join('\n');
+}
+
+/** The first line of a text, with `…` when more follows. */
+function firstLine(text: string): string {
+  const lines = text.trim().split('\n');
+  return `${lines[0] ?? ''}${lines.length > 1 ? ' …' : ''}`;
+}
+
+/**
+ * How each kind of item reads in a transcript (`openvaala conversations show`), one entry per
+ * kind of the protocol's `ItemSchema`; `undefined` when an item has nothing to show (a
+ * reasoning item without a summary). `openvaala exec` uses the same form for the kinds it
+ * prints as lines (see {@link execItemDisplay}).
+ */
+export const itemFormats: { [K in ItemKind]: (item: ItemOf<K>) => string | undefined } = {
+  user_message: (item) => `› ${item.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join(' ')}`,
+  assistant_message: (item) => item.text,
+  reasoning: (item) => (item.summary.trim() ? `∴ ${item.summary.trim()}` : undefined),
+  tool_call: (item) => {
+    const status = item.status === 'interrupted' ? '■ interrupted' : item.isError ? '✗' : '✓';
+    const args = JSON.stringify(item.arguments);
+    const lines = item.output.replace(/\n$/, '').split('\n');
+    const shown = lines.length > 8 ? [...lines.slice(0, 6), `… ${lines.length - 7} more lines`, lines.at(-1) ?? ''] : lines;
+    return `▸ ${item.toolName} ${args.length > 160 ? `${args.slice(0, 157)}...` : args}\n${item.output.trim() ? `${indent(shown.join('\n'), '  │ ')}\n` : ''}  ${status}${item.exitCode !== undefined && item.exitCode !== null ? ` exit ${item.exitCode}` : ''}`;
+  },
+  agent_message: (item) => `✉ ${item.fromSessionId} → ${item.toSessionId}: ${firstLine(item.text)}`,
+  approval: (item) => `  approval: ${item.decision}${item.prefix ? ` "${item.prefix.join(' ')}"` : ''} by ${item.decidedBy}`,
+  model_error: (item) => `error: ${item.provider} model ${item.model}${item.httpStatus ? ` (HTTP ${item.httpStatus})` : ''}: ${item.message}`,
+  context_summary: () => '⋯ earlier context compacted into a summary',
+  model_change: (item) => `model: ${item.from} → ${item.to}`,
+  agent_change: (item) => `agent: ${item.from} → ${item.to}`,
+  executor_change: (item) => `work location: ${item.from} → ${item.to}`,
+  instruction: (item) => `instructions: ${item.name} (${item.source})`,
+  plan: (item) => formatPlan(item),
+  hook_run: (item) => `hook ${item.event}: ${item.command}${item.exitCode !== null ? ` exit ${item.exitCode}` : ''}${item.decision ? ` (${item.decision})` : ''}`,
+  interruption: (item) => `■ interrupted (${item.reason})${item.message ? `: ${item.message}` : ''}`,
+};
+
+/** One item in its transcript form (see {@link itemFormats}); `undefined` when it has nothing to show. */
+export function formatItem(item: Item): string | undefined {
+  return (itemFormats[item.kind] as (item: Item) => string | undefined)(item);
+}
+
+/**
+ * What `openvaala exec` prints when an item of each kind completes: `streamed` — shown as it
+ * arrives (answer, reasoning, tool calls) or on its own terms (errors on stderr, interruptions);
+ * `line` — its transcript form ({@link itemFormats}); `hidden` — not printed (the prompt exec
+ * sent itself, approvals exec asked about on the terminal, instructions, which
+ * `conversations show` lists).
+ */
+export const execItemDisplay: Record<ItemKind, 'streamed' | 'line' | 'hidden'> = {
+  user_message: 'hidden',
+  assistant_message: 'streamed',
+  reasoning: 'streamed',
+  tool_call: 'streamed',
+  agent_message: 'line',
+  approval: 'hidden',
+  model_error: 'streamed',
+  context_summary: 'line',
+  model_change: 'line',
+  agent_change: 'line',
+  executor_change: 'line',
+  instruction: 'hidden',
+  plan: 'line',
+  hook_run: 'hidden',
+  interruption: 'streamed',
+};
 
 /** Output of one tool call while it runs. */
 interface LiveOutput {
@@ -89,7 +171,7 @@ export class HumanRenderer {
     }
   }
 
-  private delta(itemId: string, delta: { text?: string; reasoning?: string; output?: string }): void {
+  private delta(itemId: string, delta: { text?: string; reasoning?: string; reasoningRaw?: string; output?: string }): void {
     if (delta.text) {
       // The answer starts on its own line after streamed reasoning.
       if (this.reasoningOpen) this.endLine();
@@ -97,13 +179,15 @@ export class HumanRenderer {
       this.streams.stdout.write(delta.text);
       this.midLine = !delta.text.endsWith('\n');
     }
-    if (delta.reasoning) {
+    // Raw reasoning (Chat Completions servers) is shown like a summary: it is all the provider gives.
+    const reasoning = delta.reasoning ?? delta.reasoningRaw;
+    if (reasoning) {
       if (!this.reasoningStreamed.has(itemId)) {
         this.endLine();
         this.streams.stdout.write('∴ ');
         this.reasoningStreamed.add(itemId);
       }
-      this.streams.stdout.write(delta.reasoning.replace(/\n/g, '\n  '));
+      this.streams.stdout.write(reasoning.replace(/\n/g, '\n  '));
       this.midLine = true;
       this.reasoningOpen = true;
     }
@@ -134,7 +218,10 @@ export class HumanRenderer {
       this.endLine();
       this.streams.stderr.write(`error: ${item.provider} model ${item.model}${item.httpStatus ? ` (HTTP ${item.httpStatus})` : ''}: ${item.message}${item.retries ? ` (after ${item.retries} retries)` : ''}\n`);
     } else if (item.kind === 'interruption') {
-      this.line(`■ interrupted (${item.reason})${item.message ? `: ${item.message}` : ''}`);
+      this.line(formatItem(item) ?? '');
+    } else if (execItemDisplay[item.kind] === 'line') {
+      const text = formatItem(item);
+      if (text !== undefined) this.line(text);
     }
   }
 

@@ -46,6 +46,8 @@ export type ApprovalPolicy = z.infer<typeof ApprovalPolicySchema>;
 /** One agent definition. */
 export const AgentDefinitionSchema = z.strictObject({
   default: z.boolean().optional(),
+  /** What the agent is for, shown to people choosing one (`agents/list`). */
+  description: z.string().optional(),
   /** `<provider>/<model-id>`; default: `defaultModel` of providers.yaml. */
   model: z.string().regex(/^[^/]+\/.+$/, 'expected "<provider>/<model-id>"').optional(),
   /** Extra system instructions for this agent. */

@@ -34,10 +34,28 @@ export const ReasoningSettingsSchema = z.strictObject({
 /** What a reasoning model is asked for. */
 export type ReasoningSettings = z.infer<typeof ReasoningSettingsSchema>;
 
+/**
+ * What a model costs, in US dollars per million tokens: input, output, and input read from the
+ * provider's prompt cache (when the provider bills it differently).
+ */
+export const ModelPricesSchema = z.strictObject({
+  inputPerMillionUsd: z.number().nonnegative(),
+  outputPerMillionUsd: z.number().nonnegative(),
+  cachedInputPerMillionUsd: z.number().nonnegative().optional(),
+});
+/** What a model costs, USD per million tokens. */
+export type ModelPrices = z.infer<typeof ModelPricesSchema>;
+
 /** What is known of one model of a provider (all optional; the built-in catalog fills gaps). */
 export const ModelSettingsSchema = z.strictObject({
+  /** Name shown to people (default: the model id). */
+  displayName: z.string().min(1).optional(),
   /** Context window in tokens. */
   contextWindow: z.number().int().positive().optional(),
+  /** Most tokens the model writes in one answer. */
+  maxOutputTokens: z.number().int().positive().optional(),
+  /** Prices in USD per million tokens, for cost accounting. */
+  prices: ModelPricesSchema.optional(),
   tools: z.boolean().optional(),
   /** Whether the model reasons (`true`: with the default settings), or how it is asked to. */
   reasoning: z.union([z.boolean(), ReasoningSettingsSchema]).optional(),

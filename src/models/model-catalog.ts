@@ -3,8 +3,8 @@
  * model), with context window and capabilities from configuration, else from a small table
  * of well-known model families.
  */
-import type { ModelSettings, ProvidersFile, ReasoningSettings } from '../config/providers.js';
-import type { ModelInfo } from '../protocol/index.js';
+import type { ModelPrices, ModelSettings, ProvidersFile, ReasoningSettings } from '../config/providers.js';
+import type { ModelInfo, ReasoningEffort } from '../protocol/index.js';
 
 interface KnownFamily {
   pattern: RegExp;
@@ -26,20 +26,52 @@ const KNOWN_FAMILIES: KnownFamily[] = [
 /** Context window assumed for a model nobody told us about, in tokens. */
 export const FALLBACK_CONTEXT_WINDOW = 128_000;
 
+/**
+ * The efforts each provider kind can be asked for (see `src/models/reasoning.ts`): the Responses
+ * API takes `reasoning.effort` minimal…high; Chat Completions servers take `reasoning_effort`
+ * low…high; Anthropic and Gemini take a thinking budget, where `none` means no thinking.
+ */
+const EFFORTS_BY_KIND: Record<string, ReasoningEffort[]> = {
+  openai: ['minimal', 'low', 'medium', 'high'],
+  'openai-compatible': ['low', 'medium', 'high'],
+  anthropic: ['none', 'minimal', 'low', 'medium', 'high'],
+  google: ['none', 'minimal', 'low', 'medium', 'high'],
+};
+
 function describeModel(providerName: string, kind: string, modelId: string, settings: ModelSettings = {}): ModelInfo {
   const family = KNOWN_FAMILIES.find((known) => known.pattern.test(modelId));
   const contextWindow = settings.contextWindow ?? family?.contextWindow;
+  const reasoning = settings.reasoning !== undefined ? settings.reasoning !== false : (family?.reasoning ?? false);
   return {
     id: `${providerName}/${modelId}`,
     provider: providerName,
     kind,
+    displayName: settings.displayName ?? modelId,
     ...(contextWindow !== undefined ? { contextWindow } : {}),
+    ...(settings.maxOutputTokens !== undefined ? { maxOutputTokens: settings.maxOutputTokens } : {}),
     capabilities: {
       tools: settings.tools ?? true,
-      reasoning: settings.reasoning !== undefined ? settings.reasoning !== false : (family?.reasoning ?? false),
+      reasoning,
       images: settings.images ?? family?.images ?? false,
     },
+    reasoningEfforts: reasoning ? [...(EFFORTS_BY_KIND[kind] ?? [])] : [],
+    ...(settings.prices ? { prices: { ...settings.prices } } : {}),
   };
+}
+
+/**
+ * The prices of a model, USD per million tokens: those configured in `providers.yaml`
+ * (`providers.<name>.models.<id>.prices`), else undefined (the built-in catalog holds no
+ * prices: published prices change too often to be built in).
+ * @param catalog the loaded `providers.yaml`
+ * @param modelId `provider/model-id`
+ * @returns the prices, or undefined when the model, its provider or its prices are unknown (never throws)
+ */
+export function modelPrices(catalog: ProvidersFile, modelId: string): ModelPrices | undefined {
+  const slash = modelId.indexOf('/');
+  if (slash <= 0) return undefined;
+  const prices = catalog.providers[modelId.slice(0, slash)]?.models?.[modelId.slice(slash + 1)]?.prices;
+  return prices ? { ...prices } : undefined;
 }
 
 /** Lists the configured models, the default model first. */

@@ -104,6 +104,11 @@ export class ModelRegistry {
     return listModels(this.providers);
   }
 
+  /** The loaded `providers.yaml` the catalog is made from (for `modelPrices`). */
+  get catalog(): ProvidersFile {
+    return this.providers;
+  }
+
   /** The model used when none is named, if configured. */
   get defaultModel(): string | undefined {
     return this.providers.defaultModel;

@@ -4,6 +4,8 @@
  */
 import { z } from 'zod';
 import { TokenUsageSchema } from './items.js';
+import { SessionPlanSchema } from './plans.js';
+import { ConversationContextFields } from './conversation-context.js';
 
 /** One executor a conversation may use, and its working directory there. */
 export const WorkLocationEntrySchema = z.object({
@@ -31,6 +33,7 @@ export const ConversationSchema = z.object({
   archived: z.boolean().optional(),
   /** For a conversation made by `conversation/fork`: the source conversation and its last item copied. */
   forkedFrom: z.object({ conversationId: z.string(), itemId: z.string() }).optional(),
+  ...ConversationContextFields,
 });
 /** A conversation. */
 export type Conversation = z.infer<typeof ConversationSchema>;
@@ -97,6 +100,15 @@ export const SessionSchema = z.object({
   historyEpoch: z.number().int().nonnegative().optional(),
   /** Seq of the last item kept by the latest rewind (present once `historyEpoch` > 0). */
   rewoundAfterSeq: z.number().int().nonnegative().optional(),
+  /**
+   * Set by `session/setAgent` until the next turn starts and records the change as an
+   * `agent_change` item: the agent the session last ran as (`from`) and when the change was
+   * asked for (ms since the epoch). Kept with the session so a server restart in between
+   * loses nothing.
+   */
+  pendingAgentChange: z.object({ from: z.string(), requestedAt: z.number() }).optional(),
+  /** The agent's current plan (its last `update_plan`), when it made one. */
+  plan: SessionPlanSchema.optional(),
   createdAt: z.number(),
   updatedAt: z.number(),
 });

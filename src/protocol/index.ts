@@ -8,3 +8,6 @@ export * from './methods.js';
 export * from './lifecycle.js';
 export * from './turn-control.js';
 export * from './json-rpc.js';
+export * from './agents.js';
+export * from './plans.js';
+export * from './conversation-context.js';

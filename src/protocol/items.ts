@@ -3,6 +3,7 @@
  * a session recorded; clients render items and the model context is built from them.
  */
 import { z } from 'zod';
+import { PlanStepSchema } from './plans.js';
 
 /** How an item ended. */
 export const ItemStatusSchema = z.enum(['completed', 'failed', 'interrupted']);
@@ -83,7 +84,16 @@ export const AssistantMessageItemSchema = z.object({
 export const ReasoningItemSchema = z.object({
   ...itemBase,
   kind: z.literal('reasoning'),
+  /** The summary parts joined by a blank line (what readers of items without `summaryParts` show). */
   summary: z.string(),
+  /**
+   * The readable summary in the parts the provider sent (Responses summary parts, Anthropic
+   * thinking blocks, Gemini thoughts); `item/delta` `partIndex` indexes it. Absent in items
+   * written before parts were recorded.
+   */
+  summaryParts: z.array(z.string()).optional(),
+  /** The model's raw reasoning text, where the provider gives it (Chat Completions `reasoning_content`). */
+  rawText: z.string().optional(),
   /**
    * `provider/model` that produced it. Reasoning is sent back only to that model: signed or
    * encrypted reasoning is bound to it (absent in logs written before it was recorded; such
@@ -157,6 +167,10 @@ export const ContextSummaryItemSchema = z.object({
 
 /** The session's model changed. */
 export const ModelChangeItemSchema = z.object({ ...itemBase, kind: z.literal('model_change'), from: z.string(), to: z.string() });
+/** The session's agent changed (`session/setAgent`), recorded when the next turn starts. */
+export const AgentChangeItemSchema = z.object({ ...itemBase, kind: z.literal('agent_change'), from: z.string(), to: z.string() });
+/** The agent set its plan (`update_plan`): every step, as a whole. */
+export const PlanItemSchema = z.object({ ...itemBase, kind: z.literal('plan'), explanation: z.string().optional(), steps: z.array(PlanStepSchema) });
 /** The session's executor changed. */
 export const ExecutorChangeItemSchema = z.object({ ...itemBase, kind: z.literal('executor_change'), from: z.string(), to: z.string() });
 
@@ -164,7 +178,8 @@ export const ExecutorChangeItemSchema = z.object({ ...itemBase, kind: z.literal(
 export const InstructionItemSchema = z.object({
   ...itemBase,
   kind: z.literal('instruction'),
-  source: z.enum(['agents_md', 'skill', 'agent']),
+  /** `client`: given with `conversation/create` `instructions`. */
+  source: z.enum(['agents_md', 'skill', 'agent', 'client']),
   name: z.string(),
   body: z.string(),
 });
@@ -199,8 +214,10 @@ export const ItemSchema = z.discriminatedUnion('kind', [
   ModelErrorItemSchema,
   ContextSummaryItemSchema,
   ModelChangeItemSchema,
+  AgentChangeItemSchema,
   ExecutorChangeItemSchema,
   InstructionItemSchema,
+  PlanItemSchema,
   HookRunItemSchema,
   InterruptionItemSchema,
 ]);

@@ -8,6 +8,9 @@ import { ApprovalDecisionSchema, ApprovalRequestSchema, ConversationSchema, Conv
 import { ContentPartSchema, ItemSchema, StoredItemSchema } from './items.js';
 import { lifecycleMethods, lifecycleNotifications } from './lifecycle.js';
 import { ClientMessageIdSchema, SessionHeadsSchema, turnControlMethods, turnControlNotifications } from './turn-control.js';
+import { agentMethods } from './agents.js';
+import { planNotifications } from './plans.js';
+import { ApprovalPolicyParamSchema, McpServersParamSchema } from './conversation-context.js';
 
 /** Version of the message shapes; bumped on any incompatible change. */
 export const PROTOCOL_VERSION = 1;
@@ -54,12 +57,37 @@ export const ModelInfoSchema = z.object({
   provider: z.string(),
   /** Provider kind (`openai`, `anthropic`, `google`, `openai-compatible`). */
   kind: z.string(),
+  /** Name shown to people (the configured `displayName`, else the model id). */
+  displayName: z.string(),
   /** Context window in tokens, when known. */
   contextWindow: z.number().int().positive().optional(),
+  /** Most tokens the model writes in one answer, when known. */
+  maxOutputTokens: z.number().int().positive().optional(),
   capabilities: z.object({ tools: z.boolean(), reasoning: z.boolean(), images: z.boolean() }),
+  /** The efforts `session/input` `reasoningEffort` may ask of this model (empty for a model that does not reason). */
+  reasoningEfforts: z.array(ReasoningEffortSchema),
+  /** Prices in USD per million tokens, when known (`providers.yaml` `prices`, else built in). */
+  prices: z
+    .object({ inputPerMillionUsd: z.number().nonnegative(), outputPerMillionUsd: z.number().nonnegative(), cachedInputPerMillionUsd: z.number().nonnegative().optional() })
+    .optional(),
 });
 /** A model of the catalog. */
 export type ModelInfo = z.infer<typeof ModelInfoSchema>;
+
+/**
+ * Streamed progress of an item: assistant `text`, reasoning summary text (`reasoning`, in the
+ * summary part `partIndex`), raw reasoning text (`reasoningRaw`), or tool `output`.
+ */
+export const ItemDeltaSchema = z.object({
+  text: z.string().optional(),
+  reasoning: z.string().optional(),
+  /** With `reasoning`: which summary part (0-based, the index into the item's `summaryParts`) the text belongs to. */
+  partIndex: z.number().int().nonnegative().optional(),
+  reasoningRaw: z.string().optional(),
+  output: z.string().optional(),
+});
+/** Streamed progress of an item. */
+export type ItemDelta = z.infer<typeof ItemDeltaSchema>;
 
 /** Request methods: name → params and result schemas. */
 export const methods = {
@@ -87,6 +115,12 @@ export const methods = {
       title: z.string().optional(),
       /** The client's id for this request: a repeat answers the first result and creates nothing. */
       clientMessageId: ClientMessageIdSchema.optional(),
+      /** MCP servers for this conversation only, each shaped like one entry of `mcp.yaml` `servers`. */
+      mcpServers: McpServersParamSchema.optional(),
+      /** Extra instructions for the model, recorded as an `instruction` item (source `client`). */
+      instructions: z.string().min(1).optional(),
+      /** Approval policy for this conversation only, over the agent's (`agents.yaml` shape). */
+      approvalPolicy: ApprovalPolicyParamSchema.optional(),
     }).refine((params) => (params.cwd === undefined) !== (params.workLocation === undefined), { message: 'give either cwd (with an optional executor) or workLocation', path: ['cwd'] }),
     result: z.object({ conversation: ConversationSchema, session: SessionSchema }),
   },
@@ -300,6 +334,7 @@ export const methods = {
   },
   ...lifecycleMethods,
   ...turnControlMethods,
+  ...agentMethods,
 } as const;
 
 /** Server-to-client notifications: name → params schema. */
@@ -335,7 +370,7 @@ export const notifications = {
     kind: z.string(),
     /** The session log's last stored seq when the delta was sent. */
     seq: z.number().int().nonnegative(),
-    delta: z.object({ text: z.string().optional(), reasoning: z.string().optional(), output: z.string().optional() }),
+    delta: ItemDeltaSchema,
   }),
   /** The configuration was reloaded or changed (`ok`), or a reload failed and the previous one stays (`error`). */
   /** After a reload or update: `ok`, every problem (`error`), and what applies only later (`notes`). */
@@ -365,6 +400,7 @@ export const notifications = {
   'item/completed': z.object({ conversationId, sessionId: z.string(), seq: z.number().int().positive(), item: ItemSchema }),
   ...lifecycleNotifications,
   ...turnControlNotifications,
+  ...planNotifications,
 } as const;
 
 /**

@@ -4,7 +4,8 @@
  * until the model stops. Steering input is read before each model call.
  */
 import { newId } from '../ids.js';
-import type { Item, ItemOf, ReasoningEffort, TokenUsage, TurnStatus, TurnStopReason } from '../protocol/index.js';
+import type { ContentPart, Item, ItemDelta, ItemOf, ReasoningEffort, TokenUsage, TurnStatus, TurnStopReason } from '../protocol/index.js';
+import { reasoningDelta, reasoningText } from './reasoning-parts.js';
 import type { Logger } from '../logger.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { Tool, ToolContext, ToolResult } from '../tools/tool.js';
@@ -75,7 +76,7 @@ export interface AgentEnvironment {
   /** Tells clients an item began (`item/started`). */
   itemStarted(itemId: string, kind: Item['kind'], partial: Record<string, unknown>): void;
   /** Streams progress of an item in progress (`item/delta`). */
-  itemDelta(itemId: string, delta: { text?: string; reasoning?: string; output?: string }): void;
+  itemDelta(itemId: string, delta: ItemDelta): void;
   /** The turn's reasoning effort, over the model's configured one (`session/input` `reasoningEffort`); absent = configured. */
   reasoningEffort?: ReasoningEffort;
   /** The server log, for details a person at a terminal should not be shown (a provider's full validation report); absent = not logged. */
@@ -296,10 +297,10 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
             streamedText += text;
             environment.itemDelta(assistantItemId, { text });
           },
-          onReasoningDelta: (text) => {
+          onReasoningDelta: (text, partIndex) => {
             if (!streamedReasoning) environment.itemStarted(reasoningItemId, 'reasoning', {});
             streamedReasoning = true;
-            environment.itemDelta(reasoningItemId, { reasoning: text });
+            environment.itemDelta(reasoningItemId, reasoningDelta(environment.model.kind, text, partIndex));
           },
           onRetry: (failure, attempt, delayMs) =>
             environment.modelRetrying?.({ attempt, maxRetries: environment.retryPolicy.maxRetries, delayMs, httpStatus: failure.httpStatus, message: failure.message }),
@@ -329,7 +330,7 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
         ...items.base(reasoningItemId, reasoningCreatedAt),
         kind: 'reasoning',
         status: 'completed',
-        summary: result.reasoning,
+        ...reasoningText(environment.model.kind, result.reasoningParts),
         model: environment.model.name,
         providerData: { parts: result.reasoningParts },
       });

@@ -87,7 +87,7 @@ export function itemsInContext(items: Item[]): Item[] {
  */
 export function keptByCompaction(items: Item[]): { standing: Item[]; latestRequest: Item | undefined } {
   const latestRequest = items.findLast((item) => (item.kind === 'user_message' && item.mode === 'input' && item.status !== 'failed') || item.kind === 'agent_message');
-  const standing = items.filter((item) => item.kind === 'instruction' && (item.source === 'agents_md' || (item.source === 'skill' && item.name !== 'skill-problems')));
+  const standing = items.filter((item) => item.kind === 'instruction' && (item.source === 'agents_md' || item.source === 'client' || (item.source === 'skill' && item.name !== 'skill-problems')));
   return { standing, latestRequest };
 }
 

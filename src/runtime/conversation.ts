@@ -9,7 +9,7 @@ import type { ConversationState, MetadataEntry } from '../dao/conversation-store
 import type { Workspace } from '../executors/workspace.js';
 import { newId } from '../ids.js';
 import { McpClientManager, type McpSettings } from '../mcp/client-manager.js';
-import type { AnyNotification, Conversation, Item, Session, SessionHeads, StoredItem, Turn } from '../protocol/index.js';
+import type { AnyNotification, Conversation, Item, ItemDelta, Session, SessionHeads, StoredItem, Turn } from '../protocol/index.js';
 import { ApprovalBroker } from './approvals/broker.js';
 import { EventBus, type EventListener } from './event-bus.js';
 import type { Runtime } from './runtime.js';
@@ -22,7 +22,9 @@ const DEFAULT_SYSTEM_PROMPT = readFileSync(fileURLToPath(new URL('./prompts/syst
 interface ItemInProgress {
   started: Extract<AnyNotification, { method: 'item/started' }>;
   text: string;
-  reasoning: string;
+  /** Reasoning summary text so far, by part index. */
+  reasoning: string[];
+  reasoningRaw: string;
   output: string;
 }
 
@@ -44,9 +46,9 @@ export interface SubscribeOptions {
  */
 function holdEvent(held: AnyNotification[], event: AnyNotification): void {
   const last = held.at(-1);
-  if (event.method === 'item/delta' && last?.method === 'item/delta' && last.params.itemId === event.params.itemId) {
+  if (event.method === 'item/delta' && last?.method === 'item/delta' && last.params.itemId === event.params.itemId && last.params.delta.partIndex === event.params.delta.partIndex) {
     const merged = { ...last.params.delta };
-    for (const key of ['text', 'reasoning', 'output'] as const) {
+    for (const key of ['text', 'reasoning', 'reasoningRaw', 'output'] as const) {
       const piece = event.params.delta[key];
       if (piece) merged[key] = (merged[key] ?? '') + piece;
     }
@@ -113,7 +115,10 @@ export class LiveConversation {
 
   private createMcpClients(): McpClientManager {
     const workspace = this.workspaces[0];
-    return new McpClientManager(this.runtime.mcp, { workDirectory: workspace.root, workExecutor: workspace.executor.name, findExecutor: (name) => this.runtime.findExecutor(name) });
+    // The conversation's own servers (conversation/create mcpServers) join those of mcp.yaml.
+    const own = this.state.mcpServers as McpSettings['servers'] | undefined;
+    const settings = own ? { ...this.runtime.mcp, servers: { ...this.runtime.mcp?.servers, ...own } } : this.runtime.mcp;
+    return new McpClientManager(settings, { workDirectory: workspace.root, workExecutor: workspace.executor.name, findExecutor: (name) => this.runtime.findExecutor(name) });
   }
 
   /** The conversation's MCP clients. */
@@ -313,16 +318,20 @@ export class LiveConversation {
   /** Announces an item that began. */
   itemStarted(sessionId: string, turnId: string, itemId: string, kind: Item['kind'], partial: Record<string, unknown>): void {
     const started = { method: 'item/started' as const, params: { conversationId: this.id, sessionId, turnId, itemId, kind, seq: this.itemHead(sessionId), partial } };
-    this.inProgress.set(itemId, { started, text: '', reasoning: '', output: '' });
+    this.inProgress.set(itemId, { started, text: '', reasoning: [], reasoningRaw: '', output: '' });
     this.publish(started);
   }
 
   /** Streams progress of an item in progress (announced by `itemStarted`, which gives its kind). */
-  itemDelta(sessionId: string, turnId: string, itemId: string, delta: { text?: string; reasoning?: string; output?: string }): void {
+  itemDelta(sessionId: string, turnId: string, itemId: string, delta: ItemDelta): void {
     const progress = this.inProgress.get(itemId);
     if (progress) {
       progress.text += delta.text ?? '';
-      progress.reasoning += delta.reasoning ?? '';
+      if (delta.reasoning) {
+        const part = delta.partIndex ?? 0;
+        progress.reasoning[part] = (progress.reasoning[part] ?? '') + delta.reasoning;
+      }
+      progress.reasoningRaw += delta.reasoningRaw ?? '';
       progress.output += delta.output ?? '';
     }
     const kind = progress?.started.params.kind ?? (delta.output !== undefined ? 'tool_call' : delta.reasoning !== undefined ? 'reasoning' : 'assistant_message');
@@ -386,7 +395,7 @@ export class LiveConversation {
     const snapshot = this.snapshot();
     const heads = this.heads();
     const metadataSeq = this.metadataSeq;
-    const progressSnapshot = [...this.inProgress.values()].map((progress) => ({ ...progress }));
+    const progressSnapshot = [...this.inProgress.values()].map((progress) => ({ ...progress, reasoning: [...progress.reasoning] }));
     const approvals = this.approvals.list();
     if (signal?.aborted) unsubscribe();
     else signal?.addEventListener('abort', unsubscribe, { once: true });
@@ -417,12 +426,14 @@ export class LiveConversation {
         // Items in progress at the snapshot are not stored yet (a stored item's id is never in progress).
         for (const progress of progressSnapshot) {
           listener(progress.started);
-          const { text, reasoning, output } = progress;
-          if (text || reasoning || output) {
-            const { sessionId, turnId, itemId, kind } = progress.started.params;
-            const delta = { ...(text ? { text } : {}), ...(reasoning ? { reasoning } : {}), ...(output ? { output } : {}) };
-            listener({ method: 'item/delta', params: { conversationId: this.id, sessionId, turnId, itemId, kind, seq: heads[sessionId] ?? 0, delta } });
-          }
+          const { text, reasoningRaw, output } = progress;
+          const { sessionId, turnId, itemId, kind } = progress.started.params;
+          const deltaOf = (delta: ItemDelta) => listener({ method: 'item/delta', params: { conversationId: this.id, sessionId, turnId, itemId, kind, seq: heads[sessionId] ?? 0, delta } });
+          // One delta per reasoning part, so the late subscriber rebuilds the same parts.
+          progress.reasoning.forEach((reasoning, partIndex) => {
+            if (reasoning) deltaOf({ reasoning, partIndex });
+          });
+          if (text || reasoningRaw || output) deltaOf({ ...(text ? { text } : {}), ...(reasoningRaw ? { reasoningRaw } : {}), ...(output ? { output } : {}) });
         }
         // A client that arrives while a call waits for approval is asked too (its answer, if any came since, is held below).
         for (const approval of approvals) listener({ method: 'approval/requested', params: { conversationId: this.id, approval } });

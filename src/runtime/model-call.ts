@@ -55,7 +55,8 @@ export interface ModelRequest {
 /** Streaming callbacks of a model call. */
 export interface ModelCallHandlers {
   onTextDelta?: (text: string) => void;
-  onReasoningDelta?: (text: string) => void;
+  /** `partIndex`: which reasoning block of this answer (0-based) the text belongs to. */
+  onReasoningDelta?: (text: string, partIndex: number) => void;
   /** Called before a retry, with the failure and the delay chosen (ms). */
   onRetry?: (failure: ModelCallError, attempt: number, delayMs: number) => void;
 }
@@ -183,8 +184,9 @@ class ResponseCollector {
             block.text += part.text;
             this.merge(block, part.providerMetadata);
           }
+          const index = block ? this.outcome.reasoningParts.indexOf(block) : this.outcome.reasoningParts.length - 1;
+          this.handlers.onReasoningDelta?.(part.text, Math.max(index, 0));
         }
-        this.handlers.onReasoningDelta?.(part.text);
         break;
       case 'tool-call':
         this.outcome.toolCalls.push({ callId: part.toolCallId, toolName: part.toolName, arguments: part.input, ...replayableMetadata(part.providerMetadata) });
@@ -278,9 +280,9 @@ export async function callModel(
         streamed = true;
         handlers.onTextDelta?.(text);
       },
-      onReasoningDelta: (text) => {
+      onReasoningDelta: (text, partIndex) => {
         streamed = true;
-        handlers.onReasoningDelta?.(text);
+        handlers.onReasoningDelta?.(text, partIndex);
       },
     };
     try {

@@ -190,6 +190,11 @@ export class Runtime {
     return definition;
   }
 
+  /** The agent definitions in force (`agents.yaml`), in file order. */
+  get agentDefinitions(): AgentsFile['agents'] {
+    return this.agents.agents;
+  }
+
   /** The configured executor of that name, or undefined. */
   findExecutor(name: string): Executor | undefined {
     return this.executors.get(name);
@@ -205,7 +210,7 @@ export class Runtime {
    * Creates a conversation with its root session and opens it.
    * @throws NotFoundError for an unknown executor; Error for a relative cwd or an unknown model
    */
-  async createConversation(options: { cwd?: string; executor?: string; workLocation?: WorkLocationEntry[]; model?: string; agent?: string; title?: string }): Promise<LiveConversation> {
+  async createConversation(options: { cwd?: string; executor?: string; workLocation?: WorkLocationEntry[]; model?: string; agent?: string; title?: string; context?: Pick<Conversation, 'mcpServers' | 'instructions' | 'approvalPolicy'> }): Promise<LiveConversation> {
     const workLocation = options.workLocation ?? (options.cwd !== undefined ? [{ executor: options.executor ?? 'local', cwd: options.cwd }] : []);
     const first = workLocation[0];
     if (!first) throw new InvalidWorkLocationError('give cwd (with an optional executor) or a non-empty workLocation');
@@ -234,6 +239,8 @@ export class Runtime {
       rootSessionId: session.id,
       createdAt: now,
       updatedAt: now,
+      // MCP servers, instructions and approval policy given for this conversation only, kept with it.
+      ...options.context,
     };
     await this.store.createConversation(conversation, session);
     const live = new LiveConversation(this, conversation, this.workspacesOf(conversation), { conversation, sessions: [session], turns: [], metadataSeq: 2 }, new Map());

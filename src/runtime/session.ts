@@ -22,6 +22,7 @@ import { StateConflictError } from './state-conflict-error.js';
 import { BackgroundCommandRegistry } from './background-commands.js';
 import { answeredInItems, InputQueue, inputWork, originOf, requireRunningTurn, type InputOptions, type InputOutcome, type PendingWork } from './input-queue.js';
 import { costOf, usageReport } from './usage.js';
+import { updatePlanTool, type PlanUpdate } from '../tools/update-plan.js';
 
 /** The model a session's history was last run with, from its items (undefined for a new session). */
 function modelInHistory(items: Item[]): string | undefined {
@@ -39,6 +40,8 @@ export class LiveSession {
   private readonly queue = new InputQueue();
   private contextMeter = new ContextMeter();
   private modelInUse: string | undefined;
+  /** The agent the last turn ran as, to record an `agent_change` when `session/setAgent` changed it. */
+  private agentInUse: string;
   private executorsInUse: string;
   private lastTurnStatus: Exclude<Turn['status'], 'running'> | undefined;
   /** Tool calls approved "for the session", by tool name and arguments. */
@@ -61,6 +64,11 @@ export class LiveSession {
     private readonly items: Item[],
   ) {
     this.modelInUse = modelInHistory(items);
+    const lastAgentChange = items.findLast((item) => item.kind === 'agent_change');
+    const pending = state.pendingAgentChange;
+    // A change asked for before the server stopped is still to record, unless its item was written just before.
+    if (pending !== undefined && !(lastAgentChange !== undefined && lastAgentChange.createdAt >= pending.requestedAt)) this.agentInUse = pending.from;
+    else this.agentInUse = lastAgentChange?.kind === 'agent_change' ? lastAgentChange.to : state.agent;
     const lastChange = items.findLast((item) => item.kind === 'executor_change');
     this.executorsInUse = lastChange?.kind === 'executor_change' ? lastChange.to : conversation.describeWorkLocation();
   }
@@ -222,6 +230,26 @@ export class LiveSession {
   }
 
   /**
+   * Sets the agent (and the agent's model, when it names one) for the next turns; a running
+   * turn finishes as the agent it started with. Recorded as an `agent_change` item when the
+   * next turn starts.
+   */
+  async setAgent(agent: string, model?: string): Promise<Session> {
+    // Stored with the session, so the change is still recorded after a restart before the next turn.
+    const pendingAgentChange = agent !== this.agentInUse ? { from: this.agentInUse, requestedAt: Date.now() } : undefined;
+    await this.saveState({ agent, ...(model !== undefined ? { model } : {}), pendingAgentChange });
+    return this.state;
+  }
+
+  /** Records the agent's plan (`update_plan`) as a `plan` item, announces it and keeps it in the session state for late subscribers. */
+  private async setPlan(turnId: string, plan: PlanUpdate): Promise<void> {
+    const item: Item = { ...this.itemBase(turnId), kind: 'plan', ...plan };
+    await this.record(item);
+    this.conversation.publish({ method: 'plan/updated', params: { conversationId: this.conversation.id, sessionId: this.id, turnId, itemId: item.id, ...plan } });
+    await this.saveState({ plan: { itemId: item.id, turnId, ...plan, updatedAt: item.completedAt } });
+  }
+
+  /**
    * Adds work to the queue and starts the queue's loop when it is not running. The turn id is
    * given now, so the caller can follow the turn its input will start.
    */
@@ -289,7 +317,8 @@ export class LiveSession {
   private async authorize(turnId: string, policy: ApprovalPolicy | undefined, call: RequestedToolCall, signal: AbortSignal, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined): Promise<{ allowed: boolean; message?: string }> {
     if (!policy && hookPermission !== 'ask') return { allowed: true };
     const verdict: PolicyVerdict = policy ? evaluatePolicy(policy, call.toolName, call.arguments) : { decision: 'allow' };
-    const policyRule = verdict.ruleIndex !== undefined ? `rule ${verdict.ruleIndex + 1} of agent "${this.state.agent}"` : `the default of agent "${this.state.agent}"`;
+    const owner = policy === this.conversation.state.approvalPolicy ? 'the conversation\'s policy' : `agent "${this.state.agent}"`;
+    const policyRule = verdict.ruleIndex !== undefined ? `rule ${verdict.ruleIndex + 1} of ${owner}` : `the default of ${owner}`;
     if (verdict.decision === 'deny') return { allowed: false, message: `denied by the approval policy (${policyRule})` };
     if ((hookPermission ?? verdict.decision) === 'allow') return { allowed: true };
     const rule = hookPermission === 'ask' ? 'a pre_tool_use hook' : policyRule;
@@ -391,6 +420,9 @@ export class LiveSession {
     const model = turn.model ?? this.state.model;
     await this.saveState({ status: 'running', activeTurnId: turnId, queuedInputs: this.queue.describe() });
     await this.conversation.recordTurn(turn, 'turn/started');
+    if (this.agentInUse !== this.state.agent) await this.record({ ...this.itemBase(turnId), kind: 'agent_change', from: this.agentInUse, to: this.state.agent });
+    this.agentInUse = this.state.agent;
+    if (this.state.pendingAgentChange !== undefined) await this.saveState({ pendingAgentChange: undefined });
     if (this.modelInUse !== undefined && this.modelInUse !== model) {
       await this.record({ ...this.itemBase(turnId), kind: 'model_change', from: this.modelInUse, to: model });
     }
@@ -415,7 +447,7 @@ export class LiveSession {
       // Taken once: a configuration reload during the turn applies from the next turn on.
       const definition = runtime.agentDefinition(this.state.agent);
       const mcp = this.conversation.mcpForTurn(this);
-      const baseTools = [...this.tools(), ...extensions.tools];
+      const baseTools = [...this.tools(), updatePlanTool({ setPlan: (plan) => this.setPlan(turnId, plan) }), ...extensions.tools];
       const resolvedModel = runtime.models.resolve(model);
       const environment: AgentEnvironment = {
         model: resolvedModel,
@@ -436,7 +468,8 @@ export class LiveSession {
         sessionId: this.id,
         turnId,
         history: () => this.items,
-        authorize: (call, hookPermission, executor) => this.authorize(turnId, definition.approvals, call, controller.signal, hookPermission, executor),
+        // A policy given with conversation/create wins over the agent's, in every session of the conversation.
+        authorize: (call, hookPermission, executor) => this.authorize(turnId, this.conversation.state.approvalPolicy ?? definition.approvals, call, controller.signal, hookPermission, executor),
         hooks: extensions.hooks,
         takeSteering: () => this.queue.takeSteering(),
         record: (item) => this.record(item),

@@ -148,6 +148,15 @@ export function applyConfiguration(runtime: Runtime, configuration: Configuratio
   return prepareConfiguration(runtime, configuration, targets, previous)();
 }
 
+/**
+ * Secret values as clients see them: an `env:NAME` reference stays visible, a literal value
+ * becomes `"***"` (the keys stay).
+ * @param values `env` or `headers` values of an MCP server entry
+ */
+export function hideSecretValues(values: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).map(([key, value]) => [key, value.startsWith('env:') ? value : '***']));
+}
+
 /** Replaces secrets with `***` (an `env:NAME` reference is not a secret and is shown). */
 export function redactConfiguration(configuration: Configuration): Configuration {
   const hide = (value: string | undefined) => (value === undefined || value.startsWith('env:') ? value : '***');
@@ -161,11 +170,10 @@ export function redactConfiguration(configuration: Configuration): Configuration
       },
     ]),
   );
-  const hideAll = (values: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(values).map(([key, value]) => [key, value.startsWith('env:') ? value : '***']));
   const servers = Object.fromEntries(
     Object.entries(configuration.mcp.servers).map(([name, server]) => [
       name,
-      server.transport === 'stdio' ? { ...server, ...(server.env ? { env: hideAll(server.env) } : {}) } : { ...server, ...(server.headers ? { headers: hideAll(server.headers) } : {}) },
+      server.transport === 'stdio' ? { ...server, ...(server.env ? { env: hideSecretValues(server.env) } : {}) } : { ...server, ...(server.headers ? { headers: hideSecretValues(server.headers) } : {}) },
     ]),
   );
   return { ...configuration, providers: { ...configuration.providers, providers }, mcp: { servers } };

@@ -17,6 +17,8 @@ import { replayStart } from '../runtime/lifecycle.js';
 import { unwrapCursor } from '../dao/conversation-listing.js';
 import { createOnce, turnControlHandlers } from './handlers/turn-control.js';
 import { UnknownModelError } from '../models/model-registry.js';
+import { createAgentHandlers } from './handlers/agents.js';
+import { conversationContext } from './handlers/conversation-context.js';
 
 /** Per-request helpers given to a handler. */
 export interface RequestContext {
@@ -55,6 +57,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
   return {
     ...createLifecycleHandlers(connection),
     ...turnControlHandlers(connection),
+    ...createAgentHandlers(connection),
     async initialize(params) {
       if (params.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {
         throw new RpcError(ErrorCodes.invalidParams, `initialize: params.protocolVersion: this server speaks version ${PROTOCOL_VERSION}, the client asked for ${params.protocolVersion}`);
@@ -66,7 +69,8 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     async 'conversation/create'(params) {
       const { clientMessageId, ...options } = params;
       return createOnce(runtime, clientMessageId, async () => {
-        const conversation = await invalidParamsOnBadLocation('conversation/create', options.cwd !== undefined ? 'cwd' : 'workLocation', runtime.createConversation(options));
+        const context = conversationContext(options, Object.keys(runtime.mcp?.servers ?? {}));
+        const conversation = await invalidParamsOnBadLocation('conversation/create', options.cwd !== undefined ? 'cwd' : 'workLocation', runtime.createConversation({ ...options, context }));
         return { conversation: conversation.state, session: conversation.rootSession.state };
       });
     },

@@ -26,6 +26,7 @@ import { UnknownModelError } from '../models/model-registry.js';
 import { MissingSecretError } from '../config/providers.js';
 import { StateConflictError } from '../runtime/state-conflict-error.js';
 import type { ConfigService } from './config-service.js';
+import { redactOutgoing } from './conversation-redaction.js';
 import { createMethodHandlers, type MethodHandlers, type RequestContext } from './method-handlers.js';
 import { DEFAULT_SEND_BUFFER_LIMIT_BYTES, DEFAULT_WRITE_THRESHOLD_BYTES, SendQueue, type SendBufferLimits } from './send-queue.js';
 
@@ -190,9 +191,10 @@ export class RpcConnection {
   /**
    * Sends an event to the client. An approval that is requested also goes out as the
    * server-to-client request `approval/request`; the client's answer resolves it (first wins).
+   * A conversation in the params goes out redacted (see `redactOutgoing`).
    */
   notify(event: AnyNotification): void {
-    this.send({ jsonrpc: '2.0', method: event.method, params: event.params });
+    this.send({ jsonrpc: '2.0', method: event.method, params: redactOutgoing(event.params) });
     if (event.method === 'approval/requested') this.askForApproval(event.params.conversationId, event.params.approval);
   }
 
@@ -275,7 +277,8 @@ export class RpcConnection {
       this.send({ jsonrpc: '2.0', id, error: { code: rpcError.code, message: rpcError.message, ...(rpcError.data !== undefined ? { data: rpcError.data } : {}) } });
       return;
     }
-    if (id !== undefined) this.send({ jsonrpc: '2.0', id, result });
+    // A conversation in a result goes out redacted, as in notifications.
+    if (id !== undefined) this.send({ jsonrpc: '2.0', id, result: redactOutgoing(result) });
     for (const task of afterResponse) task();
   }
 

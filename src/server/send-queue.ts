@@ -24,7 +24,7 @@ export interface SendBufferLimits {
   limitBytes: number;
 }
 
-type DeltaFields = { text?: string; reasoning?: string; output?: string };
+type DeltaFields = { text?: string; reasoning?: string; partIndex?: number; reasoningRaw?: string; output?: string };
 
 /** A message waiting in the outbox: serialized, or a delta kept open for merging. */
 type Waiting = { text: string; bytes: number } | { delta: { method: 'item/delta'; params: { itemId: string; delta: DeltaFields } & Record<string, unknown> }; bytes: number };
@@ -73,9 +73,11 @@ export class SendQueue {
       return;
     }
     const last = this.outbox.at(-1);
-    if (message.method === 'item/delta' && last && 'delta' in last && last.delta.params.itemId === (message.params as { itemId: string }).itemId) {
+    const incoming = message.params as { itemId: string; delta: DeltaFields };
+    // Text of two reasoning parts stays apart: the client files each under its partIndex.
+    if (message.method === 'item/delta' && last && 'delta' in last && last.delta.params.itemId === incoming.itemId && last.delta.params.delta.partIndex === incoming.delta.partIndex) {
       const merged = last.delta.params.delta;
-      for (const key of ['text', 'reasoning', 'output'] as const) {
+      for (const key of ['text', 'reasoning', 'reasoningRaw', 'output'] as const) {
         const piece = (message.params as { delta: DeltaFields }).delta[key];
         if (!piece) continue;
         merged[key] = (merged[key] ?? '') + piece;

@@ -125,8 +125,9 @@ function stopReason(reply: ResolvedReply): 'end_turn' | 'tool_use' {
  * 2. per content block, at increasing `index`: `content_block_start`, its deltas,
  *    `content_block_stop`; a `ping` follows the first `content_block_start`, as in Anthropic's
  *    example stream. Blocks, in order:
- *    - thinking (when the reply reasons): `{type: "thinking", thinking: "", signature: ""}`, one
- *      `thinking_delta` per reasoning delta, then one `signature_delta`;
+ *    - thinking (when the reply reasons; one block per reasoning part): `{type: "thinking",
+ *      thinking: "", signature: ""}`, one `thinking_delta` per reasoning delta, then one
+ *      `signature_delta`;
  *    - text (when the reply has text): `{type: "text", text: ""}`, one `text_delta` per delta;
  *    - one `tool_use` block per tool call: `{type: "tool_use", id, name, input: {}}`, then the
  *      arguments JSON split across several `input_json_delta` (`partial_json`);
@@ -169,12 +170,14 @@ export function encodeAnthropicStream(reply: ResolvedReply, context: AnthropicCo
   });
 
   if (reply.hasReasoning) {
-    const index = startBlock({ type: 'thinking', thinking: '', signature: '' });
-    for (const thinking of reply.reasoningDeltas) {
-      emit('content_block_delta', { index, delta: { type: 'thinking_delta', thinking } }, true);
+    for (const deltas of reply.reasoningPartDeltas) {
+      const index = startBlock({ type: 'thinking', thinking: '', signature: '' });
+      for (const thinking of deltas) {
+        emit('content_block_delta', { index, delta: { type: 'thinking_delta', thinking } }, true);
+      }
+      emit('content_block_delta', { index, delta: { type: 'signature_delta', signature: reply.reasoningSignature } });
+      emit('content_block_stop', { index });
     }
-    emit('content_block_delta', { index, delta: { type: 'signature_delta', signature: reply.reasoningSignature } });
-    emit('content_block_stop', { index });
   }
   if (reply.hasText) {
     const index = startBlock({ type: 'text', text: '' });
@@ -211,7 +214,7 @@ export function encodeAnthropicStream(reply: ResolvedReply, context: AnthropicCo
 export function encodeAnthropicMessage(reply: ResolvedReply, context: AnthropicContext): AnthropicMessage {
   const content: AnthropicContentBlock[] = [];
   if (reply.hasReasoning) {
-    content.push({ type: 'thinking', thinking: reply.reasoningDeltas.join(''), signature: reply.reasoningSignature });
+    for (const deltas of reply.reasoningPartDeltas) content.push({ type: 'thinking', thinking: deltas.join(''), signature: reply.reasoningSignature });
   }
   if (reply.hasText) content.push({ type: 'text', text: reply.textDeltas.join('') });
   for (const call of reply.toolCalls) {

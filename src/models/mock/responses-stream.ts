@@ -135,7 +135,7 @@ function reasoningItem(reply: ResolvedReply, context: ResponsesContext, summary:
 function completedOutput(reply: ResolvedReply, context: ResponsesContext): ResponsesOutputItem[] {
   const output: ResponsesOutputItem[] = [];
   if (reply.hasReasoning) {
-    output.push(reasoningItem(reply, context, [{ type: 'summary_text', text: reply.reasoningDeltas.join('') }]));
+    output.push(reasoningItem(reply, context, reply.reasoningPartDeltas.map((deltas) => ({ type: 'summary_text', text: deltas.join('') }))));
   }
   if (reply.hasText) {
     output.push({
@@ -198,7 +198,7 @@ function responseObject(
  *
  * - `response.created`, `response.in_progress` (response with `status: "in_progress"`, no output);
  * - for reasoning, the first output item: `response.output_item.added` (`type: "reasoning"`,
- *   empty `summary`), `response.reasoning_summary_part.added` (`summary_index` 0), one
+ *   empty `summary`), per reasoning part: `response.reasoning_summary_part.added` (`summary_index` 0, 1, …), one
  *   `response.reasoning_summary_text.delta` per reasoning delta, `response.reasoning_summary_text.done`,
  *   `response.reasoning_summary_part.done`, `response.output_item.done`; the item has
  *   `encrypted_content` when the request's `include` lists `reasoning.encrypted_content`;
@@ -226,15 +226,17 @@ export function encodeResponsesStream(reply: ResolvedReply, context: ResponsesCo
   let outputIndex = 0;
   if (reply.hasReasoning) {
     const item_id = reasoningId(reply);
-    const text = reply.reasoningDeltas.join('');
-    const position = { item_id, output_index: outputIndex, summary_index: 0 };
     emit('response.output_item.added', { output_index: outputIndex, item: reasoningItem(reply, context, []) });
-    emit('response.reasoning_summary_part.added', { ...position, part: { type: 'summary_text', text: '' } });
-    for (const delta of reply.reasoningDeltas) {
-      emit('response.reasoning_summary_text.delta', { ...position, delta }, true);
-    }
-    emit('response.reasoning_summary_text.done', { ...position, text });
-    emit('response.reasoning_summary_part.done', { ...position, part: { type: 'summary_text', text } });
+    reply.reasoningPartDeltas.forEach((deltas, summary_index) => {
+      const text = deltas.join('');
+      const position = { item_id, output_index: outputIndex, summary_index };
+      emit('response.reasoning_summary_part.added', { ...position, part: { type: 'summary_text', text: '' } });
+      for (const delta of deltas) {
+        emit('response.reasoning_summary_text.delta', { ...position, delta }, true);
+      }
+      emit('response.reasoning_summary_text.done', { ...position, text });
+      emit('response.reasoning_summary_part.done', { ...position, part: { type: 'summary_text', text } });
+    });
     emit('response.output_item.done', { output_index: outputIndex, item: output[outputIndex] });
     outputIndex += 1;
   }

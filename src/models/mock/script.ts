@@ -60,6 +60,8 @@ const mockResponseEntrySchema = z
     deltas: z.array(z.string()).optional(),
     reasoning: z.string().optional(),
     reasoningDeltas: z.array(z.string()).optional(),
+    /** Reasoning in several summary parts (Responses) or thinking blocks (Anthropic), each streamed word by word. */
+    reasoningParts: z.array(z.string().min(1)).min(1).optional(),
     toolCalls: z.array(mockToolCallSchema).optional(),
     usage: mockUsageSchema.optional(),
     error: mockErrorSchema.optional(),
@@ -75,6 +77,9 @@ const mockResponseEntrySchema = z
     if (entry.text !== undefined && entry.deltas !== undefined) {
       context.addIssue({ code: 'custom', message: 'use either text or deltas, not both', path: ['deltas'] });
     }
+    if (entry.reasoningParts !== undefined && (entry.reasoning !== undefined || entry.reasoningDeltas !== undefined)) {
+      context.addIssue({ code: 'custom', message: 'use either reasoningParts or reasoning/reasoningDeltas, not both', path: ['reasoningParts'] });
+    }
     if (entry.reasoning !== undefined && entry.reasoningDeltas !== undefined) {
       context.addIssue({
         code: 'custom',
@@ -87,6 +92,7 @@ const mockResponseEntrySchema = z
       entry.usage !== undefined ||
       entry.reasoning !== undefined ||
       entry.reasoningDeltas !== undefined ||
+      entry.reasoningParts !== undefined ||
       entry.disconnectAfterDeltas !== undefined ||
       entry.malformedEventAfterDeltas !== undefined ||
       entry.streamError !== undefined;
@@ -174,6 +180,12 @@ export interface ResolvedReply {
   hasReasoning: boolean;
   /** Reasoning deltas in streaming order, sent before any text; they concatenate to the full reasoning. */
   reasoningDeltas: string[];
+  /**
+   * The same deltas grouped by reasoning part (`reasoningParts`; one group otherwise): the
+   * Responses encoder sends each group as one summary part, the Anthropic encoder as one
+   * thinking block; the other formats send them as one stream.
+   */
+  reasoningPartDeltas: string[][];
   /**
    * Opaque token standing for the reasoning, sent where the API has one: Anthropic's thinking
    * `signature`, Gemini's `thoughtSignature`, the Responses API's `encrypted_content`. Derived
@@ -340,8 +352,8 @@ const ARGUMENT_PIECE_COUNT = 3;
  */
 export function resolveReply(entry: MockResponseEntry, requestNumber: number, requestBody: unknown): ResolvedReply {
   const textDeltas = entry.deltas ?? (entry.text !== undefined ? splitIntoWords(entry.text) : []);
-  const reasoningDeltas =
-    entry.reasoningDeltas ?? (entry.reasoning !== undefined ? splitIntoWords(entry.reasoning) : []);
+  const reasoningPartDeltas = entry.reasoningParts?.map(splitIntoWords) ?? [entry.reasoningDeltas ?? (entry.reasoning !== undefined ? splitIntoWords(entry.reasoning) : [])];
+  const reasoningDeltas = reasoningPartDeltas.flat();
   const reasoningText = reasoningDeltas.join('');
   const toolCalls = (entry.toolCalls ?? []).map((call, index): ResolvedToolCall => {
     const argumentsText = typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
@@ -374,8 +386,9 @@ export function resolveReply(entry: MockResponseEntry, requestNumber: number, re
     requestNumber,
     hasText: entry.text !== undefined || entry.deltas !== undefined,
     textDeltas,
-    hasReasoning: entry.reasoning !== undefined || entry.reasoningDeltas !== undefined,
+    hasReasoning: entry.reasoning !== undefined || entry.reasoningDeltas !== undefined || entry.reasoningParts !== undefined,
     reasoningDeltas,
+    reasoningPartDeltas,
     reasoningSignature: Buffer.from(`openvaala-mock-reasoning-${requestNumber}`).toString('base64'),
     toolCalls,
     usage,

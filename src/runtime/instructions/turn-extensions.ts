@@ -95,7 +95,7 @@ export async function beginTurn(conversation: LiveConversation, options: TurnSta
   const workspace = conversation.workspace;
   const runner = new HookRunner(runtime.hooks);
   const hookContext: HookRunContext = { conversationId: conversation.id, sessionId: options.sessionId, turnId: options.turnId, workspace, signal: options.signal, record: options.record };
-  const recordInstruction = (source: 'agents_md' | 'skill' | 'agent', name: string, body: string): Promise<void> => {
+  const recordInstruction = (source: 'agents_md' | 'skill' | 'agent' | 'client', name: string, body: string): Promise<void> => {
     const now = Date.now();
     return options.record({ id: newId('item'), sessionId: options.sessionId, turnId: options.turnId, createdAt: now, completedAt: now, status: 'completed', kind: 'instruction', source, name, body });
   };
@@ -112,6 +112,9 @@ export async function beginTurn(conversation: LiveConversation, options: TurnSta
       agentsFiles = [{ path: workspace.root, body: `[the AGENTS.md files of this work location could not be read: ${(error as Error).message}]`, truncated: true }];
     }
     for (const file of agentsFiles) await recordInstruction('agents_md', file.path, file.body);
+    // Instructions given with conversation/create are for the conversation's own agent, not its subagents.
+    const given = conversation.state.instructions;
+    if (given !== undefined && options.sessionId === conversation.state.rootSessionId) await recordInstruction('client', 'conversation/create', given);
     const started = await runner.run('session_start', hookContext);
     for (const text of started.additionalContext) await recordInstruction('agent', 'hook:session_start', text);
   }
