@@ -15,16 +15,27 @@ import { EventBus, type EventListener } from './event-bus.js';
 import type { Runtime } from './runtime.js';
 import { SerialQueue } from './serial-queue.js';
 import { LiveSession } from './session.js';
+import { StreamedText } from './streamed-text.js';
 
 const DEFAULT_SYSTEM_PROMPT = readFileSync(fileURLToPath(new URL('./prompts/system.txt', import.meta.url)), 'utf8').trim();
 
-/** An item in progress, remembered so late subscribers get its deltas so far. */
+/** An item in progress, remembered so late subscribers get its deltas so far (merged, not one entry per delta). */
 interface ItemInProgress {
   started: Extract<AnyNotification, { method: 'item/started' }>;
-  text: string;
-  reasoning: string;
-  output: string;
+  text: StreamedText;
+  reasoning: StreamedText;
+  output: StreamedText;
 }
+
+/** Delta kinds, in the order a replay sends an item's text so far. */
+const DELTA_FIELDS = ['text', 'reasoning', 'output'] as const;
+
+/**
+ * Most characters in one replayed delta: the text so far of a long item goes out in pieces,
+ * each paced by the subscriber, so no replay message outgrows a connection's send buffer.
+ */
+export const REPLAY_DELTA_CHARS = 64 * 1024;
+
 
 /** How a subscriber ends its subscription and paces its replay. */
 export interface SubscribeOptions {
@@ -35,6 +46,15 @@ export interface SubscribeOptions {
    * so a client that reads slowly slows its own replay instead of piling it up in memory.
    */
   ready?: () => Promise<void> | undefined;
+  /**
+   * Most bytes (about: characters of held deltas and of other held events) of live events held
+   * back while the replay waits for the subscriber; past it the held events are dropped, the
+   * listener is detached, the replay stops and `lagging` is called, so a client that stops
+   * reading mid-replay costs a bounded amount. Default: no limit.
+   */
+  holdLimitBytes?: number;
+  /** Told (once) that the subscription ended because `holdLimitBytes` was passed. */
+  lagging?: () => void;
 }
 
 /**
@@ -42,18 +62,48 @@ export interface SubscribeOptions {
  * item are merged (in order), so a long stream during a slow replay costs its text, not one
  * event per delta.
  */
-function holdEvent(held: AnyNotification[], event: AnyNotification): void {
+function holdEvent(held: AnyNotification[], event: AnyNotification): number {
   const last = held.at(-1);
-  if (event.method === 'item/delta' && last?.method === 'item/delta' && last.params.itemId === event.params.itemId) {
-    const merged = { ...last.params.delta };
-    for (const key of ['text', 'reasoning', 'output'] as const) {
-      const piece = event.params.delta[key];
-      if (piece) merged[key] = (merged[key] ?? '') + piece;
+  if (event.method === 'item/delta') {
+    const size = heldSize(event) - HELD_DELTA_OVERHEAD;
+    if (last?.method === 'item/delta' && last.params.itemId === event.params.itemId) {
+      const merged = { ...last.params.delta };
+      for (const key of DELTA_FIELDS) {
+        const piece = event.params.delta[key];
+        if (piece) merged[key] = (merged[key] ?? '') + piece;
+      }
+      held[held.length - 1] = { method: 'item/delta', params: { ...last.params, delta: merged } };
+      return size;
     }
-    held[held.length - 1] = { method: 'item/delta', params: { ...last.params, delta: merged } };
-    return;
+    held.push(event);
+    return size + HELD_DELTA_OVERHEAD;
   }
   held.push(event);
+  return heldSize(event);
+}
+
+/** Counted for each held delta besides its text (ids and envelope). */
+const HELD_DELTA_OVERHEAD = 200;
+
+/** What a held event counts against `holdLimitBytes`; for a merged delta, the sum of what its parts added. */
+function heldSize(event: AnyNotification): number {
+  if (event.method !== 'item/delta') return JSON.stringify(event).length;
+  const { delta } = event.params;
+  return HELD_DELTA_OVERHEAD + (delta.text?.length ?? 0) + (delta.reasoning?.length ?? 0) + (delta.output?.length ?? 0);
+}
+
+/** A held delta as deltas of at most {@link REPLAY_DELTA_CHARS} characters each. */
+function* deltaPieces(event: Extract<AnyNotification, { method: 'item/delta' }>): Generator<AnyNotification> {
+  const { delta } = event.params;
+  if ((delta.text?.length ?? 0) + (delta.reasoning?.length ?? 0) + (delta.output?.length ?? 0) <= REPLAY_DELTA_CHARS) {
+    yield event;
+    return;
+  }
+  for (const key of DELTA_FIELDS) {
+    const text = new StreamedText();
+    text.append(delta[key]);
+    for (const piece of text.slices(REPLAY_DELTA_CHARS)) yield { method: 'item/delta', params: { ...event.params, delta: { [key]: piece } } };
+  }
 }
 
 /** A conversation while it is open in the runtime. */
@@ -229,7 +279,7 @@ export class LiveConversation {
   /** Announces an item that began. */
   itemStarted(sessionId: string, turnId: string, itemId: string, kind: Item['kind'], partial: Record<string, unknown>): void {
     const started = { method: 'item/started' as const, params: { conversationId: this.id, sessionId, turnId, itemId, kind, partial } };
-    this.inProgress.set(itemId, { started, text: '', reasoning: '', output: '' });
+    this.inProgress.set(itemId, { started, text: new StreamedText(), reasoning: new StreamedText(), output: new StreamedText() });
     this.publish(started);
   }
 
@@ -237,9 +287,9 @@ export class LiveConversation {
   itemDelta(sessionId: string, itemId: string, delta: { text?: string; reasoning?: string; output?: string }): void {
     const progress = this.inProgress.get(itemId);
     if (progress) {
-      progress.text += delta.text ?? '';
-      progress.reasoning += delta.reasoning ?? '';
-      progress.output += delta.output ?? '';
+      progress.text.append(delta.text);
+      progress.reasoning.append(delta.reasoning);
+      progress.output.append(delta.output);
     }
     this.publish({ method: 'item/delta', params: { conversationId: this.id, sessionId, itemId, delta } });
   }
@@ -271,20 +321,35 @@ export class LiveConversation {
     const { signal } = options;
     // Listen first and hold live events back, so nothing completed during the read is lost.
     const held: AnyNotification[] = [];
+    let heldBytes = 0;
     let live = false;
+    let overflowed = false;
     const unsubscribe = this.bus.subscribe((event) => {
-      if (live) listener(event);
-      else holdEvent(held, event);
+      if (live) return listener(event);
+      if (overflowed) return;
+      heldBytes += holdEvent(held, event);
+      if (options.holdLimitBytes === undefined || heldBytes <= options.holdLimitBytes) return;
+      overflowed = true;
+      held.length = 0;
+      unsubscribe();
+      options.lagging?.();
     });
     if (signal?.aborted) {
       unsubscribe();
       return unsubscribe;
     }
     signal?.addEventListener('abort', unsubscribe, { once: true });
-    const ended = () => signal?.aborted === true;
+    const ended = () => signal?.aborted === true || overflowed;
+    /** Waits until the subscriber can take more; false when the subscription ended meanwhile. */
+    const paced = async (): Promise<boolean> => {
+      const waiting = options.ready?.();
+      if (waiting) await waiting;
+      return !ended();
+    };
     try {
-      // Taken in the same tick as subscribing: deltas after this point arrive in `held`.
-      const progressSnapshot = [...this.inProgress.values()].map((progress) => ({ ...progress }));
+      // Taken in the same tick as subscribing: deltas after this point arrive in `held`. The
+      // texts only grow, so their lengths now mark what the snapshot holds.
+      const progressSnapshot = [...this.inProgress.values()].map((progress) => ({ progress, lengths: { text: progress.text.length, reasoning: progress.reasoning.length, output: progress.output.length } }));
       const lastSent = new Map<string, number>();
       const sentIds = new Set<string>();
       for (const session of this.sessions.values()) {
@@ -295,9 +360,7 @@ export class LiveConversation {
           const page = await this.runtime.store.listItems(this.id, session.id, { cursor, limit: 500 });
           if (ended()) return unsubscribe;
           for (const stored of page) {
-            const waiting = options.ready?.();
-            if (waiting) await waiting;
-            if (ended()) return unsubscribe;
+            if (!(await paced())) return unsubscribe;
             listener({ method: 'item/completed', params: { conversationId: this.id, sessionId: session.id, seq: stored.seq, item: stored.item } });
             lastSent.set(session.id, stored.seq);
             sentIds.add(stored.item.id);
@@ -306,20 +369,30 @@ export class LiveConversation {
           cursor = page.at(-1)?.seq ?? cursor;
         }
       }
-      for (const progress of progressSnapshot) {
-        if (sentIds.has(progress.started.params.itemId)) continue;
-        listener(progress.started);
-        const { text, reasoning, output } = progress;
-        if (text || reasoning || output) {
-          const delta = { ...(text ? { text } : {}), ...(reasoning ? { reasoning } : {}), ...(output ? { output } : {}) };
-          listener({ method: 'item/delta', params: { conversationId: this.id, sessionId: progress.started.params.sessionId, itemId: progress.started.params.itemId, delta } });
+      for (const { progress, lengths } of progressSnapshot) {
+        const { started } = progress;
+        if (sentIds.has(started.params.itemId)) continue;
+        if (!(await paced())) return unsubscribe;
+        listener(started);
+        for (const key of DELTA_FIELDS) {
+          for (const piece of progress[key].slices(REPLAY_DELTA_CHARS, lengths[key])) {
+            if (!(await paced())) return unsubscribe;
+            listener({ method: 'item/delta', params: { conversationId: this.id, sessionId: started.params.sessionId, itemId: started.params.itemId, delta: { [key]: piece } } });
+          }
         }
       }
       const approvalsAnnounced = new Set<string>();
-      for (const event of held) {
+      // Events keep arriving in `held` while this waits for the subscriber; it goes live only
+      // once `held` is empty, in the same tick, so nothing falls between the two.
+      while (held.length > 0) {
+        const event = held.shift() as AnyNotification;
+        heldBytes -= heldSize(event);
         if (event.method === 'item/completed' && event.params.seq <= (lastSent.get(event.params.sessionId) ?? 0)) continue;
         if (event.method === 'approval/requested') approvalsAnnounced.add(event.params.approval.approvalId);
-        listener(event);
+        for (const piece of event.method === 'item/delta' ? deltaPieces(event) : [event]) {
+          if (!(await paced())) return unsubscribe;
+          listener(piece);
+        }
       }
       // A client that arrives while a call waits for approval is asked too.
       for (const approval of this.approvals.list()) {

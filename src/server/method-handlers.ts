@@ -99,7 +99,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
       }
       // The result goes out before the replay: the client learns the sessions, then their items.
       request.afterResponse(() => {
-        conversation.subscribe((event) => connection.notify(event), params.afterSeq, { signal, ready: () => connection.ready() }).catch((error: unknown) => {
+        conversation.subscribe((event) => connection.notify(event), params.afterSeq, { signal, ready: () => connection.ready(), holdLimitBytes: connection.holdLimitBytes, lagging: () => connection.closeLagging() }).catch((error: unknown) => {
           connection.endSubscription(params.conversationId, signal);
           connection.replayFailed(params.conversationId, error);
         });

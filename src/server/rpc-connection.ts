@@ -41,7 +41,7 @@ export interface ConnectionLogger {
   error(details: object, message: string): void;
 }
 
-/** Transport limits of one connection (docs/protocol.md, "Flow control"). */
+/** Transport limits of one connection (docs/protocol.md, "Backpressure"). */
 export interface ConnectionLimits extends SendBufferLimits {
   /** Interval of WebSocket pings, ms; a peer that has not answered the previous one is dropped. */
   heartbeatIntervalMs: number;
@@ -94,12 +94,12 @@ export class RpcConnection {
     readonly config: ConfigService,
     readonly identity: ServerIdentity,
     private readonly logger: ConnectionLogger,
-    limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+    private readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
   ) {
     this.handlers = createMethodHandlers(this);
     this.queue = new SendQueue(socket, transport, limits, {
-      overflow: () => {
-        this.logger.warn({ connection: this.number, client: this.clientName, limitBytes: limits.limitBytes }, 'client closed: send buffer over its limit (lagging)');
+      overflow: ({ outboxBytes, socketBytes }) => {
+        this.logger.warn({ connection: this.number, client: this.clientName, limitBytes: limits.limitBytes, outboxBytes, socketBytes }, 'client closed: send buffer over its limit (lagging)');
         this.dispose();
       },
       // One line per connection: a dead peer fails every write still queued for it.
@@ -138,6 +138,11 @@ export class RpcConnection {
     return this.queue.waitingBytes + this.socket.bufferedAmount;
   }
 
+  /** Send buffer figures of this connection for `/healthz`: bytes waiting now, the most ever waiting, the largest message. */
+  get sendBuffer(): { connection: number; client: string; bufferedBytes: number; peakBufferedBytes: number; largestMessageBytes: number } {
+    return { connection: this.number, client: this.clientName, bufferedBytes: this.bufferedBytes, peakBufferedBytes: this.queue.peakBytes, largestMessageBytes: this.queue.largestMessageBytes };
+  }
+
   /** Marks the connection initialized (called by the `initialize` handler). */
   markInitialized(clientName: string): void {
     this.initialized = true;
@@ -170,6 +175,16 @@ export class RpcConnection {
     this.logger.error({ connection: this.number, conversationId, error: describeError(error) }, 'replay of a subscription failed');
   }
 
+  /** Bytes of live events a subscription may hold back while its replay waits for this client. */
+  get holdLimitBytes(): number {
+    return this.limits.limitBytes;
+  }
+
+  /** Closes the client as lagging: a subscription's replay held back more than {@link holdLimitBytes}. */
+  closeLagging(): void {
+    this.queue.closeLagging();
+  }
+
   /** Resolves when the client can take more events (paces replays); undefined when it can now. */
   ready(): Promise<void> | undefined {
     return this.queue.ready();
@@ -180,7 +195,7 @@ export class RpcConnection {
    * server-to-client request `approval/request`; the client's answer resolves it (first wins).
    */
   notify(event: AnyNotification): void {
-    this.send({ jsonrpc: '2.0', method: event.method, params: event.params });
+    this.queue.sendNotification(event);
     if (event.method === 'approval/requested') this.askForApproval(event.params.conversationId, event.params.approval);
   }
 

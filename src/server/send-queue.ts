@@ -1,6 +1,6 @@
 /**
  * The outgoing side of one client connection: a bounded send buffer (docs/protocol.md,
- * "Flow control"). Messages go straight to the socket while it drains; once the socket holds
+ * "Backpressure"). Messages go straight to the socket while it drains; once the socket holds
  * more than the write threshold they wait in an outbox, where consecutive deltas of one item
  * are merged. When the outbox passes its limit the client is too slow to follow: it is closed
  * with {@link LAGGING_CLOSE_CODE} and resubscribes with `afterSeq`, losing nothing.
@@ -15,6 +15,9 @@ export const LAGGING_CLOSE_REASON = 'lagging: resubscribe with afterSeq';
 export const DEFAULT_WRITE_THRESHOLD_BYTES = 512 * 1024;
 /** Bytes the outbox may hold before the client is closed as lagging. */
 export const DEFAULT_SEND_BUFFER_LIMIT_BYTES = 4 * 1024 * 1024;
+
+/** JSON text of notifications being fanned out, per event object (gone with the event). */
+const serializedNotifications = new WeakMap<object, string>();
 
 /** Limits of one connection's send buffer, in bytes. */
 export interface SendBufferLimits {
@@ -31,8 +34,8 @@ type Waiting = { text: string; bytes: number } | { delta: { method: 'item/delta'
 
 /** What a send queue tells its connection. */
 export interface SendQueueEvents {
-  /** The outbox passed its limit; the socket has been sent the lagging close. */
-  overflow(): void;
+  /** The outbox passed its limit; the socket has been sent the lagging close. Gets the bytes waiting at that moment. */
+  overflow(figures: { outboxBytes: number; socketBytes: number }): void;
   /** A write to the socket failed (the peer is gone); called once per queue. */
   writeFailed(error: Error): void;
 }
@@ -44,6 +47,11 @@ export class SendQueue {
   private closed = false;
   private failed = false;
   private readonly waiters: (() => void)[] = [];
+  private peak = 0;
+  private largest = 0;
+  /** Bytes and number of queued messages each larger than the limit on its own. */
+  private oversizedBytes = 0;
+  private oversizedCount = 0;
 
   /**
    * @param socket the client's WebSocket
@@ -65,11 +73,43 @@ export class SendQueue {
     return this.outboxBytes;
   }
 
+  /** The most bytes ever waiting at once for this client (outbox plus socket), measured at each send. */
+  get peakBytes(): number {
+    return this.peak;
+  }
+
+  /** Bytes of the largest single message sent or queued (it may exceed the limits on its own). */
+  get largestMessageBytes(): number {
+    return this.largest;
+  }
+
+  /**
+   * Queues a notification for the client. A conversation's event object is the same for every
+   * subscriber, so its JSON text is made once and shared by all the connections it goes to.
+   */
+  sendNotification(event: { method: string; params: unknown }): void {
+    if (this.closed || this.socket.readyState !== this.socket.OPEN) return;
+    if (this.outbox.length === 0 && this.socket.bufferedAmount < this.limits.writeThresholdBytes) {
+      let text = serializedNotifications.get(event);
+      if (text === undefined) {
+        text = JSON.stringify({ jsonrpc: '2.0', method: event.method, params: event.params });
+        serializedNotifications.set(event, text);
+      }
+      this.write(text);
+      this.measure(text.length * 3 > this.largest ? Buffer.byteLength(text) : 0);
+      return;
+    }
+    this.send({ jsonrpc: '2.0', method: event.method, params: event.params });
+  }
+
   /** Queues a JSON-RPC message (object) for the client; dropped once the queue is closed. */
   send(message: { method?: string; params?: unknown } & Record<string, unknown>): void {
     if (this.closed || this.socket.readyState !== this.socket.OPEN) return;
     if (this.outbox.length === 0 && this.socket.bufferedAmount < this.limits.writeThresholdBytes) {
-      this.write(JSON.stringify(message));
+      const text = JSON.stringify(message);
+      this.write(text);
+      // Counting bytes costs a pass over the text: only for one that may be the largest yet.
+      this.measure(text.length * 3 > this.largest ? Buffer.byteLength(text) : 0);
       return;
     }
     const last = this.outbox.at(-1);
@@ -82,20 +122,39 @@ export class SendQueue {
         last.bytes += Buffer.byteLength(piece);
         this.outboxBytes += Buffer.byteLength(piece);
       }
+      this.measure(last.bytes);
     } else if (message.method === 'item/delta') {
       const params = message.params as { itemId: string; delta: DeltaFields } & Record<string, unknown>;
       // A copy: the event object is shared by every subscriber of the conversation.
       const delta = { method: 'item/delta' as const, params: { ...params, delta: { ...params.delta } } };
-      const bytes = Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', ...delta }));
-      this.outbox.push({ delta, bytes });
-      this.outboxBytes += bytes;
+      this.enqueue({ delta, bytes: Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', ...delta })) });
     } else {
       const text = JSON.stringify(message);
-      const bytes = Buffer.byteLength(text);
-      this.outbox.push({ text, bytes });
-      this.outboxBytes += bytes;
+      this.enqueue({ text, bytes: Buffer.byteLength(text) });
     }
-    if (this.outboxBytes > this.limits.limitBytes) this.overflow();
+    if (this.outboxBytes - this.oversizedBytes > this.limits.limitBytes || this.oversizedCount > 1) this.overflow();
+  }
+
+  /**
+   * Queues a message that is not merged. One larger than the whole limit (an item/completed of
+   * a very long answer) is not counted against it: closing for it would cut off a client that
+   * keeps up, and resubscribing would replay the same message. Only one may wait at a time.
+   * Deltas are always counted: a long one can be (and in replays is) sent in pieces.
+   */
+  private enqueue(entry: Waiting): void {
+    this.outbox.push(entry);
+    this.outboxBytes += entry.bytes;
+    if ('text' in entry && entry.bytes > this.limits.limitBytes) {
+      this.oversizedBytes += entry.bytes;
+      this.oversizedCount += 1;
+    }
+    this.measure(entry.bytes);
+  }
+
+  private measure(messageBytes: number): void {
+    if (messageBytes > this.largest) this.largest = messageBytes;
+    const waiting = this.outboxBytes + this.socket.bufferedAmount;
+    if (waiting > this.peak) this.peak = waiting;
   }
 
   /**
@@ -112,19 +171,31 @@ export class SendQueue {
     this.closed = true;
     this.outbox.length = 0;
     this.outboxBytes = 0;
+    this.oversizedBytes = 0;
+    this.oversizedCount = 0;
     this.releaseWaiters();
   }
 
+  /** Closes the client as lagging ({@link LAGGING_CLOSE_CODE}) for a buffer kept elsewhere (a replay's held events). */
+  closeLagging(): void {
+    if (!this.closed) this.overflow();
+  }
+
   private overflow(): void {
+    const figures = { outboxBytes: this.outboxBytes, socketBytes: this.socket.bufferedAmount };
     this.close();
     this.socket.close(LAGGING_CLOSE_CODE, LAGGING_CLOSE_REASON);
-    this.events.overflow();
+    this.events.overflow(figures);
   }
 
   private flush(): void {
     while (!this.closed && this.outbox.length > 0 && this.socket.bufferedAmount < this.limits.writeThresholdBytes) {
       const next = this.outbox.shift() as Waiting;
       this.outboxBytes -= next.bytes;
+      if (next.bytes > this.limits.limitBytes && 'text' in next) {
+        this.oversizedBytes -= next.bytes;
+        this.oversizedCount -= 1;
+      }
       this.write('text' in next ? next.text : JSON.stringify({ jsonrpc: '2.0', ...next.delta }));
     }
     if (this.outbox.length === 0) this.releaseWaiters();
