@@ -115,6 +115,10 @@ it('two subscribed clients receive the same notifications, in the same order, wi
   const output = first.flatMap((event) => (event.method === 'item/delta' && event.params.delta.output ? [event.params.delta.output] : [])).join('');
   expect(output).toContain('first-line');
   expect(output).toContain('second-line');
+  const startedKinds = first.flatMap((event) => (event.method === 'item/started' ? [event.params.kind] : []));
+  expect(new Set(startedKinds)).toEqual(new Set(['reasoning', 'assistant_message', 'tool_call']));
+  const completedKinds = first.flatMap((event) => (event.method === 'item/completed' ? [event.params.item.kind] : []));
+  expect(completedKinds).toEqual(expect.arrayContaining(['user_message', 'reasoning', 'assistant_message', 'approval', 'tool_call']));
   expect(first.some((event) => event.method === 'item/delta' && event.params.delta.reasoning)).toBe(true);
   expect(first.some((event) => event.method === 'item/delta' && event.params.delta.text)).toBe(true);
 
