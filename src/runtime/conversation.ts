@@ -57,52 +57,52 @@ export interface SubscribeOptions {
   lagging?: () => void;
 }
 
+type DeltaEvent = Extract<AnyNotification, { method: 'item/delta' }>;
+
 /**
- * Keeps an event back for a subscriber whose replay is still running; consecutive deltas of one
- * item are merged (in order), so a long stream during a slow replay costs its text, not one
- * event per delta.
+ * An event held back for a subscriber whose replay is still running. Consecutive deltas of one
+ * item are merged into one entry whose text is a {@link StreamedText}: a long stream during a
+ * slow replay costs its text, not one event (or one rope node) per delta.
  */
-function holdEvent(held: AnyNotification[], event: AnyNotification): number {
-  const last = held.at(-1);
-  if (event.method === 'item/delta') {
-    const size = heldSize(event) - HELD_DELTA_OVERHEAD;
-    if (last?.method === 'item/delta' && last.params.itemId === event.params.itemId) {
-      const merged = { ...last.params.delta };
-      for (const key of DELTA_FIELDS) {
-        const piece = event.params.delta[key];
-        if (piece) merged[key] = (merged[key] ?? '') + piece;
-      }
-      held[held.length - 1] = { method: 'item/delta', params: { ...last.params, delta: merged } };
-      return size;
-    }
-    held.push(event);
-    return size + HELD_DELTA_OVERHEAD;
-  }
-  held.push(event);
-  return heldSize(event);
-}
+type HeldEntry = { event: AnyNotification; size: number } | { delta: DeltaEvent; texts: Record<(typeof DELTA_FIELDS)[number], StreamedText>; size: number };
 
 /** Counted for each held delta besides its text (ids and envelope). */
 const HELD_DELTA_OVERHEAD = 200;
 
-/** What a held event counts against `holdLimitBytes`; for a merged delta, the sum of what its parts added. */
-function heldSize(event: AnyNotification): number {
-  if (event.method !== 'item/delta') return JSON.stringify(event).length;
-  const { delta } = event.params;
-  return HELD_DELTA_OVERHEAD + (delta.text?.length ?? 0) + (delta.reasoning?.length ?? 0) + (delta.output?.length ?? 0);
+/** Holds `event` back; returns what it adds to the held size (characters, about). */
+function holdEvent(held: HeldEntry[], event: AnyNotification): number {
+  if (event.method !== 'item/delta') {
+    const size = JSON.stringify(event).length;
+    held.push({ event, size });
+    return size;
+  }
+  const last = held.at(-1);
+  let entry: Extract<HeldEntry, { delta: DeltaEvent }>;
+  let added = 0;
+  if (last && 'delta' in last && last.delta.params.itemId === event.params.itemId) entry = last;
+  else {
+    entry = { delta: event, texts: { text: new StreamedText(), reasoning: new StreamedText(), output: new StreamedText() }, size: HELD_DELTA_OVERHEAD };
+    held.push(entry);
+    added = HELD_DELTA_OVERHEAD;
+  }
+  for (const key of DELTA_FIELDS) {
+    const piece = event.params.delta[key];
+    if (!piece) continue;
+    entry.texts[key].append(piece);
+    added += piece.length;
+  }
+  entry.size += added;
+  return added;
 }
 
-/** A held delta as deltas of at most {@link REPLAY_DELTA_CHARS} characters each. */
-function* deltaPieces(event: Extract<AnyNotification, { method: 'item/delta' }>): Generator<AnyNotification> {
-  const { delta } = event.params;
-  if ((delta.text?.length ?? 0) + (delta.reasoning?.length ?? 0) + (delta.output?.length ?? 0) <= REPLAY_DELTA_CHARS) {
-    yield event;
+/** A held entry as the events to send: a merged delta as deltas of at most {@link REPLAY_DELTA_CHARS} characters each. */
+function* heldEvents(entry: HeldEntry): Generator<AnyNotification> {
+  if ('event' in entry) {
+    yield entry.event;
     return;
   }
   for (const key of DELTA_FIELDS) {
-    const text = new StreamedText();
-    text.append(delta[key]);
-    for (const piece of text.slices(REPLAY_DELTA_CHARS)) yield { method: 'item/delta', params: { ...event.params, delta: { [key]: piece } } };
+    for (const piece of entry.texts[key].slices(REPLAY_DELTA_CHARS)) yield { method: 'item/delta', params: { ...entry.delta.params, delta: { [key]: piece } } };
   }
 }
 
@@ -320,7 +320,7 @@ export class LiveConversation {
   async subscribe(listener: EventListener, afterSeq: Record<string, number> = {}, options: SubscribeOptions = {}): Promise<() => void> {
     const { signal } = options;
     // Listen first and hold live events back, so nothing completed during the read is lost.
-    const held: AnyNotification[] = [];
+    const held: HeldEntry[] = [];
     let heldBytes = 0;
     let live = false;
     let overflowed = false;
@@ -385,13 +385,16 @@ export class LiveConversation {
       // Events keep arriving in `held` while this waits for the subscriber; it goes live only
       // once `held` is empty, in the same tick, so nothing falls between the two.
       while (held.length > 0) {
-        const event = held.shift() as AnyNotification;
-        heldBytes -= heldSize(event);
-        if (event.method === 'item/completed' && event.params.seq <= (lastSent.get(event.params.sessionId) ?? 0)) continue;
-        if (event.method === 'approval/requested') approvalsAnnounced.add(event.params.approval.approvalId);
-        for (const piece of event.method === 'item/delta' ? deltaPieces(event) : [event]) {
+        const entry = held.shift() as HeldEntry;
+        heldBytes -= entry.size;
+        if ('event' in entry) {
+          const { event } = entry;
+          if (event.method === 'item/completed' && event.params.seq <= (lastSent.get(event.params.sessionId) ?? 0)) continue;
+          if (event.method === 'approval/requested') approvalsAnnounced.add(event.params.approval.approvalId);
+        }
+        for (const event of heldEvents(entry)) {
           if (!(await paced())) return unsubscribe;
-          listener(piece);
+          listener(event);
         }
       }
       // A client that arrives while a call waits for approval is asked too.

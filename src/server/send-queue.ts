@@ -6,6 +6,7 @@
  * with {@link LAGGING_CLOSE_CODE} and resubscribes with `afterSeq`, losing nothing.
  */
 import type { WebSocket } from 'ws';
+import { StreamedText } from '../runtime/streamed-text.js';
 
 /** WebSocket close code for a client whose send buffer overflowed (private range, RFC 6455 §7.4.2). */
 export const LAGGING_CLOSE_CODE = 4001;
@@ -15,6 +16,18 @@ export const LAGGING_CLOSE_REASON = 'lagging: resubscribe with afterSeq';
 export const DEFAULT_WRITE_THRESHOLD_BYTES = 512 * 1024;
 /** Bytes the outbox may hold before the client is closed as lagging. */
 export const DEFAULT_SEND_BUFFER_LIMIT_BYTES = 4 * 1024 * 1024;
+
+const DELTA_KEYS = ['text', 'reasoning', 'output'] as const;
+
+/** The delta fields of a merged delta, in the order the protocol lists them. */
+function mergedFields(texts: Partial<Record<DeltaKey, StreamedText>>): DeltaFields {
+  const fields: DeltaFields = {};
+  for (const key of DELTA_KEYS) {
+    const text = texts[key];
+    if (text !== undefined) fields[key] = text.toString();
+  }
+  return fields;
+}
 
 /** JSON text of notifications being fanned out, per event object (gone with the event). */
 const serializedNotifications = new WeakMap<object, string>();
@@ -29,8 +42,15 @@ export interface SendBufferLimits {
 
 type DeltaFields = { text?: string; reasoning?: string; output?: string };
 
-/** A message waiting in the outbox: serialized, or a delta kept open for merging. */
-type Waiting = { text: string; bytes: number } | { delta: { method: 'item/delta'; params: { itemId: string; delta: DeltaFields } & Record<string, unknown> }; bytes: number };
+type DeltaKey = keyof DeltaFields;
+
+/**
+ * A message waiting in the outbox: serialized, or a delta kept open for merging. A merged
+ * delta's text is kept as {@link StreamedText} (joined as it grows): appending with `+=` would
+ * keep one rope node per merged delta, so 4 MiB of one-character deltas would cost far more
+ * than 4 MiB.
+ */
+type Waiting = { text: string; bytes: number } | { delta: { method: 'item/delta'; params: { itemId: string } & Record<string, unknown> }; texts: Partial<Record<DeltaKey, StreamedText>>; bytes: number };
 
 /** What a send queue tells its connection. */
 export interface SendQueueEvents {
@@ -114,20 +134,24 @@ export class SendQueue {
     }
     const last = this.outbox.at(-1);
     if (message.method === 'item/delta' && last && 'delta' in last && last.delta.params.itemId === (message.params as { itemId: string }).itemId) {
-      const merged = last.delta.params.delta;
-      for (const key of ['text', 'reasoning', 'output'] as const) {
+      for (const key of DELTA_KEYS) {
         const piece = (message.params as { delta: DeltaFields }).delta[key];
         if (!piece) continue;
-        merged[key] = (merged[key] ?? '') + piece;
-        last.bytes += Buffer.byteLength(piece);
-        this.outboxBytes += Buffer.byteLength(piece);
+        (last.texts[key] ??= new StreamedText()).append(piece);
+        const bytes = Buffer.byteLength(piece);
+        last.bytes += bytes;
+        this.outboxBytes += bytes;
       }
       this.measure(last.bytes);
     } else if (message.method === 'item/delta') {
-      const params = message.params as { itemId: string; delta: DeltaFields } & Record<string, unknown>;
-      // A copy: the event object is shared by every subscriber of the conversation.
-      const delta = { method: 'item/delta' as const, params: { ...params, delta: { ...params.delta } } };
-      this.enqueue({ delta, bytes: Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', ...delta })) });
+      const { delta: fields, ...params } = message.params as { itemId: string; delta: DeltaFields } & Record<string, unknown>;
+      const texts: Partial<Record<DeltaKey, StreamedText>> = {};
+      for (const key of DELTA_KEYS) {
+        if (fields[key] === undefined) continue;
+        texts[key] = new StreamedText();
+        texts[key].append(fields[key]);
+      }
+      this.enqueue({ delta: { method: 'item/delta', params }, texts, bytes: Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', method: 'item/delta', params: message.params })) });
     } else {
       const text = JSON.stringify(message);
       this.enqueue({ text, bytes: Buffer.byteLength(text) });
@@ -196,7 +220,7 @@ export class SendQueue {
         this.oversizedBytes -= next.bytes;
         this.oversizedCount -= 1;
       }
-      this.write('text' in next ? next.text : JSON.stringify({ jsonrpc: '2.0', ...next.delta }));
+      this.write('text' in next ? next.text : JSON.stringify({ jsonrpc: '2.0', method: next.delta.method, params: { ...next.delta.params, delta: mergedFields(next.texts) } }));
     }
     if (this.outbox.length === 0) this.releaseWaiters();
   }

@@ -27,9 +27,25 @@ const LIMITS = { writeThresholdBytes: 1024, limitBytes: 64 * 1024 };
 
 function queueOn(socket: ReturnType<typeof fakeSocket>) {
   const overflows: { outboxBytes: number; socketBytes: number }[] = [];
-  const queue = new SendQueue(socket as unknown as WebSocket, fakeTransport(), LIMITS, { overflow: (figures) => overflows.push(figures), writeFailed: () => undefined });
-  return { queue, overflows };
+  const transport = fakeTransport();
+  const queue = new SendQueue(socket as unknown as WebSocket, transport, LIMITS, { overflow: (figures) => overflows.push(figures), writeFailed: () => undefined });
+  return { queue, overflows, transport };
 }
+
+it('sends the merged deltas, in order, with the messages between them, once the socket drains', () => {
+  const socket = fakeSocket(LIMITS.writeThresholdBytes);
+  const { queue, transport } = queueOn(socket);
+  for (let index = 0; index < 5000; index++) queue.send(delta('item_m', String(index % 10)));
+  queue.send({ jsonrpc: '2.0', method: 'item/completed', params: { itemId: 'item_m' } });
+  queue.send(delta('item_n', 'next'));
+  socket.bufferedAmount = 0;
+  transport.emit('drain');
+  const sent = socket.sent.map((text) => JSON.parse(text) as { method: string; params: { itemId: string; delta?: { text: string } } });
+  expect(sent.map((message) => message.method)).toEqual(['item/delta', 'item/completed', 'item/delta']);
+  expect(sent[0]!.params).toEqual({ conversationId: 'conv_a', sessionId: 'sess_a', itemId: 'item_m', delta: { text: Array.from({ length: 5000 }, (_, index) => String(index % 10)).join('') } });
+  expect(sent[2]!.params.delta).toEqual({ text: 'next' });
+  expect(queue.waitingBytes).toBe(0);
+});
 
 const delta = (itemId: string, text: string) => ({ jsonrpc: '2.0', method: 'item/delta', params: { conversationId: 'conv_a', sessionId: 'sess_a', itemId, delta: { text } } });
 
