@@ -15,18 +15,9 @@ import { EventBus, type EventListener } from './event-bus.js';
 import type { Runtime } from './runtime.js';
 import { SerialQueue } from './serial-queue.js';
 import { LiveSession } from './session.js';
+import { heldEvents, holdEvent, ItemInProgress, type HeldEntry } from './replay-buffer.js';
 
 const DEFAULT_SYSTEM_PROMPT = readFileSync(fileURLToPath(new URL('./prompts/system.txt', import.meta.url)), 'utf8').trim();
-
-/** An item in progress, remembered so late subscribers get its deltas so far. */
-interface ItemInProgress {
-  started: Extract<AnyNotification, { method: 'item/started' }>;
-  text: string;
-  /** Reasoning summary text so far, by part index. */
-  reasoning: string[];
-  reasoningRaw: string;
-  output: string;
-}
 
 /** How a subscriber ends its subscription and paces its replay. */
 export interface SubscribeOptions {
@@ -37,25 +28,15 @@ export interface SubscribeOptions {
    * so a client that reads slowly slows its own replay instead of piling it up in memory.
    */
   ready?: () => Promise<void> | undefined;
-}
-
-/**
- * Keeps an event back for a subscriber whose replay is still running; consecutive deltas of one
- * item are merged (in order), so a long stream during a slow replay costs its text, not one
- * event per delta.
- */
-function holdEvent(held: AnyNotification[], event: AnyNotification): void {
-  const last = held.at(-1);
-  if (event.method === 'item/delta' && last?.method === 'item/delta' && last.params.itemId === event.params.itemId && last.params.delta.partIndex === event.params.delta.partIndex) {
-    const merged = { ...last.params.delta };
-    for (const key of ['text', 'reasoning', 'reasoningRaw', 'output'] as const) {
-      const piece = event.params.delta[key];
-      if (piece) merged[key] = (merged[key] ?? '') + piece;
-    }
-    held[held.length - 1] = { method: 'item/delta', params: { ...last.params, delta: merged } };
-    return;
-  }
-  held.push(event);
+  /**
+   * Most bytes (about: characters of held deltas and of other held events) of live events held
+   * back while the replay waits for the subscriber; past it the held events are dropped, the
+   * listener is detached, the replay stops and `lagging` is called, so a client that stops
+   * reading mid-replay costs a bounded amount. Default: no limit.
+   */
+  holdLimitBytes?: number;
+  /** Told (once) that the subscription ended because `holdLimitBytes` was passed. */
+  lagging?: () => void;
 }
 
 /** A conversation while it is open in the runtime. */
@@ -86,6 +67,8 @@ export class LiveConversation {
   /** Per session, the seq of its last stored item (filled by `loadHeads`, then kept by `itemCompleted`). */
   private readonly itemHeads = new Map<string, number>();
   private headsLoaded: Promise<void> | undefined;
+  /** True once `loadHeads` has finished. */
+  private headsReady = false;
   /** The conversation's MCP clients (servers start on the first turn; see `LiveSession`). */
   private mcpClients: McpClientManager;
   /** The server list the clients were made from, to tell when a reload changed it. */
@@ -293,6 +276,7 @@ export class LiveConversation {
         // An item stored while reading has already moved the head past what was read.
         this.itemHeads.set(sessionId, Math.max(this.itemHeads.get(sessionId) ?? 0, last?.seq ?? 0));
       }
+      this.headsReady = true;
     })().catch((error: unknown) => {
       this.headsLoaded = undefined;
       throw error;
@@ -318,22 +302,14 @@ export class LiveConversation {
   /** Announces an item that began. */
   itemStarted(sessionId: string, turnId: string, itemId: string, kind: Item['kind'], partial: Record<string, unknown>): void {
     const started = { method: 'item/started' as const, params: { conversationId: this.id, sessionId, turnId, itemId, kind, seq: this.itemHead(sessionId), partial } };
-    this.inProgress.set(itemId, { started, text: '', reasoning: [], reasoningRaw: '', output: '' });
+    this.inProgress.set(itemId, new ItemInProgress(started));
     this.publish(started);
   }
 
   /** Streams progress of an item in progress (announced by `itemStarted`, which gives its kind). */
   itemDelta(sessionId: string, turnId: string, itemId: string, delta: ItemDelta): void {
     const progress = this.inProgress.get(itemId);
-    if (progress) {
-      progress.text += delta.text ?? '';
-      if (delta.reasoning) {
-        const part = delta.partIndex ?? 0;
-        progress.reasoning[part] = (progress.reasoning[part] ?? '') + delta.reasoning;
-      }
-      progress.reasoningRaw += delta.reasoningRaw ?? '';
-      progress.output += delta.output ?? '';
-    }
+    progress?.add(delta);
     const kind = progress?.started.params.kind ?? (delta.output !== undefined ? 'tool_call' : delta.reasoning !== undefined ? 'reasoning' : 'assistant_message');
     this.publish({ method: 'item/delta', params: { conversationId: this.id, sessionId, turnId, itemId, kind, seq: this.itemHead(sessionId), delta } });
   }
@@ -361,7 +337,8 @@ export class LiveConversation {
    * (SPEC §5). Returns the function that detaches it. See `attach`.
    */
   async subscribe(listener: EventListener, afterSeq: Record<string, number> | 'head' = {}, options: SubscribeOptions = {}): Promise<() => void> {
-    await this.loadHeads();
+    // Attached in the caller's tick when the heads are known already, as they are once the runtime opened the conversation.
+    if (!this.headsReady) await this.loadHeads();
     return this.attach(listener, afterSeq, options).replay();
   }
 
@@ -385,21 +362,36 @@ export class LiveConversation {
     options: SubscribeOptions = {},
   ): { snapshot: ReturnType<LiveConversation['snapshot']>; heads: SessionHeads; metadataSeq: number; replay: () => Promise<() => void> } {
     const { signal } = options;
-    const held: AnyNotification[] = [];
+    const held: HeldEntry[] = [];
+    let heldBytes = 0;
     let live = false;
+    let overflowed = false;
     const unsubscribe = this.bus.subscribe((event) => {
-      if (live) listener(event);
-      else holdEvent(held, event);
+      if (live) return listener(event);
+      if (overflowed) return;
+      heldBytes += holdEvent(held, event);
+      if (options.holdLimitBytes === undefined || heldBytes <= options.holdLimitBytes) return;
+      // A subscriber that stops reading mid-replay costs a bounded amount: it is let go as lagging.
+      overflowed = true;
+      held.length = 0;
+      unsubscribe();
+      options.lagging?.();
     });
     // Everything below is read in the same tick as subscribing: later changes arrive in `held`.
     const snapshot = this.snapshot();
     const heads = this.heads();
     const metadataSeq = this.metadataSeq;
-    const progressSnapshot = [...this.inProgress.values()].map((progress) => ({ ...progress, reasoning: [...progress.reasoning] }));
+    const progressSnapshot = [...this.inProgress.values()].map((progress) => ({ started: progress.started, deltas: progress.mark() }));
     const approvals = this.approvals.list();
     if (signal?.aborted) unsubscribe();
     else signal?.addEventListener('abort', unsubscribe, { once: true });
-    const ended = () => signal?.aborted === true;
+    const ended = () => signal?.aborted === true || overflowed;
+    /** Waits until the subscriber can take more; false when the subscription ended meanwhile. */
+    const paced = async (): Promise<boolean> => {
+      const waiting = options.ready?.();
+      if (waiting) await waiting;
+      return !ended();
+    };
     const replay = async (): Promise<() => void> => {
       if (ended()) return unsubscribe;
       try {
@@ -413,9 +405,7 @@ export class LiveConversation {
             if (ended()) return unsubscribe;
             for (const stored of page) {
               if (stored.seq > head) break;
-              const waiting = options.ready?.();
-              if (waiting) await waiting;
-              if (ended()) return unsubscribe;
+              if (!(await paced())) return unsubscribe;
               listener({ method: 'item/completed', params: { conversationId: this.id, sessionId, seq: stored.seq, item: stored.item } });
               lastSent.set(sessionId, stored.seq);
             }
@@ -424,25 +414,31 @@ export class LiveConversation {
           }
         }
         // Items in progress at the snapshot are not stored yet (a stored item's id is never in progress).
-        for (const progress of progressSnapshot) {
-          listener(progress.started);
-          const { text, reasoningRaw, output } = progress;
-          const { sessionId, turnId, itemId, kind } = progress.started.params;
-          const deltaOf = (delta: ItemDelta) => listener({ method: 'item/delta', params: { conversationId: this.id, sessionId, turnId, itemId, kind, seq: heads[sessionId] ?? 0, delta } });
-          // One delta per reasoning part, so the late subscriber rebuilds the same parts.
-          progress.reasoning.forEach((reasoning, partIndex) => {
-            if (reasoning) deltaOf({ reasoning, partIndex });
-          });
-          if (text || reasoningRaw || output) deltaOf({ ...(text ? { text } : {}), ...(reasoningRaw ? { reasoningRaw } : {}), ...(output ? { output } : {}) });
+        for (const { started, deltas } of progressSnapshot) {
+          if (!(await paced())) return unsubscribe;
+          listener(started);
+          const { sessionId, turnId, itemId, kind } = started.params;
+          for (const delta of deltas()) {
+            if (!(await paced())) return unsubscribe;
+            listener({ method: 'item/delta', params: { conversationId: this.id, sessionId, turnId, itemId, kind, seq: heads[sessionId] ?? 0, delta } });
+          }
         }
         // A client that arrives while a call waits for approval is asked too (its answer, if any came since, is held below).
         for (const approval of approvals) listener({ method: 'approval/requested', params: { conversationId: this.id, approval } });
-        for (const event of held) {
-          if (event.method === 'item/completed') {
-            if (event.params.seq <= (lastSent.get(event.params.sessionId) ?? 0)) continue;
-            lastSent.set(event.params.sessionId, event.params.seq);
+        // Events keep arriving in `held` while this waits for the subscriber; it goes live only
+        // once `held` is empty, in the same tick, so nothing falls between the two.
+        while (held.length > 0) {
+          const entry = held.shift() as HeldEntry;
+          heldBytes -= entry.size;
+          if ('event' in entry && entry.event.method === 'item/completed') {
+            const { sessionId, seq } = entry.event.params;
+            if (seq <= (lastSent.get(sessionId) ?? 0)) continue;
+            lastSent.set(sessionId, seq);
           }
-          listener(event);
+          for (const event of heldEvents(entry)) {
+            if (!(await paced())) return unsubscribe;
+            listener(event);
+          }
         }
         if (ended()) return unsubscribe;
         listener({ method: 'conversation/synced', params: { conversationId: this.id, heads: Object.fromEntries(lastSent) } });

@@ -4,7 +4,7 @@
  * `env:NAME` references stay visible. The runtime keeps and uses the real values; only what
  * leaves the server is redacted, by {@link redactOutgoing} on every result and notification.
  */
-import type { Conversation } from '../protocol/index.js';
+import type { AnyNotification, Conversation } from '../protocol/index.js';
 import { hideSecretValues } from './config-service.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -46,4 +46,14 @@ export function redactConversation(conversation: Conversation): Conversation {
 export function redactOutgoing<T>(payload: T): T {
   if (!isRecord(payload) || !isRecord(payload.conversation) || payload.conversation.mcpServers === undefined) return payload;
   return { ...payload, conversation: redactConversation(payload.conversation as Conversation) };
+}
+
+/**
+ * A notification as it may leave the server: the same object when it carries no conversation
+ * with MCP servers (so its JSON, computed once, is shared by every connection), otherwise a copy
+ * with the conversation redacted (see `redactOutgoing`).
+ */
+export function redactOutgoingNotification(event: AnyNotification): AnyNotification {
+  const params = redactOutgoing(event.params);
+  return params === event.params ? event : ({ method: event.method, params } as AnyNotification);
 }

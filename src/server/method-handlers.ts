@@ -117,7 +117,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
       // out after the result: the client learns the sessions and heads, then their items.
       // A client holding items of an older history epoch (a rewind since) is replayed from the rewind point.
       const afterSeq = params.afterSeq === 'head' ? 'head' : replayStart(conversation.snapshot().sessions, params.afterSeq, params.historyEpoch);
-      const attached = conversation.attach((event) => connection.notify(event), afterSeq, { signal, ready: () => connection.ready() });
+      const attached = conversation.attach((event) => connection.notify(event), afterSeq, { signal, ready: () => connection.ready(), holdLimitBytes: connection.holdLimitBytes, lagging: () => connection.closeLagging() });
       request.afterResponse(() => {
         attached.replay().catch((error: unknown) => {
           connection.endSubscription(params.conversationId, signal);

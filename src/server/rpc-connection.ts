@@ -26,7 +26,7 @@ import { UnknownModelError } from '../models/model-registry.js';
 import { MissingSecretError } from '../config/providers.js';
 import { StateConflictError } from '../runtime/state-conflict-error.js';
 import type { ConfigService } from './config-service.js';
-import { redactOutgoing } from './conversation-redaction.js';
+import { redactOutgoing, redactOutgoingNotification } from './conversation-redaction.js';
 import { createMethodHandlers, type MethodHandlers, type RequestContext } from './method-handlers.js';
 import { DEFAULT_SEND_BUFFER_LIMIT_BYTES, DEFAULT_WRITE_THRESHOLD_BYTES, SendQueue, type SendBufferLimits } from './send-queue.js';
 
@@ -42,7 +42,7 @@ export interface ConnectionLogger {
   error(details: object, message: string): void;
 }
 
-/** Transport limits of one connection (docs/protocol.md, "Flow control"). */
+/** Transport limits of one connection (docs/protocol.md, "Backpressure"). */
 export interface ConnectionLimits extends SendBufferLimits {
   /** Interval of WebSocket pings, ms; a peer that has not answered the previous one is dropped. */
   heartbeatIntervalMs: number;
@@ -97,12 +97,12 @@ export class RpcConnection {
     readonly config: ConfigService,
     readonly identity: ServerIdentity,
     private readonly logger: ConnectionLogger,
-    limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+    private readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
   ) {
     this.handlers = createMethodHandlers(this);
     this.queue = new SendQueue(socket, transport, limits, {
-      overflow: () => {
-        this.logger.warn({ connection: this.number, client: this.clientName, limitBytes: limits.limitBytes }, 'client closed: send buffer over its limit (lagging)');
+      overflow: ({ outboxBytes, socketBytes }) => {
+        this.logger.warn({ connection: this.number, client: this.clientName, limitBytes: limits.limitBytes, outboxBytes, socketBytes }, 'client closed: send buffer over its limit (lagging)');
         this.dispose();
       },
       // One line per connection: a dead peer fails every write still queued for it.
@@ -139,6 +139,11 @@ export class RpcConnection {
   /** Bytes waiting to reach this client: in the outbox and in the socket's buffer. */
   get bufferedBytes(): number {
     return this.queue.waitingBytes + this.socket.bufferedAmount;
+  }
+
+  /** Send buffer figures of this connection for `/healthz`: bytes waiting now, the most ever waiting, the largest message. */
+  get sendBuffer(): { connection: number; client: string; bufferedBytes: number; peakBufferedBytes: number; largestMessageBytes: number } {
+    return { connection: this.number, client: this.clientName, bufferedBytes: this.bufferedBytes, peakBufferedBytes: this.queue.peakBytes, largestMessageBytes: this.queue.largestMessageBytes };
   }
 
   /** Marks the connection initialized (called by the `initialize` handler). */
@@ -183,6 +188,16 @@ export class RpcConnection {
     this.logger.error({ connection: this.number, conversationId, error: describeError(error) }, 'replay of a subscription failed');
   }
 
+  /** Bytes of live events a subscription may hold back while its replay waits for this client. */
+  get holdLimitBytes(): number {
+    return this.limits.limitBytes;
+  }
+
+  /** Closes the client as lagging: a subscription's replay held back more than {@link holdLimitBytes}. */
+  closeLagging(): void {
+    this.queue.closeLagging();
+  }
+
   /** Resolves when the client can take more events (paces replays); undefined when it can now. */
   ready(): Promise<void> | undefined {
     return this.queue.ready();
@@ -194,7 +209,7 @@ export class RpcConnection {
    * A conversation in the params goes out redacted (see `redactOutgoing`).
    */
   notify(event: AnyNotification): void {
-    this.send({ jsonrpc: '2.0', method: event.method, params: redactOutgoing(event.params) });
+    this.queue.sendNotification(redactOutgoingNotification(event));
     if (event.method === 'approval/requested') this.askForApproval(event.params.conversationId, event.params.approval);
   }
 

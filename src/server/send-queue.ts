@@ -1,11 +1,12 @@
 /**
  * The outgoing side of one client connection: a bounded send buffer (docs/protocol.md,
- * "Flow control"). Messages go straight to the socket while it drains; once the socket holds
+ * "Backpressure"). Messages go straight to the socket while it drains; once the socket holds
  * more than the write threshold they wait in an outbox, where consecutive deltas of one item
  * are merged. When the outbox passes its limit the client is too slow to follow: it is closed
  * with {@link LAGGING_CLOSE_CODE} and resubscribes with `afterSeq`, losing nothing.
  */
 import type { WebSocket } from 'ws';
+import { StreamedText } from '../runtime/streamed-text.js';
 
 /** WebSocket close code for a client whose send buffer overflowed (private range, RFC 6455 §7.4.2). */
 export const LAGGING_CLOSE_CODE = 4001;
@@ -15,6 +16,21 @@ export const LAGGING_CLOSE_REASON = 'lagging: resubscribe with afterSeq';
 export const DEFAULT_WRITE_THRESHOLD_BYTES = 512 * 1024;
 /** Bytes the outbox may hold before the client is closed as lagging. */
 export const DEFAULT_SEND_BUFFER_LIMIT_BYTES = 4 * 1024 * 1024;
+
+const DELTA_KEYS = ['text', 'reasoning', 'reasoningRaw', 'output'] as const;
+
+/** The delta fields of a merged delta, in the order the protocol lists them. */
+function mergedFields(texts: Partial<Record<DeltaKey, StreamedText>>, partIndex: number | undefined): DeltaFields {
+  const fields: DeltaFields = partIndex === undefined ? {} : { partIndex };
+  for (const key of DELTA_KEYS) {
+    const text = texts[key];
+    if (text !== undefined) fields[key] = text.toString();
+  }
+  return fields;
+}
+
+/** JSON text of notifications being fanned out, per event object (gone with the event). */
+const serializedNotifications = new WeakMap<object, string>();
 
 /** Limits of one connection's send buffer, in bytes. */
 export interface SendBufferLimits {
@@ -26,13 +42,20 @@ export interface SendBufferLimits {
 
 type DeltaFields = { text?: string; reasoning?: string; partIndex?: number; reasoningRaw?: string; output?: string };
 
-/** A message waiting in the outbox: serialized, or a delta kept open for merging. */
-type Waiting = { text: string; bytes: number } | { delta: { method: 'item/delta'; params: { itemId: string; delta: DeltaFields } & Record<string, unknown> }; bytes: number };
+type DeltaKey = (typeof DELTA_KEYS)[number];
+
+/**
+ * A message waiting in the outbox: serialized, or a delta kept open for merging. A merged
+ * delta's text is kept as {@link StreamedText} (joined as it grows): appending with `+=` would
+ * keep one rope node per merged delta, so 4 MiB of one-character deltas would cost far more
+ * than 4 MiB.
+ */
+type Waiting = { text: string; bytes: number } | { delta: { method: 'item/delta'; params: { itemId: string } & Record<string, unknown> }; texts: Partial<Record<DeltaKey, StreamedText>>; partIndex: number | undefined; bytes: number };
 
 /** What a send queue tells its connection. */
 export interface SendQueueEvents {
-  /** The outbox passed its limit; the socket has been sent the lagging close. */
-  overflow(): void;
+  /** The outbox passed its limit; the socket has been sent the lagging close. Gets the bytes waiting at that moment. */
+  overflow(figures: { outboxBytes: number; socketBytes: number }): void;
   /** A write to the socket failed (the peer is gone); called once per queue. */
   writeFailed(error: Error): void;
 }
@@ -44,6 +67,11 @@ export class SendQueue {
   private closed = false;
   private failed = false;
   private readonly waiters: (() => void)[] = [];
+  private peak = 0;
+  private largest = 0;
+  /** Bytes and number of queued messages each larger than the limit on its own. */
+  private oversizedBytes = 0;
+  private oversizedCount = 0;
 
   /**
    * @param socket the client's WebSocket
@@ -65,39 +93,94 @@ export class SendQueue {
     return this.outboxBytes;
   }
 
+  /** The most bytes ever waiting at once for this client (outbox plus socket), measured at each send. */
+  get peakBytes(): number {
+    return this.peak;
+  }
+
+  /** Bytes of the largest single message sent or queued (it may exceed the limits on its own). */
+  get largestMessageBytes(): number {
+    return this.largest;
+  }
+
+  /**
+   * Queues a notification for the client. A conversation's event object is the same for every
+   * subscriber, so its JSON text is made once and shared by all the connections it goes to.
+   */
+  sendNotification(event: { method: string; params: unknown }): void {
+    if (this.closed || this.socket.readyState !== this.socket.OPEN) return;
+    if (this.outbox.length === 0 && this.socket.bufferedAmount < this.limits.writeThresholdBytes) {
+      let text = serializedNotifications.get(event);
+      if (text === undefined) {
+        text = JSON.stringify({ jsonrpc: '2.0', method: event.method, params: event.params });
+        serializedNotifications.set(event, text);
+      }
+      this.write(text);
+      this.measure(text.length * 3 > this.largest ? Buffer.byteLength(text) : 0);
+      return;
+    }
+    this.send({ jsonrpc: '2.0', method: event.method, params: event.params });
+  }
+
   /** Queues a JSON-RPC message (object) for the client; dropped once the queue is closed. */
   send(message: { method?: string; params?: unknown } & Record<string, unknown>): void {
     if (this.closed || this.socket.readyState !== this.socket.OPEN) return;
     if (this.outbox.length === 0 && this.socket.bufferedAmount < this.limits.writeThresholdBytes) {
-      this.write(JSON.stringify(message));
+      const text = JSON.stringify(message);
+      this.write(text);
+      // Counting bytes costs a pass over the text: only for one that may be the largest yet.
+      this.measure(text.length * 3 > this.largest ? Buffer.byteLength(text) : 0);
       return;
     }
     const last = this.outbox.at(-1);
     const incoming = message.params as { itemId: string; delta: DeltaFields };
     // Text of two reasoning parts stays apart: the client files each under its partIndex.
-    if (message.method === 'item/delta' && last && 'delta' in last && last.delta.params.itemId === incoming.itemId && last.delta.params.delta.partIndex === incoming.delta.partIndex) {
-      const merged = last.delta.params.delta;
-      for (const key of ['text', 'reasoning', 'reasoningRaw', 'output'] as const) {
+    if (message.method === 'item/delta' && last && 'delta' in last && last.delta.params.itemId === incoming.itemId && last.partIndex === incoming.delta.partIndex) {
+      for (const key of DELTA_KEYS) {
         const piece = (message.params as { delta: DeltaFields }).delta[key];
         if (!piece) continue;
-        merged[key] = (merged[key] ?? '') + piece;
-        last.bytes += Buffer.byteLength(piece);
-        this.outboxBytes += Buffer.byteLength(piece);
+        (last.texts[key] ??= new StreamedText()).append(piece);
+        const bytes = Buffer.byteLength(piece);
+        last.bytes += bytes;
+        this.outboxBytes += bytes;
       }
+      this.measure(last.bytes);
     } else if (message.method === 'item/delta') {
-      const params = message.params as { itemId: string; delta: DeltaFields } & Record<string, unknown>;
-      // A copy: the event object is shared by every subscriber of the conversation.
-      const delta = { method: 'item/delta' as const, params: { ...params, delta: { ...params.delta } } };
-      const bytes = Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', ...delta }));
-      this.outbox.push({ delta, bytes });
-      this.outboxBytes += bytes;
+      const { delta: fields, ...params } = message.params as { itemId: string; delta: DeltaFields } & Record<string, unknown>;
+      const texts: Partial<Record<DeltaKey, StreamedText>> = {};
+      for (const key of DELTA_KEYS) {
+        if (fields[key] === undefined) continue;
+        texts[key] = new StreamedText();
+        texts[key].append(fields[key]);
+      }
+      this.enqueue({ delta: { method: 'item/delta', params }, texts, partIndex: fields.partIndex, bytes: Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', method: 'item/delta', params: message.params })) });
     } else {
       const text = JSON.stringify(message);
-      const bytes = Buffer.byteLength(text);
-      this.outbox.push({ text, bytes });
-      this.outboxBytes += bytes;
+      this.enqueue({ text, bytes: Buffer.byteLength(text) });
     }
-    if (this.outboxBytes > this.limits.limitBytes) this.overflow();
+    if (this.outboxBytes - this.oversizedBytes > this.limits.limitBytes || this.oversizedCount > 1) this.overflow();
+  }
+
+  /**
+   * Queues a message that is not merged. One larger than the whole limit (an item/completed of
+   * a very long answer) is not counted against it: closing for it would cut off a client that
+   * keeps up, and resubscribing would replay the same message. Only one may wait at a time.
+   * Deltas are always counted: a long one can be (and in replays is) sent in pieces.
+   */
+  private enqueue(entry: Waiting): void {
+    this.outbox.push(entry);
+    this.outboxBytes += entry.bytes;
+    if ('text' in entry && entry.bytes > this.limits.limitBytes) {
+      this.oversizedBytes += entry.bytes;
+      this.oversizedCount += 1;
+    }
+    this.measure(entry.bytes);
+  }
+
+  private measure(messageBytes: number): void {
+    if (messageBytes > this.largest) this.largest = messageBytes;
+    const waiting = this.outboxBytes + this.socket.bufferedAmount;
+    if (waiting > this.peak) this.peak = waiting;
   }
 
   /**
@@ -114,20 +197,32 @@ export class SendQueue {
     this.closed = true;
     this.outbox.length = 0;
     this.outboxBytes = 0;
+    this.oversizedBytes = 0;
+    this.oversizedCount = 0;
     this.releaseWaiters();
   }
 
+  /** Closes the client as lagging ({@link LAGGING_CLOSE_CODE}) for a buffer kept elsewhere (a replay's held events). */
+  closeLagging(): void {
+    if (!this.closed) this.overflow();
+  }
+
   private overflow(): void {
+    const figures = { outboxBytes: this.outboxBytes, socketBytes: this.socket.bufferedAmount };
     this.close();
     this.socket.close(LAGGING_CLOSE_CODE, LAGGING_CLOSE_REASON);
-    this.events.overflow();
+    this.events.overflow(figures);
   }
 
   private flush(): void {
     while (!this.closed && this.outbox.length > 0 && this.socket.bufferedAmount < this.limits.writeThresholdBytes) {
       const next = this.outbox.shift() as Waiting;
       this.outboxBytes -= next.bytes;
-      this.write('text' in next ? next.text : JSON.stringify({ jsonrpc: '2.0', ...next.delta }));
+      if (next.bytes > this.limits.limitBytes && 'text' in next) {
+        this.oversizedBytes -= next.bytes;
+        this.oversizedCount -= 1;
+      }
+      this.write('text' in next ? next.text : JSON.stringify({ jsonrpc: '2.0', method: next.delta.method, params: { ...next.delta.params, delta: mergedFields(next.texts, next.partIndex) } }));
     }
     if (this.outbox.length === 0) this.releaseWaiters();
   }

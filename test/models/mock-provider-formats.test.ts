@@ -872,7 +872,7 @@ describe('script fields for reasoning, disconnects and cache writes', () => {
       parseMockScript('responses:\n  - error: { status: 500, message: x }\n    disconnectAfterDeltas: 1\n', 's.yaml'),
     ).toThrow(/responses\[0\]\.error: an error entry cannot also have/);
     expect(() => parseMockScript('responses:\n  - reasoning: r\n', 's.yaml')).toThrow(
-      /responses\[0\]: expected one of text, deltas, toolCalls or error/,
+      /responses\[0\]: expected one of text, deltas, generatedText, toolCalls or error/,
     );
     expect(() =>
       parseMockScript(

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { runMockProviderCommand } from '../../src/cli/dev-mock-provider.js';
 import {
+  generatedTextDeltas,
   loadMockScript,
   MockProviderServer,
   MockScriptError,
@@ -520,5 +521,48 @@ describe('runMockProviderCommand', () => {
     } finally {
       await rm(directory, { recursive: true, force: true });
     }
+  });
+});
+
+describe('generatedText', () => {
+  it('resolves to N numbered deltas of the given length that concatenate to the reply text', () => {
+    const deltas = generatedTextDeltas({ deltas: 12, deltaLength: 4 });
+    expect(deltas).toHaveLength(12);
+    expect(deltas.slice(0, 3)).toEqual(['xx0 ', 'xx1 ', 'xx2 ']);
+    expect(deltas[11]).toBe('x11 ');
+    expect(deltas.every((delta) => delta.length === 4)).toBe(true);
+    const script = parseMockScript('responses:\n  - generatedText: { deltas: 12, deltaLength: 4 }\n', 's.yaml');
+    const reply = resolveReply(script.responses[0]!, 1, {});
+    expect(reply.hasText).toBe(true);
+    expect(reply.textDeltas).toEqual(deltas);
+    // The default length is 8 characters.
+    expect(resolveReply(parseMockScript('responses:\n  - generatedText: { deltas: 2 }\n', 's.yaml').responses[0]!, 1, {}).textDeltas).toEqual(['xxxxxx0 ', 'xxxxxx1 ']);
+  });
+
+  it('refuses generatedText mixed with text or deltas, and counts below 1', () => {
+    expect(() => parseMockScript('responses:\n  - text: a\n    generatedText: { deltas: 2 }\n', 's.yaml')).toThrow(/responses\[0\]\.generatedText: use generatedText without text or deltas/);
+    expect(() => parseMockScript('responses:\n  - generatedText: { deltas: 0 }\n', 's.yaml')).toThrow(/responses\[0\]\.generatedText\.deltas/);
+  });
+
+  it('streams 10,000 deltas as 10,000 wire events, one output_text.delta each, and the AI SDK reads them all', async () => {
+    const count = 10_000;
+    const expected = generatedTextDeltas({ deltas: count, deltaLength: 6 });
+    const { baseURL } = await startMock({ responses: [{ generatedText: { deltas: count, deltaLength: 6 } }, { generatedText: { deltas: count, deltaLength: 6 } }] });
+    const response = await fetch(`${baseURL}/responses`, { method: 'POST', body: JSON.stringify({ model: 'm', stream: true, input: 'hi' }) });
+    const events = sseMessages(await response.text()).map((message) => JSON.parse(message.split('\ndata: ')[1] ?? '{}') as { type: string; delta?: string; sequence_number: number });
+    const deltas = events.filter((event) => event.type === 'response.output_text.delta');
+    expect(deltas.map((event) => event.delta)).toEqual(expected);
+    expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
+    expect(events.at(-1)?.type).toBe('response.completed');
+
+    const result = streamText({ model: createOpenAI({ baseURL, apiKey: 'none' }).chat('mock-model'), prompt: 'x', maxRetries: 0 });
+    let parts = 0;
+    let text = '';
+    for await (const delta of result.textStream) {
+      parts += 1;
+      text += delta;
+    }
+    expect(parts).toBe(count);
+    expect(text).toBe(expected.join(''));
   });
 });

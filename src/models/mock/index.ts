@@ -16,6 +16,7 @@ export {
   argumentsAsObject,
   estimateTokens,
   expandMockScript,
+  generatedTextDeltas,
   loadMockScript,
   mockScriptSchema,
   parseMockScript,

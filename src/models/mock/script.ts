@@ -54,10 +54,23 @@ const mockErrorSchema = z
   })
   .strict();
 
+/**
+ * A long answer generated instead of written out: `deltas` text deltas of `deltaLength`
+ * characters each (see {@link generatedTextDeltas}), so a script can stream hundreds of
+ * thousands of deltas without carrying their text.
+ */
+const mockGeneratedTextSchema = z
+  .object({
+    deltas: z.number().int().min(1).max(10_000_000),
+    deltaLength: z.number().int().min(2).max(65_536).default(8),
+  })
+  .strict();
+
 const mockResponseEntrySchema = z
   .object({
     text: z.string().optional(),
     deltas: z.array(z.string()).optional(),
+    generatedText: mockGeneratedTextSchema.optional(),
     reasoning: z.string().optional(),
     reasoningDeltas: z.array(z.string()).optional(),
     /** Reasoning in several summary parts (Responses) or thinking blocks (Anthropic), each streamed word by word. */
@@ -80,6 +93,9 @@ const mockResponseEntrySchema = z
     if (entry.reasoningParts !== undefined && (entry.reasoning !== undefined || entry.reasoningDeltas !== undefined)) {
       context.addIssue({ code: 'custom', message: 'use either reasoningParts or reasoning/reasoningDeltas, not both', path: ['reasoningParts'] });
     }
+    if (entry.generatedText !== undefined && (entry.text !== undefined || entry.deltas !== undefined)) {
+      context.addIssue({ code: 'custom', message: 'use generatedText without text or deltas', path: ['generatedText'] });
+    }
     if (entry.reasoning !== undefined && entry.reasoningDeltas !== undefined) {
       context.addIssue({
         code: 'custom',
@@ -87,7 +103,7 @@ const mockResponseEntrySchema = z
         path: ['reasoningDeltas'],
       });
     }
-    const hasOutput = entry.text !== undefined || entry.deltas !== undefined || entry.toolCalls !== undefined;
+    const hasOutput = entry.text !== undefined || entry.deltas !== undefined || entry.generatedText !== undefined || entry.toolCalls !== undefined;
     const hasReplyOnlyField =
       entry.usage !== undefined ||
       entry.reasoning !== undefined ||
@@ -100,12 +116,12 @@ const mockResponseEntrySchema = z
       context.addIssue({
         code: 'custom',
         message:
-          'an error entry cannot also have text, deltas, reasoning, reasoningDeltas, toolCalls, usage, disconnectAfterDeltas, malformedEventAfterDeltas or streamError',
+          'an error entry cannot also have text, deltas, generatedText, reasoning, reasoningDeltas, toolCalls, usage, disconnectAfterDeltas, malformedEventAfterDeltas or streamError',
         path: ['error'],
       });
     }
     if (entry.error === undefined && !hasOutput) {
-      context.addIssue({ code: 'custom', message: 'expected one of text, deltas, toolCalls or error', path: [] });
+      context.addIssue({ code: 'custom', message: 'expected one of text, deltas, generatedText, toolCalls or error', path: [] });
     }
   });
 
@@ -311,6 +327,21 @@ export function splitIntoPieces(text: string, pieceCount: number): string[] {
   return pieces;
 }
 
+/**
+ * The text deltas of a `generatedText` entry: delta `i` (from 0) is the number `i` padded on
+ * the left with `x` to `deltaLength - 1` characters, then a space — so every delta is exactly
+ * `deltaLength` characters while `i` has fewer than `deltaLength` digits, and a client can tell
+ * a lost, doubled or reordered delta from the text it assembled.
+ *
+ * @param generated - The entry's `generatedText`: how many deltas, how long each.
+ * @returns The deltas in streaming order.
+ */
+export function generatedTextDeltas(generated: { deltas: number; deltaLength: number }): string[] {
+  const deltas = new Array<string>(generated.deltas);
+  for (let index = 0; index < generated.deltas; index++) deltas[index] = `${String(index).padStart(generated.deltaLength - 1, 'x')} `;
+  return deltas;
+}
+
 /** Word-sized deltas (each word keeps its trailing whitespace) so streaming is visible. */
 function splitIntoWords(text: string): string[] {
   return text.match(/\s*\S+\s*|\s+/g) ?? [];
@@ -351,7 +382,9 @@ const ARGUMENT_PIECE_COUNT = 3;
  * @param requestBody - The parsed request body, for the input token estimate.
  */
 export function resolveReply(entry: MockResponseEntry, requestNumber: number, requestBody: unknown): ResolvedReply {
-  const textDeltas = entry.deltas ?? (entry.text !== undefined ? splitIntoWords(entry.text) : []);
+  const textDeltas =
+    entry.deltas ??
+    (entry.generatedText !== undefined ? generatedTextDeltas(entry.generatedText) : entry.text !== undefined ? splitIntoWords(entry.text) : []);
   const reasoningPartDeltas = entry.reasoningParts?.map(splitIntoWords) ?? [entry.reasoningDeltas ?? (entry.reasoning !== undefined ? splitIntoWords(entry.reasoning) : [])];
   const reasoningDeltas = reasoningPartDeltas.flat();
   const reasoningText = reasoningDeltas.join('');
@@ -384,7 +417,7 @@ export function resolveReply(entry: MockResponseEntry, requestNumber: number, re
       };
   return {
     requestNumber,
-    hasText: entry.text !== undefined || entry.deltas !== undefined,
+    hasText: entry.text !== undefined || entry.deltas !== undefined || entry.generatedText !== undefined,
     textDeltas,
     hasReasoning: entry.reasoning !== undefined || entry.reasoningDeltas !== undefined || entry.reasoningParts !== undefined,
     reasoningDeltas,

@@ -1,0 +1,146 @@
+/**
+ * The pieces that keep what waits for a slow client bounded (docs/protocol.md, "Backpressure"):
+ * the send buffer's limits and merging, the in-progress text kept for late subscribers, and the
+ * limit on what a replay holds back for a client that stopped reading.
+ */
+import { EventEmitter } from 'node:events';
+import { afterEach, expect, it } from 'vitest';
+import type { WebSocket } from 'ws';
+import { StreamedText } from '../../src/runtime/streamed-text.js';
+import { LAGGING_CLOSE_CODE, LAGGING_CLOSE_REASON, SendQueue } from '../../src/server/send-queue.js';
+import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+
+/** A socket whose buffered bytes the test sets: above the threshold, everything waits in the outbox. */
+function fakeSocket(bufferedAmount: number) {
+  const socket = { OPEN: 1, readyState: 1, bufferedAmount, sent: [] as string[], closed: undefined as { code: number; reason: string } | undefined };
+  return Object.assign(socket, {
+    send: (text: string) => socket.sent.push(text),
+    close: (code: number, reason: string) => (socket.closed = { code, reason }),
+  });
+}
+
+function fakeTransport() {
+  return Object.assign(new EventEmitter(), { writableCorked: 0, cork: () => undefined, uncork: () => undefined });
+}
+
+const LIMITS = { writeThresholdBytes: 1024, limitBytes: 64 * 1024 };
+
+function queueOn(socket: ReturnType<typeof fakeSocket>) {
+  const overflows: { outboxBytes: number; socketBytes: number }[] = [];
+  const transport = fakeTransport();
+  const queue = new SendQueue(socket as unknown as WebSocket, transport, LIMITS, { overflow: (figures) => overflows.push(figures), writeFailed: () => undefined });
+  return { queue, overflows, transport };
+}
+
+it('sends the merged deltas, in order, with the messages between them, once the socket drains', () => {
+  const socket = fakeSocket(LIMITS.writeThresholdBytes);
+  const { queue, transport } = queueOn(socket);
+  for (let index = 0; index < 5000; index++) queue.send(delta('item_m', String(index % 10)));
+  queue.send({ jsonrpc: '2.0', method: 'item/completed', params: { itemId: 'item_m' } });
+  queue.send(delta('item_n', 'next'));
+  socket.bufferedAmount = 0;
+  transport.emit('drain');
+  const sent = socket.sent.map((text) => JSON.parse(text) as { method: string; params: { itemId: string; delta?: { text: string } } });
+  expect(sent.map((message) => message.method)).toEqual(['item/delta', 'item/completed', 'item/delta']);
+  expect(sent[0]!.params).toEqual({ conversationId: 'conv_a', sessionId: 'sess_a', itemId: 'item_m', delta: { text: Array.from({ length: 5000 }, (_, index) => String(index % 10)).join('') } });
+  expect(sent[2]!.params.delta).toEqual({ text: 'next' });
+  expect(queue.waitingBytes).toBe(0);
+});
+
+const delta = (itemId: string, text: string) => ({ jsonrpc: '2.0', method: 'item/delta', params: { conversationId: 'conv_a', sessionId: 'sess_a', itemId, delta: { text } } });
+
+it('merges the deltas of one item while the socket is full and closes with 4001 once the outbox passes its limit', () => {
+  const socket = fakeSocket(LIMITS.writeThresholdBytes);
+  const { queue, overflows } = queueOn(socket);
+  for (let index = 0; index < 100; index++) queue.send(delta('item_a', 'x'.repeat(100)));
+  // 100 deltas, one waiting message: its text, not 100 envelopes.
+  expect(queue.waitingBytes).toBeLessThan(100 * 100 + 300);
+  expect(socket.closed).toBeUndefined();
+  for (let index = 0; index < 1000 && !socket.closed; index++) queue.send(delta('item_a', 'x'.repeat(100)));
+  expect(socket.closed).toEqual({ code: LAGGING_CLOSE_CODE, reason: LAGGING_CLOSE_REASON });
+  expect(overflows).toHaveLength(1);
+  expect(overflows[0]!.outboxBytes).toBeGreaterThan(LIMITS.limitBytes);
+  expect(overflows[0]!.outboxBytes).toBeLessThanOrEqual(LIMITS.limitBytes + 100);
+  // Closed: nothing more is queued or sent.
+  queue.send(delta('item_a', 'late'));
+  expect(queue.waitingBytes).toBe(0);
+  expect(socket.sent).toEqual([]);
+});
+
+it('lets one message larger than the whole limit wait without closing, but not two', () => {
+  const socket = fakeSocket(LIMITS.writeThresholdBytes);
+  const { queue, overflows } = queueOn(socket);
+  const huge = { jsonrpc: '2.0', method: 'item/completed', params: { text: 'y'.repeat(LIMITS.limitBytes * 2) } };
+  queue.send(huge);
+  queue.send(delta('item_b', 'after the big one'));
+  expect(socket.closed).toBeUndefined();
+  expect(queue.largestMessageBytes).toBeGreaterThan(LIMITS.limitBytes * 2);
+  queue.send(huge);
+  expect(socket.closed?.code).toBe(LAGGING_CLOSE_CODE);
+  expect(overflows).toHaveLength(1);
+});
+
+it('sends straight to the socket under the threshold and reports the peak waiting', () => {
+  const socket = fakeSocket(0);
+  const { queue } = queueOn(socket);
+  queue.send(delta('item_c', 'hello'));
+  queue.sendNotification({ method: 'item/delta', params: { conversationId: 'conv_a', sessionId: 'sess_a', itemId: 'item_c', delta: { text: 'again' } } });
+  expect(socket.sent.map((text) => (JSON.parse(text) as { params: { delta: { text: string } } }).params.delta.text)).toEqual(['hello', 'again']);
+  expect(queue.waitingBytes).toBe(0);
+  socket.bufferedAmount = 5000;
+  queue.send(delta('item_c', 'queued'));
+  expect(queue.peakBytes).toBeGreaterThan(5000);
+});
+
+it('keeps 200,000 deltas of an item in progress as a few hundred strings, and reads any prefix back in pieces', () => {
+  const text = new StreamedText();
+  const pieces: string[] = [];
+  for (let index = 0; index < 200_000; index++) {
+    const piece = `${index} `;
+    pieces.push(piece);
+    text.append(piece);
+    // Joined as it grows: never more than 512 parts.
+    if (index % 997 === 0) expect(text.parts).toBeLessThan(512);
+  }
+  const whole = pieces.join('');
+  expect(text.length).toBe(whole.length);
+  expect(text.toString()).toBe(whole);
+  const prefix = 1_000_003;
+  const slices = [...text.slices(65_536, prefix)];
+  expect(slices.every((slice) => slice.length <= 65_536)).toBe(true);
+  expect(slices.join('')).toBe(whole.slice(0, prefix));
+  // A surrogate pair is never cut in two.
+  const emoji = new StreamedText();
+  emoji.append('ab😀cd');
+  expect([...emoji.slices(3)]).toEqual(['ab', '😀c', 'd']);
+});
+
+let harness: InProcessServer | undefined;
+afterEach(async () => {
+  await harness?.stop();
+  harness = undefined;
+});
+
+it('ends a subscription whose replay waits on a client that stopped reading once what it holds back passes the limit', async () => {
+  harness = await startInProcessServer('responses: []\n');
+  const conversationId = await harness.conversation();
+  const conversation = await harness.server.runtime.getConversation(conversationId);
+  const sessionId = conversation.rootSession.id;
+  conversation.itemStarted(sessionId, 'turn_x', 'item_x', 'assistant_message', {});
+  conversation.itemDelta(sessionId, 'turn_x', 'item_x', { text: 'so far ' });
+  const subscribersBefore = conversation.subscriberCount;
+  const received: string[] = [];
+  let lagging = 0;
+  // The client never becomes ready: the replay waits before its first message.
+  const subscribed: Promise<unknown> = conversation.subscribe((event) => received.push(event.method), {}, { ready: () => new Promise<void>(() => undefined), holdLimitBytes: 10_000, lagging: () => (lagging += 1) });
+  expect(conversation.subscriberCount).toBe(subscribersBefore + 1);
+  for (let index = 0; index < 200 && lagging === 0; index++) conversation.itemDelta(sessionId, 'turn_x', 'item_x', { text: 'z'.repeat(100) });
+  expect(lagging).toBe(1);
+  // Detached at once: later events are not held for it.
+  expect(conversation.subscriberCount).toBe(subscribersBefore);
+  conversation.itemDelta(sessionId, 'turn_x', 'item_x', { text: 'more' });
+  expect(lagging).toBe(1);
+  expect(received).toEqual([]);
+  // The replay stays parked on the client that never reads (the connection's close releases it).
+  subscribed.catch(() => undefined);
+});
