@@ -143,6 +143,11 @@ export interface RunningProcess {
   readonly exited: Promise<ProcessExit>;
   /** Kills the whole process group (SIGTERM, then SIGKILL after a grace period). Safe after the end. */
   kill(): void;
+  /**
+   * Changes the terminal size of a `tty` process (the program gets SIGWINCH). Absent, or
+   * a no-op, for processes without a terminal; ignored after the end.
+   */
+  resize?(columns: number, rows: number): void;
 }
 
 /** An execution environment (SPEC §7). */

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { ApprovalDecisionSchema, ApprovalRequestSchema, ConversationSchema, ConversationSummarySchema, SessionSchema, TurnSchema, WorkLocationEntrySchema } from './entities.js';
 import { ContentPartSchema, ItemSchema, StoredItemSchema } from './items.js';
+import { workspaceMethods, workspaceNotifications } from './workspace.js';
 
 /** Version of the message shapes; bumped on any incompatible change. */
 export const PROTOCOL_VERSION = 1;
@@ -249,6 +250,7 @@ export const methods = {
     }),
     result: z.object({ items: z.array(StoredItemSchema), nextCursor: z.number().int().optional() }),
   },
+  ...workspaceMethods,
 } as const;
 
 /** Server-to-client notifications: name → params schema. */
@@ -300,6 +302,7 @@ export const notifications = {
   }),
   /** An item was completed and stored at `seq` in its session's log. */
   'item/completed': z.object({ conversationId, sessionId: z.string(), seq: z.number().int().positive(), item: ItemSchema }),
+  ...workspaceNotifications,
 } as const;
 
 /**

@@ -12,6 +12,7 @@ import { ConfigurationUpdateError } from '../config/config-writer.js';
 import { redactConfiguration } from './config-service.js';
 import { InvalidApprovalAnswerError } from '../runtime/approvals/broker.js';
 import type { RpcConnection } from './rpc-connection.js';
+import { checkAttachments, createWorkspaceHandlers } from './handlers/workspace.js';
 
 /** Per-request helpers given to a handler. */
 export interface RequestContext {
@@ -48,6 +49,7 @@ async function invalidParamsOnBadLocation<T>(method: string, field: string, work
 export function createMethodHandlers(connection: RpcConnection): MethodHandlers {
   const runtime = connection.runtime;
   return {
+    ...createWorkspaceHandlers(connection),
     async initialize(params) {
       if (params.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {
         throw new RpcError(ErrorCodes.invalidParams, `initialize: params.protocolVersion: this server speaks version ${PROTOCOL_VERSION}, the client asked for ${params.protocolVersion}`);
@@ -114,7 +116,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
 
     async 'session/input'(params) {
       const session = sessionOf(await runtime.getConversation(params.conversationId), params.sessionId, 'session/input');
-      const outcome = await session.input(toContent(params.input), params.mode ?? 'queue', params.reasoningEffort);
+      const outcome = await session.input(checkAttachments(runtime.attachments, params.conversationId, toContent(params.input)), params.mode ?? 'queue', params.reasoningEffort);
       return { sessionId: session.id, ...outcome };
     },
 

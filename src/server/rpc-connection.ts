@@ -70,6 +70,7 @@ export class RpcConnection {
   private readonly outgoing = new Map<string, (response: { result?: unknown; error?: unknown }) => void>();
   /** Per conversation, the controller that ends the subscription (registered before its replay). */
   private readonly subscriptions = new Map<string, AbortController>();
+  private readonly closeListeners: (() => void)[] = [];
   private readonly handlers: MethodHandlers;
   private readonly queue: SendQueue;
   private closed = false;
@@ -136,6 +137,12 @@ export class RpcConnection {
   /** Bytes waiting to reach this client: in the outbox and in the socket's buffer. */
   get bufferedBytes(): number {
     return this.queue.waitingBytes + this.socket.bufferedAmount;
+  }
+
+  /** Runs `listener` once when the connection ends (what it owns, such as terminals, ends with it). */
+  onClose(listener: () => void): void {
+    if (this.closed) listener();
+    else this.closeListeners.push(listener);
   }
 
   /** Marks the connection initialized (called by the `initialize` handler). */
@@ -305,6 +312,7 @@ export class RpcConnection {
     for (const controller of this.subscriptions.values()) controller.abort();
     this.subscriptions.clear();
     this.outgoing.clear();
+    for (const listener of this.closeListeners.splice(0)) listener();
   }
 }
 

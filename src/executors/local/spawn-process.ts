@@ -154,6 +154,9 @@ function spawnInTerminal(request: SpawnRequest, program: CommandProgram): Runnin
       // The PTY's child is a session (and group) leader, so the group id is its pid.
       if (!ended) killTree(terminal.pid, 'SIGHUP');
     },
+    resize(columns, rows) {
+      if (!ended) terminal.resize(columns, rows);
+    },
   };
 }
 

@@ -154,5 +154,12 @@ export function startRemoteProcess(request: SpawnRequest, host: RemoteProcessHos
     },
     exited,
     kill,
+    resize(columns, rows) {
+      if (pty === undefined || ended) return;
+      pty.columns = columns;
+      pty.rows = rows;
+      // A channel still opening picks the size up from \`pty\`; pixel sizes are unknown (0).
+      channel?.setWindow(rows, columns, 0, 0);
+    },
   };
 }
