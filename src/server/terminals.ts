@@ -6,7 +6,7 @@
  * nothing on another connection, and closing the connection kills it.
  */
 import { newId } from '../ids.js';
-import type { Executor, RunningProcess } from '../executors/executor.js';
+import type { Executor, ProcessExit, RunningProcess } from '../executors/executor.js';
 import type { NotificationParams } from '../protocol/index.js';
 
 /** Terminals one connection may have open at once. */
@@ -96,11 +96,13 @@ export class ConnectionTerminals {
     const terminal: OpenTerminal = { process, seq: 0 };
     this.open.set(terminalId, terminal);
     const unsubscribe = process.onOutput((data) => this.send({ terminalId, seq: ++terminal.seq, data }));
-    void process.exited.then((exit) => {
+    const ended = (exit: ProcessExit): void => {
       unsubscribe();
       this.open.delete(terminalId);
       this.send({ terminalId, seq: ++terminal.seq, exited: true, exitCode: exit.exitCode, signal: exit.signal });
-    });
+    };
+    // `exited` never rejects; the second handler is there so nothing can float.
+    process.exited.then(ended, () => ended({ exitCode: null, signal: null }));
     return terminalId;
   }
 
