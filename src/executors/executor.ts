@@ -148,6 +148,15 @@ export interface RunningProcess {
    * a no-op, for processes without a terminal; ignored after the end.
    */
   resize?(columns: number, rows: number): void;
+  /**
+   * Stops reading the process's output until `resume`: output waits in the kernel's (or the
+   * SSH channel's) buffer and, once that is full, the program blocks on writing. This is how a
+   * slow reader slows a fast program down instead of output piling up in memory. Absent on
+   * processes that cannot be paused.
+   */
+  pause?(): void;
+  /** Reads output again after `pause`. */
+  resume?(): void;
 }
 
 /** An execution environment (SPEC §7). */

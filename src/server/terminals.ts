@@ -48,6 +48,8 @@ export interface TerminalRequest {
 interface OpenTerminal {
   process: RunningProcess;
   seq: number;
+  /** True while output reading is paused for the connection's send buffer. */
+  paused: boolean;
 }
 
 /** The terminals of one connection. */
@@ -56,11 +58,14 @@ export class ConnectionTerminals {
   private closed = false;
 
   /**
+   * @param ready resolves when the connection's send buffer can take more (undefined when it
+   *   can now): a terminal stops reading its program's output while it waits
    * @param send delivers a `terminal/output` notification through the connection's send queue
    * @param limit most terminals open at once (default `MAX_TERMINALS_PER_CONNECTION`)
    */
   constructor(
     private readonly send: (params: NotificationParams<'terminal/output'>) => void,
+    private readonly ready: () => Promise<void> | undefined,
     private readonly limit = MAX_TERMINALS_PER_CONNECTION,
   ) {}
 
@@ -93,9 +98,24 @@ export class ConnectionTerminals {
       columns: request.columns,
       rows: request.rows,
     });
-    const terminal: OpenTerminal = { process, seq: 0 };
+    const terminal: OpenTerminal = { process, seq: 0, paused: false };
     this.open.set(terminalId, terminal);
-    const unsubscribe = process.onOutput((data) => this.send({ terminalId, seq: ++terminal.seq, data }));
+    const unsubscribe = process.onOutput((data) => {
+      this.send({ terminalId, seq: ++terminal.seq, data });
+      // Backpressure: a client that reads slowly slows the program down, rather than being
+      // closed as lagging once 4 MiB of its output have piled up in the send buffer.
+      const waiting = terminal.paused ? undefined : this.ready();
+      if (waiting && process.pause && process.resume) {
+        terminal.paused = true;
+        process.pause();
+        const resume = (): void => {
+          terminal.paused = false;
+          process.resume?.();
+        };
+        // `ready` never rejects (a closed connection releases its waiters); both paths resume.
+        waiting.then(resume, resume);
+      }
+    });
     const ended = (exit: ProcessExit): void => {
       unsubscribe();
       this.open.delete(terminalId);

@@ -6,6 +6,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { RuntimeClient, RuntimeClientError } from '../../src/client/runtime-client.js';
 import type { AnyNotification, NotificationParams } from '../../src/protocol/index.js';
 import { MAX_TERMINALS_PER_CONNECTION } from '../../src/server/terminals.js';
@@ -199,4 +200,34 @@ describe('terminal limits and errors', () => {
     const unknown = await failure(harness.client.request('terminal/resize', { terminalId: 'term_nothere', cols: 10, rows: 10 }));
     expect(unknown.code).toBe(-32004);
   });
+});
+
+describe('terminal backpressure', () => {
+  it('a client that stops reading slows the program down instead of being closed as lagging', async () => {
+    const total = 12 * 1024 * 1024;
+    const socket = new WebSocket(`${harness.server.url.replace('http', 'ws')}/api/v1/openvaala`, { headers: { authorization: `Bearer ${harness.server.token}` } });
+    const messages: { id?: number; method?: string; params?: Output; result?: { terminalId?: string } }[] = [];
+    let closeCode: number | undefined;
+    socket.on('message', (data) => messages.push(JSON.parse(data.toString()) as (typeof messages)[number]));
+    socket.on('close', (code) => (closeCode = code));
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const transport = (socket as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { clientInfo: { name: 'slow' } } }));
+    const command = `head -c ${total} /dev/zero | tr '\\0' x`;
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'terminal/create', params: { conversationId: conversations.get('local'), cols: 200, rows: 50, command } }));
+    await until(() => messages.some((message) => message.id === 2), 15_000, 'terminal/create');
+    transport.pause();
+    // Unread, the output would pass the 4 MiB send buffer within a second; paused, the program waits.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(processesWith(String(total)).length).toBeGreaterThan(0);
+    transport.resume();
+    await until(() => messages.some((message) => message.params?.exited === true) || closeCode !== undefined, 30_000, 'the exit');
+    expect(closeCode).toBeUndefined();
+    const outputs = messages.flatMap((message) => (message.method === 'terminal/output' && message.params ? [message.params] : []));
+    expect(outputs.map((output) => output.seq)).toEqual(outputs.map((_, index) => index + 1));
+    const text = outputs.map((output) => output.data ?? '').join('');
+    expect(text.split('x').length - 1).toBe(total);
+    expect(outputs.at(-1)).toMatchObject({ exited: true, exitCode: 0 });
+    socket.close();
+  }, 60_000);
 });

@@ -157,6 +157,12 @@ function spawnInTerminal(request: SpawnRequest, program: CommandProgram): Runnin
     resize(columns, rows) {
       if (!ended) terminal.resize(columns, rows);
     },
+    pause() {
+      if (!ended) terminal.pause();
+    },
+    resume() {
+      if (!ended) terminal.resume();
+    },
   };
 }
 

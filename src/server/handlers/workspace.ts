@@ -102,7 +102,10 @@ function terminalFailure(method: string, error: unknown): never {
  * @param connection the client connection (its runtime, send queue and close)
  */
 export function createWorkspaceHandlers(connection: RpcConnection): WorkspaceHandlers {
-  const terminals = new ConnectionTerminals((params) => connection.notify({ method: 'terminal/output', params }));
+  const terminals = new ConnectionTerminals(
+    (params) => connection.notify({ method: 'terminal/output', params }),
+    () => connection.ready(),
+  );
   connection.onClose(() => terminals.closeAll());
   return {
     async 'fs/list'(params) {
