@@ -17,6 +17,11 @@ export const MAX_TERMINALS_PER_CONNECTION = 8;
  */
 export const DEFAULT_TERMINAL_COMMAND = 'exec bash --noprofile --norc -i';
 
+/** After a terminal's program ended, how long its remaining output may take to be read, ms. */
+const EXIT_DRAIN_LIMIT_MS = 2000;
+/** Output is taken as all read once none came for this long, ms. */
+const EXIT_QUIET_MS = 50;
+
 /** Why a terminal cannot be opened or used; the handler turns it into a protocol error. */
 export class TerminalError extends Error {
   /**
@@ -50,6 +55,8 @@ interface OpenTerminal {
   seq: number;
   /** True while output reading is paused for the connection's send buffer. */
   paused: boolean;
+  /** True once the program has ended (its remaining output is being read). */
+  exited: boolean;
 }
 
 /** The terminals of one connection. */
@@ -98,13 +105,15 @@ export class ConnectionTerminals {
       columns: request.columns,
       rows: request.rows,
     });
-    const terminal: OpenTerminal = { process, seq: 0, paused: false };
+    const terminal: OpenTerminal = { process, seq: 0, paused: false, exited: false };
     this.open.set(terminalId, terminal);
+    let lastOutputAt = Date.now();
     const unsubscribe = process.onOutput((data) => {
+      lastOutputAt = Date.now();
       this.send({ terminalId, seq: ++terminal.seq, data });
       // Backpressure: a client that reads slowly slows the program down, rather than being
       // closed as lagging once 4 MiB of its output have piled up in the send buffer.
-      const waiting = terminal.paused ? undefined : this.ready();
+      const waiting = terminal.paused || terminal.exited ? undefined : this.ready();
       if (waiting && process.pause && process.resume) {
         terminal.paused = true;
         process.pause();
@@ -116,13 +125,19 @@ export class ConnectionTerminals {
         waiting.then(resume, resume);
       }
     });
-    const ended = (exit: ProcessExit): void => {
+    const ended = async (exit: ProcessExit): Promise<void> => {
+      // The exit can be known before the last output was read (always so while paused): what
+      // is left in the terminal's buffer is read first, so the exit is the last thing sent.
+      terminal.exited = true;
+      if (terminal.paused) process.resume?.();
+      const deadline = Date.now() + EXIT_DRAIN_LIMIT_MS;
+      while (Date.now() < deadline && Date.now() - lastOutputAt < EXIT_QUIET_MS) await new Promise((resolve) => setTimeout(resolve, EXIT_QUIET_MS));
       unsubscribe();
       this.open.delete(terminalId);
       this.send({ terminalId, seq: ++terminal.seq, exited: true, exitCode: exit.exitCode, signal: exit.signal });
     };
     // `exited` never rejects; the second handler is there so nothing can float.
-    process.exited.then(ended, () => ended({ exitCode: null, signal: null }));
+    process.exited.then(ended, () => ended({ exitCode: null, signal: null })).catch(() => undefined);
     return terminalId;
   }
 
