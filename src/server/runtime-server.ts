@@ -118,7 +118,15 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     if (rebuilt && opened.rebuild) await rebuildIndex(paths.dataDir, files, database, opened.rebuild, logger);
     index = new StagedRecordStorage(new SqliteRecordStorage(database));
     search = new SqliteConversationSearchIndex(database);
-    store = new ConversationStore(logs, index, { search, onInvalidEntry: (report) => logger.warn({ report }, 'invalid log entry skipped') });
+    // Uploads to a conversation not yet committed wait in <dataDir>/staging and move with its commit.
+    const attachments = new AttachmentStore(paths.dataDir, { isStaged: (conversationId) => store?.isStaged(conversationId) ?? false });
+    const abandoned = attachments.removeStagingLeftovers();
+    if (abandoned > 0) logger.info({ conversations: abandoned }, 'uploads of conversations that never received an input were removed');
+    store = new ConversationStore(logs, index, {
+      search,
+      onInvalidEntry: (report) => logger.warn({ report }, 'invalid log entry skipped'),
+      onCommitted: (conversationId) => attachments.commitStaged(conversationId),
+    });
     if (!rebuilt && search.createdTables && (await store.listConversations({ limit: 1 })).conversations.length > 0) {
       logger.warn({ dataDir: paths.dataDir }, 'the conversation search index is new: run `openvaala reindex` (server stopped) to make existing conversations searchable');
     }
@@ -166,7 +174,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       logger.warn({ host: listenHost }, `listening on every network interface: anyone who can reach this machine can try to connect; requests must name a loopback host${options.allowedHosts?.length ? ` or ${options.allowedHosts.join(', ')}` : ' (allow other names with --allow-host)'}`);
     }
     const connectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
-    runtime.attachments = new AttachmentStore(paths.dataDir);
+    runtime.attachments = attachments;
     const uploads: UploadOptions = { token, allowedOrigins, runtime, attachments: runtime.attachments, logger, maxBytes: () => options.maxUploadBytes ?? config.current.server.limits.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES };
     const { server, webSockets } = createHttpServer({
       token,

@@ -1,7 +1,8 @@
 /**
  * `POST /api/v1/uploads?conversationId=…&name=…` (docs/protocol.md, "Uploads"): a client
  * sends a file's bytes as the request body; the server stores it in the conversation's
- * directory and answers with the attachment and the `file` content part that names it in
+ * directory (in the staging directory until the conversation is committed, see
+ * `AttachmentStore`) and answers with the attachment and the `file` content part that names it in
  * `session/input`. Same token, Host and Origin rules as the WebSocket (the Host check is made
  * by the HTTP server before this runs).
  */

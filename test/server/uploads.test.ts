@@ -1,15 +1,20 @@
 /**
  * `POST /api/v1/uploads` over real HTTP against a real server: the file is stored in the
- * conversation's directory, and a `file` part naming it in `session/input` reaches the mock
- * model (text as text, an image as an image). Refusals: token, Origin, Host, size, unknown
- * conversation, unusable names, and unsupported files at input time.
+ * conversation's directory (in `<data-dir>/staging/<id>/` until the conversation's first input
+ * commits it, then moved), and a `file` part naming it in `session/input` reaches the mock
+ * model (text as text, an image as an image). Uploads of a conversation never committed are
+ * gone after a restart. Refusals: token, Origin, Host, size, unknown conversation, unusable
+ * names, and unsupported files at input time.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RuntimeClientError } from '../../src/client/runtime-client.js';
+import { RuntimeClient, RuntimeClientError } from '../../src/client/runtime-client.js';
+import { createLogger } from '../../src/logger.js';
 import type { ContentPart } from '../../src/protocol/index.js';
+import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
+import { createTestEnvironment } from '../helpers/environment.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 
 const LIMIT = 4096;
@@ -36,9 +41,10 @@ interface Answer {
 }
 
 /** Sends a request with exactly these headers (Host included) and reads the JSON answer. */
-function send(options: { method?: string; query: string; body?: Buffer | string; headers?: Record<string, string>; token?: string | null }): Promise<Answer> {
-  const url = new URL(harness.server.url);
-  const token = options.token === undefined ? harness.server.token : options.token;
+function send(options: { method?: string; query: string; body?: Buffer | string; headers?: Record<string, string>; token?: string | null; server?: RunningServer }): Promise<Answer> {
+  const server = options.server ?? harness.server;
+  const url = new URL(server.url);
+  const token = options.token === undefined ? server.token : options.token;
   return new Promise((resolve, reject) => {
     const request = httpRequest(
       {
@@ -79,8 +85,11 @@ describe('uploads', () => {
     const attachment = text.body.attachment as { id: string; name: string; mediaType: string; size: number };
     expect(attachment).toEqual({ id: expect.stringMatching(/^att_[0-9a-z]+$/), name: 'notes.md', mediaType: 'text/plain', size: 27 });
     expect(text.body.contentPart).toEqual({ type: 'file', path: `attachments/${attachment.id}-notes.md`, name: 'notes.md', mediaType: 'text/plain', attachmentId: attachment.id });
-    const stored = path.join(harness.environment.paths.dataDir, 'conversations', conversationId, 'attachments', `${attachment.id}-notes.md`);
-    expect(readFileSync(stored, 'utf8')).toBe('the secret word is pelican\n');
+    // The conversation has had no input: it is staged, and so is the file, outside conversations/.
+    const dataDir = harness.environment.paths.dataDir;
+    const staged = path.join(dataDir, 'staging', conversationId, `${attachment.id}-notes.md`);
+    expect(readFileSync(staged, 'utf8')).toBe('the secret word is pelican\n');
+    expect(existsSync(path.join(dataDir, 'conversations', conversationId))).toBe(false);
 
     const image = await send({ query: query('pixel.png'), body: PNG, headers: { 'content-type': 'image/png' } });
     expect(image.status).toBe(201);
@@ -89,6 +98,11 @@ describe('uploads', () => {
     const input: ContentPart[] = [{ type: 'text', text: 'look at these' }, text.body.contentPart as ContentPart, image.body.contentPart as ContentPart];
     await harness.client.request('session/input', { conversationId, input });
     await harness.turnsCompleted(1);
+    // The input committed the conversation; its uploads moved into its directory.
+    const stored = path.join(dataDir, 'conversations', conversationId, 'attachments', `${attachment.id}-notes.md`);
+    expect(readFileSync(stored, 'utf8')).toBe('the secret word is pelican\n');
+    expect(readdirSync(path.dirname(stored))).toHaveLength(2);
+    expect(existsSync(path.join(dataDir, 'staging', conversationId))).toBe(false);
     const body = JSON.stringify(harness.environment.mock.requests[0]?.body);
     expect(body).toContain('[attached file notes.md]\\nthe secret word is pelican');
     expect(body).toContain(PNG.toString('base64'));
@@ -150,4 +164,38 @@ describe('uploads', () => {
     expect(elsewhere.code).toBe(-32602);
     expect(elsewhere.message).toContain(`session/input: params.input.1.attachmentId: no attachment "${(binary.body.attachment as { id: string }).id}" was uploaded to conversation ${other.id}`);
   });
+});
+
+describe('uploads to a conversation that never receives an input', () => {
+  it('leave nothing under conversations/, and the staging directory is emptied at the next start', async () => {
+    const environment = await createTestEnvironment('responses:\n  - text: "ok"\n');
+    const start = () => startRuntimeServer({ paths: environment.paths, port: 0, logger: createLogger('silent') });
+    const dataDir = environment.paths.dataDir;
+    try {
+      let server = await start();
+      const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'test' });
+      const { conversation } = await client.request('conversation/create', { cwd: environment.workDir });
+      const uploaded = await send({ server, query: query('draft.txt', conversation.id), body: 'never sent' });
+      expect(uploaded.status).toBe(201);
+      const { id } = uploaded.body.attachment as { id: string };
+      await client.close();
+      await server.stop();
+      expect(existsSync(path.join(dataDir, 'conversations', conversation.id))).toBe(false);
+      expect(readdirSync(path.join(dataDir, 'staging', conversation.id))).toEqual([`${id}-draft.txt`]);
+
+      server = await start();
+      try {
+        expect(existsSync(path.join(dataDir, 'conversations', conversation.id))).toBe(false);
+        expect(readdirSync(path.join(dataDir, 'staging'))).toEqual([]);
+        // The conversation is gone, so is any way to upload to it.
+        expect((await send({ server, query: query('late.txt', conversation.id), body: 'x' })).status).toBe(404);
+        expect(existsSync(path.join(dataDir, 'conversations', conversation.id))).toBe(false);
+        expect(readdirSync(path.join(dataDir, 'staging'))).toEqual([]);
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      await environment.dispose();
+    }
+  }, 60_000);
 });
