@@ -2,7 +2,8 @@
  * `POST /api/v1/uploads` over real HTTP against a real server: the file is stored in the
  * conversation's directory (in `<data-dir>/staging/<id>/` until the conversation's first input
  * commits it, then moved), and a `file` part naming it in `session/input` reaches the mock
- * model (text as text, an image as an image). Uploads of a conversation never committed are
+ * model (text as text, an image as an image). Uploads running while the first input commits
+ * the conversation all end up in its directory. Uploads of a conversation never committed are
  * gone after a restart. Refusals: token, Origin, Host, size, unknown conversation, unusable
  * names, and unsupported files at input time.
  */
@@ -163,6 +164,40 @@ describe('uploads', () => {
     const elsewhere = await failure(harness.client.request('session/input', { conversationId: other.id, input: [{ type: 'text', text: 'hi' }, binary.body.contentPart as ContentPart] }));
     expect(elsewhere.code).toBe(-32602);
     expect(elsewhere.message).toContain(`session/input: params.input.1.attachmentId: no attachment "${(binary.body.attachment as { id: string }).id}" was uploaded to conversation ${other.id}`);
+  });
+});
+
+describe('uploads racing the first input', () => {
+  it('all land in the conversation directory, none in the staging directory', async () => {
+    const racing = await harness.conversation();
+    const dataDir = harness.environment.paths.dataDir;
+    // Two streams of uploads, one after another each, run from before the input until after it was accepted.
+    const answers: { index: number; answer: Answer }[] = [];
+    let accepted = false;
+    let afterwards = 0;
+    let next = 0;
+    const stream = async () => {
+      while (!accepted || afterwards < 10) {
+        const index = next++;
+        if (accepted) afterwards++;
+        answers.push({ index, answer: await send({ query: query(`race-${index}.txt`, racing), body: `file ${index}\n` }) });
+      }
+    };
+    const streams = [stream(), stream()];
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await harness.client.request('session/input', { conversationId: racing, input: [{ type: 'text', text: 'go' }] });
+    accepted = true;
+    await Promise.all(streams);
+    expect(answers.length).toBeGreaterThan(12);
+    const directory = path.join(dataDir, 'conversations', racing, 'attachments');
+    for (const { index, answer } of answers) {
+      expect(answer.status).toBe(201);
+      const { id } = answer.body.attachment as { id: string };
+      expect(readFileSync(path.join(directory, `${id}-race-${index}.txt`), 'utf8')).toBe(`file ${index}\n`);
+    }
+    expect(readdirSync(directory)).toHaveLength(answers.length);
+    expect(existsSync(path.join(dataDir, 'staging', racing))).toBe(false);
+    expect(readdirSync(path.join(dataDir, 'staging')).filter((entry) => entry !== '.incoming')).toEqual([]);
   });
 });
 
