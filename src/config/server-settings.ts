@@ -23,6 +23,8 @@ export const ServerSettingsSchema = z.strictObject({
       maxStepsPerTurn: z.number().int().min(1).max(10_000).optional(),
       /** Most text one tool result sends to the model, in bytes (longer output keeps its head and tail). */
       toolOutputLimitBytes: z.number().int().min(1024).max(16 * 1024 * 1024).optional(),
+      /** Largest file a client may upload (`POST /api/v1/uploads`), in bytes. */
+      maxUploadBytes: z.number().int().min(1).max(1024 * 1024 * 1024).optional(),
       /** Compact when a request is estimated above this fraction of the model's context window. */
       compactionThreshold: z.number().gt(0).max(1).optional(),
       retry: z

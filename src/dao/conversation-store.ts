@@ -61,6 +61,14 @@ export interface ConversationStoreOptions {
   search?: ConversationSearchIndex;
   /** Told about log entries that do not match the schema (they are skipped). */
   onInvalidEntry?: (report: InvalidEntryReport) => void;
+  /**
+   * Called by {@link ConversationStore.ensureDurable} once a staged conversation's logs, index
+   * record and search entry are in real storage, in the same synchronous step in which the
+   * conversation stops being staged (what the server keeps beside the logs, such as uploads,
+   * moves over without a gap). When it throws, the conversation stays staged and the next
+   * `ensureDurable` calls it again.
+   */
+  onCommitted?: (conversationId: string) => void;
 }
 
 /** A conversation that lives in the staged storages until its first input. */
@@ -85,6 +93,7 @@ const ignore = (): void => undefined;
 export class ConversationStore {
   private readonly search: ConversationSearchIndex | undefined;
   private readonly onInvalidEntry: (report: InvalidEntryReport) => void;
+  private readonly onCommitted: (conversationId: string) => void;
   private readonly staging: { logs: StagedLogStorage; index: StagedRecordStorage; search: ConversationSearchIndex | undefined } | undefined;
   private readonly staged = new Map<string, StagedConversation>();
   /** Root-session previews of the conversations written since start, so an index write needs no log read. */
@@ -106,6 +115,7 @@ export class ConversationStore {
   ) {
     this.search = options.search;
     this.onInvalidEntry = options.onInvalidEntry ?? ignore;
+    this.onCommitted = options.onCommitted ?? ignore;
     index.defineNamespace({ name: CONVERSATION_INDEX, filterFields: INDEX_FILTER_FIELDS });
     const stagedLogs = logs instanceof StagedLogStorage;
     const stagedIndex = index instanceof StagedRecordStorage;
@@ -183,6 +193,8 @@ export class ConversationStore {
           await this.search.addMessages(await this.searchableMessages(conversationId, state.sessions.map((session) => session.id)));
         }
       }
+      // No await between these two: nothing can see the conversation committed but not its companions.
+      this.onCommitted(conversationId);
       this.staged.delete(conversationId);
     }).finally(() => {
       entry.committing = undefined;

@@ -143,6 +143,20 @@ export interface RunningProcess {
   readonly exited: Promise<ProcessExit>;
   /** Kills the whole process group (SIGTERM, then SIGKILL after a grace period). Safe after the end. */
   kill(): void;
+  /**
+   * Changes the terminal size of a `tty` process (the program gets SIGWINCH). Absent, or
+   * a no-op, for processes without a terminal; ignored after the end.
+   */
+  resize?(columns: number, rows: number): void;
+  /**
+   * Stops reading the process's output until `resume`: output waits in the kernel's (or the
+   * SSH channel's) buffer and, once that is full, the program blocks on writing. This is how a
+   * slow reader slows a fast program down instead of output piling up in memory. Absent on
+   * processes that cannot be paused.
+   */
+  pause?(): void;
+  /** Reads output again after `pause`. */
+  resume?(): void;
 }
 
 /** An execution environment (SPEC §7). */

@@ -11,3 +11,4 @@ export * from './json-rpc.js';
 export * from './agents.js';
 export * from './plans.js';
 export * from './conversation-context.js';
+export * from './workspace.js';

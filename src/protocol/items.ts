@@ -14,7 +14,8 @@ export type ItemStatus = z.infer<typeof ItemStatusSchema>;
 export const ContentPartSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string() }),
   z.object({ type: z.literal('image'), url: z.string(), mediaType: z.string().optional() }),
-  z.object({ type: z.literal('file'), path: z.string(), name: z.string().optional(), mediaType: z.string().optional() }),
+  /** A file; with `attachmentId`, one uploaded to the conversation (`POST /api/v1/uploads`), which the model reads. */
+  z.object({ type: z.literal('file'), path: z.string(), name: z.string().optional(), mediaType: z.string().optional(), attachmentId: z.string().optional() }),
 ]);
 /** A part of user content. */
 export type ContentPart = z.infer<typeof ContentPartSchema>;

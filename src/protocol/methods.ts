@@ -11,6 +11,7 @@ import { ClientMessageIdSchema, SessionHeadsSchema, turnControlMethods, turnCont
 import { agentMethods } from './agents.js';
 import { planNotifications } from './plans.js';
 import { ApprovalPolicyParamSchema, McpServersParamSchema } from './conversation-context.js';
+import { workspaceMethods, workspaceNotifications } from './workspace.js';
 
 /** Version of the message shapes; bumped on any incompatible change. */
 export const PROTOCOL_VERSION = 1;
@@ -335,6 +336,7 @@ export const methods = {
   ...lifecycleMethods,
   ...turnControlMethods,
   ...agentMethods,
+  ...workspaceMethods,
 } as const;
 
 /** Server-to-client notifications: name → params schema. */
@@ -401,6 +403,7 @@ export const notifications = {
   ...lifecycleNotifications,
   ...turnControlNotifications,
   ...planNotifications,
+  ...workspaceNotifications,
 } as const;
 
 /**

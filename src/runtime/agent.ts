@@ -53,6 +53,8 @@ export interface AgentEnvironment {
   retryPolicy: RetryPolicy;
   /** Cap on one tool result's text as the model reads it, in bytes (applied when requests are built). */
   toolOutputLimitBytes: number;
+  /** Reads an uploaded attachment of the conversation (see `ModelMessageOptions.readAttachment`). */
+  readAttachment?: (attachmentId: string) => Uint8Array | undefined;
   /** Compact when the estimated request exceeds this fraction of the context window (0–1). */
   compactionThreshold: number;
   /** The session's meter of context size, kept across turns. */
@@ -248,7 +250,7 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
       await environment.record({ ...items.base(), kind: 'interruption', status: 'completed', reason: 'limit', message: `stopped after ${steps} model calls (maxSteps)` });
       return { status: 'interrupted', steps, usage, stopReason: 'step_limit', error: `step limit of ${environment.maxSteps} reached` };
     }
-    const messages = () => buildModelMessages(environment.history(), { model: environment.model.name, toolOutputLimitBytes: environment.toolOutputLimitBytes });
+    const messages = () => buildModelMessages(environment.history(), { model: environment.model.name, toolOutputLimitBytes: environment.toolOutputLimitBytes, readAttachment: environment.readAttachment });
     const estimate = environment.contextMeter.estimate(environment.history(), environment.system, messages);
     const nothingNewToCompact = environment.history().at(-1)?.kind === 'context_summary';
     if (environment.tools !== toolList) {

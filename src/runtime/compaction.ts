@@ -137,7 +137,7 @@ export async function compactHistory(environment: AgentEnvironment, trigger: 'au
   const history = environment.history();
   const last = history.at(-1);
   if (!last) throw new Error('nothing to compact: the session has no items');
-  const messages: ModelMessage[] = [...buildModelMessages(history, { model: environment.model.name, toolOutputLimitBytes: environment.toolOutputLimitBytes }), { role: 'user', content: COMPACTION_PROMPT }];
+  const messages: ModelMessage[] = [...buildModelMessages(history, { model: environment.model.name, toolOutputLimitBytes: environment.toolOutputLimitBytes, readAttachment: environment.readAttachment }), { role: 'user', content: COMPACTION_PROMPT }];
   const itemId = newId('item');
   const createdAt = Date.now();
   environment.itemStarted(itemId, 'context_summary', {});

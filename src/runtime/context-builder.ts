@@ -9,13 +9,24 @@ type ProviderOptions = NonNullable<AssistantModelMessage['providerOptions']>;
 import type { ContentPart, Item } from '../protocol/index.js';
 import { DEFAULT_TOOL_OUTPUT_LIMIT_BYTES } from '../tools/tool.js';
 import { toolOutputForModel } from '../tools/terminal-text.js';
+import { classifyAttachment } from './attachments.js';
 
-function userContent(parts: ContentPart[]): UserContent {
+function userContent(parts: ContentPart[], readAttachment: ModelMessageOptions['readAttachment']): UserContent {
   return parts.map((part) => {
     if (part.type === 'text') return { type: 'text' as const, text: part.text };
     if (part.type === 'image') return { type: 'image' as const, image: new URL(part.url), ...(part.mediaType ? { mediaType: part.mediaType } : {}) };
+    if (part.attachmentId !== undefined) return attachmentContent(part.name ?? part.path, readAttachment?.(part.attachmentId));
     return { type: 'text' as const, text: `[attached file: ${part.path}]` };
   });
+}
+
+/** An uploaded file as the model reads it: the image itself, or the text under a line naming it. */
+function attachmentContent(name: string, bytes: Uint8Array | undefined) {
+  if (bytes === undefined) return { type: 'text' as const, text: `[attached file ${name}: no longer available]` };
+  const content = classifyAttachment(bytes);
+  if (content.kind === 'image') return { type: 'image' as const, image: bytes, mediaType: content.mediaType };
+  if (content.kind === 'text') return { type: 'text' as const, text: `[attached file ${name}]\n${new TextDecoder().decode(bytes)}` };
+  return { type: 'text' as const, text: `[attached file ${name}: not an image or text]` };
 }
 
 /** Options of `buildModelMessages`. */
@@ -32,6 +43,11 @@ export interface ModelMessageOptions {
    * every reasoning item is sent.
    */
   model?: string;
+  /**
+   * Reads an uploaded attachment of the conversation by id (`file` parts with an
+   * `attachmentId`); absent or undefined = the model is told the file is not available.
+   */
+  readAttachment?: (attachmentId: string) => Uint8Array | undefined;
 }
 
 /** The model's text of each tool_call item, per cap: the same item is converted on every model call of a session. */
@@ -122,7 +138,7 @@ function convertItems(items: Item[], options: ModelMessageOptions & { toolOutput
         // A prompt refused by a user_prompt_submit hook stays in the transcript, not in the context.
         if (item.status === 'failed') break;
         flush();
-        messages.push({ role: 'user', content: userContent(item.content) });
+        messages.push({ role: 'user', content: userContent(item.content, options.readAttachment) });
         break;
       case 'agent_message':
         flush();

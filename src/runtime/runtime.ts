@@ -13,6 +13,7 @@ import type { McpSettings } from '../mcp/client-manager.js';
 import { NO_HOOKS, type HooksFile } from '../config/hooks.js';
 import type { Logger } from '../logger.js';
 import { Workspace } from '../executors/workspace.js';
+import type { AttachmentStore } from './attachments.js';
 import { newId } from '../ids.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { Conversation, Item, Session, WorkLocationEntry } from '../protocol/index.js';
@@ -82,6 +83,8 @@ export class InvalidWorkLocationError extends Error {
 /** The root object of the runtime server. */
 export class Runtime {
   readonly store: ConversationStore;
+  /** Uploaded files of conversations (set by the server that stores them); absent = none. */
+  attachments: AttachmentStore | undefined;
   /** Replaced as a whole by `reconfigure`; a running turn keeps the model it resolved at its start. */
   models: ModelRegistry;
   readonly tools: Tool[];

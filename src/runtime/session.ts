@@ -464,6 +464,7 @@ export class LiveSession {
         retryPolicy: runtime.limits.retryPolicy,
         compactionThreshold: runtime.limits.compactionThreshold,
         toolOutputLimitBytes: runtime.limits.toolOutputLimitBytes,
+        readAttachment: (attachmentId) => runtime.attachments?.read(this.conversation.id, attachmentId)?.bytes,
         contextMeter: this.contextMeter,
         sessionId: this.id,
         turnId,

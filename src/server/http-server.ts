@@ -3,7 +3,7 @@
  * JSON-RPC WebSocket at `/api/v1/openvaala`, which requires the server token and refuses
  * pages of other sites (Host and Origin checks) before the upgrade completes.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { timingSafeEqual } from 'node:crypto';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -36,9 +36,12 @@ export interface HttpServerOptions {
   onConnection: (webSocket: WebSocket, transport: Duplex, request: IncomingMessage) => void;
   /** Logs problems no client can be told about. */
   logger: { warn(details: object, message: string): void };
+  /** More HTTP endpoints by exact path (after the Host check; each checks its own token and Origin). */
+  routes?: Record<string, (request: IncomingMessage, response: ServerResponse) => void>;
 }
 
-function sameSecret(given: string, expected: string): boolean {
+/** Whether a presented token is the server's, compared in constant time. */
+export function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
@@ -144,6 +147,8 @@ export function createHttpServer(options: HttpServerOptions): { server: Server; 
       response.end(JSON.stringify({ status: 'ok', ...(authenticated ? options.health() : {}) }));
       return;
     }
+    const route = pathname !== undefined && options.routes && Object.hasOwn(options.routes, pathname) ? options.routes[pathname] : undefined;
+    if (route) return route(request, response);
     if (pathname === API_PATH) {
       response.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket' });
       response.end(JSON.stringify({ error: `${API_PATH} speaks JSON-RPC over WebSocket only` }));

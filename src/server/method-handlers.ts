@@ -19,6 +19,7 @@ import { createOnce, turnControlHandlers } from './handlers/turn-control.js';
 import { UnknownModelError } from '../models/model-registry.js';
 import { createAgentHandlers } from './handlers/agents.js';
 import { conversationContext } from './handlers/conversation-context.js';
+import { checkAttachments, createWorkspaceHandlers } from './handlers/workspace.js';
 
 /** Per-request helpers given to a handler. */
 export interface RequestContext {
@@ -58,6 +59,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     ...createLifecycleHandlers(connection),
     ...turnControlHandlers(connection),
     ...createAgentHandlers(connection),
+    ...createWorkspaceHandlers(connection),
     async initialize(params) {
       if (params.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {
         throw new RpcError(ErrorCodes.invalidParams, `initialize: params.protocolVersion: this server speaks version ${PROTOCOL_VERSION}, the client asked for ${params.protocolVersion}`);
@@ -142,7 +144,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
           throw error;
         }
       }
-      const outcome = await session.input(toContent(params.input), params.mode ?? 'queue', {
+      const outcome = await session.input(checkAttachments(runtime.attachments, params.conversationId, toContent(params.input)), params.mode ?? 'queue', {
         ...(params.reasoningEffort ? { reasoningEffort: params.reasoningEffort } : {}),
         ...(params.model !== undefined ? { model: params.model } : {}),
         ...(params.expectedTurnId !== undefined ? { expectedTurnId: params.expectedTurnId } : {}),

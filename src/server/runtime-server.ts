@@ -33,6 +33,8 @@ import { tightenPermissions } from './private-files.js';
 import { ProcessRecords, stopLeftoverProcesses } from './process-records.js';
 import { DEFAULT_CONNECTION_LIMITS, RpcConnection, type ConnectionLimits } from './rpc-connection.js';
 import { readServerInfo, removeServerInfo, writeServerInfo } from './server-info.js';
+import { DEFAULT_MAX_UPLOAD_BYTES, handleUpload, UPLOAD_PATH, type UploadOptions } from './uploads.js';
+import { AttachmentStore } from '../runtime/attachments.js';
 
 /** Listening addresses that mean every interface. */
 const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '::', '[::]', '0:0:0:0:0:0:0:0']);
@@ -56,6 +58,8 @@ export interface RuntimeServerOptions {
   /** Send buffer, heartbeat and request limits of each connection (tests, embedding). */
   connectionLimits?: Partial<ConnectionLimits>;
   limits?: Partial<RuntimeLimits>;
+  /** Largest upload accepted, bytes; wins over `server.yaml` `limits.maxUploadBytes` (tests, embedding). */
+  maxUploadBytes?: number;
   logger: Logger;
   /**
    * Wraps the conversation log storage (the data directory's files) before the server uses
@@ -117,7 +121,15 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     if (rebuilt && opened.rebuild) await rebuildIndex(paths.dataDir, files, database, opened.rebuild, logger);
     index = new StagedRecordStorage(new SqliteRecordStorage(database));
     search = new SqliteConversationSearchIndex(database);
-    store = new ConversationStore(logs, index, { search, onInvalidEntry: (report) => logger.warn({ report }, 'invalid log entry skipped') });
+    // Uploads to a conversation not yet committed wait in <dataDir>/staging and move with its commit.
+    const attachments = new AttachmentStore(paths.dataDir, { isStaged: (conversationId) => store?.isStaged(conversationId) ?? false });
+    const abandoned = attachments.removeStagingLeftovers();
+    if (abandoned > 0) logger.info({ conversations: abandoned }, 'uploads of conversations that never received an input were removed');
+    store = new ConversationStore(logs, index, {
+      search,
+      onInvalidEntry: (report) => logger.warn({ report }, 'invalid log entry skipped'),
+      onCommitted: (conversationId) => attachments.commitStaged(conversationId),
+    });
     if (!rebuilt && search.createdTables && (await store.listConversations({ limit: 1 })).conversations.length > 0) {
       logger.warn({ dataDir: paths.dataDir }, 'the conversation search index is new: run `openvaala reindex` (server stopped) to make existing conversations searchable');
     }
@@ -166,12 +178,15 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       logger.warn({ host: listenHost }, `listening on every network interface: anyone who can reach this machine can try to connect; requests must name a loopback host${options.allowedHosts?.length ? ` or ${options.allowedHosts.join(', ')}` : ' (allow other names with --allow-host)'}`);
     }
     const connectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
+    runtime.attachments = attachments;
+    const uploads: UploadOptions = { token, allowedOrigins, runtime, attachments: runtime.attachments, logger, maxBytes: () => options.maxUploadBytes ?? config.current.server.limits.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES };
     const { server, webSockets } = createHttpServer({
       token,
       allowedOrigins,
       allowedHosts: [listenHost, ...(options.allowedHosts ?? [])],
       health: () => ({ pid: process.pid, version: VERSION, connections: connections.size, sendBufferBytes: [...connections].reduce((total, connection) => total + connection.bufferedBytes, 0), sendBuffers: [...connections].map((connection) => connection.sendBuffer) }),
       logger,
+      routes: { [UPLOAD_PATH]: (request, response) => handleUpload(request, response, uploads) },
       onConnection: (socket, transport) => {
         const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger, connectionLimits);
         connections.add(connection);

@@ -3,14 +3,19 @@
  * broken messages at every layer — HTTP, the WebSocket handshake, WebSocket framing, message
  * size, JSON, JSON-RPC, params of every method, requests whose replies are never read —
  * against a real `openvaala serve`, while another client keeps using it and the server's
- * memory stays near where it started.
+ * memory stays near where it started. The upload route (`POST /api/v1/uploads`) gets its own
+ * broken requests — methods, tokens, query strings, lengths, chunked bodies over the limit,
+ * disconnects in the middle of a body — each answered with 4xx or a close, none leaving a
+ * file in the staging or attachments directories.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
+import { createLogger } from '../../src/logger.js';
 import { methods } from '../../src/protocol/index.js';
+import { startRuntimeServer } from '../../src/server/runtime-server.js';
 import { createTestEnvironment, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
 import { buildFrame, findCloseFrame, rawConnect, rawWebSocket, upgradeRequest } from '../helpers/raw-websocket.js';
 
@@ -308,4 +313,148 @@ it('keeps serving another client, at about the same memory, through 10,000 broke
   expect((await bystander.request('conversation/get', { conversationId: conversation.id })).conversation.id).toBe(conversation.id);
   expect(endBytes, `RSS ${startBytes} → ${endBytes}`).toBeLessThanOrEqual(startBytes * 1.2);
   await bystander.close();
+});
+
+/** Every file under the data directory's staging directory and conversations' attachments directories (relative paths, sorted). */
+function uploadedFiles(dataDir: string): string[] {
+  const files: string[] = [];
+  const collect = (directory: string) => {
+    let entries: string[];
+    try {
+      entries = readdirSync(directory, { recursive: true, encoding: 'utf8' });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const full = path.join(directory, entry);
+      if (statSync(full).isFile()) files.push(path.relative(dataDir, full));
+    }
+  };
+  collect(path.join(dataDir, 'staging'));
+  let conversations: string[] = [];
+  try {
+    conversations = readdirSync(path.join(dataDir, 'conversations'));
+  } catch {
+    // No conversation committed yet.
+  }
+  for (const conversation of conversations) collect(path.join(dataDir, 'conversations', conversation, 'attachments'));
+  return files.sort();
+}
+
+/** Upload requests that must be refused (4xx) or cut, each written as raw bytes; `cut` closes the connection after writing. */
+function badUploads(port: number, token: string, conversationId: string, limit: number): { name: string; bytes: Buffer | string; cut?: 'end' | 'reset' }[] {
+  const head = (method: string, target: string, headers: Record<string, string>) =>
+    `${method} ${target} HTTP/1.1\r\n${Object.entries({ Host: `127.0.0.1:${port}`, ...headers })
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('\r\n')}\r\n\r\n`;
+  const auth = { Authorization: `Bearer ${token}` };
+  const target = (name = 'a.txt', conversation = conversationId) => `/api/v1/uploads?${new URLSearchParams({ conversationId: conversation, name }).toString()}`;
+  const post = (headers: Record<string, string>, body = '', path = target()) => head('POST', path, { ...auth, ...headers }) + body;
+  const chunk = (data: string) => `${data.length.toString(16)}\r\n${data}\r\n`;
+  const overLimit = 'x'.repeat(limit + 1);
+  return [
+    // Methods other than POST, with and without a body.
+    ...['GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'].map((method) => ({ name: `${method}`, bytes: head(method, target(), { ...auth, 'Content-Length': '5' }) + 'hello' })),
+    { name: 'made-up method', bytes: head('BREW', target(), { ...auth, 'Content-Length': '0' }) },
+    // Token and Origin.
+    { name: 'no token', bytes: head('POST', target(), { 'Content-Length': '5' }) + 'hello' },
+    { name: 'wrong token', bytes: head('POST', target(), { Authorization: `Bearer ${'x'.repeat(43)}`, 'Content-Length': '5' }) + 'hello' },
+    { name: 'foreign origin', bytes: post({ Origin: 'http://evil.example', 'Content-Length': '5' }, 'hello') },
+    { name: 'foreign host', bytes: head('POST', target(), { ...auth, Host: 'evil.example', 'Content-Length': '5' }) + 'hello' },
+    // Query strings.
+    { name: 'no query', bytes: post({ 'Content-Length': '5' }, 'hello', '/api/v1/uploads') },
+    { name: 'empty query', bytes: post({ 'Content-Length': '5' }, 'hello', '/api/v1/uploads?') },
+    { name: 'only separators', bytes: post({ 'Content-Length': '5' }, 'hello', '/api/v1/uploads?&&&==&') },
+    { name: 'no name', bytes: post({ 'Content-Length': '5' }, 'hello', `/api/v1/uploads?conversationId=${conversationId}`) },
+    { name: 'no conversation', bytes: post({ 'Content-Length': '5' }, 'hello', '/api/v1/uploads?name=a.txt') },
+    { name: 'bad percent escapes', bytes: post({ 'Content-Length': '5' }, 'hello', `/api/v1/uploads?conversationId=%ZZ${conversationId}&name=%E0%A4%A`) },
+    { name: 'NUL in the conversation id', bytes: post({ 'Content-Length': '5' }, 'hello', `/api/v1/uploads?conversationId=${conversationId}%00&name=a.txt`) },
+    { name: 'path as conversation id', bytes: post({ 'Content-Length': '5' }, 'hello', target('a.txt', '../../etc')) },
+    { name: 'name of dots', bytes: post({ 'Content-Length': '5' }, 'hello', target('..')) },
+    { name: 'name of invalid UTF-8', bytes: post({ 'Content-Length': '5' }, 'hello', `/api/v1/uploads?conversationId=${conversationId}&name=%FF%FE`) },
+    { name: 'unknown conversation, then the body', bytes: post({ 'Content-Length': '5' }, 'hello', target('a.txt', MISSING_CONVERSATION)) },
+    { name: 'first of two conversation ids unknown', bytes: post({ 'Content-Length': '5' }, 'hello', `/api/v1/uploads?conversationId=${MISSING_CONVERSATION}&conversationId=${conversationId}&name=a.txt`) },
+    { name: 'query of 60,000 bytes', bytes: post({ 'Content-Length': '5' }, 'hello', `${target()}&pad=${'a'.repeat(60_000)}`) },
+    // Content-Length.
+    { name: 'Content-Length over the limit', bytes: post({ 'Content-Length': String(limit + 1) }, overLimit) },
+    { name: 'Content-Length over the limit, no body', bytes: post({ 'Content-Length': String(limit + 1) }) },
+    { name: 'huge Content-Length', bytes: post({ 'Content-Length': '99999999999999999999999' }, 'hello') },
+    { name: 'Content-Length near 2^53', bytes: post({ 'Content-Length': '9007199254740993' }, 'hello') },
+    { name: 'negative Content-Length', bytes: post({ 'Content-Length': '-1' }, 'hello') },
+    { name: 'Content-Length not a number', bytes: post({ 'Content-Length': 'five' }, 'hello') },
+    { name: 'two different Content-Lengths', bytes: head('POST', target(), { ...auth, 'Content-Length': '5' }).replace('\r\n\r\n', '\r\nContent-Length: 6\r\n\r\n') + 'hello!' },
+    { name: 'Content-Length and chunked', bytes: post({ 'Content-Length': '5', 'Transfer-Encoding': 'chunked' }, chunk('hello') + '0\r\n\r\n') },
+    // Chunked bodies.
+    { name: 'chunked over the limit', bytes: post({ 'Transfer-Encoding': 'chunked' }, chunk(overLimit.slice(0, 1000)).repeat(Math.ceil((limit + 1) / 1000)) + '0\r\n\r\n') },
+    { name: 'chunked over the limit, never finished', bytes: post({ 'Transfer-Encoding': 'chunked' }, chunk(overLimit)), cut: 'end' },
+    { name: 'chunk size not hex', bytes: post({ 'Transfer-Encoding': 'chunked' }, 'zz\r\nhello\r\n0\r\n\r\n') },
+    { name: 'chunk longer than announced', bytes: post({ 'Transfer-Encoding': 'chunked' }, '2\r\nhello\r\n0\r\n\r\n') },
+    { name: 'chunk size overflow', bytes: post({ 'Transfer-Encoding': 'chunked' }, 'ffffffffffffffffffff\r\nhello\r\n') },
+    { name: 'unknown transfer coding', bytes: post({ 'Transfer-Encoding': 'gzip' }, 'hello') },
+    // Disconnects in the middle of the body.
+    { name: 'end after half the body', bytes: post({ 'Content-Length': '100' }, 'x'.repeat(50)), cut: 'end' },
+    { name: 'reset after half the body', bytes: post({ 'Content-Length': '100' }, 'x'.repeat(50)), cut: 'reset' },
+    { name: 'end right after the headers', bytes: post({ 'Content-Length': '100' }), cut: 'end' },
+    { name: 'reset inside the headers', bytes: post({ 'Content-Length': '100' }).slice(0, 40), cut: 'reset' },
+    { name: 'end in the middle of a chunk', bytes: post({ 'Transfer-Encoding': 'chunked' }, '64\r\n' + 'x'.repeat(50)), cut: 'end' },
+    { name: 'reset after the last chunk but before the end', bytes: post({ 'Transfer-Encoding': 'chunked' }, chunk('hello')), cut: 'reset' },
+  ];
+}
+
+it('answers every broken upload with 4xx or a close, stays up, and never leaves a file behind', { timeout: 120_000 }, async () => {
+  const limit = 4096;
+  const uploadEnvironment = await createTestEnvironment('responses:\n  - text: "ok"\n');
+  writeFileSync(path.join(uploadEnvironment.paths.configDir, 'server.yaml'), `limits:\n  maxUploadBytes: ${limit}\n`);
+  const server = await startRuntimeServer({ paths: uploadEnvironment.paths, port: 0, logger: createLogger('silent') });
+  const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'fuzz' });
+  const dataDir = uploadEnvironment.paths.dataDir;
+  try {
+    // One conversation stays staged (no input), the other is committed by an input.
+    const { conversation: staged } = await client.request('conversation/create', { cwd: uploadEnvironment.workDir });
+    const { conversation: committed } = await client.request('conversation/create', { cwd: uploadEnvironment.workDir });
+    await client.request('session/input', { conversationId: committed.id, input: [{ type: 'text', text: 'hi' }] });
+    expect(existsSync(path.join(dataDir, 'conversations', committed.id))).toBe(true);
+
+    let cases = 0;
+    for (const conversationId of [staged.id, committed.id]) {
+      for (const upload of badUploads(server.port, server.token, conversationId, limit)) {
+        const before = uploadedFiles(dataDir);
+        const connection = await rawConnect(server.port, upload.bytes);
+        cases++;
+        if (upload.cut === 'reset') connection.socket.resetAndDestroy();
+        else if (upload.cut === 'end') connection.socket.end();
+        // Until the server closes, or its whole answer head is in.
+        const deadline = Date.now() + 5000;
+        while (!connection.received().includes('\r\n\r\n') && Date.now() < deadline && !(await connection.closed(20))) continue;
+        const answer = connection.received().toString('latin1');
+        const label = `${upload.name} (${conversationId === staged.id ? 'staged' : 'committed'} conversation): ${answer.slice(0, 120)}`;
+        if (upload.cut !== 'reset') {
+          expect(answer === '' || /^HTTP\/1\.1 4\d\d /.test(answer), label).toBe(true);
+          if (answer === '') expect(await connection.closed(5000), `${label}: neither an answer nor a close`).toBe(true);
+        }
+        connection.socket.destroy();
+        // Whatever the server still does with the request happens now.
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        expect(uploadedFiles(dataDir), label).toEqual(before);
+        expect(existsSync(path.join(dataDir, 'conversations', staged.id)), label).toBe(false);
+      }
+    }
+    expect(cases).toBeGreaterThan(80);
+    // Nothing was stored, not even half of a file.
+    expect(uploadedFiles(dataDir)).toEqual([]);
+
+    // The server still takes a good upload, whole, for both conversations.
+    for (const conversationId of [staged.id, committed.id]) {
+      const response = await fetch(`${server.url}/api/v1/uploads?conversationId=${conversationId}&name=ok.txt`, { method: 'POST', headers: { authorization: `Bearer ${server.token}` }, body: 'y'.repeat(limit) });
+      expect(response.status).toBe(201);
+      const { attachment } = (await response.json()) as { attachment: { id: string } };
+      const place = conversationId === staged.id ? path.join('staging', staged.id) : path.join('conversations', committed.id, 'attachments');
+      expect(readFileSync(path.join(dataDir, place, `${attachment.id}-ok.txt`), 'utf8')).toBe('y'.repeat(limit));
+    }
+    expect(uploadedFiles(dataDir)).toHaveLength(2);
+  } finally {
+    await client.close();
+    await server.stop();
+    await uploadEnvironment.dispose();
+  }
 });

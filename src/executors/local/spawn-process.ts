@@ -17,6 +17,8 @@ const EXIT_DRAIN_LIMIT_MS = 500;
 /** Default terminal size of a PTY command. */
 const DEFAULT_COLUMNS = 120;
 const DEFAULT_ROWS = 40;
+/** While a terminal's output is paused, how often to check whether its program has ended, ms. */
+const PAUSED_EXIT_POLL_MS = 40;
 
 type NodePty = typeof import('node-pty');
 let nodePty: NodePty | undefined;
@@ -142,6 +144,13 @@ function spawnInTerminal(request: SpawnRequest, program: CommandProgram): Runnin
       resolve(signalName ? { exitCode: null, signal: signalName } : { exitCode, signal: null });
     });
   });
+  let pausedWatch: NodeJS.Timeout | undefined;
+  const resume = (): void => {
+    if (pausedWatch === undefined) return;
+    clearInterval(pausedWatch);
+    pausedWatch = undefined;
+    terminal.resume();
+  };
   return {
     pid: terminal.pid,
     write(input) {
@@ -154,6 +163,21 @@ function spawnInTerminal(request: SpawnRequest, program: CommandProgram): Runnin
       // The PTY's child is a session (and group) leader, so the group id is its pid.
       if (!ended) killTree(terminal.pid, 'SIGHUP');
     },
+    resize(columns, rows) {
+      if (!ended) terminal.resize(columns, rows);
+    },
+    pause() {
+      // node-pty drops what is still unread 200 ms after the program exits unless the
+      // terminal is being read, so a program that has ended is never paused, and one that
+      // ends while paused is read again at once.
+      if (ended || pausedWatch !== undefined || !processExists(terminal.pid)) return;
+      terminal.pause();
+      pausedWatch = setInterval(() => {
+        if (!processExists(terminal.pid)) resume();
+      }, PAUSED_EXIT_POLL_MS);
+      pausedWatch.unref();
+    },
+    resume,
   };
 }
 

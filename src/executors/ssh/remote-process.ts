@@ -56,6 +56,7 @@ export function startRemoteProcess(request: SpawnRequest, host: RemoteProcessHos
   let pid: number | undefined;
   let ended = false;
   let killRequested = false;
+  let paused = false;
   const queuedInput: string[] = [];
   const foundDescendants: number[] = [];
   let resolveExit!: (exit: ProcessExit) => void;
@@ -132,6 +133,7 @@ export function startRemoteProcess(request: SpawnRequest, host: RemoteProcessHos
         finish(exit);
       });
       for (const input of queuedInput.splice(0)) opened.write(input);
+      if (paused) opened.pause();
     },
     (error: unknown) => {
       emit(`cannot start the command: ${(error as Error).message}\n`);
@@ -154,5 +156,20 @@ export function startRemoteProcess(request: SpawnRequest, host: RemoteProcessHos
     },
     exited,
     kill,
+    resize(columns, rows) {
+      if (pty === undefined || ended) return;
+      pty.columns = columns;
+      pty.rows = rows;
+      // A channel still opening picks the size up from \`pty\`; pixel sizes are unknown (0).
+      channel?.setWindow(rows, columns, 0, 0);
+    },
+    pause() {
+      paused = true;
+      channel?.pause();
+    },
+    resume() {
+      paused = false;
+      channel?.resume();
+    },
   };
 }

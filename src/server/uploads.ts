@@ -1,0 +1,119 @@
+/**
+ * `POST /api/v1/uploads?conversationId=…&name=…` (docs/protocol.md, "Uploads"): a client
+ * sends a file's bytes as the request body; the server stores it in the conversation's
+ * directory (in the staging directory until the conversation is committed, see
+ * `AttachmentStore`) and answers with the attachment and the `file` content part that names it in
+ * `session/input`. Same token, Host and Origin rules as the WebSocket (the Host check is made
+ * by the HTTP server before this runs).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { NotFoundError, type Runtime } from '../runtime/runtime.js';
+import { sanitizeFileName, type AttachmentStore } from '../runtime/attachments.js';
+import { originAllowed, presentedToken, sameSecret } from './http-server.js';
+
+/** Path of the upload endpoint. */
+export const UPLOAD_PATH = '/api/v1/uploads';
+/** Default largest upload, bytes (25 MiB); `server.yaml` `limits.maxUploadBytes` changes it. */
+export const DEFAULT_MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
+/** How long a refused upload's remaining body is read before the connection is cut, ms. */
+const REFUSED_BODY_GRACE_MS = 2000;
+
+/** What the upload endpoint needs from the server. */
+export interface UploadOptions {
+  token: string;
+  /** Extra allowed `Origin` values (read on every request: a reload refills it). */
+  allowedOrigins: string[];
+  /** Largest body accepted, bytes (read on every request). */
+  maxBytes: () => number;
+  runtime: Runtime;
+  attachments: AttachmentStore;
+  logger: { error(details: object, message: string): void };
+}
+
+function answer(response: ServerResponse, status: number, body: object): void {
+  if (response.headersSent) return;
+  response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  response.end(JSON.stringify(body));
+}
+
+/**
+ * Refuses a request whose body is still arriving: the answer goes out, the rest of the body is
+ * read for a moment (so the client can read the answer) and then the connection is cut.
+ */
+function refuseBody(request: IncomingMessage, response: ServerResponse, status: number, message: string): void {
+  response.setHeader('connection', 'close');
+  answer(response, status, { error: message });
+  request.resume();
+  setTimeout(() => request.destroy(), REFUSED_BODY_GRACE_MS).unref();
+}
+
+/**
+ * Handles one request to `UPLOAD_PATH`. Answers (JSON, `{ error }` when refused): 201 with
+ * `{ attachment: { id, name, mediaType, size }, contentPart }`; 405 for a method other than
+ * POST; 403 for a foreign `Origin`; 401 without the token or with a wrong one; 400 when
+ * `conversationId` or `name` is missing or unusable; 404 for an unknown conversation; 413
+ * when the body is over `maxBytes()`; 500 when it cannot be stored (details in the log).
+ */
+export function handleUpload(request: IncomingMessage, response: ServerResponse, options: UploadOptions): void {
+  if (request.method !== 'POST') {
+    response.setHeader('allow', 'POST');
+    return refuseBody(request, response, 405, `${UPLOAD_PATH} takes POST only`);
+  }
+  if (!originAllowed(request, options.allowedOrigins)) return refuseBody(request, response, 403, `origin ${String(request.headers.origin).slice(0, 200)} may not use this server`);
+  const token = presentedToken(request);
+  if (token === undefined) return refuseBody(request, response, 401, 'missing token: send "Authorization: Bearer <token>"');
+  if (!sameSecret(token, options.token)) return refuseBody(request, response, 401, 'wrong token');
+  const query = new URL(request.url ?? '/', 'http://localhost').searchParams;
+  const conversationId = query.get('conversationId') ?? '';
+  if (!/^conv_[0-9A-Za-z]{1,64}$/.test(conversationId)) return refuseBody(request, response, 400, 'query conversationId: not a conversation id (expected conv_ followed by letters and digits)');
+  const givenName = query.get('name');
+  if (givenName === null || givenName === '') return refuseBody(request, response, 400, 'query name: the file name is missing');
+  const name = sanitizeFileName(givenName);
+  if (name === undefined) return refuseBody(request, response, 400, `query name: ${JSON.stringify(givenName.slice(0, 200))} is not a usable file name`);
+  const maxBytes = options.maxBytes();
+  const tooLarge = `the body is over the upload limit of ${maxBytes} bytes (server.yaml limits.maxUploadBytes)`;
+  const declared = Number(request.headers['content-length'] ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) return refuseBody(request, response, 413, tooLarge);
+  // The body is read only once the conversation is known to exist.
+  request.pause();
+  options.runtime.getConversation(conversationId).then(
+    () => receive(request, response, options, { conversationId, name, maxBytes, tooLarge }),
+    (error: unknown) => {
+      if (error instanceof NotFoundError) return refuseBody(request, response, 404, `conversation ${conversationId} does not exist`);
+      options.logger.error({ conversationId, error: (error as Error).message }, 'an upload could not find its conversation');
+      refuseBody(request, response, 500, 'the conversation could not be opened; see the server log');
+    },
+  );
+}
+
+function receive(request: IncomingMessage, response: ServerResponse, options: UploadOptions, upload: { conversationId: string; name: string; maxBytes: number; tooLarge: string }): void {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let refused = false;
+  request.on('data', (chunk: Buffer) => {
+    if (refused) return;
+    received += chunk.byteLength;
+    if (received > upload.maxBytes) {
+      refused = true;
+      chunks.length = 0;
+      refuseBody(request, response, 413, upload.tooLarge);
+      return;
+    }
+    chunks.push(chunk);
+  });
+  request.on('error', () => undefined);
+  request.on('end', () => {
+    if (refused) return;
+    try {
+      const stored = options.attachments.save(upload.conversationId, upload.name, Buffer.concat(chunks));
+      answer(response, 201, {
+        attachment: { id: stored.id, name: stored.name, mediaType: stored.mediaType, size: stored.size },
+        contentPart: { type: 'file', path: stored.path, name: stored.name, mediaType: stored.mediaType, attachmentId: stored.id },
+      });
+    } catch (error) {
+      options.logger.error({ conversationId: upload.conversationId, error: (error as Error).message }, 'an upload could not be stored');
+      answer(response, 500, { error: 'the file could not be stored; see the server log' });
+    }
+  });
+  request.resume();
+}
