@@ -4,7 +4,9 @@
  */
 import WebSocket from 'ws';
 import {
+  API_PATH,
   notifications,
+  PROTOCOL_VERSION,
   type AnyNotification,
   type MethodName,
   type MethodParams,
@@ -20,7 +22,6 @@ export type ServerRequestName = keyof typeof serverRequests;
 export type ServerRequestParams<M extends ServerRequestName> = z.infer<(typeof serverRequests)[M]['params']>;
 /** The result a client answers a server-to-client request with. */
 export type ServerRequestResult<M extends ServerRequestName> = z.infer<(typeof serverRequests)[M]['result']>;
-import { API_PATH } from '../server/http-server.js';
 
 /** An error response from the server. */
 export class RuntimeClientError extends Error {
@@ -85,7 +86,7 @@ export class RuntimeClient {
       socket.once('error', reject);
     });
     const client = new RuntimeClient(socket);
-    await client.request('initialize', { clientInfo: { name: options.clientName } });
+    await client.request('initialize', { clientInfo: { name: options.clientName }, protocolVersion: PROTOCOL_VERSION });
     return client;
   }
 

@@ -6,3 +6,4 @@ export * from './items.js';
 export * from './entities.js';
 export * from './methods.js';
 export * from './json-rpc.js';
+export * from './transport.js';

@@ -8,7 +8,7 @@ import { ApprovalDecisionSchema, ApprovalRequestSchema, ConversationSchema, Conv
 import { ContentPartSchema, ItemSchema, StoredItemSchema } from './items.js';
 
 /** Version of the message shapes; bumped on any incompatible change. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 const conversationId = z.string().min(1);
 

@@ -117,7 +117,7 @@ export class LiveSession {
 
   /** Queues a message from another session (a parent's task or follow-up). @throws Error when the session is closed */
   async receiveAgentMessage(fromSessionId: string, text: string): Promise<void> {
-    if (this.state.status === 'closed') throw new StateConflictError(`session ${this.id} is closed`);
+    if (this.state.status === 'closed') throw new StateConflictError(`session ${this.id} is closed`, 'session_closed');
     await this.enqueue({ id: newId('input'), turnId: newId('turn'), kind: 'agent', fromSessionId, text });
   }
 
@@ -136,7 +136,7 @@ export class LiveSession {
    * @param reasoningEffort the effort for the turn this input starts (over the model's configured one)
    */
   async input(content: ContentPart[], mode: 'queue' | 'steer', reasoningEffort?: ReasoningEffort): Promise<{ queued: boolean; turnId?: string }> {
-    if (this.state.status === 'closed') throw new StateConflictError(`session ${this.id} is closed`);
+    if (this.state.status === 'closed') throw new StateConflictError(`session ${this.id} is closed`, 'session_closed');
     await this.conversation.runtime.store.ensureDurable(this.conversation.id);
     if (this.isRunning && mode === 'steer') {
       this.steering.push(content);

@@ -8,13 +8,9 @@ import type { Duplex } from 'node:stream';
 import { timingSafeEqual } from 'node:crypto';
 import { WebSocket, WebSocketServer } from 'ws';
 
-/** Path of the runtime protocol endpoint (SPEC §5, contract). */
-export const API_PATH = '/api/v1/openvaala';
-/** Prefix of the WebSocket sub-protocol that carries the token for browsers (SPEC §5). */
-export const TOKEN_SUBPROTOCOL_PREFIX = 'openvaala.token.';
-
-/** Largest WebSocket message a client may send, bytes (a larger one closes the connection with 1009). */
-export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+// Defined with the protocol (clients need them); re-exported for the server's modules.
+export { API_PATH, MAX_MESSAGE_BYTES, TOKEN_SUBPROTOCOL_PREFIX } from '../protocol/transport.js';
+import { API_PATH, MAX_MESSAGE_BYTES, TOKEN_SUBPROTOCOL_PREFIX } from '../protocol/transport.js';
 
 /** Options of the HTTP server. */
 export interface HttpServerOptions {

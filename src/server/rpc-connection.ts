@@ -289,9 +289,9 @@ export class RpcConnection {
     if (error instanceof RpcError) return error;
     if (error instanceof NotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: ${error.message}`);
     if (error instanceof UnknownModelError) return new RpcError(ErrorCodes.invalidParams, `${method}: ${error.message}`);
-    if (error instanceof StateConflictError) return new RpcError(ErrorCodes.conflict, `${method}: ${error.message}`);
+    if (error instanceof StateConflictError) return RpcError.conflict(`${method}: ${error.message}`, error.reason);
     // The server's configuration lacks a key: the request is fine, the server cannot do it now.
-    if (error instanceof MissingSecretError) return new RpcError(ErrorCodes.conflict, `${method}: ${error.message}`);
+    if (error instanceof MissingSecretError) return RpcError.conflict(`${method}: ${error.message}`, 'provider_key_missing');
     const reference = randomBytes(4).toString('hex');
     this.logger.error({ connection: this.number, method, reference, error: describeError(error) }, 'request failed inside the server');
     return new RpcError(ErrorCodes.internalError, `${method}: internal error (reference ${reference} in the server log)`);
