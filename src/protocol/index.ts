@@ -7,3 +7,4 @@ export * from './entities.js';
 export * from './methods.js';
 export * from './json-rpc.js';
 export * from './transport.js';
+export * from './codex-ids.js';

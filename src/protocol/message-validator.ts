@@ -119,6 +119,10 @@ export class ConnectionMessageValidator {
       if (hasId) this.clientRequests.delete(id);
       definition = 'error' in message ? 'ErrorResponse' : has(methods, named) ? `${pascalName(named)}Response` : 'Response';
     }
+    // An unknown name fails every branch of the union; saying so is clearer than all of them.
+    if (named !== undefined && typeof method === 'string' && ['ClientRequest', 'ServerRequest', 'ServerNotification'].includes(definition)) {
+      return { definition, method: named, problems: [`/method ${JSON.stringify(named.slice(0, 100))} is not a ${definition === 'ServerNotification' ? 'notification' : definition === 'ServerRequest' ? 'server-to-client request' : 'method'} of this protocol version`] };
+    }
     return { definition, method: named, problems: this.schema.check(definition, message) };
   }
 }

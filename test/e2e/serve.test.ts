@@ -10,6 +10,7 @@ import { RuntimeClient, RuntimeClientError } from '../../src/client/runtime-clie
 import { serverInfoFile } from '../../src/config/paths.js';
 import type { AnyNotification } from '../../src/protocol/index.js';
 import { createTestEnvironment, runCli, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
+import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
 
 const SCRIPT = `
 responses:
@@ -142,6 +143,7 @@ describe('openvaala serve', () => {
   });
 
   it('answers invalid requests with errors naming the method and the field path', async () => {
+    allowInvalidSentMessages();
     serve = await startServe(environment);
     const client = await RuntimeClient.connect({ url: serve.info.url, token: serve.info.token, clientName: 'validation' });
     const error = await client.request('conversation/create', { cwd: 42 } as never).catch((caught: unknown) => caught);

@@ -5,8 +5,9 @@
  * the server really speaks. An invalid message makes the running test fail, naming the
  * direction, the method, the definition and each ajv error path.
  *
- * Exempt: what test files under `test/security/` send (they send malformed requests on
- * purpose); what they receive is still checked.
+ * Exempt: what test files under `test/security/` send, and what a test that calls
+ * `allowInvalidSentMessages()` sends (they send malformed requests on purpose); what they
+ * receive is still checked.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -21,6 +22,27 @@ const root = path.resolve(import.meta.dirname, '../..');
 const schema = new ProtocolSchema(JSON.parse(readFileSync(path.join(root, 'schema/openvaala-protocol.schema.json'), 'utf8')) as Record<string, unknown>);
 const connections = new WeakMap<RuntimeClient, ConnectionMessageValidator>();
 const violations: string[] = [];
+/** The test that declared it sends malformed messages on purpose (its sent messages are not checked). */
+let malformedSender: string | undefined;
+
+function currentTest(): string {
+  return `${currentTestFile()} > ${expect.getState().currentTestName ?? ''}`;
+}
+
+/**
+ * Declares that the running test sends invalid messages on purpose (to check the server's
+ * error answers): what its clients send is not checked until it ends; what they receive still is.
+ */
+export function allowInvalidSentMessages(): void {
+  malformedSender = currentTest();
+}
+
+/**
+ * Returns and clears the violations recorded so far (for a test that checks this hook itself).
+ */
+export function takeProtocolViolations(): string[] {
+  return violations.splice(0);
+}
 
 function currentTestFile(): string {
   const testPath = expect.getState().testPath;
@@ -39,7 +61,7 @@ function checkMessage(client: RuntimeClient | object, direction: MessageDirectio
   }
   const check = validator.check(direction, message);
   if (check.problems.length === 0) return;
-  if (direction === 'sent' && SENDS_MALFORMED.some((pattern) => pattern.test(currentTestFile()))) return;
+  if (direction === 'sent' && (SENDS_MALFORMED.some((pattern) => pattern.test(currentTestFile())) || malformedSender === currentTest())) return;
   violations.push(`${direction} ${check.method ?? '(no method)'} does not match ${check.definition} in schema/openvaala-protocol.schema.json: ${check.problems.join('; ')}\n  message: ${text.slice(0, 500)}`);
 }
 
@@ -62,6 +84,7 @@ export function checkReceivedMessage(connection: object, text: string): void {
 }
 
 function failOnViolations(): void {
+  malformedSender = undefined;
   if (violations.length === 0) return;
   const found = violations.splice(0);
   throw new Error(`${found.length} protocol message(s) do not match the committed schema (fix the server, or the zod schema and then run \`npm run generate:schema\`):\n${found.join('\n')}`);
