@@ -51,11 +51,11 @@ export function renderType(schema: JsonSchema | undefined, depth = 0): string {
     return `[${name}](#${name.toLowerCase()})`;
   }
   if ('const' in schema) return `\`${JSON.stringify(schema.const)}\``;
-  if (Array.isArray(schema.enum)) return (schema.enum as unknown[]).map((value) => `\`${JSON.stringify(value)}\``).join(' \\| ');
+  if (Array.isArray(schema.enum)) return (schema.enum as unknown[]).map((value) => `\`${JSON.stringify(value)}\``).join(' | ');
   const union = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
-  if (union) return union.map((option) => renderType(option, depth)).join(' \\| ');
+  if (union) return union.map((option) => renderType(option, depth)).join(' | ');
   const type = schema.type;
-  if (Array.isArray(type)) return type.join(' \\| ');
+  if (Array.isArray(type)) return type.join(' | ');
   if (type === 'array') return `${renderType(schema.items as JsonSchema | undefined, depth)}[]`;
   if (type === 'object') {
     const properties = schema.properties as Record<string, JsonSchema> | undefined;
@@ -78,8 +78,10 @@ function fieldTable(schema: JsonSchema | undefined): string {
   const properties = (schema?.properties ?? {}) as Record<string, JsonSchema>;
   if (Object.keys(properties).length === 0) return schema?.type === 'object' ? '_no fields_ (`{}`)\n' : `${renderType(schema)}\n`;
   const required = new Set((schema?.required as string[] | undefined) ?? []);
-  const rows = Object.entries(properties).map(([key, value]) => `| \`${key}\` | ${escapeCell(renderType(value))} | ${required.has(key) ? 'yes' : 'no'} | ${escapeCell(String(value.description ?? ''))} |`);
-  return ['| field | type | required | notes |', '| --- | --- | --- | --- |', ...rows].join('\n') + '\n';
+  // A notes column only where some field has a description (zod `.describe()` / `.meta()`).
+  const notes = Object.values(properties).some((value) => typeof value.description === 'string');
+  const rows = Object.entries(properties).map(([key, value]) => `| \`${key}\` | ${escapeCell(renderType(value))} | ${required.has(key) ? 'yes' : 'no'} |${notes ? ` ${escapeCell(String(value.description ?? ''))} |` : ''}`);
+  return [`| field | type | required |${notes ? ' notes |' : ''}`, `| --- | --- | --- |${notes ? ' --- |' : ''}`, ...rows].join('\n') + '\n';
 }
 
 /** The definition a `$ref` points to (the schema itself when it is not a reference). */
