@@ -13,6 +13,7 @@ import { RuntimeClient } from '../../src/client/runtime-client.js';
 import { methods } from '../../src/protocol/index.js';
 import { createTestEnvironment, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
 import { buildFrame, findCloseFrame, rawConnect, rawWebSocket, upgradeRequest } from '../helpers/raw-websocket.js';
+import { checkReceivedMessage } from '../setup/protocol-validation.js';
 
 let environment: TestEnvironment | undefined;
 let serve: ServeProcess | undefined;
@@ -212,6 +213,8 @@ it('keeps serving another client, at about the same memory, through 10,000 broke
     const answers: { id?: unknown; error?: { code: number; message: string } }[] = [];
     const answered = new Set<unknown>();
     socket.on('message', (data) => {
+      // Whatever it is sent, the server answers only with messages of the protocol.
+      checkReceivedMessage(socket, data.toString());
       const answer = JSON.parse(data.toString()) as (typeof answers)[number];
       answers.push(answer);
       answered.add(answer.id);
