@@ -72,3 +72,39 @@ describe(DOCS_PATH, () => {
     for (const message of jsonBlocks(guide.slice(0, start) + guide.slice(end))) expect(schema.check('ClientMessage', message).length === 0 || schema.check('ServerMessage', message).length === 0, JSON.stringify(message)).toBe(true);
   });
 });
+
+/** Every const, enum value, method (`x-method`) and property name of a JSON Schema document: the names it defines. */
+function namesIn(value: unknown, into = new Set<string>()): Set<string> {
+  if (Array.isArray(value)) for (const entry of value) namesIn(entry, into);
+  else if (typeof value === 'object' && value !== null) {
+    for (const [key, entry] of Object.entries(value)) {
+      // ACP names its methods with `x-method`.
+      if ((key === 'const' || key === 'x-method') && typeof entry === 'string') into.add(entry);
+      if (key === 'enum' && Array.isArray(entry)) for (const option of entry) if (typeof option === 'string') into.add(option);
+      if (key === 'properties' && typeof entry === 'object' && entry !== null) for (const name of Object.keys(entry)) into.add(name);
+      namesIn(entry, into);
+    }
+  }
+  return into;
+}
+
+describe('the mapping table', () => {
+  const readJson = (file: string) => JSON.parse(readFileSync(path.join(root, file), 'utf8')) as unknown;
+  const codex = namesIn([readJson('../shared/fixtures/codex-app-server/codex_app_server_protocol.v2.schemas.json'), readJson('../shared/fixtures/codex-app-server/codex_app_server_protocol.schemas.json')]);
+  const acp = namesIn(readJson('node_modules/@agentclientprotocol/sdk/schema/v1/schema.json'));
+  // OpenVaala's own names, quoted in the table to say what maps to what.
+  const ours = new Set<string>([...ItemSchema.options.map((option) => option.shape.kind.value), 'plan', 'allow_once', 'allow_session', 'allow_prefix', 'deny', 'text', 'reasoning', 'output', 'exec_command', 'write_stdin', 'apply_patch', 'spawn_agent', 'wait_agent', 'close_agent', ...Object.keys(notifications)]);
+
+  it('names only variants and notifications that exist in the Codex app-server and ACP schemas', () => {
+    const start = guide.indexOf('## Mapping to Codex app-server and ACP');
+    const unknown: string[] = [];
+    for (const row of guide.slice(start).matchAll(/^\| `[^`]+` \|(.*)\|(.*)\|$/gm)) {
+      for (const [cell, names, protocol] of [[row[1]!, codex, 'Codex'], [row[2]!, acp, 'ACP']] as const) {
+        for (const token of cell.matchAll(/`([a-z][A-Za-z_/]*)`/g)) {
+          if (!ours.has(token[1]!) && !names.has(token[1]!)) unknown.push(`${protocol}: ${token[1]}`);
+        }
+      }
+    }
+    expect(unknown).toEqual([]);
+  });
+});
