@@ -11,6 +11,7 @@ import { RuntimeClient } from '../../src/client/runtime-client.js';
 import type { AnyNotification, StoredItem } from '../../src/protocol/index.js';
 import { createTestEnvironment, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
 import { until } from '../helpers/processes.js';
+import { checkReceivedMessage } from '../setup/protocol-validation.js';
 
 let environment: TestEnvironment | undefined;
 let serve: ServeProcess | undefined;
@@ -42,6 +43,7 @@ class Subscriber {
 
   private constructor(private readonly socket: WebSocket) {
     socket.on('message', (data) => {
+      checkReceivedMessage(socket, data.toString());
       const message = JSON.parse(data.toString()) as { id?: number; method?: string; params?: unknown; result?: unknown };
       if (message.id !== undefined && message.method === undefined) this.answers.get(message.id)?.(message.result);
       else if (message.method !== undefined && message.id === undefined) this.events.push(message as AnyNotification);
