@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { buildProtocolJsonSchema, SCHEMA_PATH, schemaFileText } from '../../src/protocol/generate-schema.js';
 import { ItemSchema, methods, notifications, serverRequests } from '../../src/protocol/index.js';
@@ -55,6 +56,10 @@ describe('the committed JSON Schema', () => {
     expect(validator.check('received', { jsonrpc: '2.0', id: 'x', error: { code: ErrorCodes.conflict, message: 'm', data: { reason: 'session_closed' } } }).problems).toEqual([]);
     expect(schema.check('ClientMessage', { jsonrpc: '1.0', id: 1, method: 'initialize', params: {} }).length).toBeGreaterThan(0);
     expect(schema.check('ServerMessage', { jsonrpc: '2.0', id: 3, result: {} })).toEqual([]);
+    // The root itself, as another client would compile it.
+    const root = new Ajv2020({ strict: true, allowUnionTypes: true }).compile(committed);
+    expect(root({ jsonrpc: '2.0', method: 'config/updated', params: { ok: true } })).toBe(true);
+    expect(root({ jsonrpc: '2.0', method: 'config/updated', params: { ok: 'yes' } })).toBe(false);
   });
 });
 
