@@ -26,9 +26,9 @@ const ERROR_MEANINGS: Record<keyof typeof ErrorCodes, string> = {
   methodNotFound: 'unknown method',
   invalidParams: 'invalid params; the message names the method and each field path (`conversation/create: params.cwd: …`), `data.issues` lists them; also `initialize` with another protocol version',
   internalError: 'the request failed inside the server; the message is only `<method>: internal error (reference <8 hex digits> in the server log)`',
-  unauthorized: 'no token, or not the server\'s token',
-  notInitialized: '`initialize` not sent yet',
-  forbidden: 'the connection is authenticated, but what it touched belongs to another connection',
+  unauthorized: 'not authenticated; sent just before the connection is closed with 1008: on a connection whose upgrade carried no token, for any message before an `initialize` with the server\'s `token` (the message names the method), `initialize` without `token` included; on any connection, for `initialize` with a wrong `token`. A wrong token in the upgrade itself is HTTP 401 instead, before any message',
+  notInitialized: 'an authenticated connection sent another method before `initialize`',
+  forbidden: 'the connection is authenticated, but what it touched belongs to another connection: a terminal is used only by the connection that opened it; no method of protocol version 2 touches such things, so none sends it yet',
   notFound: 'a named conversation, session or approval does not exist',
   conflict: 'valid, but refused in the current state; `data.reason` says why (below)',
 };

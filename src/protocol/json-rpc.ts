@@ -15,11 +15,18 @@ export const ErrorCodes = {
   methodNotFound: -32601,
   invalidParams: -32602,
   internalError: -32603,
-  /** The connection presented no token, or not the server's token. */
+  /**
+   * The connection is not authenticated: it opened without a token and sent something other
+   * than `initialize` carrying the server's token, or an `initialize` carried a wrong token.
+   * The connection is closed (1008) right after this error.
+   */
   unauthorized: -32001,
   /** The connection has not sent `initialize` yet. */
   notInitialized: -32002,
-  /** The connection is authenticated but the thing it touched is not its own. */
+  /**
+   * The connection is authenticated, but the thing it touched belongs to another connection
+   * (see {@link forbidden}).
+   */
   forbidden: -32003,
   /** A named thing (conversation, session) does not exist. */
   notFound: -32004,
@@ -70,6 +77,26 @@ export class RpcError extends Error {
   static conflict(message: string, reason: StateConflictReason): RpcError {
     return new RpcError(ErrorCodes.conflict, message, { reason } satisfies ConflictErrorData);
   }
+}
+
+/**
+ * An `unauthorized` (-32001) error: the connection has not proven it holds the server token.
+ * @param method the method the connection sent (or `undefined` when the message named none)
+ * @param why what was missing or wrong, e.g. `not the server's token`
+ */
+export function unauthorized(method: string | undefined, why: string): RpcError {
+  return new RpcError(ErrorCodes.unauthorized, `${method !== undefined ? `${method.slice(0, 100)}: ` : ''}unauthorized: ${why}`);
+}
+
+/**
+ * A `forbidden` (-32003) error: an authenticated connection touched something that belongs to
+ * another connection. No method of protocol version 2 touches such things; terminals, which
+ * belong to the connection that opened them, refuse every other connection with it.
+ * @param method the method of the refused request
+ * @param what the thing touched, as the client named it, e.g. `terminal term_01…`
+ */
+export function forbidden(method: string, what: string): RpcError {
+  return new RpcError(ErrorCodes.forbidden, `${method}: forbidden: ${what} belongs to another connection`);
 }
 
 /** A JSON-RPC request (with id) or notification (without). */

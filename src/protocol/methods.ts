@@ -63,6 +63,11 @@ export const methods = {
     params: z.object({
       clientInfo: z.object({ name: z.string().min(1), version: z.string().optional() }),
       protocolVersion: z.number().int().optional(),
+      /**
+       * The server token, for a connection whose upgrade carried none (a browser that cannot
+       * set headers): the first message of such a connection must be `initialize` with it.
+       */
+      token: z.string().max(1000).optional(),
     }),
     result: z.object({
       serverInfo: z.object({ name: z.string(), version: z.string() }),

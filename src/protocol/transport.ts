@@ -19,3 +19,19 @@ export const LAGGING_CLOSE_REASON = 'lagging: resubscribe with afterSeq';
 export const DEFAULT_WRITE_THRESHOLD_BYTES = 512 * 1024;
 /** Bytes the outbox may hold before the client is closed as lagging. */
 export const DEFAULT_SEND_BUFFER_LIMIT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * WebSocket close code for a connection that failed to authenticate inside the protocol
+ * (policy violation, RFC 6455 §7.4.1): sent right after a `-32001` error, or when a connection
+ * opened without a token sent nothing in time.
+ */
+export const UNAUTHORIZED_CLOSE_CODE = 1008;
+/** Close reason sent with {@link UNAUTHORIZED_CLOSE_CODE} after a `-32001` error. */
+export const UNAUTHORIZED_CLOSE_REASON = 'unauthorized: send "initialize" with the server token first';
+/** Close reason sent with {@link UNAUTHORIZED_CLOSE_CODE} when no authentication came in time. */
+export const AUTHENTICATION_TIMEOUT_CLOSE_REASON = 'unauthorized: no "initialize" with the server token in time';
+/**
+ * Milliseconds a connection opened without a token has to send `initialize` carrying it;
+ * after that it is closed with {@link UNAUTHORIZED_CLOSE_CODE}.
+ */
+export const DEFAULT_AUTHENTICATION_TIMEOUT_MS = 10_000;
