@@ -4,7 +4,10 @@
  */
 import WebSocket from 'ws';
 import {
+  API_PATH,
+  ErrorCodes,
   notifications,
+  PROTOCOL_VERSION,
   type AnyNotification,
   type MethodName,
   type MethodParams,
@@ -20,7 +23,49 @@ export type ServerRequestName = keyof typeof serverRequests;
 export type ServerRequestParams<M extends ServerRequestName> = z.infer<(typeof serverRequests)[M]['params']>;
 /** The result a client answers a server-to-client request with. */
 export type ServerRequestResult<M extends ServerRequestName> = z.infer<(typeof serverRequests)[M]['result']>;
-import { API_PATH } from '../server/http-server.js';
+
+/** Which way a protocol message went, seen from the client. */
+export type ProtocolMessageDirection = 'sent' | 'received';
+
+/** One protocol message a `RuntimeClient` sent or received. */
+export interface ProtocolMessageEvent {
+  direction: ProtocolMessageDirection;
+  /** The message as a JSON value; undefined when received text was not JSON. */
+  message: unknown;
+  /** The text on the wire. */
+  text: string;
+  /** The client it went through (tell connections apart, e.g. to pair responses with requests). */
+  client: RuntimeClient;
+}
+
+/** Sees protocol messages; must not throw (what it throws is rethrown outside the client). */
+export type ProtocolMessageObserver = (event: ProtocolMessageEvent) => void;
+
+const observers = new Set<ProtocolMessageObserver>();
+
+/**
+ * Registers an observer of every JSON-RPC message every `RuntimeClient` of this process sends
+ * and receives, in wire order, before the client acts on it. For tools and tests that check
+ * traffic (e.g. against the JSON Schema, SPEC §5); an observer cannot change or stop a message.
+ * @returns the function that removes the observer
+ */
+export function observeProtocolMessages(observer: ProtocolMessageObserver): () => void {
+  observers.add(observer);
+  return () => observers.delete(observer);
+}
+
+function emit(event: ProtocolMessageEvent): void {
+  for (const observer of observers) {
+    try {
+      observer(event);
+    } catch (error) {
+      // The client's own state must not depend on an observer; its failure still surfaces.
+      queueMicrotask(() => {
+        throw error;
+      });
+    }
+  }
+}
 
 /** An error response from the server. */
 export class RuntimeClientError extends Error {
@@ -85,7 +130,7 @@ export class RuntimeClient {
       socket.once('error', reject);
     });
     const client = new RuntimeClient(socket);
-    await client.request('initialize', { clientInfo: { name: options.clientName } });
+    await client.request('initialize', { clientInfo: { name: options.clientName }, protocolVersion: PROTOCOL_VERSION });
     return client;
   }
 
@@ -98,7 +143,7 @@ export class RuntimeClient {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, method });
-      this.socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+      this.send({ jsonrpc: '2.0', id, method, params });
     });
   }
 
@@ -131,21 +176,30 @@ export class RuntimeClient {
     });
   }
 
+  private send(message: Record<string, unknown>): void {
+    const text = JSON.stringify(message);
+    // Observers get the message as the server will read it (undefined members dropped).
+    if (observers.size > 0) emit({ direction: 'sent', message: JSON.parse(text) as unknown, text, client: this });
+    this.socket.send(text);
+  }
+
   private receive(text: string): void {
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
+      if (observers.size > 0) emit({ direction: 'received', message: undefined, text, client: this });
       return;
     }
+    if (observers.size > 0) emit({ direction: 'received', message: parsed, text, client: this });
     const message = parsed as { id?: number | string; method?: string; params?: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } };
     if (message.method !== undefined && message.id !== undefined) {
       const handler = this.requestHandlers.get(message.method);
       const id = message.id;
       if (handler) {
         handler(message.params).then(
-          (result) => this.socket.send(JSON.stringify({ jsonrpc: '2.0', id, result })),
-          (error: Error) => this.socket.send(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message: error.message } })),
+          (result) => this.send({ jsonrpc: '2.0', id, result }),
+          (error: Error) => this.send({ jsonrpc: '2.0', id, error: { code: ErrorCodes.internalError, message: error.message } }),
         );
       }
       return;

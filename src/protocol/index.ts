@@ -12,3 +12,5 @@ export * from './agents.js';
 export * from './plans.js';
 export * from './conversation-context.js';
 export * from './workspace.js';
+export * from './transport.js';
+export * from './codex-ids.js';

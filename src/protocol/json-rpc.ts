@@ -4,27 +4,74 @@
  */
 import { z } from 'zod';
 
-/** Error codes: the JSON-RPC 2.0 reserved ones plus the runtime's own (-32000…-32099). */
+/**
+ * Error codes: the JSON-RPC 2.0 reserved ones (https://www.jsonrpc.org/specification §5.1)
+ * plus the runtime's own, in the range that specification leaves to implementations
+ * (-32000…-32099). `docs/protocol.md` lists each one; a test keeps the two in step.
+ */
 export const ErrorCodes = {
   parseError: -32700,
   invalidRequest: -32600,
   methodNotFound: -32601,
   invalidParams: -32602,
   internalError: -32603,
-  /** A named thing (conversation, session) does not exist. */
-  notFound: -32004,
-  /** The request is valid but cannot be done in the current state. */
-  conflict: -32009,
+  /**
+   * The connection is not authenticated: it opened without a token and sent something other
+   * than `initialize` carrying the server's token, or an `initialize` carried a wrong token.
+   * The connection is closed (1008) right after this error.
+   */
+  unauthorized: -32001,
   /** The connection has not sent `initialize` yet. */
   notInitialized: -32002,
+  /**
+   * The connection is authenticated, but the thing it touched belongs to another connection
+   * (see {@link forbidden}).
+   */
+  forbidden: -32003,
+  /** A named thing (conversation, session) does not exist. */
+  notFound: -32004,
+  /** The request is valid but cannot be done in the current state; `data.reason` says why. */
+  conflict: -32009,
 } as const;
+/** A JSON-RPC error code the runtime sends. */
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
-/** An error to send back as a JSON-RPC error response. */
+/**
+ * Why a request was refused with `conflict` (-32009), machine-readable, in `error.data.reason`
+ * so a client can react without parsing the message. Clients MUST treat a reason they do not
+ * know as a plain conflict: later versions add reasons.
+ *
+ * - `session_closed`: the session was closed and takes no more input.
+ * - `provider_key_missing`: the model's provider needs a key the server does not have.
+ */
+export const StateConflictReasonSchema = z.enum([
+  'session_closed',
+  'provider_key_missing',
+  'turn_running',
+  'rewind_in_progress',
+  'conversation_deleted',
+  'no_running_turn',
+  'turn_mismatch',
+  'input_started',
+  'terminal_limit',
+  'no_terminal_support',
+  'terminal_ended',
+  'file_too_large',
+]);
+/** Why a request was refused with `conflict`. */
+export type StateConflictReason = z.infer<typeof StateConflictReasonSchema>;
+
+/** `error.data` of a `conflict` (-32009) error. */
+export const ConflictErrorDataSchema = z.object({ reason: StateConflictReasonSchema });
+/** `error.data` of a `conflict` (-32009) error. */
+export type ConflictErrorData = z.infer<typeof ConflictErrorDataSchema>;
+
+/** An error to send back as a JSON-RPC error response (JSON-RPC 2.0 §5.1). */
 export class RpcError extends Error {
   /**
    * @param code one of `ErrorCodes`
    * @param message human-readable, naming the method and what was wrong
-   * @param data optional structured details (e.g. the validation issues)
+   * @param data optional structured details (e.g. the validation issues, a conflict's reason)
    */
   constructor(
     readonly code: number,
@@ -34,6 +81,35 @@ export class RpcError extends Error {
     super(message);
     this.name = 'RpcError';
   }
+
+  /**
+   * A `conflict` (-32009) error with its machine-readable reason in `data.reason`.
+   * @param message human-readable, naming the method
+   * @param reason why the current state refuses the request
+   */
+  static conflict(message: string, reason: StateConflictReason): RpcError {
+    return new RpcError(ErrorCodes.conflict, message, { reason } satisfies ConflictErrorData);
+  }
+}
+
+/**
+ * An `unauthorized` (-32001) error: the connection has not proven it holds the server token.
+ * @param method the method the connection sent (or `undefined` when the message named none)
+ * @param why what was missing or wrong, e.g. `not the server's token`
+ */
+export function unauthorized(method: string | undefined, why: string): RpcError {
+  return new RpcError(ErrorCodes.unauthorized, `${method !== undefined ? `${method.slice(0, 100)}: ` : ''}unauthorized: ${why}`);
+}
+
+/**
+ * A `forbidden` (-32003) error: an authenticated connection touched something that belongs to
+ * another connection. No method of protocol version 2 touches such things; terminals, which
+ * belong to the connection that opened them, refuse every other connection with it.
+ * @param method the method of the refused request
+ * @param what the thing touched, as the client named it, e.g. `terminal term_01…`
+ */
+export function forbidden(method: string, what: string): RpcError {
+  return new RpcError(ErrorCodes.forbidden, `${method}: forbidden: ${what} belongs to another connection`);
 }
 
 /** A JSON-RPC request (with id) or notification (without). */

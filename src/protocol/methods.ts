@@ -14,7 +14,7 @@ import { ApprovalPolicyParamSchema, McpServersParamSchema } from './conversation
 import { workspaceMethods, workspaceNotifications } from './workspace.js';
 
 /** Version of the message shapes; bumped on any incompatible change. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 const conversationId = z.string().min(1);
 /** Seq of an entry in a conversation's `metadata.jsonl`. */
@@ -96,6 +96,11 @@ export const methods = {
     params: z.object({
       clientInfo: z.object({ name: z.string().min(1), version: z.string().optional() }),
       protocolVersion: z.number().int().optional(),
+      /**
+       * The server token, for a connection whose upgrade carried none (a browser that cannot
+       * set headers): the first message of such a connection must be `initialize` with it.
+       */
+      token: z.string().max(1000).optional(),
     }),
     result: z.object({
       serverInfo: z.object({ name: z.string(), version: z.string() }),

@@ -5,7 +5,7 @@
  */
 import type { ConversationStore, MetadataEntry } from '../dao/conversation-store.js';
 import { newId } from '../ids.js';
-import type { Conversation, Item, Session, Turn } from '../protocol/index.js';
+import type { Conversation, Item, Session, StateConflictReason, Turn } from '../protocol/index.js';
 import type { LiveConversation } from './conversation.js';
 import { NotFoundError } from './runtime.js';
 import type { LiveSession } from './session.js';
@@ -19,9 +19,9 @@ export interface LifecycleHost {
 }
 
 /** `data.reason` of a rewind refused because work runs or waits. */
-export const TURN_RUNNING = 'turn_running';
+export const TURN_RUNNING = 'turn_running' satisfies StateConflictReason;
 /** `data.reason` of a request refused because the session is being rewound. */
-export const REWIND_IN_PROGRESS = 'rewind_in_progress';
+export const REWIND_IN_PROGRESS = 'rewind_in_progress' satisfies StateConflictReason;
 
 /**
  * Deletes a conversation: its sessions' work is interrupted and waited for (new input is

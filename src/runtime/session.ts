@@ -4,7 +4,7 @@
  * (read before the running turn's next model call).
  */
 import { newId } from '../ids.js';
-import type { ContentPart, Item, Session, StoredItem, Turn } from '../protocol/index.js';
+import type { ContentPart, Item, Session, StateConflictReason, StoredItem, Turn } from '../protocol/index.js';
 import { runAgent, runCompaction, ZERO_USAGE, type AgentEnvironment, type AgentOutcome } from './agent.js';
 import { collaborationTools, type SubagentReport } from './collaboration-tools.js';
 import { ContextMeter } from './compaction.js';
@@ -93,7 +93,7 @@ export class LiveSession {
   }
 
   /** Set while the history is being rewritten (a rewind): new work is refused with this reason meanwhile. */
-  historyLock: string | undefined;
+  historyLock: StateConflictReason | undefined;
 
   /**
    * After the stored log was cut (a rewind, SPEC §3): takes `kept` (the items left in the log)
@@ -143,7 +143,7 @@ export class LiveSession {
 
   /** Queues a message from another session (a parent's task or follow-up). @throws Error when the session is closed */
   async receiveAgentMessage(fromSessionId: string, text: string): Promise<void> {
-    if (this.state.status === 'closed') throw new StateConflictError(`session ${this.id} is closed`);
+    if (this.state.status === 'closed') throw new StateConflictError(`session ${this.id} is closed`, 'session_closed');
     await this.enqueue({ id: newId('input'), turnId: newId('turn'), kind: 'agent', fromSessionId, text });
   }
 
@@ -169,7 +169,7 @@ export class LiveSession {
   }
 
   private async takeInput(content: ContentPart[], mode: 'queue' | 'steer', options: InputOptions): Promise<InputOutcome> {
-    if (this.state.status === 'closed') throw new StateConflictError(`session ${this.id} is closed`);
+    if (this.state.status === 'closed') throw new StateConflictError(`session ${this.id} is closed`, 'session_closed');
     if (this.historyLock !== undefined) throw new StateConflictError(`session ${this.id} is being rewound`, this.historyLock);
     const expected = mode === 'steer' ? options.expectedTurnId : undefined;
     if (expected !== undefined) requireRunningTurn(this.state, expected, 'steer');

@@ -1,16 +1,19 @@
+import type { StateConflictReason } from '../protocol/json-rpc.js';
+
 /**
  * A request that is valid but cannot be done in the current state of what it names (input to
  * a closed session, for example). Clients get its message with the JSON-RPC code `-32009`
- * (`ErrorCodes.conflict`, docs/protocol.md) and, when given, `data.reason`.
+ * (`ErrorCodes.conflict`, docs/protocol.md) and `data: {reason}`, so they can tell the cases
+ * apart without reading the message.
  */
 export class StateConflictError extends Error {
   /**
-   * @param message what conflicts, in protocol terms
-   * @param reason machine-readable cause sent as `data.reason` (`no_running_turn`, `turn_mismatch`, `input_started`, …)
+   * @param message human-readable, in protocol terms
+   * @param reason the machine-readable reason sent as `error.data.reason`
    */
   constructor(
     message: string,
-    readonly reason?: string,
+    readonly reason: StateConflictReason,
   ) {
     super(message);
     this.name = 'StateConflictError';

@@ -1,20 +1,18 @@
 /**
  * The HTTP surface of `openvaala serve` (SPEC §2, §5): `GET /healthz` without auth, and the
- * JSON-RPC WebSocket at `/api/v1/openvaala`, which requires the server token and refuses
- * pages of other sites (Host and Origin checks) before the upgrade completes.
+ * JSON-RPC WebSocket at `/api/v1/openvaala`, which refuses pages of other sites (Host and
+ * Origin checks) and wrong tokens before the upgrade completes. An upgrade with no token at
+ * all is accepted unauthenticated: its connection must then send `initialize` with the token
+ * (checked by `RpcConnection`).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { timingSafeEqual } from 'node:crypto';
 import { WebSocket, WebSocketServer } from 'ws';
 
-/** Path of the runtime protocol endpoint (SPEC §5, contract). */
-export const API_PATH = '/api/v1/openvaala';
-/** Prefix of the WebSocket sub-protocol that carries the token for browsers (SPEC §5). */
-export const TOKEN_SUBPROTOCOL_PREFIX = 'openvaala.token.';
-
-/** Largest WebSocket message a client may send, bytes (a larger one closes the connection with 1009). */
-export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+// Defined with the protocol (clients need them); re-exported for the server's modules.
+export { API_PATH, MAX_MESSAGE_BYTES, TOKEN_SUBPROTOCOL_PREFIX } from '../protocol/transport.js';
+import { API_PATH, MAX_MESSAGE_BYTES, TOKEN_SUBPROTOCOL_PREFIX } from '../protocol/transport.js';
 
 /** Options of the HTTP server. */
 export interface HttpServerOptions {
@@ -30,17 +28,22 @@ export interface HttpServerOptions {
   /** Body of `GET /healthz` for a request carrying the token (without it: only `status`). */
   health: () => Record<string, unknown>;
   /**
-   * Called for each authenticated WebSocket, with the TCP socket under it (used to batch the
-   * frames of one tick into one write).
+   * Called for each accepted WebSocket, with the TCP socket under it (used to batch the
+   * frames of one tick into one write). `authenticated` is true when the upgrade carried the
+   * right token; false when it carried none, and the connection must authenticate with its
+   * first message.
    */
-  onConnection: (webSocket: WebSocket, transport: Duplex, request: IncomingMessage) => void;
+  onConnection: (webSocket: WebSocket, transport: Duplex, request: IncomingMessage, authenticated: boolean) => void;
   /** Logs problems no client can be told about. */
   logger: { warn(details: object, message: string): void };
   /** More HTTP endpoints by exact path (after the Host check; each checks its own token and Origin). */
   routes?: Record<string, (request: IncomingMessage, response: ServerResponse) => void>;
 }
 
-/** Whether a presented token is the server's, compared in constant time. */
+/**
+ * Whether a secret given by a client is the expected one, compared in constant time (the
+ * time taken does not depend on where the two differ).
+ */
 export function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
@@ -54,6 +57,25 @@ export function presentedToken(request: IncomingMessage): string | undefined {
   const protocols = (request.headers['sec-websocket-protocol'] ?? '').split(',').map((value) => value.trim());
   const carrying = protocols.find((value) => value.startsWith(TOKEN_SUBPROTOCOL_PREFIX));
   return carrying?.slice(TOKEN_SUBPROTOCOL_PREFIX.length);
+}
+
+/**
+ * Every token an upgrade request carries: the `Authorization: Bearer` one and each token
+ * sub-protocol. `undefined` when the `Authorization` header is there but not `Bearer <token>`
+ * (a malformed or foreign scheme is refused, not taken for "no token").
+ */
+export function presentedTokens(request: IncomingMessage): string[] | undefined {
+  const tokens: string[] = [];
+  const authorization = request.headers.authorization;
+  if (authorization !== undefined) {
+    if (!authorization.startsWith('Bearer ')) return undefined;
+    tokens.push(authorization.slice(7).trim());
+  }
+  for (const value of (request.headers['sec-websocket-protocol'] ?? '').split(',')) {
+    const protocol = value.trim();
+    if (protocol.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) tokens.push(protocol.slice(TOKEN_SUBPROTOCOL_PREFIX.length));
+  }
+  return tokens;
 }
 
 /** The host name of a `Host` header value, lowercased, without port, brackets or final dot; undefined when malformed. */
@@ -172,10 +194,14 @@ export function createHttpServer(options: HttpServerOptions): { server: Server; 
     if (!originAllowed(request, options.allowedOrigins)) {
       return refuse(socket, 403, 'Forbidden', `origin ${String(request.headers.origin).slice(0, 200)} may not use this server`);
     }
-    const token = presentedToken(request);
-    if (token === undefined) return refuse(socket, 401, 'Unauthorized', 'missing token: send "Authorization: Bearer <token>" or the openvaala.token.<token> sub-protocol');
-    if (!sameSecret(token, options.token)) return refuse(socket, 401, 'Unauthorized', 'wrong token');
-    webSockets.handleUpgrade(request, socket, head, (webSocket) => options.onConnection(webSocket, socket, request));
+    const tokens = presentedTokens(request);
+    if (tokens === undefined) return refuse(socket, 401, 'Unauthorized', 'unsupported Authorization header: send "Authorization: Bearer <token>"');
+    // Every token given must be right (each one is compared, so the time taken says nothing).
+    const right = tokens.map((token) => sameSecret(token, options.token));
+    if (right.includes(false)) return refuse(socket, 401, 'Unauthorized', 'wrong token');
+    // No token at all: accepted, but the connection must send `initialize` with the token first.
+    const authenticated = tokens.length > 0;
+    webSockets.handleUpgrade(request, socket, head, (webSocket) => options.onConnection(webSocket, socket, request, authenticated));
   });
   return { server, webSockets };
 }

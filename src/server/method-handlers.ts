@@ -62,7 +62,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     ...createWorkspaceHandlers(connection),
     async initialize(params) {
       if (params.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {
-        throw new RpcError(ErrorCodes.invalidParams, `initialize: params.protocolVersion: this server speaks version ${PROTOCOL_VERSION}, the client asked for ${params.protocolVersion}`);
+        throw new RpcError(ErrorCodes.invalidParams, `initialize: params.protocolVersion: this server speaks protocol version ${PROTOCOL_VERSION}, the client asked for version ${params.protocolVersion}; use a client for version ${PROTOCOL_VERSION}`);
       }
       connection.markInitialized(params.clientInfo.name);
       return { serverInfo: connection.identity, protocolVersion: PROTOCOL_VERSION };

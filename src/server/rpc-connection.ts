@@ -1,7 +1,9 @@
 /**
  * One client connection speaking the runtime protocol (SPEC §5): JSON-RPC 2.0 messages over a
  * WebSocket. Validates every request against the protocol schemas, dispatches it to the
- * runtime, and forwards the events of the conversations the client subscribed to.
+ * runtime, and forwards the events of the conversations the client subscribed to. A
+ * connection whose upgrade carried no token starts unauthenticated: its first message must be
+ * `initialize` with the server token, anything else is refused with `-32001` and closes it.
  */
 import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
@@ -20,6 +22,11 @@ import {
   type MethodName,
   type MethodParams,
   type MethodResult,
+  AUTHENTICATION_TIMEOUT_CLOSE_REASON,
+  DEFAULT_AUTHENTICATION_TIMEOUT_MS,
+  UNAUTHORIZED_CLOSE_CODE,
+  UNAUTHORIZED_CLOSE_REASON,
+  unauthorized,
 } from '../protocol/index.js';
 import { NotFoundError, type Runtime } from '../runtime/runtime.js';
 import { UnknownModelError } from '../models/model-registry.js';
@@ -48,6 +55,19 @@ export interface ConnectionLimits extends SendBufferLimits {
   heartbeatIntervalMs: number;
   /** Requests handled at once; past it the connection stops reading until one finishes. */
   maxRequestsInFlight: number;
+  /**
+   * Milliseconds a connection opened without a token has to authenticate (`initialize` with
+   * the token) before it is closed with 1008.
+   */
+  authenticationTimeoutMs: number;
+}
+
+/** How a connection proves it holds the server token (docs/protocol.md, "Connecting and authenticating"). */
+export interface ConnectionAuthentication {
+  /** Whether the upgrade carried the right token (`Authorization: Bearer` or the token sub-protocol). */
+  authenticated: boolean;
+  /** Whether a token given in `initialize` is the server's; compares in constant time. */
+  check(token: string): boolean;
 }
 
 /** Default transport limits. */
@@ -56,6 +76,7 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   limitBytes: DEFAULT_SEND_BUFFER_LIMIT_BYTES,
   heartbeatIntervalMs: 30_000,
   maxRequestsInFlight: 64,
+  authenticationTimeoutMs: DEFAULT_AUTHENTICATION_TIMEOUT_MS,
 };
 
 let connectionCount = 0;
@@ -63,6 +84,8 @@ let connectionCount = 0;
 /** State of one connected client, used by the method handlers. */
 export class RpcConnection {
   private initialized = false;
+  private authenticated: boolean;
+  private authenticationTimer: NodeJS.Timeout | undefined;
   /** The client's name from `initialize`. */
   clientName = 'unknown';
   /** Number of this connection in the server log. */
@@ -88,7 +111,8 @@ export class RpcConnection {
    * @param config the configuration in force (config/* methods)
    * @param identity server name and version
    * @param logger where send failures and internal errors are logged
-   * @param limits send buffer, heartbeat and request limits
+   * @param authentication whether the upgrade authenticated it, and how to check a token given in `initialize`
+   * @param limits send buffer, heartbeat, request and authentication limits
    */
   constructor(
     private readonly socket: WebSocket,
@@ -97,8 +121,18 @@ export class RpcConnection {
     readonly config: ConfigService,
     readonly identity: ServerIdentity,
     private readonly logger: ConnectionLogger,
-    private readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+    private readonly authentication: ConnectionAuthentication,
+    private readonly connectionLimits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
   ) {
+    const limits = connectionLimits;
+    this.authenticated = authentication.authenticated;
+    if (!this.authenticated) {
+      this.authenticationTimer = setTimeout(() => {
+        this.logger.warn({ connection: this.number, timeoutMs: limits.authenticationTimeoutMs }, 'client closed: no authentication in time');
+        this.closeUnauthorized(AUTHENTICATION_TIMEOUT_CLOSE_REASON);
+      }, limits.authenticationTimeoutMs);
+      this.authenticationTimer.unref();
+    }
     this.handlers = createMethodHandlers(this);
     this.queue = new SendQueue(socket, transport, limits, {
       overflow: ({ outboxBytes, socketBytes }) => {
@@ -110,11 +144,15 @@ export class RpcConnection {
     });
     socket.on('message', (data, isBinary) => {
       if (this.closed) return;
-      if (isBinary) {
+      // Checked here, synchronously and in arrival order: requests sent right after an
+      // `initialize` carrying the token are accepted, anything before it is not.
+      const text = isBinary ? undefined : data.toString();
+      if (!this.admit(text)) return;
+      if (text === undefined) {
         this.send({ jsonrpc: '2.0', id: null, error: { code: ErrorCodes.invalidRequest, message: 'binary frames are not supported; send JSON text' } });
         return;
       }
-      this.handle(data.toString()).catch((error: unknown) => this.logger.warn({ error: errorMessage(error) }, 'a client message could not be handled'));
+      this.handle(text).catch((error: unknown) => this.logger.warn({ error: errorMessage(error) }, 'a client message could not be handled'));
     });
     // Frame errors (too big, bad opcode, bad UTF-8...) are answered by the close frame itself;
     // without this listener they would end the process.
@@ -135,6 +173,73 @@ export class RpcConnection {
   }
 
   private readonly maxRequestsInFlight: number;
+
+  /**
+   * Whether a message may be handled: always once authenticated, except an `initialize`
+   * carrying a wrong token; before that, only an `initialize` carrying the right token (which
+   * authenticates the connection). A refused message is answered with `-32001` (when it has
+   * an id to answer, or is not a request at all) and the connection is closed with 1008.
+   */
+  private admit(text: string | undefined): boolean {
+    // Only an `initialize` can change anything once authenticated: other messages are not parsed twice.
+    if (this.authenticated && (text === undefined || !text.includes('initialize'))) return true;
+    let message: { id?: unknown; method?: unknown; params?: unknown } | undefined;
+    if (text !== undefined) {
+      try {
+        const raw: unknown = JSON.parse(text);
+        if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) message = raw as typeof message;
+      } catch {
+        // Not JSON: refused below when unauthenticated, answered as a parse error otherwise.
+      }
+    }
+    const method = typeof message?.method === 'string' ? message.method : undefined;
+    const params = message?.params;
+    const token = method === 'initialize' && typeof params === 'object' && params !== null && 'token' in params ? (params as { token: unknown }).token : undefined;
+    if (method === 'initialize' && token !== undefined) {
+      if (typeof token === 'string' && this.authentication.check(token)) {
+        this.authenticate();
+        return true;
+      }
+      // A wrong token is refused even on a connection whose upgrade carried the right one.
+      this.refuseUnauthenticated(message, unauthorized('initialize', "params.token: not the server's token"));
+      return false;
+    }
+    if (this.authenticated) return true;
+    const error =
+      method === 'initialize'
+        ? unauthorized('initialize', 'params.token: missing; this connection presented no token when it opened, so its "initialize" must carry the server token')
+        : unauthorized(method, 'this connection presented no token when it opened; send "initialize" with the server token (params.token) first');
+    this.refuseUnauthenticated(message, error);
+    return false;
+  }
+
+  private authenticate(): void {
+    this.authenticated = true;
+    clearTimeout(this.authenticationTimer);
+    this.authenticationTimer = undefined;
+  }
+
+  /**
+   * Answers a refused message with `error` and closes the connection with 1008. A request
+   * gets the error under its id; anything that is not a request (not JSON, binary, no method)
+   * under id null; a notification gets no answer (JSON-RPC 2.0 §4.1), only the close.
+   */
+  private refuseUnauthenticated(message: { id?: unknown; method?: unknown } | undefined, error: RpcError): void {
+    const isRequest = typeof message?.method === 'string';
+    const id = isRequest ? message?.id : null;
+    // A notification (a method without id) gets no answer, only the close.
+    if (!isRequest || id !== undefined) {
+      this.send({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: error.code, message: error.message } });
+    }
+    this.logger.warn({ connection: this.number, error: error.message }, 'client closed: not authenticated');
+    this.closeUnauthorized(UNAUTHORIZED_CLOSE_REASON);
+  }
+
+  /** Closes with 1008 after what was sent so far (the close frame follows it on the socket). */
+  private closeUnauthorized(reason: string): void {
+    this.socket.close(UNAUTHORIZED_CLOSE_CODE, reason);
+    this.dispose();
+  }
 
   /** Bytes waiting to reach this client: in the outbox and in the socket's buffer. */
   get bufferedBytes(): number {
@@ -196,7 +301,7 @@ export class RpcConnection {
 
   /** Bytes of live events a subscription may hold back while its replay waits for this client. */
   get holdLimitBytes(): number {
-    return this.limits.limitBytes;
+    return this.connectionLimits.limitBytes;
   }
 
   /** Closes the client as lagging: a subscription's replay held back more than {@link holdLimitBytes}. */
@@ -215,6 +320,8 @@ export class RpcConnection {
    * A conversation in the params goes out redacted (see `redactOutgoing`).
    */
   notify(event: AnyNotification): void {
+    // Nothing reaches a connection that has not proven it holds the token (e.g. `config/updated`).
+    if (!this.authenticated) return;
     this.queue.sendNotification(redactOutgoingNotification(event));
     if (event.method === 'approval/requested') this.askForApproval(event.params.conversationId, event.params.approval);
   }
@@ -325,9 +432,9 @@ export class RpcConnection {
     if (error instanceof RpcError) return error;
     if (error instanceof NotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: ${error.message}`);
     if (error instanceof UnknownModelError) return new RpcError(ErrorCodes.invalidParams, `${method}: ${error.message}`);
-    if (error instanceof StateConflictError) return new RpcError(ErrorCodes.conflict, `${method}: ${error.message}`, error.reason !== undefined ? { reason: error.reason } : undefined);
+    if (error instanceof StateConflictError) return RpcError.conflict(`${method}: ${error.message}`, error.reason);
     // The server's configuration lacks a key: the request is fine, the server cannot do it now.
-    if (error instanceof MissingSecretError) return new RpcError(ErrorCodes.conflict, `${method}: ${error.message}`);
+    if (error instanceof MissingSecretError) return RpcError.conflict(`${method}: ${error.message}`, 'provider_key_missing');
     const reference = randomBytes(4).toString('hex');
     this.logger.error({ connection: this.number, method, reference, error: describeError(error) }, 'request failed inside the server');
     return new RpcError(ErrorCodes.internalError, `${method}: internal error (reference ${reference} in the server log)`);
@@ -337,6 +444,7 @@ export class RpcConnection {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.heartbeat);
+    clearTimeout(this.authenticationTimer);
     this.queue.close();
     for (const controller of this.subscriptions.values()) controller.abort();
     this.subscriptions.clear();

@@ -27,7 +27,7 @@ import { environmentTools } from '../tools/index.js';
 import { VERSION } from '../package-info.js';
 import { applyConfiguration, buildServerExecutors, ConfigService, type ConfigurationTargets } from './config-service.js';
 import { acquireDataDirLock, processExists } from './data-dir-lock.js';
-import { createHttpServer } from './http-server.js';
+import { createHttpServer, sameSecret } from './http-server.js';
 import { openIndexDatabase, rebuildIndex } from './index-database.js';
 import { tightenPermissions } from './private-files.js';
 import { ProcessRecords, stopLeftoverProcesses } from './process-records.js';
@@ -187,8 +187,9 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       health: () => ({ pid: process.pid, version: VERSION, connections: connections.size, sendBufferBytes: [...connections].reduce((total, connection) => total + connection.bufferedBytes, 0), sendBuffers: [...connections].map((connection) => connection.sendBuffer) }),
       logger,
       routes: { [UPLOAD_PATH]: (request, response) => handleUpload(request, response, uploads) },
-      onConnection: (socket, transport) => {
-        const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger, connectionLimits);
+      onConnection: (socket, transport, _request, authenticated) => {
+        const authentication = { authenticated, check: (given: string) => sameSecret(given, token) };
+        const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger, authentication, connectionLimits);
         connections.add(connection);
         socket.on('close', () => connections.delete(connection));
       },

@@ -8,14 +8,9 @@
 import type { WebSocket } from 'ws';
 import { StreamedText } from '../runtime/streamed-text.js';
 
-/** WebSocket close code for a client whose send buffer overflowed (private range, RFC 6455 §7.4.2). */
-export const LAGGING_CLOSE_CODE = 4001;
-/** Close reason sent with {@link LAGGING_CLOSE_CODE}. */
-export const LAGGING_CLOSE_REASON = 'lagging: resubscribe with afterSeq';
-/** Bytes the socket may hold before further messages wait in the outbox. */
-export const DEFAULT_WRITE_THRESHOLD_BYTES = 512 * 1024;
-/** Bytes the outbox may hold before the client is closed as lagging. */
-export const DEFAULT_SEND_BUFFER_LIMIT_BYTES = 4 * 1024 * 1024;
+// Defined with the protocol (clients need them); re-exported for the server's modules.
+export { DEFAULT_SEND_BUFFER_LIMIT_BYTES, DEFAULT_WRITE_THRESHOLD_BYTES, LAGGING_CLOSE_CODE, LAGGING_CLOSE_REASON } from '../protocol/transport.js';
+import { LAGGING_CLOSE_CODE, LAGGING_CLOSE_REASON } from '../protocol/transport.js';
 
 const DELTA_KEYS = ['text', 'reasoning', 'reasoningRaw', 'output'] as const;
 

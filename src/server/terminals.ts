@@ -22,15 +22,23 @@ const EXIT_DRAIN_LIMIT_MS = 2000;
 /** Output is taken as all read once none came for this long, ms. */
 const EXIT_QUIET_MS = 50;
 
+/**
+ * Ids of every terminal open in this process, whichever connection owns it: naming another
+ * connection's terminal is `forbidden` (-32003), naming none is `not found` (-32004).
+ */
+const openTerminalIds = new Set<string>();
+
 /** Why a terminal cannot be opened or used; the handler turns it into a protocol error. */
 export class TerminalError extends Error {
   /**
-   * @param reason `not_found` (no such terminal on this connection), `limit` (too many open),
-   *   `unsupported` (the executor has no PTY)
+   * @param reason `not_found` (no such terminal open), `forbidden` (open, but owned by another
+   *   connection), `limit` (too many open), `unsupported` (the executor has no PTY)
+   * @param terminalId the terminal named, when one was
    */
   constructor(
-    readonly reason: 'not_found' | 'limit' | 'unsupported',
+    readonly reason: 'not_found' | 'forbidden' | 'limit' | 'unsupported',
     message: string,
+    readonly terminalId?: string,
   ) {
     super(message);
     this.name = 'TerminalError';
@@ -107,6 +115,7 @@ export class ConnectionTerminals {
     });
     const terminal: OpenTerminal = { process, seq: 0, paused: false, exited: false };
     this.open.set(terminalId, terminal);
+    openTerminalIds.add(terminalId);
     let lastOutputAt = Date.now();
     const unsubscribe = process.onOutput((data) => {
       lastOutputAt = Date.now();
@@ -134,6 +143,7 @@ export class ConnectionTerminals {
       while (Date.now() < deadline && Date.now() - lastOutputAt < EXIT_QUIET_MS) await new Promise((resolve) => setTimeout(resolve, EXIT_QUIET_MS));
       unsubscribe();
       this.open.delete(terminalId);
+      openTerminalIds.delete(terminalId);
       this.send({ terminalId, seq: ++terminal.seq, exited: true, exitCode: exit.exitCode, signal: exit.signal });
     };
     // `exited` never rejects; the second handler is there so nothing can float.
@@ -143,7 +153,8 @@ export class ConnectionTerminals {
 
   private get(terminalId: string): OpenTerminal {
     const terminal = this.open.get(terminalId);
-    if (!terminal) throw new TerminalError('not_found', `terminal "${terminalId}" is not open on this connection`);
+    if (!terminal && openTerminalIds.has(terminalId)) throw new TerminalError('forbidden', `terminal "${terminalId}" belongs to another connection`, terminalId);
+    if (!terminal) throw new TerminalError('not_found', `terminal "${terminalId}" is not open`);
     return terminal;
   }
 

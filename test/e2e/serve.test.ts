@@ -10,6 +10,7 @@ import { RuntimeClient, RuntimeClientError } from '../../src/client/runtime-clie
 import { serverInfoFile } from '../../src/config/paths.js';
 import type { AnyNotification } from '../../src/protocol/index.js';
 import { createTestEnvironment, runCli, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
+import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
 
 const SCRIPT = `
 responses:
@@ -70,10 +71,20 @@ describe('openvaala serve', () => {
     expect(() => statSync(path.join(environment.paths.dataDir, 'runtime.lock'))).toThrow();
   });
 
-  it('refuses a WebSocket without the token (401), with a wrong one (401) and from a foreign origin (403)', async () => {
+  it('refuses a WebSocket with a wrong token (401) and from a foreign origin (403); one without a token must authenticate with its first message', async () => {
     serve = await startServe(environment);
     const url = `${serve.info.url.replace('http', 'ws')}/api/v1/openvaala`;
-    expect(await upgradeStatus(url, {})).toBe(401);
+    expect(await upgradeStatus(url, {}, [`openvaala.token.not-the-token`])).toBe(401);
+    // No token at all: accepted, and its first request, if not initialize with the token, is refused.
+    const anonymous = new WebSocket(url);
+    const refusal = new Promise<{ answer: string; code: number }>((resolve) => {
+      anonymous.once('message', (data) => anonymous.once('close', (code) => resolve({ answer: data.toString(), code })));
+    });
+    await new Promise((resolve) => anonymous.once('open', resolve));
+    anonymous.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'conversation/list', params: {} }));
+    const { answer, code } = await refusal;
+    expect(JSON.parse(answer)).toMatchObject({ id: 1, error: { code: -32001 } });
+    expect(code).toBe(1008);
     expect(await upgradeStatus(url, { authorization: 'Bearer not-the-token' })).toBe(401);
     expect(await upgradeStatus(url, { authorization: `Bearer ${serve.info.token}`, origin: 'https://evil.example' })).toBe(403);
     expect(await upgradeStatus(url, { authorization: `Bearer ${serve.info.token}`, origin: serve.info.url })).toBe(101);
@@ -142,6 +153,7 @@ describe('openvaala serve', () => {
   });
 
   it('answers invalid requests with errors naming the method and the field path', async () => {
+    allowInvalidSentMessages();
     serve = await startServe(environment);
     const client = await RuntimeClient.connect({ url: serve.info.url, token: serve.info.token, clientName: 'validation' });
     const error = await client.request('conversation/create', { cwd: 42 } as never).catch((caught: unknown) => caught);

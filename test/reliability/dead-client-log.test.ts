@@ -9,6 +9,7 @@ import { RuntimeClient } from '../../src/client/runtime-client.js';
 import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { until } from '../helpers/processes.js';
+import { checkReceivedMessage } from '../setup/protocol-validation.js';
 
 let environment: TestEnvironment | undefined;
 let server: RunningServer | undefined;
@@ -32,7 +33,10 @@ it('logs one line for a client that dies with thousands of messages queued', asy
   await new Promise((resolve) => dying.once('open', resolve));
   dying.on('error', () => undefined);
   let answered = 0;
-  dying.on('message', () => answered++);
+  dying.on('message', (data) => {
+    checkReceivedMessage(dying, data.toString());
+    answered++;
+  });
   dying.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { clientInfo: { name: 'dying' } } }));
   dying.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'conversation/subscribe', params: { conversationId: conversation.id } }));
   await until(() => answered >= 2, 5000, 'the subscription');

@@ -14,6 +14,7 @@ import type { AnyNotification, StoredItem } from '../../src/protocol/index.js';
 import { DEFAULT_SEND_BUFFER_LIMIT_BYTES, DEFAULT_WRITE_THRESHOLD_BYTES } from '../../src/server/send-queue.js';
 import { createTestEnvironment, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
 import { until } from '../helpers/processes.js';
+import { checkReceivedMessage } from '../setup/protocol-validation.js';
 
 let environment: TestEnvironment | undefined;
 let serve: ServeProcess | undefined;

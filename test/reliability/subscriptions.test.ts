@@ -9,6 +9,7 @@ import { RuntimeClient } from '../../src/client/runtime-client.js';
 import type { AnyNotification, Item } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 import { until } from '../helpers/processes.js';
+import { checkReceivedMessage } from '../setup/protocol-validation.js';
 
 let server: InProcessServer | undefined;
 afterEach(async () => {
@@ -76,7 +77,12 @@ it('leaves no listener behind for clients that disconnect during the replay', as
           socket.close();
           return;
         }
-        await new Promise<void>((resolve) => socket.on('message', (data) => JSON.parse(data.toString()).id === 2 && resolve()));
+        await new Promise<void>((resolve) =>
+          socket.on('message', (data) => {
+            checkReceivedMessage(socket, data.toString());
+            if (JSON.parse(data.toString()).id === 2) resolve();
+          }),
+        );
         socket.terminate();
       }),
     );

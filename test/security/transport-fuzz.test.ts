@@ -1,7 +1,8 @@
 /**
  * Nothing a client sends ends the server or disturbs other clients: over 10,000 hostile or
- * broken messages at every layer — HTTP, the WebSocket handshake, WebSocket framing, message
- * size, JSON, JSON-RPC, params of every method, requests whose replies are never read —
+ * broken messages at every layer — HTTP, the WebSocket handshake, first messages of
+ * connections opened without a token, WebSocket framing, message size, JSON, JSON-RPC,
+ * params of every method, requests whose replies are never read —
  * against a real `openvaala serve`, while another client keeps using it and the server's
  * memory stays near where it started. The upload route (`POST /api/v1/uploads`) gets its own
  * broken requests — methods, tokens, query strings, lengths, chunked bodies over the limit,
@@ -18,6 +19,7 @@ import { methods } from '../../src/protocol/index.js';
 import { startRuntimeServer } from '../../src/server/runtime-server.js';
 import { createTestEnvironment, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
 import { buildFrame, findCloseFrame, rawConnect, rawWebSocket, upgradeRequest } from '../helpers/raw-websocket.js';
+import { checkReceivedMessage } from '../setup/protocol-validation.js';
 
 let environment: TestEnvironment | undefined;
 let serve: ServeProcess | undefined;
@@ -76,16 +78,43 @@ function badRequests(port: number, token: string): { name: string; bytes: string
     { name: 'health check from a foreign host', bytes: `GET /healthz HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n` },
     { name: 'upgrade to a bad target', bytes: upgradeRequest(port, token).replace('GET /api/v1/openvaala', 'GET //') },
     { name: 'upgrade to an unknown path', bytes: upgradeRequest(port, token).replace('/api/v1/openvaala', '/nope') },
-    { name: 'upgrade without token', bytes: upgradeRequest(port, undefined) },
     { name: 'upgrade with a wrong token', bytes: upgradeRequest(port, 'x'.repeat(43)) },
+    { name: 'upgrade with an empty token', bytes: upgradeRequest(port, '') },
+    { name: 'upgrade with a wrong token sub-protocol', bytes: upgradeRequest(port, undefined, { 'Sec-WebSocket-Protocol': 'openvaala.token.wrong' }) },
+    { name: 'upgrade with the token and a wrong token sub-protocol', bytes: upgradeRequest(port, token, { 'Sec-WebSocket-Protocol': 'openvaala.token.wrong' }) },
+    { name: 'upgrade with a non-Bearer authorization', bytes: upgradeRequest(port, undefined, { Authorization: `Basic ${Buffer.from(`u:${token}`).toString('base64')}` }) },
+    { name: 'upgrade without token from a foreign origin', bytes: upgradeRequest(port, undefined, { Origin: 'http://evil.example' }) },
     { name: 'upgrade with a foreign host', bytes: upgradeRequest(port, token, { Host: 'evil.example' }) },
     { name: 'upgrade with a foreign origin', bytes: upgradeRequest(port, token, { Origin: 'http://evil.example' }) },
     { name: 'upgrade with a bad key', bytes: upgradeRequest(port, token, { 'Sec-WebSocket-Key': 'short' }) },
     { name: 'upgrade with a bad version', bytes: upgradeRequest(port, token, { 'Sec-WebSocket-Version': '99' }) },
     { name: 'upgrade with a bad method', bytes: upgradeRequest(port, token).replace('GET', 'POST') },
     { name: 'reset during the handshake', bytes: upgradeRequest(port, token).slice(0, 60), reset: true },
-    { name: 'reset while being refused', bytes: upgradeRequest(port, undefined), reset: true },
+    { name: 'reset while being refused', bytes: upgradeRequest(port, 'x'.repeat(43)), reset: true },
     { name: 'chunked garbage', bytes: `POST /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n` },
+  ];
+}
+
+/**
+ * First messages of a connection opened without a token that are not `initialize` with the
+ * right token: each is answered with -32001 (unless it is a notification) and closes with 1008.
+ */
+function unauthenticatedFirstMessages(token: string): { name: string; data: string | Buffer }[] {
+  const initialize = (params: unknown) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params });
+  return [
+    ...['', 'not json', '{', '{}', '[]', 'null', '42'].map((text) => ({ name: `text ${JSON.stringify(text)}`, data: text })),
+    { name: 'binary', data: Buffer.from([1, 2, 3]) },
+    ...Object.keys(methods).filter((method) => method !== 'initialize').map((method) => ({ name: method, data: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: {} }) })),
+    { name: 'unknown method', data: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'no/such/method' }) },
+    { name: 'notification', data: JSON.stringify({ jsonrpc: '2.0', method: 'conversation/list' }) },
+    { name: 'response', data: JSON.stringify({ jsonrpc: '2.0', id: 'server-1', result: {} }) },
+    { name: 'batch with the token', data: JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'initialize', params: { clientInfo: { name: 'x' }, token } }]) },
+    { name: 'initialize without token', data: initialize({ clientInfo: { name: 'x' } }) },
+    { name: 'initialize with a wrong token', data: initialize({ clientInfo: { name: 'x' }, token: 'x'.repeat(43) }) },
+    { name: 'initialize with an empty token', data: initialize({ clientInfo: { name: 'x' }, token: '' }) },
+    { name: 'initialize with a token prefix', data: initialize({ clientInfo: { name: 'x' }, token: token.slice(0, -1) }) },
+    { name: 'initialize with a number token', data: initialize({ clientInfo: { name: 'x' }, token: 42 }) },
+    { name: 'initialize with the token as params', data: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: token }) },
   ];
 }
 
@@ -195,6 +224,28 @@ it('keeps serving another client, at about the same memory, through 10,000 broke
       }),
       20,
     );
+    // Connections opened without a token: nothing but initialize with the token gets through.
+    const unauthenticated = unauthenticatedFirstMessages(token);
+    const refusals = await inBatches(
+      Array.from({ length: scale }, () => unauthenticated).flat().map((first) => async () => {
+        const socket = new WebSocket(`ws://127.0.0.1:${port}/api/v1/openvaala`);
+        const received: { error?: { code: number } }[] = [];
+        socket.on('message', (data) => received.push(JSON.parse(data.toString()) as (typeof received)[number]));
+        socket.on('error', () => undefined);
+        const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
+        await new Promise((resolve) => socket.once('open', resolve));
+        socket.send(first.data);
+        frames++;
+        const code = await Promise.race([closed, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 5000))]);
+        socket.terminate();
+        return { first, code, received };
+      }),
+      20,
+    );
+    for (const { first, code, received } of refusals) {
+      expect(code, `${first.name}: close code`).toBe(1008);
+      expect(received.every((message) => message.error?.code === -32001), `${first.name}: ${JSON.stringify(received)}`).toBe(true);
+    }
     // WebSocket framing.
     const invalid = invalidFrames();
     const outcomes = await inBatches(
@@ -217,6 +268,8 @@ it('keeps serving another client, at about the same memory, through 10,000 broke
     const answers: { id?: unknown; error?: { code: number; message: string } }[] = [];
     const answered = new Set<unknown>();
     socket.on('message', (data) => {
+      // Whatever it is sent, the server answers only with messages of the protocol.
+      checkReceivedMessage(socket, data.toString());
       const answer = JSON.parse(data.toString()) as (typeof answers)[number];
       answers.push(answer);
       answered.add(answer.id);

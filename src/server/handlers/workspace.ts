@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import type { Workspace } from '../../executors/workspace.js';
-import { ErrorCodes, FS_LIST_MAX_ENTRIES, FS_READ_MAX_BYTES, RpcError, type ContentPart, type MethodName, type MethodParams, type MethodResult } from '../../protocol/index.js';
+import { ErrorCodes, forbidden, FS_LIST_MAX_ENTRIES, FS_READ_MAX_BYTES, RpcError, type ContentPart, type MethodName, type MethodParams, type MethodResult } from '../../protocol/index.js';
 import { classifyAttachment, type AttachmentStore } from '../../runtime/attachments.js';
 import type { RpcConnection } from '../rpc-connection.js';
 import { ConnectionTerminals, TerminalError } from '../terminals.js';
@@ -92,7 +92,8 @@ function encode(bytes: Uint8Array): { encoding: 'utf8' | 'base64'; content: stri
 function terminalFailure(method: string, error: unknown): never {
   if (error instanceof TerminalError) {
     if (error.reason === 'not_found') throw new RpcError(ErrorCodes.notFound, `${method}: params.terminalId: ${error.message}`);
-    throw new RpcError(ErrorCodes.conflict, `${method}: ${error.message}`);
+    if (error.reason === 'forbidden') throw forbidden(method, `terminal "${error.terminalId}"`);
+    throw RpcError.conflict(`${method}: ${error.message}`, error.reason === 'limit' ? 'terminal_limit' : 'no_terminal_support');
   }
   throw error;
 }
@@ -125,7 +126,7 @@ export function createWorkspaceHandlers(connection: RpcConnection): WorkspaceHan
       if (!stat) throw missing('fs/read', 'path', params.path, workspace);
       if (stat.kind !== 'file') throw new RpcError(ErrorCodes.invalidParams, `fs/read: params.path: "${params.path.slice(0, 500)}" is not a file (it is a ${stat.kind})`);
       if (stat.size > FS_READ_MAX_FILE_BYTES) {
-        throw new RpcError(ErrorCodes.conflict, `fs/read: "${params.path.slice(0, 500)}" has ${stat.size} bytes; files over ${FS_READ_MAX_FILE_BYTES} bytes (64 MiB) cannot be read through the protocol`);
+        throw RpcError.conflict(`fs/read: "${params.path.slice(0, 500)}" has ${stat.size} bytes; files over ${FS_READ_MAX_FILE_BYTES} bytes (64 MiB) cannot be read through the protocol`, 'file_too_large');
       }
       const bytes = await workspace.executor.fs.readFile(absolute);
       const offset = Math.min(params.offset ?? 0, bytes.byteLength);
@@ -164,7 +165,7 @@ export function createWorkspaceHandlers(connection: RpcConnection): WorkspaceHan
         terminals.input(params.terminalId, params.data);
       } catch (error) {
         if (error instanceof TerminalError) terminalFailure('terminal/input', error);
-        throw new RpcError(ErrorCodes.conflict, `terminal/input: ${(error as Error).message}`);
+        throw RpcError.conflict(`terminal/input: ${(error as Error).message}`, 'terminal_ended');
       }
       return {};
     },

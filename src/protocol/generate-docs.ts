@@ -1,0 +1,159 @@
+/**
+ * The reference part of `docs/protocol.md` (every method with params and result, every
+ * notification, every server request, every entity, the error codes), rendered from the same
+ * JSON Schema document as `schema/openvaala-protocol.schema.json` so the two cannot disagree.
+ * Written between two marker lines by `npm run generate:schema`; the hand-written guide
+ * around it is kept as it is.
+ */
+import { ErrorCodes, StateConflictReasonSchema, type StateConflictReason } from './json-rpc.js';
+import { methods, notifications, serverRequests } from './methods.js';
+import { pascalName } from './schema-names.js';
+
+/** A JSON Schema object. */
+type JsonSchema = Record<string, unknown>;
+
+/** Where the protocol document is, relative to the project root. */
+export const DOCS_PATH = 'docs/protocol.md';
+/** The line that starts the generated reference. */
+export const REFERENCE_BEGIN = '<!-- BEGIN GENERATED REFERENCE: edit src/protocol, then run `npm run generate:schema` -->';
+/** The line that ends the generated reference. */
+export const REFERENCE_END = '<!-- END GENERATED REFERENCE -->';
+
+/** What each error code means; typed by `ErrorCodes`, so a new code cannot go undocumented. */
+const ERROR_MEANINGS: Record<keyof typeof ErrorCodes, string> = {
+  parseError: 'the message is not JSON',
+  invalidRequest: 'not a JSON-RPC 2.0 request (or a binary frame)',
+  methodNotFound: 'unknown method',
+  invalidParams: 'invalid params; the message names the method and each field path (`conversation/create: params.cwd: …`), `data.issues` lists them; also `initialize` with another protocol version',
+  internalError: 'the request failed inside the server; the message is only `<method>: internal error (reference <8 hex digits> in the server log)`',
+  unauthorized: 'not authenticated; sent just before the connection is closed with 1008: on a connection whose upgrade carried no token, for any message before an `initialize` with the server\'s `token` (the message names the method), `initialize` without `token` included; on any connection, for `initialize` with a wrong `token`. A wrong token in the upgrade itself is HTTP 401 instead, before any message',
+  notInitialized: 'an authenticated connection sent another method before `initialize`',
+  forbidden: 'the connection is authenticated, but what it touched belongs to another connection: a terminal is used only by the connection that opened it; no method of protocol version 2 touches such things, so none sends it yet',
+  notFound: 'a named conversation, session or approval does not exist',
+  conflict: 'valid, but refused in the current state; `data.reason` says why (below)',
+};
+
+/** What each conflict reason means; typed by the reason enum, so a new reason cannot go undocumented. */
+const CONFLICT_REASONS: Record<StateConflictReason, string> = {
+  session_closed: 'the session was closed and takes no more input',
+  provider_key_missing: 'the model\'s provider needs a key the server does not have (set it, then retry)',
+  turn_running: 'a turn runs or input is queued in the conversation (`conversation/rewind`): interrupt it or wait for `turn/completed`',
+  rewind_in_progress: 'the session\'s history is being rewound; retry when `conversation/rewind` has answered',
+  conversation_deleted: 'the conversation is being deleted',
+  no_running_turn: 'a `turnId` or `expectedTurnId` was given and no turn runs',
+  turn_mismatch: 'a `turnId` or `expectedTurnId` was given and another turn runs',
+  input_started: '`session/dequeue` of an input that already started its turn (or was read as steering)',
+  terminal_limit: 'the connection has as many terminals open as it may; close one first',
+  no_terminal_support: 'the executor has no PTY (the virtual executor)',
+  terminal_ended: 'input to a terminal whose process has ended',
+  file_too_large: '`fs/read` of a file larger than the protocol reads (64 MiB)',
+};
+
+function escapeCell(text: string): string {
+  return text.replaceAll('|', '\\|').replaceAll('\n', ' ');
+}
+
+/** A compact, readable type for a schema (links to named definitions). */
+export function renderType(schema: JsonSchema | undefined, depth = 0): string {
+  if (schema === undefined) return 'any';
+  if (typeof schema.$ref === 'string') {
+    const name = schema.$ref.replace('#/$defs/', '');
+    return `[${name}](#${name.toLowerCase()})`;
+  }
+  if ('const' in schema) return `\`${JSON.stringify(schema.const)}\``;
+  if (Array.isArray(schema.enum)) return (schema.enum as unknown[]).map((value) => `\`${JSON.stringify(value)}\``).join(' | ');
+  const union = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+  if (union) return union.map((option) => renderType(option, depth)).join(' | ');
+  const type = schema.type;
+  if (Array.isArray(type)) return type.join(' | ');
+  if (type === 'array') return `${renderType(schema.items as JsonSchema | undefined, depth)}[]`;
+  if (type === 'object') {
+    const properties = schema.properties as Record<string, JsonSchema> | undefined;
+    if (properties && Object.keys(properties).length > 0) {
+      if (depth > 1) return 'object';
+      const required = new Set((schema.required as string[] | undefined) ?? []);
+      return `{ ${Object.entries(properties)
+        .map(([key, value]) => `${key}${required.has(key) ? '' : '?'}: ${renderType(value, depth + 1)}`)
+        .join(', ')} }`;
+    }
+    if (schema.additionalProperties && typeof schema.additionalProperties === 'object') return `{ [key: string]: ${renderType(schema.additionalProperties as JsonSchema, depth + 1)} }`;
+    return '{}';
+  }
+  if (typeof type === 'string') return type;
+  return 'any';
+}
+
+/** A field table of an object schema, or one line when it has no fields. */
+function fieldTable(schema: JsonSchema | undefined): string {
+  const properties = (schema?.properties ?? {}) as Record<string, JsonSchema>;
+  if (Object.keys(properties).length === 0) return schema?.type === 'object' ? '_no fields_ (`{}`)\n' : `${renderType(schema)}\n`;
+  const required = new Set((schema?.required as string[] | undefined) ?? []);
+  // A notes column only where some field has a description (zod `.describe()` / `.meta()`).
+  const notes = Object.values(properties).some((value) => typeof value.description === 'string');
+  const rows = Object.entries(properties).map(([key, value]) => `| \`${key}\` | ${escapeCell(renderType(value))} | ${required.has(key) ? 'yes' : 'no'} |${notes ? ` ${escapeCell(String(value.description ?? ''))} |` : ''}`);
+  return [`| field | type | required |${notes ? ' notes |' : ''}`, `| --- | --- | --- |${notes ? ' --- |' : ''}`, ...rows].join('\n') + '\n';
+}
+
+/** The definition a `$ref` points to (the schema itself when it is not a reference). */
+function resolve(defs: Record<string, JsonSchema>, schema: JsonSchema): JsonSchema | undefined {
+  return typeof schema.$ref === 'string' ? defs[schema.$ref.replace('#/$defs/', '')] : schema;
+}
+
+/**
+ * Renders the reference section from a schema document built by `buildProtocolJsonSchema`.
+ * @returns Markdown, starting with {@link REFERENCE_BEGIN} and ending with {@link REFERENCE_END}
+ */
+export function renderReference(schema: JsonSchema): string {
+  const defs = schema.$defs as Record<string, JsonSchema>;
+  const params = (envelope: string) => resolve(defs, ((defs[envelope]?.properties ?? {}) as Record<string, JsonSchema>).params ?? {});
+  const result = (envelope: string) => resolve(defs, ((defs[envelope]?.properties ?? {}) as Record<string, JsonSchema>).result ?? {});
+  const out: string[] = [REFERENCE_BEGIN, '', `## Reference (protocol version ${String((defs.ProtocolVersion as { const: number }).const)})`, ''];
+  out.push('Generated from `src/protocol/` with the JSON Schema `schema/openvaala-protocol.schema.json`; each type links to its named definition there (`$defs`).', '');
+
+  out.push('### Error codes', '', '| code | name | meaning |', '| --- | --- | --- |');
+  for (const [name, code] of Object.entries(ErrorCodes)) out.push(`| ${code} | \`${name}\` | ${escapeCell(ERROR_MEANINGS[name as keyof typeof ErrorCodes])} |`);
+  out.push('', 'Reasons of `conflict` (-32009), in `error.data.reason` (a client treats a reason it does not know as a plain conflict):', '', '| reason | meaning |', '| --- | --- |');
+  for (const reason of StateConflictReasonSchema.options) out.push(`| \`${reason}\` | ${escapeCell(CONFLICT_REASONS[reason])} |`);
+  out.push('');
+
+  out.push('### Methods', '');
+  for (const name of Object.keys(methods)) {
+    const base = pascalName(name);
+    out.push(`#### \`${name}\``, '', `Params (\`${base}Params\`):`, '', fieldTable(params(`${base}Request`)), `Result (\`${base}Result\`):`, '', fieldTable(result(`${base}Response`)));
+  }
+
+  out.push('### Notifications', '', 'Sent by the server, without `id`. A client MUST ignore a notification method it does not know.', '');
+  for (const name of Object.keys(notifications)) out.push(`#### \`${name}\``, '', fieldTable(params(`${pascalName(name)}Notification`)));
+
+  out.push('### Server-to-client requests', '', 'Sent by the server with an `id` (a string); the client answers with a JSON-RPC response carrying that `id`.', '');
+  for (const name of Object.keys(serverRequests)) {
+    const base = `${pascalName(name)}ServerRequest`;
+    out.push(`#### \`${name}\``, '', 'Params:', '', fieldTable(params(base)), 'The client answers with:', '', fieldTable(result(`${base}Response`)));
+  }
+
+  out.push('### Entities', '');
+  const envelopes = /(Params|Result|Request|Response|Notification|Message|ProtocolVersion|RequestId|JsonRpcError)$/;
+  for (const [name, definition] of Object.entries(defs)) {
+    if (envelopes.test(name)) continue;
+    out.push(`#### ${name}`, '');
+    const variants = (definition.oneOf ?? definition.anyOf) as JsonSchema[] | undefined;
+    if (variants) out.push(`One of: ${variants.map((variant) => renderType(variant)).join(', ')}.`, '');
+    else out.push(fieldTable(definition));
+  }
+  out.push(REFERENCE_END);
+  return out.join('\n');
+}
+
+/**
+ * The protocol document with its generated reference replaced (or appended when the markers
+ * are missing).
+ * @param document the current text of `docs/protocol.md`
+ * @param schema the schema document to render
+ */
+export function withGeneratedReference(document: string, schema: JsonSchema): string {
+  const reference = renderReference(schema);
+  const begin = document.indexOf(REFERENCE_BEGIN);
+  const end = document.indexOf(REFERENCE_END);
+  if (begin === -1 || end === -1 || end < begin) return `${document.trimEnd()}\n\n${reference}\n`;
+  return `${document.slice(0, begin)}${reference}${document.slice(end + REFERENCE_END.length)}`;
+}

@@ -1,0 +1,133 @@
+/**
+ * Checks whole wire messages of one connection against the protocol's JSON Schema document
+ * (JSON Schema 2020-12, validated with ajv 8). A response carries no method, so the
+ * validator remembers the method of each request by id (JSON-RPC 2.0 §5: a response has the
+ * id of its request) and checks the response's `result` against that method's `Result`.
+ */
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { methods, notifications, serverRequests } from './methods.js';
+import { pascalName } from './schema-names.js';
+
+/** Which way a message went, seen from the client. */
+export type MessageDirection = 'sent' | 'received';
+
+/** The outcome of checking one message. */
+export interface MessageCheck {
+  /** The `$defs` name the message was checked against. */
+  definition: string;
+  /** The method the message belongs to (a response's is its request's), when known. */
+  method: string | undefined;
+  /** Empty when valid; otherwise one line per problem: `<instance path> <what is wrong>`. */
+  problems: string[];
+}
+
+/** Compiled definitions of one schema document, shared by any number of connections. */
+export class ProtocolSchema {
+  private readonly ajv: Ajv2020;
+  private readonly compiled = new Map<string, ValidateFunction>();
+  private readonly id: string;
+
+  /**
+   * @param document the document `buildProtocolJsonSchema` built (as committed in
+   *   `schema/openvaala-protocol.schema.json`)
+   * @throws Error when the document is not valid JSON Schema 2020-12 (ajv strict mode)
+   */
+  constructor(readonly document: Record<string, unknown>) {
+    // Union types (`["string", "null"]`) are standard JSON Schema; strict mode refuses the rest.
+    // Unoptimised code compiles in about half the time, which matters more here (once per
+    // process) than the validation speed.
+    this.ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, code: { optimize: false } });
+    this.id = String(document.$id);
+    // Only the definitions: compiling the root's union would compile every definition up
+    // front, where each check needs only its own.
+    const { anyOf: _root, ...definitions } = document;
+    this.ajv.addSchema(definitions);
+  }
+
+  /** Whether the document names a definition. */
+  has(definition: string): boolean {
+    return Object.prototype.hasOwnProperty.call(this.document.$defs ?? {}, definition);
+  }
+
+  /**
+   * Checks a value against one named definition.
+   * @returns one line per problem (`<instance path> <message>`), empty when valid
+   * @throws Error when the document has no such definition
+   */
+  check(definition: string, value: unknown): string[] {
+    let validate = this.compiled.get(definition);
+    if (!validate) {
+      if (!this.has(definition)) throw new Error(`the protocol schema has no definition ${definition}`);
+      validate = this.ajv.getSchema(`${this.id}#/$defs/${definition}`);
+      if (!validate) throw new Error(`the protocol schema has no definition ${definition}`);
+      this.compiled.set(definition, validate);
+    }
+    if (validate(value)) return [];
+    return describeErrors(validate.errors ?? []);
+  }
+}
+
+/** ajv errors as lines, the most specific first, without the noise of every union branch. */
+function describeErrors(errors: NonNullable<ValidateFunction['errors']>): string[] {
+  const deepest = Math.max(...errors.map((error) => error.instancePath.split('/').length));
+  const specific = errors.filter((error) => error.instancePath.split('/').length === deepest);
+  const lines = (specific.length > 0 ? specific : errors).map((error) => `${error.instancePath || '(message)'} ${error.message ?? error.keyword}${error.params && 'additionalProperty' in error.params ? ` (${String(error.params.additionalProperty)})` : ''}`);
+  return [...new Set(lines)].slice(0, 8);
+}
+
+const has = (table: object, name: unknown): name is string => typeof name === 'string' && Object.prototype.hasOwnProperty.call(table, name);
+
+/**
+ * The messages of one connection, checked in order. Keep one per connection: it pairs each
+ * response with the request it answers.
+ */
+export class ConnectionMessageValidator {
+  /** Method of each request the client sent, by id, until its response arrives. */
+  private readonly clientRequests = new Map<string | number, string>();
+  /** Method of each request the server sent, by id, until the client answers. */
+  private readonly serverRequestIds = new Map<string | number, string>();
+
+  /** @param schema the compiled protocol schema */
+  constructor(private readonly schema: ProtocolSchema) {}
+
+  /**
+   * Checks one message.
+   * @param direction `sent` by the client or `received` from the server
+   * @param message the parsed message; undefined when the text was not JSON
+   */
+  check(direction: MessageDirection, message: unknown): MessageCheck {
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+      return { definition: direction === 'sent' ? 'ClientMessage' : 'ServerMessage', method: undefined, problems: ['(message) is not a JSON object'] };
+    }
+    const { id, method } = message as { id?: unknown; method?: unknown };
+    const hasId = typeof id === 'string' || typeof id === 'number';
+    let definition: string;
+    let named: string | undefined = typeof method === 'string' ? method : undefined;
+    if (direction === 'sent') {
+      if (named !== undefined) {
+        if (hasId) this.clientRequests.set(id, named);
+        definition = has(methods, named) ? `${pascalName(named)}Request` : 'ClientRequest';
+      } else {
+        named = hasId ? this.serverRequestIds.get(id) : undefined;
+        if (hasId) this.serverRequestIds.delete(id);
+        definition = 'error' in message ? 'ErrorResponse' : has(serverRequests, named) ? `${pascalName(named)}ServerRequestResponse` : 'Response';
+      }
+    } else if (named !== undefined) {
+      if (hasId) {
+        this.serverRequestIds.set(id, named);
+        definition = has(serverRequests, named) ? `${pascalName(named)}ServerRequest` : 'ServerRequest';
+      } else {
+        definition = has(notifications, named) ? `${pascalName(named)}Notification` : 'ServerNotification';
+      }
+    } else {
+      named = hasId ? this.clientRequests.get(id) : undefined;
+      if (hasId) this.clientRequests.delete(id);
+      definition = 'error' in message ? 'ErrorResponse' : has(methods, named) ? `${pascalName(named)}Response` : 'Response';
+    }
+    // An unknown name fails every branch of the union; saying so is clearer than all of them.
+    if (named !== undefined && typeof method === 'string' && ['ClientRequest', 'ServerRequest', 'ServerNotification'].includes(definition)) {
+      return { definition, method: named, problems: [`/method ${JSON.stringify(named.slice(0, 100))} is not a ${definition === 'ServerNotification' ? 'notification' : definition === 'ServerRequest' ? 'server-to-client request' : 'method'} of this protocol version`] };
+    }
+    return { definition, method: named, problems: this.schema.check(definition, message) };
+  }
+}
