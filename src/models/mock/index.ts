@@ -22,6 +22,7 @@ export {
   resolveReply,
   splitIntoPieces,
   type MockError,
+  type MockHold,
   type MockResponseEntry,
   type MockScript,
   type MockToolCall,
