@@ -1,6 +1,6 @@
 /**
  * The mock provider's Anthropic Messages and Gemini wire formats, scripted reasoning in all four
- * formats, and mid-stream disconnects — driven through the real AI SDK providers over HTTP, and
+ * formats, mid-stream disconnects and holds released by the test — driven through the real AI SDK providers over HTTP, and
  * through raw fetch for the exact framing.
  */
 import { createAnthropic } from '@ai-sdk/anthropic';
@@ -8,7 +8,7 @@ import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateText, streamText, tool, type LanguageModel, type ModelMessage } from 'ai';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { MockProviderServer, parseMockScript, resolveReply, type MockScript } from '../../src/models/mock/index.js';
 
@@ -886,5 +886,91 @@ describe('script fields for reasoning, disconnects and cache writes', () => {
     expect(() => parseMockScript('responses:\n  - text: a\n    disconnectAfterDeltas: -1\n', 's.yaml')).toThrow(
       /responses\[0\]\.disconnectAfterDeltas/,
     );
+  });
+});
+
+describe('holds', () => {
+  const formats: { api: Api; model: ModelFactory }[] = [
+    { api: 'responses', model: responsesModel },
+    // The OpenAI provider drops Chat Completions reasoning; the compatible one reads it.
+    { api: 'chat', model: compatibleChatModel },
+    { api: 'anthropic', model: anthropicModel },
+    { api: 'google', model: googleModel },
+  ];
+
+  it.each(formats)('$api: a stream waits at its hold until the gate opens, reasoning deltas counting', async ({ model }) => {
+    const { server, baseURL } = await startMock({
+      responses: [
+        {
+          reasoningDeltas: ['think ', 'more'],
+          deltas: ['one ', 'two ', 'three'],
+          holds: [
+            { afterDeltas: 1, gate: 'reasoning' },
+            { afterDeltas: 3, gate: 'text' },
+          ],
+        },
+      ],
+    });
+    const log: string[] = [];
+    const result = streamText({ model: model(baseURL), prompt: 'x', maxRetries: 0 });
+    const read = (async () => {
+      for await (const part of result.fullStream) {
+        // Anthropic's signature arrives as an empty reasoning delta.
+        if ((part.type === 'reasoning-delta' || part.type === 'text-delta') && part.text !== '') log.push(part.text);
+      }
+    })();
+
+    await server.waitForHold('reasoning', 10_000);
+    await vi.waitFor(() => expect(log).toEqual(['think ']), { timeout: 10_000 });
+    // A held stream is not finished: the answer cannot have been written completely.
+    expect(server.requests[0]?.answeredAt).toBeUndefined();
+    log.push('<reasoning released>');
+    server.release('reasoning');
+
+    await server.waitForHold('text', 10_000);
+    await vi.waitFor(() => expect(log.at(-1)).toBe('one '), { timeout: 10_000 });
+    expect(server.requests[0]?.answeredAt).toBeUndefined();
+    log.push('<text released>');
+    server.release('text');
+    await read;
+    expect(log).toEqual(['think ', '<reasoning released>', 'more', 'one ', '<text released>', 'two ', 'three']);
+  });
+
+  it('does not stop at a gate opened before the stream reaches it; a hold past the last delta waits before the end; a gate opens over HTTP', async () => {
+    const { server, baseURL } = await startMock({
+      responses: [
+        { deltas: ['a ', 'b'], holds: [{ afterDeltas: 0, gate: 'open' }, { afterDeltas: 5, gate: 'end' }] },
+        { text: 'plain', holds: [{ afterDeltas: 0, gate: 'json' }] },
+      ],
+    });
+    server.release('open');
+    const result = streamText({ model: responsesModel(baseURL), prompt: 'x', maxRetries: 0 });
+    const text = result.text;
+    await server.waitForHold('open', 10_000);
+    await server.waitForHold('end', 10_000);
+    expect(server.requests[0]?.answeredAt).toBeUndefined();
+    // Another process opens a gate over HTTP.
+    const released = await fetch(`${baseURL.replace(/\/v1$/, '')}/mock/gates/end/release`, { method: 'POST' });
+    expect([released.status, await released.json()]).toEqual([200, { released: 'end' }]);
+    expect(await text).toBe('a b');
+
+    // A non-streamed answer waits for its gates before it is sent.
+    const answer = generateText({ model: responsesModel(baseURL), prompt: 'y', maxRetries: 0 });
+    await server.waitForHold('json', 10_000);
+    expect(server.requests[1]?.answeredAt).toBeUndefined();
+    server.release('json');
+    expect((await answer).text).toBe('plain');
+  });
+
+  it('ends a held stream when the server stops, and refuses holds on an error entry', async () => {
+    const { server, baseURL } = await startMock({ responses: [{ deltas: ['a ', 'b'], holds: [{ afterDeltas: 1, gate: 'never' }] }] });
+    const result = streamText({ model: responsesModel(baseURL), prompt: 'x', maxRetries: 0, onError: () => undefined });
+    const consumed = result.consumeStream({ onError: () => undefined });
+    await server.waitForHold('never', 10_000);
+    const waiting = expect(server.waitForHold('other', 10_000)).rejects.toThrow('stopped');
+    await server.stop();
+    await consumed;
+    await waiting;
+    expect(() => parseMockScript('responses:\n  - error: { status: 500, message: "x" }\n    holds: [{ afterDeltas: 0, gate: g }]\n', 's.yaml')).toThrow(/streamError or holds/);
   });
 });

@@ -4,6 +4,8 @@
  * begin; subscribing while a turn streams neither loses nor repeats anything, and a client that
  * reconnects with `afterSeq` ends with exactly the log.
  */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
 import type { AnyNotification, Item, MethodResult, StoredItem } from '../../src/protocol/index.js';
@@ -59,18 +61,51 @@ function completed(events: AnyNotification[]): StoredItem[] {
   return events.flatMap((event) => (event.method === 'item/completed' ? [{ seq: event.params.seq, item: event.params.item }] : []));
 }
 
+/**
+ * A turn of three model calls and three commands. The stream and the second command stop at named
+ * gates until the test opens them (see {@link openGate}), so a test can act at an exact point:
+ * `start` before the first text, `text` after "Let me ", `command` once the second command printed
+ * "two" (it waits for the file `go`), `reasoning` after "The output ", `answer` after
+ * "Both commands ran; ", `last` after "All three ".
+ */
 const STREAMING_TURN = `
 responses:
   - deltas: ["Let ", "me ", "look ", "first. "]
-    toolCalls: [{ name: exec_command, arguments: { command: "echo one" } }, { name: exec_command, arguments: { command: "echo two" } }]
-    delayMs: 40
+    toolCalls: [{ name: exec_command, arguments: { command: "echo one" } }, { name: exec_command, arguments: { command: "echo two; while [ ! -e go ]; do sleep 0.05; done; echo three" } }]
+    holds: [{ afterDeltas: 0, gate: start }, { afterDeltas: 2, gate: text }]
   - reasoningDeltas: ["The ", "output ", "is ", "fine."]
     deltas: ["Both ", "commands ", "ran; ", "now ", "a ", "third."]
     toolCalls: [{ name: exec_command, arguments: { command: "printf 'a\\\\nb\\\\n'" } }]
-    delayMs: 40
+    holds: [{ afterDeltas: 2, gate: reasoning }, { afterDeltas: 7, gate: answer }]
   - deltas: ["All ", "three ", "commands ", "worked ", "as ", "expected ", "and ", "the ", "turn ", "is ", "over."]
-    delayMs: 40
+    holds: [{ afterDeltas: 2, gate: last }]
 `;
+
+type Gate = 'start' | 'text' | 'command' | 'reasoning' | 'answer' | 'last';
+const GATES: readonly Gate[] = ['start', 'text', 'command', 'reasoning', 'answer', 'last'];
+
+/** Lets the turn go on past `gate`: the mock's gate, or for `command` the file the command waits for. */
+function openGate(server: InProcessServer, gate: Gate): void {
+  if (gate === 'command') writeFileSync(path.join(server.environment.workDir, 'go'), '');
+  else server.environment.mock.release(gate);
+}
+
+/** The delta field that carries an item kind's streamed content. */
+function deltaField(kind: string): 'text' | 'reasoning' | 'output' {
+  return kind === 'reasoning' ? 'reasoning' : kind === 'tool_call' ? 'output' : 'text';
+}
+
+/** The latest item of `kind` a client saw start, and what its deltas carried so far. */
+function progressOf(events: AnyNotification[], kind: string): { itemId: string; content: string } | undefined {
+  const started = events.findLast((event) => event.method === 'item/started' && event.params.kind === kind);
+  if (started?.method !== 'item/started') return undefined;
+  const { itemId } = started.params;
+  let content = '';
+  for (const event of events) {
+    if (event.method === 'item/delta' && event.params.itemId === itemId) content += event.params.delta[deltaField(kind)] ?? '';
+  }
+  return { itemId, content };
+}
 
 describe('conversation/subscribe heads and conversation/synced', () => {
   it('answers the heads, replays up to them, then says synced; "head" replays nothing stored', async () => {
@@ -157,39 +192,63 @@ function expectExactView(events: AnyNotification[], log: StoredItem[], from = 0)
 }
 
 describe('subscribing while a turn streams', () => {
+  /** Where the turn is held, the item in progress there and what it streamed before the hold. */
+  const holds: { gate: Exclude<Gate, 'start'>; kind: string; streamed: string }[] = [
+    { gate: 'text', kind: 'assistant_message', streamed: 'Let me ' },
+    { gate: 'command', kind: 'tool_call', streamed: 'two\n' },
+    { gate: 'reasoning', kind: 'reasoning', streamed: 'The output ' },
+    { gate: 'answer', kind: 'assistant_message', streamed: 'Both commands ran; ' },
+    { gate: 'last', kind: 'assistant_message', streamed: 'All three ' },
+  ];
+
   it('is atomic with the snapshot: each subscriber sees every item once and every delta once', async () => {
     harness = await startInProcessServer(STREAMING_TURN);
     const conversationId = await harness.conversation();
     await harness.client.request('session/input', { conversationId, input: 'run the commands' });
-    let turnOver = false;
-    const ended = harness.turnsCompleted(1).then(
-      () => (turnOver = true),
-      (error: unknown) => {
-        turnOver = true;
-        throw error;
-      },
-    );
-    const subscribers: Awaited<ReturnType<typeof watcher>>[] = [];
-    const results: MethodResult<'conversation/subscribe'>[] = [];
-    // Subscribe again and again, each right after the previous one synced, for as long as the turn runs;
-    // every other subscriber asks for live events only ("head").
-    while (!turnOver && subscribers.length < 40) {
-      const subscriber = await watcher(harness);
-      results.push(await subscriber.client.request('conversation/subscribe', { conversationId, ...(subscribers.length % 2 === 1 ? { afterSeq: 'head' as const } : {}) }));
-      await subscriber.until((event) => event.method === 'conversation/synced');
-      subscribers.push(subscriber);
+    const subscribers: { watcher: Awaited<ReturnType<typeof watcher>>; result: MethodResult<'conversation/subscribe'>; fromHead: boolean }[] = [];
+    /** Subscribes one client replaying everything and one asking for live events only ("head"). */
+    const subscribeBoth = async () => {
+      const added: typeof subscribers = [];
+      for (const fromHead of [false, true]) {
+        const subscriber = await watcher(harness!);
+        const result = await subscriber.client.request('conversation/subscribe', { conversationId, ...(fromHead ? { afterSeq: 'head' as const } : {}) });
+        await subscriber.until((event) => event.method === 'conversation/synced');
+        added.push({ watcher: subscriber, result, fromHead });
+      }
+      subscribers.push(...added);
+      return added;
+    };
+
+    // Held before any text: the turn runs, nothing is in progress yet or the message just started.
+    await harness.environment.mock.waitForHold('start', 20_000);
+    await subscribeBoth();
+    openGate(harness, 'start');
+
+    for (const { gate, kind, streamed } of holds) {
+      if (gate !== 'command') await harness.environment.mock.waitForHold(gate, 20_000);
+      // Everything streamed before the hold has reached the first client, so the server has it in memory.
+      await harness.waitFor(() => progressOf(harness!.events, kind)?.content === streamed);
+      const itemId = progressOf(harness.events, kind)!.itemId;
+      for (const { watcher: subscriber, result } of await subscribeBoth()) {
+        expect(result.turns.map((turn) => turn.status)).toEqual(['running']);
+        const syncedAt = subscriber.events.findIndex((event) => event.method === 'conversation/synced');
+        const replay = subscriber.events.slice(0, syncedAt);
+        // The item in progress is replayed from memory: started once, then its deltas so far, exactly.
+        expect(replay.filter((event) => event.method === 'item/started' && event.params.itemId === itemId)).toHaveLength(1);
+        expect(progressOf(replay, kind)).toEqual({ itemId, content: streamed });
+        expect(replay.some((event) => event.method === 'item/completed' && event.params.item.id === itemId)).toBe(false);
+      }
+      openGate(harness, gate);
     }
-    await ended;
+
+    await harness.turnsCompleted(1);
     const log = await allItems(harness.client, conversationId);
     expect(log.map((entry) => entry.item.kind)).toEqual(['user_message', 'assistant_message', 'tool_call', 'tool_call', 'reasoning', 'assistant_message', 'tool_call', 'assistant_message']);
-    // Several of them arrived while items were in progress.
-    expect(subscribers.length).toBeGreaterThan(3);
-    expect(subscribers.filter((subscriber) => subscriber.events.some((event, index) => event.method === 'item/delta' && index < subscriber.events.findIndex((other) => other.method === 'conversation/synced'))).length).toBeGreaterThan(0);
-    for (const [index, subscriber] of subscribers.entries()) {
-      if (!subscriber.events.some((event) => event.method === 'turn/completed') && results[index]?.turns.every((turn) => turn.status === 'running')) {
-        await subscriber.until((event) => event.method === 'turn/completed');
-      }
-      const from = index % 2 === 1 ? Object.values(results[index]?.heads ?? {})[0] : 0;
+    expect(subscribers).toHaveLength(2 * (holds.length + 1));
+    for (const { watcher: subscriber, result, fromHead } of subscribers) {
+      await subscriber.until((event) => event.method === 'turn/completed');
+      const from = fromHead ? Object.values(result.heads)[0] : 0;
+      // Also: the item that was in progress when it subscribed ends with exactly its stored content.
       expectExactView(subscriber.events, log, from);
     }
   });
@@ -197,16 +256,18 @@ describe('subscribing while a turn streams', () => {
 
 describe('reconnecting with afterSeq', () => {
   /** When the first connection drops: after the n-th event matching the predicate. */
-  const points: { name: string; drop: (event: AnyNotification) => boolean; nth: number }[] = [
-    { name: 'at the turn start', drop: (event) => event.method === 'turn/started', nth: 1 },
-    { name: 'in the first streamed text', drop: (event) => event.method === 'item/delta' && event.params.kind === 'assistant_message', nth: 2 },
-    { name: 'after the first tool call is stored', drop: (event) => event.method === 'item/completed' && event.params.item.kind === 'tool_call', nth: 1 },
-    { name: 'in the reasoning of the second call', drop: (event) => event.method === 'item/delta' && event.params.kind === 'reasoning', nth: 1 },
-    { name: 'in the last answer', drop: (event) => event.method === 'item/delta' && event.params.kind === 'assistant_message', nth: 12 },
+  /** `gate` holds the turn from the drop until the second connection has synced, so it reconnects mid-turn. */
+  const points: { name: string; drop: (event: AnyNotification) => boolean; nth: number; gate: Gate }[] = [
+    { name: 'at the turn start', drop: (event) => event.method === 'turn/started', nth: 1, gate: 'start' },
+    { name: 'in the first streamed text', drop: (event) => event.method === 'item/delta' && event.params.kind === 'assistant_message', nth: 2, gate: 'text' },
+    { name: 'after the first tool call is stored', drop: (event) => event.method === 'item/completed' && event.params.item.kind === 'tool_call', nth: 1, gate: 'command' },
+    { name: 'in the reasoning of the second call', drop: (event) => event.method === 'item/delta' && event.params.kind === 'reasoning', nth: 1, gate: 'reasoning' },
+    { name: 'in the last answer', drop: (event) => event.method === 'item/delta' && event.params.kind === 'assistant_message', nth: 12, gate: 'last' },
   ];
 
-  it.each(points)('ends with exactly the log when the connection drops $name', async ({ drop, nth }) => {
+  it.each(points)('ends with exactly the log when the connection drops $name', async ({ drop, nth, gate }) => {
     harness = await startInProcessServer(STREAMING_TURN);
+    for (const other of GATES) if (other !== gate) openGate(harness, other);
     const { conversation, session } = await harness.client.request('conversation/create', { cwd: harness.environment.workDir });
     const conversationId = conversation.id;
     const first = await watcher(harness);
@@ -223,7 +284,9 @@ describe('reconnecting with afterSeq', () => {
     const second = await watcher(harness);
     const result = await second.client.request('conversation/subscribe', { conversationId, afterSeq: { [session.id]: lastSeq } });
     await second.until((event) => event.method === 'conversation/synced');
-    if (result.turns.some((turn) => turn.status === 'running')) await second.until((event) => event.method === 'turn/completed');
+    expect(result.turns.map((turn) => turn.status)).toEqual(['running']);
+    openGate(harness, gate);
+    await second.until((event) => event.method === 'turn/completed');
     const log = await allItems(harness.client, conversationId);
     const received = completed(second.events);
     // Together: the log, in order, nothing twice, nothing missing.

@@ -36,10 +36,11 @@ function conflictReason(error: RuntimeClientError): unknown {
   return (error.data as { reason?: unknown } | undefined)?.reason;
 }
 
+/** The first answer stops after "one " until the test opens the mock's gate `counting` (or the turn ends). */
 const SLOW_ANSWER = `
 responses:
   - deltas: ["one ", "two ", "three ", "four ", "five ", "six ", "seven ", "eight ", "nine ", "ten "]
-    delayMs: 150
+    holds: [{ afterDeltas: 1, gate: counting }]
   - text: "second answer"
   - text: "third answer"
 `;
@@ -78,7 +79,7 @@ describe('session/input steering with expectedTurnId', () => {
   it('is read by the named running turn, and refused instead of starting a turn otherwise', async () => {
     harness = await startInProcessServer(`
 responses:
-  - toolCalls: [{ name: exec_command, arguments: { command: "sleep 0.6; echo first-step" } }]
+  - toolCalls: [{ name: exec_command, arguments: { command: "while [ ! -e go ]; do sleep 0.05; done; echo first-step" } }]
   - text: "adjusted"
 `);
     const conversationId = await harness.conversation();
@@ -98,6 +99,7 @@ responses:
     expect(steer).toMatchObject({ queued: true, turnId: started.turnId, sessionId: started.sessionId });
     expect(steer.inputId).toMatch(/^input_/);
     expect(steer.inputId).not.toBe(started.inputId);
+    writeFileSync(path.join(harness.environment.workDir, 'go'), '');
 
     const turns = await harness.turnsCompleted(1);
     expect(turns[0]).toMatchObject({ id: started.turnId, status: 'completed', stopReason: 'end_turn' });
@@ -145,6 +147,7 @@ describe('session/dequeue', () => {
     expect(malformed.code).toBe(-32602);
     expect(malformed.message).toContain('params.inputId');
 
+    harness.environment.mock.release('counting');
     const turns = await harness.turnsCompleted(2);
     expect(turns.map((turn) => turn.id)).toEqual([first.turnId, third.turnId]);
     const texts = harness.completedItems().flatMap((item) => (item.kind === 'user_message' ? [item.content.map((part) => (part.type === 'text' ? part.text : '')).join('')] : []));

@@ -23,6 +23,7 @@ export {
   resolveReply,
   splitIntoPieces,
   type MockError,
+  type MockHold,
   type MockResponseEntry,
   type MockScript,
   type MockToolCall,

@@ -7,6 +7,7 @@ import {
   expandMockScript,
   resolveReply,
   type MockError,
+  type MockHold,
   type MockResponseEntry,
   type MockScript,
   type ServerSentEvent,
@@ -70,8 +71,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  *
  * Endpoints under `/v1`: `POST /chat/completions`, `POST /responses`, `POST /messages`,
  * `POST /models/{model}:generateContent`, `POST /models/{model}:streamGenerateContent`,
- * `GET /models`. Unknown paths answer 404 with an OpenAI error body; malformed JSON bodies 400
- * and a request past the end of the script 500, each in the error body of the request's API.
+ * `GET /models`; outside it, `POST /mock/gates/{gate}/release` opens a gate (see
+ * {@link release}) for a client in another process. Unknown paths answer 404 with an OpenAI error
+ * body; malformed JSON bodies 400 and a request past the end of the script 500, each in the error
+ * body of the request's API.
  */
 export class MockProviderServer {
   /** Every model request received, in order (malformed and unknown-path requests excluded). */
@@ -80,6 +83,7 @@ export class MockProviderServer {
   private readonly defaultDelayMs: number;
   private server: Server | undefined;
   private readonly waiters = new Set<{ count: number; resolve: () => void; reject: (error: Error) => void }>();
+  private readonly gates = new Map<string, Gate>();
 
   /** @param script - A validated script (see `parseMockScript` / `loadMockScript`). */
   constructor(script: MockScript) {
@@ -130,6 +134,84 @@ export class MockProviderServer {
     await closed;
     for (const waiter of this.waiters) waiter.reject(new Error('mock provider server stopped'));
     this.waiters.clear();
+    for (const gate of this.gates.values()) {
+      for (const waiter of gate.reachWaiters) waiter.reject(new Error('mock provider server stopped'));
+      gate.reachWaiters.clear();
+    }
+  }
+
+  /**
+   * Opens the gate named `gate`: every stream held at it goes on, and a hold on it reached later
+   * does not stop. A gate stays open; opening one that no script entry names is allowed (a test
+   * may open it before the stream gets there).
+   */
+  release(gate: string): void {
+    const state = this.gate(gate);
+    if (state.open) return;
+    state.open = true;
+    state.openResolve();
+  }
+
+  /**
+   * Resolves once a stream has reached a hold on `gate`: the delta events before it have been
+   * written to the response and the stream waits for {@link release} (or went on at once when the
+   * gate was already open). Resolves at once when that happened before the call. It says nothing
+   * about what the client has read yet: wait for that on the client side.
+   *
+   * @param timeoutMs - Milliseconds to wait before rejecting.
+   * @throws When the timeout passes first or the server stops.
+   */
+  waitForHold(gate: string, timeoutMs: number): Promise<void> {
+    const state = this.gate(gate);
+    if (state.reached) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const waiter = {
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        reject: (error: Error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+      const timer = setTimeout(() => {
+        state.reachWaiters.delete(waiter);
+        reject(new Error(`no stream reached the hold on gate "${gate}" within ${timeoutMs} ms`));
+      }, timeoutMs);
+      state.reachWaiters.add(waiter);
+    });
+  }
+
+  /** The state of gate `name`, created closed on first use. */
+  private gate(name: string): Gate {
+    let state = this.gates.get(name);
+    if (!state) {
+      let openResolve = (): void => undefined;
+      const opened = new Promise<void>((resolve) => (openResolve = resolve));
+      state = { open: false, opened, openResolve, reached: false, reachWaiters: new Set() };
+      this.gates.set(name, state);
+    }
+    return state;
+  }
+
+  /**
+   * Marks gate `name` reached and waits until it is open, or until `signal` aborts (the client
+   * went away or the server stopped).
+   */
+  private async hold(name: string, signal: AbortSignal): Promise<void> {
+    const state = this.gate(name);
+    state.reached = true;
+    for (const waiter of state.reachWaiters) waiter.resolve();
+    state.reachWaiters.clear();
+    if (state.open || signal.aborted) return;
+    let onAbort = (): void => undefined;
+    const aborted = new Promise<void>((resolve) => {
+      onAbort = resolve;
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    await Promise.race([state.opened, aborted]);
+    signal.removeEventListener('abort', onAbort);
   }
 
   /**
@@ -171,6 +253,14 @@ export class MockProviderServer {
         object: 'list',
         data: [{ id: MOCK_MODEL_ID, object: 'model', created: 0, owned_by: 'openvaala' }],
       });
+      return;
+    }
+    const gateRelease = method === 'POST' ? /^\/mock\/gates\/([^/]+)\/release$/.exec(path) : null;
+    if (gateRelease) {
+      request.resume();
+      const gate = decodeURIComponent(gateRelease[1]!);
+      this.release(gate);
+      this.sendJson(response, 200, { released: gate });
       return;
     }
     const route = matchModelRoute(method, path, url.searchParams, BASE_PATH);
@@ -233,9 +323,18 @@ export class MockProviderServer {
         lineBreak: encoded.lineBreak,
         disconnectAfterDeltas: reply.disconnectAfterDeltas,
         malformedEventAfterDeltas: reply.malformedEventAfterDeltas,
+        holds: reply.holds,
         ...(reply.streamError ? { streamError: { afterDeltas: reply.streamError.afterDeltas, event: encodeStreamErrorEvent(api, reply.streamError) } } : {}),
       });
-    } else if (reply.disconnectAfterDeltas !== undefined) {
+      return;
+    }
+    if (reply.holds.length > 0) {
+      const gone = new AbortController();
+      response.once('close', () => gone.abort());
+      for (const { gate } of reply.holds) await this.hold(gate, gone.signal);
+      if (gone.signal.aborted) return;
+    }
+    if (reply.disconnectAfterDeltas !== undefined) {
       // A JSON answer has no deltas to send first: the client sees the connection drop unanswered.
       response.destroy();
     } else {
@@ -269,7 +368,7 @@ export class MockProviderServer {
   private async sendEvents(
     response: ServerResponse,
     events: ServerSentEvent[],
-    options: { delayMs: number; lineBreak: '\n' | '\r\n'; disconnectAfterDeltas: number | undefined; malformedEventAfterDeltas?: number | undefined; streamError?: { afterDeltas: number; event: ServerSentEvent } },
+    options: { delayMs: number; lineBreak: '\n' | '\r\n'; disconnectAfterDeltas: number | undefined; malformedEventAfterDeltas?: number | undefined; holds?: MockHold[]; streamError?: { afterDeltas: number; event: ServerSentEvent } },
   ): Promise<void> {
     const disconnected = new AbortController();
     response.on('close', () => disconnected.abort());
@@ -286,8 +385,26 @@ export class MockProviderServer {
     try {
       const { streamError } = options;
       const stream = streamError ? [...cutAfterDeltas(events, streamError.afterDeltas), streamError.event] : events;
+      const pending = [...(options.holds ?? [])];
+      const holdsAt = async (count: number | undefined): Promise<void> => {
+        // Each hold is passed once, in script order; `undefined` passes every hold left (the end).
+        for (const hold of [...pending]) {
+          if (count !== undefined && hold.afterDeltas !== count) continue;
+          pending.splice(pending.indexOf(hold), 1);
+          // What was batched so far reaches the client before the stream waits.
+          if (batch) {
+            response.write(batch);
+            batch = '';
+          }
+          await this.hold(hold.gate, disconnected.signal);
+        }
+      };
       for (const event of stream) {
         if (disconnectAfterDeltas !== undefined && deltasSent >= disconnectAfterDeltas) break;
+        if (event.isDelta && pending.length > 0) {
+          await holdsAt(deltasSent);
+          if (disconnected.signal.aborted) return;
+        }
         if (event.isDelta && delayMs > 0) await sleep(delayMs, undefined, { signal: disconnected.signal });
         if (disconnected.signal.aborted) return;
         const malformed = event.isDelta && deltasSent === options.malformedEventAfterDeltas;
@@ -309,6 +426,8 @@ export class MockProviderServer {
           await once(response, 'drain', { signal: disconnected.signal });
         }
       }
+      await holdsAt(undefined);
+      if (disconnected.signal.aborted) return;
       if (disconnectAfterDeltas !== undefined) response.destroy();
       else response.end(batch);
     } catch (error) {
@@ -319,6 +438,14 @@ export class MockProviderServer {
 
 /** Characters of unpaced SSE text gathered before one write. */
 const WRITE_BATCH_CHARS = 64 * 1024;
+/** One named gate of {@link MockProviderServer}: closed until released, and whether a stream reached it. */
+interface Gate {
+  open: boolean;
+  opened: Promise<void>;
+  openResolve: () => void;
+  reached: boolean;
+  reachWaiters: Set<{ resolve: () => void; reject: (error: Error) => void }>;
+}
 
 /**
  * Frames one event as SSE text (source: WHATWG HTML, server-sent events): an optional

@@ -66,6 +66,17 @@ const mockGeneratedTextSchema = z
   })
   .strict();
 
+/**
+ * A point where a streamed reply waits: before its delta event after the `afterDeltas`-th (or
+ * before its end when it has no more deltas) until the test opens `gate`.
+ */
+const mockHoldSchema = z
+  .object({
+    afterDeltas: z.number().int().nonnegative(),
+    gate: z.string().min(1),
+  })
+  .strict();
+
 const mockResponseEntrySchema = z
   .object({
     text: z.string().optional(),
@@ -84,6 +95,7 @@ const mockResponseEntrySchema = z
     malformedEventAfterDeltas: z.number().int().nonnegative().optional(),
     streamError: mockErrorSchema.extend({ afterDeltas: z.number().int().nonnegative() }).strict().optional(),
     incompleteReason: z.enum(['max_output_tokens', 'content_filter']).optional(),
+    holds: z.array(mockHoldSchema).optional(),
   })
   .strict()
   .superRefine((entry, context) => {
@@ -111,12 +123,13 @@ const mockResponseEntrySchema = z
       entry.reasoningParts !== undefined ||
       entry.disconnectAfterDeltas !== undefined ||
       entry.malformedEventAfterDeltas !== undefined ||
-      entry.streamError !== undefined;
+      entry.streamError !== undefined ||
+      entry.holds !== undefined;
     if (entry.error !== undefined && (hasOutput || hasReplyOnlyField)) {
       context.addIssue({
         code: 'custom',
         message:
-          'an error entry cannot also have text, deltas, generatedText, reasoning, reasoningDeltas, toolCalls, usage, disconnectAfterDeltas, malformedEventAfterDeltas or streamError',
+          'an error entry cannot also have text, deltas, generatedText, reasoning, reasoningDeltas, toolCalls, usage, disconnectAfterDeltas, malformedEventAfterDeltas, streamError or holds',
         path: ['error'],
       });
     }
@@ -144,6 +157,12 @@ export type MockScript = z.infer<typeof mockScriptSchema>;
  * calls) or an HTTP error.
  */
 export type MockResponseEntry = MockScript['responses'][number];
+
+/**
+ * A scripted hold (see {@link mockHoldSchema}): the stream stops before its delta event after the
+ * `afterDeltas`-th until `gate` is opened with `MockProviderServer.release`.
+ */
+export type MockHold = z.infer<typeof mockHoldSchema>;
 
 /** A scripted tool call as written in the script. */
 export type MockToolCall = z.infer<typeof mockToolCallSchema>;
@@ -231,6 +250,12 @@ export interface ResolvedReply {
    * `response.incomplete` with `incomplete_details.reason` (the other APIs ignore it).
    */
   incompleteReason: 'max_output_tokens' | 'content_filter' | undefined;
+  /**
+   * Points where the stream waits for a gate to open, in script order: before the delta event
+   * that follows `afterDeltas` delta events (before the end when fewer are sent). A non-streamed
+   * answer waits for all its gates before it is sent.
+   */
+  holds: MockHold[];
 }
 
 /**
@@ -428,6 +453,7 @@ export function resolveReply(entry: MockResponseEntry, requestNumber: number, re
     disconnectAfterDeltas: entry.disconnectAfterDeltas,
     malformedEventAfterDeltas: entry.malformedEventAfterDeltas,
     streamError: entry.streamError,
+    holds: entry.holds ?? [],
     incompleteReason: entry.incompleteReason,
   };
 }
