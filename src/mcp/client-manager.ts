@@ -115,6 +115,7 @@ export class McpClientManager {
             description: tool.description ?? tool.title ?? `Tool "${tool.name}" of MCP server "${connection.name}".`,
             parameters: argumentsSchema(tool.inputSchema),
             execute: (args, context) => connection.call(tool.name, args, context.signal),
+            describe: async () => ({ kind: 'mcp', server: connection.name, tool: tool.name }),
           }),
         );
       }

@@ -3,7 +3,10 @@
  * wins, in a conversation's `metadata.jsonl`, and sent to clients.
  */
 import { z } from 'zod';
+import { ApprovalOptionSchema } from './approval-options.js';
 import { TokenUsageSchema } from './items.js';
+import { ToolDetailsSchema } from './tool-details.js';
+import { UserInputRequestSchema } from './user-input.js';
 
 /** One executor a conversation may use, and its working directory there. */
 export const WorkLocationEntrySchema = z.object({
@@ -38,9 +41,15 @@ export const ApprovalRequestSchema = z.object({
   sessionId: z.string(),
   turnId: z.string(),
   callId: z.string(),
+  /** The call's `tool_call` item (its `item/started` came before this request). */
+  itemId: z.string(),
   toolName: z.string(),
   arguments: z.unknown(),
   executor: z.string().optional(),
+  /** What the call will do, as far as known before it runs (the command and its cwd, the diffs to apply). */
+  details: ToolDetailsSchema.optional(),
+  /** The answers to offer, in order (see `approvalOptions`). */
+  options: z.array(ApprovalOptionSchema),
   /** Why it is asked (the policy rule that matched). */
   reason: z.string(),
   /**
@@ -54,17 +63,6 @@ export const ApprovalRequestSchema = z.object({
 /** A tool call waiting for a person's decision. */
 export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;
 
-/**
- * An answer to an approval request. `allow_once` runs this call. `allow_session` runs it and,
- * for the rest of the live session (until the server stops), every later call of the same
- * tool with exactly the same arguments. `allow_prefix` runs it and, for the rest of the live
- * session, every later shell command of the same tool that is one simple command starting with
- * the given words (compared on parsed words; a line with `;`, `&&`, `|`, redirections or
- * substitutions never matches). `deny` refuses it, telling the model.
- */
-export const ApprovalDecisionSchema = z.enum(['allow_once', 'allow_session', 'allow_prefix', 'deny']);
-/** An answer to an approval request. */
-export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
 
 /** A session's state. */
 export const SessionStatusSchema = z.enum(['idle', 'running', 'closed']);
@@ -86,6 +84,8 @@ export const SessionSchema = z.object({
   queuedInputs: z.array(z.object({ id: z.string(), text: z.string() })),
   /** Tool calls of the running turn waiting for approval. */
   pendingApprovals: z.array(ApprovalRequestSchema).default([]),
+  /** Questions of `request_user_input` waiting for the user. */
+  pendingUserInputs: z.array(UserInputRequestSchema).default([]),
   createdAt: z.number(),
   updatedAt: z.number(),
 });

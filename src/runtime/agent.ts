@@ -4,10 +4,10 @@
  * until the model stops. Steering input is read before each model call.
  */
 import { newId } from '../ids.js';
-import type { ContentPart, Item, ItemOf, ReasoningEffort, TokenUsage, TurnStatus } from '../protocol/index.js';
+import type { ContentPart, Item, ItemOf, ReasoningEffort, TokenUsage, ToolDetails, TurnStatus } from '../protocol/index.js';
 import type { Logger } from '../logger.js';
 import type { ResolvedModel } from '../models/model-registry.js';
-import type { Tool, ToolContext, ToolResult } from '../tools/tool.js';
+import type { Tool, ToolContext, ToolResult, UserAnswer, UserQuestion } from '../tools/tool.js';
 import { compactHistory, contextDoesNotFitMessage, measureKeptContext, type ContextMeter, type ContextPart } from './compaction.js';
 import type { AgentHooks, ToolCallGate } from './hooks/agent-hooks.js';
 import { buildModelMessages } from './context-builder.js';
@@ -63,7 +63,9 @@ export interface AgentEnvironment {
    * `hookPermission` is a `pre_tool_use` hook's decision: `allow` skips asking, `ask` asks even where the policy allows.
    * `executor` names the executor the call is routed to (shown in the approval request).
    */
-  authorize(call: RequestedToolCall, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined): Promise<{ allowed: boolean; message?: string }>;
+  authorize(call: RequestedToolCall, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined, shown: { itemId: string; details?: ToolDetails }): Promise<{ allowed: boolean; message?: string }>;
+  /** Asks the user a question for a tool call (`request_user_input`); absent = nobody can be asked. */
+  askUser?(question: UserQuestion, call: { callId: string; itemId: string }): Promise<UserAnswer>;
   /** Hooks around tool calls, the stop and compaction (`hooks.yaml`), and skill loading; absent = none. */
   hooks?: AgentHooks;
   /** Removes and returns steering inputs received since the last call. */
@@ -134,28 +136,38 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
     const tool = toolsByName.get(call.toolName) ?? environment.resolveTool?.(call.toolName);
     // Where the call runs: the executor its arguments route it to (the hooks may re-route it).
     let workspace = workspaceForCall(tool, call.arguments, environment.workspace);
-    environment.itemStarted(itemId, 'tool_call', { callId: call.callId, toolName: call.toolName, arguments: call.arguments, ...(workspace ? { executor: workspace.executor.name } : {}) });
     const started = performance.now();
+    // What the call will do (command and cwd, diffs) goes out with item/started; the tool's
+    // result replaces it at completion.
+    let details: ToolDetails | undefined;
+    const announced = (async () => {
+      details = workspace ? await tool?.describe?.(call.arguments, { workspace: environment.workspace }) : undefined;
+      environment.itemStarted(itemId, 'tool_call', { callId: call.callId, toolName: call.toolName, arguments: call.arguments, ...(workspace ? { executor: workspace.executor.name } : {}), ...(details ? { details } : {}) });
+    })();
     // The arguments that ran: the model's, unless a pre_tool_use hook replaced them.
     let gate: ToolCallGate = { arguments: call.arguments, context: [] };
     const work = async (): Promise<ToolResult> => {
+      await announced;
       if (!tool) return { output: `unknown tool "${call.toolName}"; available: ${[...toolsByName.keys()].join(', ')}`, isError: true };
       // pre_tool_use hooks run first: they may refuse the call, replace its arguments or decide on approval.
       gate = (await environment.hooks?.beforeToolCall(call, workspace ?? environment.workspace)) ?? gate;
       if (gate.refusal !== undefined) return { output: `${call.toolName}: not run: ${gate.refusal}`, isError: true };
       const effectiveCall = { ...call, arguments: gate.arguments };
       workspace = workspaceForCall(tool, effectiveCall.arguments, environment.workspace);
+      if (gate.arguments !== call.arguments && workspace) details = await tool.describe?.(gate.arguments, { workspace: environment.workspace });
+      const askUser = environment.askUser?.bind(environment);
       const toolContext: ToolContext = {
         workspace: environment.workspace,
         signal: environment.signal,
         onOutput: (chunk) => environment.itemDelta(itemId, { output: chunk }),
         ...(environment.commands ? { commands: environment.commands } : {}),
+        ...(askUser ? { askUser: (question) => askUser(question, { callId: call.callId, itemId }) } : {}),
       };
       // A call naming an executor outside the work location fails in the tool without running: nothing to approve.
       if (!workspace) return tool.invoke(effectiveCall.arguments, toolContext);
       let permission: { allowed: boolean; message?: string };
       try {
-        permission = await environment.authorize(effectiveCall, gate.permission, workspace?.executor.name);
+        permission = await environment.authorize(effectiveCall, gate.permission, workspace?.executor.name, { itemId, ...(details ? { details } : {}) });
       } catch {
         return { output: `${call.toolName}: not run: the turn was interrupted while waiting for approval`, isError: true };
       }
@@ -178,6 +190,7 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
       isError: result.isError,
       ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}),
       ...(result.structured ? { structured: result.structured } : {}),
+      ...((result.details ?? details) ? { details: result.details ?? details } : {}),
       durationMs: Math.round(performance.now() - started),
       ...(call.providerMetadata ? { providerData: { model: environment.model.name, metadata: call.providerMetadata } } : {}),
     }));

@@ -11,6 +11,7 @@ import { newId } from '../ids.js';
 import { McpClientManager, type McpSettings } from '../mcp/client-manager.js';
 import type { AnyNotification, Conversation, Item, Session, StoredItem, Turn } from '../protocol/index.js';
 import { ApprovalBroker } from './approvals/broker.js';
+import { UserInputBroker } from './user-input/broker.js';
 import { EventBus, type EventListener } from './event-bus.js';
 import type { Runtime } from './runtime.js';
 import { SerialQueue } from './serial-queue.js';
@@ -74,8 +75,21 @@ export class LiveConversation {
       this.refreshPendingApprovals(approval.sessionId);
     },
     resolved: (approval, answer) => {
-      this.publish({ method: 'approval/resolved', params: { conversationId: this.id, approvalId: approval.approvalId, decision: answer.decision, decidedBy: answer.decidedBy } });
+      const { approvalId, sessionId, turnId, callId, itemId } = approval;
+      this.publish({ method: 'approval/resolved', params: { conversationId: this.id, approvalId, sessionId, turnId, callId, itemId, decision: answer.decision, decidedBy: answer.decidedBy } });
       this.refreshPendingApprovals(approval.sessionId);
+    },
+  });
+  /** Questions of `request_user_input` waiting for the user. */
+  readonly userInputs = new UserInputBroker({
+    requested: (request) => {
+      this.publish({ method: 'input/requested', params: { conversationId: this.id, request } });
+      this.refreshPendingApprovals(request.sessionId);
+    },
+    resolved: (request, resolution) => {
+      const { requestId, sessionId, turnId, callId, itemId } = request;
+      this.publish({ method: 'input/resolved', params: { conversationId: this.id, requestId, sessionId, turnId, callId, itemId, ...resolution } });
+      this.refreshPendingApprovals(request.sessionId);
     },
   });
   private readonly turns = new Map<string, Turn>();
@@ -188,7 +202,7 @@ export class LiveConversation {
   /** Creates a new session (a subagent when it has a parent), records it and announces it. */
   async createSession(options: { parentSessionId: string | null; agent: string; model: string }): Promise<LiveSession> {
     const now = Date.now();
-    const state: Session = { id: newId('sess'), conversationId: this.id, parentSessionId: options.parentSessionId, agent: options.agent, model: options.model, status: 'idle', activeTurnId: null, queuedInputs: [], pendingApprovals: [], createdAt: now, updatedAt: now };
+    const state: Session = { id: newId('sess'), conversationId: this.id, parentSessionId: options.parentSessionId, agent: options.agent, model: options.model, status: 'idle', activeTurnId: null, queuedInputs: [], pendingApprovals: [], pendingUserInputs: [], createdAt: now, updatedAt: now };
     const session = new LiveSession(this, state, []);
     this.sessions.set(state.id, session);
     await this.recordState({ type: 'session', session: state });
@@ -319,11 +333,15 @@ export class LiveConversation {
       for (const event of held) {
         if (event.method === 'item/completed' && event.params.seq <= (lastSent.get(event.params.sessionId) ?? 0)) continue;
         if (event.method === 'approval/requested') approvalsAnnounced.add(event.params.approval.approvalId);
+        if (event.method === 'input/requested') approvalsAnnounced.add(event.params.request.requestId);
         listener(event);
       }
       // A client that arrives while a call waits for approval is asked too.
       for (const approval of this.approvals.list()) {
         if (!approvalsAnnounced.has(approval.approvalId)) listener({ method: 'approval/requested', params: { conversationId: this.id, approval } });
+      }
+      for (const request of this.userInputs.list()) {
+        if (!approvalsAnnounced.has(request.requestId)) listener({ method: 'input/requested', params: { conversationId: this.id, request } });
       }
       live = true;
       return unsubscribe;

@@ -12,6 +12,8 @@ import { sessionDepth, SubagentManager } from './subagents.js';
 import { routeTool } from './tool-routing.js';
 import { evaluatePolicy, type PolicyVerdict } from './approvals/policy.js';
 import { SessionPrefixApprovals } from './approvals/session-prefixes.js';
+import { approvalOptions, type ToolDetails } from '../protocol/index.js';
+import { requestUserInputTool } from '../tools/request-user-input.js';
 import { beginTurn } from './instructions/turn-extensions.js';
 import type { ApprovalPolicy } from '../config/agents.js';
 import type { RequestedToolCall } from './model-call.js';
@@ -228,9 +230,9 @@ export class LiveSession {
     });
   }
 
-  /** Publishes the session's waiting approvals (`session/updated`). */
+  /** Publishes the session's waiting approvals and questions (`session/updated`). */
   async refreshPendingApprovals(): Promise<void> {
-    await this.saveState({ pendingApprovals: this.conversation.approvals.list(this.id) });
+    await this.saveState({ pendingApprovals: this.conversation.approvals.list(this.id), pendingUserInputs: this.conversation.userInputs.list(this.id) });
   }
 
   /**
@@ -239,7 +241,7 @@ export class LiveSession {
    * A `pre_tool_use` hook's `hookPermission` replaces the policy's allow/ask (`allow` skips
    * asking, `ask` asks), but never a policy's deny.
    */
-  private async authorize(turnId: string, policy: ApprovalPolicy | undefined, call: RequestedToolCall, signal: AbortSignal, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined): Promise<{ allowed: boolean; message?: string }> {
+  private async authorize(turnId: string, policy: ApprovalPolicy | undefined, call: RequestedToolCall, signal: AbortSignal, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined, shown: { itemId: string; details?: ToolDetails }): Promise<{ allowed: boolean; message?: string }> {
     if (!policy && hookPermission !== 'ask') return { allowed: true };
     const verdict: PolicyVerdict = policy ? evaluatePolicy(policy, call.toolName, call.arguments) : { decision: 'allow' };
     const policyRule = verdict.ruleIndex !== undefined ? `rule ${verdict.ruleIndex + 1} of agent "${this.state.agent}"` : `the default of agent "${this.state.agent}"`;
@@ -255,9 +257,12 @@ export class LiveSession {
         sessionId: this.id,
         turnId,
         callId: call.callId,
+        itemId: shown.itemId,
         toolName: call.toolName,
         arguments: call.arguments,
         executor: executor ?? this.conversation.workspace.executor.name,
+        ...(shown.details ? { details: shown.details } : {}),
+        options: approvalOptions(proposedPrefix),
         reason: `asked by ${rule}`,
         ...(proposedPrefix ? { proposedPrefix } : {}),
       },
@@ -267,6 +272,10 @@ export class LiveSession {
     if (answer.decision === 'allow_session') this.approvedForSession.add(key);
     if (answer.decision === 'allow_prefix' && answer.prefix) this.approvedPrefixes.add(call.toolName, answer.prefix);
     if (answer.decision === 'deny') return { allowed: false, message: `the user denied this call${answer.message ? `: ${answer.message}` : ''}` };
+    if (answer.decision === 'deny_interrupt') {
+      this.interrupt('user');
+      return { allowed: false, message: `the user denied this call and interrupted the turn${answer.message ? `: ${answer.message}` : ''}` };
+    }
     return { allowed: true };
   }
 
@@ -277,8 +286,8 @@ export class LiveSession {
     const environment = runtime.tools.map((tool) => routeTool(tool, this.conversation.workspaces));
     // The agent's own subagent limits (agents.yaml) refine the server's (server.yaml).
     const limits = { ...runtime.limits.subagents, ...runtime.agentDefinition(this.state.agent).subagents };
-    if (sessionDepth(this.conversation, this) >= limits.maxDepth) return environment;
-    return [...environment, ...collaborationTools(new SubagentManager(this.conversation, this, limits))];
+    if (sessionDepth(this.conversation, this) >= limits.maxDepth) return [...environment, requestUserInputTool];
+    return [...environment, requestUserInputTool, ...collaborationTools(new SubagentManager(this.conversation, this, limits))];
   }
 
   private itemBase(turnId: string) {
@@ -383,7 +392,8 @@ export class LiveSession {
         sessionId: this.id,
         turnId,
         history: () => this.items,
-        authorize: (call, hookPermission, executor) => this.authorize(turnId, definition.approvals, call, controller.signal, hookPermission, executor),
+        authorize: (call, hookPermission, executor, shown) => this.authorize(turnId, definition.approvals, call, controller.signal, hookPermission, executor, shown),
+        askUser: (question, call) => this.conversation.userInputs.request({ conversationId: this.conversation.id, sessionId: this.id, turnId, ...call, ...question }, controller.signal),
         hooks: extensions.hooks,
         takeSteering: () => this.steering.splice(0),
         record: (item) => this.record(item),

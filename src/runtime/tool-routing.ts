@@ -51,6 +51,16 @@ export function routeTool(tool: Tool, workspaces: Workspace[]): Tool {
       }
       return tool.invoke(record, { ...context, workspace });
     },
+    ...(tool.describe
+      ? {
+          describe: async (rawArguments: unknown) => {
+            const record = rawArguments && typeof rawArguments === 'object' ? { ...(rawArguments as Record<string, unknown>) } : {};
+            delete record.executor;
+            const workspace = workspaceForCall(routed, rawArguments, first);
+            return workspace ? tool.describe?.(record, { workspace }) : undefined;
+          },
+        }
+      : {}),
   };
   routes.set(routed, workspaces);
   return routed;

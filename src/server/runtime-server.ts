@@ -166,7 +166,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       token,
       allowedOrigins,
       allowedHosts: [listenHost, ...(options.allowedHosts ?? [])],
-      health: () => ({ pid: process.pid, version: VERSION, connections: connections.size, sendBufferBytes: [...connections].reduce((total, connection) => total + connection.bufferedBytes, 0) }),
+      health: () => ({ pid: process.pid, version: VERSION, connections: connections.size, sendBufferBytes: [...connections].reduce((total, connection) => total + connection.bufferedBytes, 0), pendingServerRequests: [...connections].reduce((total, connection) => total + connection.pendingServerRequests, 0) }),
       logger,
       onConnection: (socket, transport) => {
         const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger, connectionLimits);

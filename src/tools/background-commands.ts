@@ -42,7 +42,7 @@ function findCommand(context: ToolContext, toolName: string, id: string): Backgr
  * marker when more was written than the registry keeps), then `[exit code N]` / `[killed by SIGNAL]` once it ended, or a line saying it
  * still runs under its `command_id`.
  */
-export function describeCommandProgress(command: BackgroundCommand): ToolResult {
+export function describeCommandProgress(command: BackgroundCommand, call?: CommandCall): ToolResult {
   const { text, omitted } = command.read();
   const lines: string[] = [];
   const ended = command.ended;
@@ -61,7 +61,18 @@ export function describeCommandProgress(command: BackgroundCommand): ToolResult 
     isError: command.timedOut,
     ...(ended ? { exitCode: ended.exitCode } : {}),
     structured: { commandId: command.id, running: !ended, exitCode: ended?.exitCode ?? null, signal: ended?.signal ?? null, pid: command.process.pid ?? null, ...(omitted ? { omitted } : {}) },
+    // The details hold the output without the status line, which is written for the model.
+    ...(call ? { details: { kind: 'command' as const, command: call.command, cwd: call.cwd, exitCode: ended?.exitCode ?? null, signal: ended?.signal ?? null, durationMs: Math.round(performance.now() - call.startedAt), output: text } } : {}),
   };
+}
+
+/** The call that started a command, for the `command` details of its result. */
+export interface CommandCall {
+  command: string;
+  /** Absolute working directory. */
+  cwd: string;
+  /** `performance.now()` when the call started, ms. */
+  startedAt: number;
 }
 
 /**
@@ -99,6 +110,7 @@ export interface BackgroundStart {
  */
 export async function startBackgroundCommand(start: BackgroundStart, context: ToolContext): Promise<ToolResult> {
   const registry = registryOf(context, 'exec_command');
+  const startedAt = performance.now();
   const { workspace } = context;
   const command = registry.start(workspace.executor, { command: start.command, cwd: start.cwd, workspaceRoot: workspace.root, tty: start.tty }, start.timeoutMs);
   const stopStreaming = context.onOutput ? command.process.onOutput(boundedStream(context.onOutput, TOOL_OUTPUT_RETAINED_BYTES)) : undefined;
@@ -107,7 +119,7 @@ export async function startBackgroundCommand(start: BackgroundStart, context: To
   } finally {
     stopStreaming?.();
   }
-  return describeCommandProgress(command);
+  return describeCommandProgress(command, { command: start.command, cwd: start.cwd, startedAt });
 }
 
 const writeStdinParameters = z.object({

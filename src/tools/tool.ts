@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { truncateMiddle } from '../executors/output-truncation.js';
 import type { Workspace } from '../executors/workspace.js';
+import type { ToolDetails } from '../protocol/tool-details.js';
 import type { BackgroundCommandRegistry } from '../runtime/background-commands.js';
 import { internalFailureNote, isInternalError, reportInternalError } from './internal-errors.js';
 
@@ -17,7 +18,24 @@ export interface ToolResult {
   exitCode?: number | null;
   /** Machine-readable details for clients (e.g. files changed by a patch). */
   structured?: Record<string, unknown>;
+  /**
+   * Typed details for clients (`tool_call` item `details`): the command and how it ended, the
+   * file changes as unified diffs, the MCP server and tool… Replaces what `describe` gave at start.
+   */
+  details?: ToolDetails;
 }
+
+/** A question for the user (`request_user_input`). */
+export interface UserQuestion {
+  question: string;
+  /** Answers to offer; absent: free text only. */
+  choices?: string[];
+  /** Whether an answer outside `choices` is accepted. */
+  allowFreeText: boolean;
+}
+
+/** How a question ended: the user's answer, or why nobody answered. */
+export type UserAnswer = { answered: true; answer: string } | { answered: false; reason: string };
 
 /** What a tool receives besides its arguments. */
 export interface ToolContext {
@@ -32,6 +50,11 @@ export interface ToolContext {
    * `write_stdin`, `list_commands`, `kill_command`); absent outside a session.
    */
   commands?: BackgroundCommandRegistry;
+  /**
+   * Asks the user a question through the attached clients and waits for the answer; absent
+   * outside a session. Rejects with the abort reason when the turn is interrupted.
+   */
+  askUser?: (question: UserQuestion) => Promise<UserAnswer>;
 }
 
 /**
@@ -47,6 +70,12 @@ export interface Tool<Args = unknown> {
   readonly parameters: z.ZodType<Args>;
   /** Validates raw arguments, runs the tool, caps its output. Never throws. */
   invoke(rawArguments: unknown, context: ToolContext): Promise<ToolResult>;
+  /**
+   * What a call will do, known before it runs (the command and its absolute cwd, the diffs a
+   * patch will apply), for `item/started` and approval requests. Undefined when the tool has no
+   * details or the arguments are invalid. Never throws, never changes anything.
+   */
+  describe?(rawArguments: unknown, context: Pick<ToolContext, 'workspace'>): Promise<ToolDetails | undefined>;
 }
 
 /**
@@ -103,6 +132,8 @@ export interface ToolSpec<Args> {
    * failure (see `isInternalError`) is logged and the result only says what could not be done.
    */
   execute(args: Args, context: ToolContext): Promise<ToolResult>;
+  /** Details known before the call runs (see `Tool.describe`); may throw: a failure means no details. */
+  describe?(args: Args, context: Pick<ToolContext, 'workspace'>): Promise<ToolDetails | undefined>;
 }
 
 /**
@@ -148,5 +179,19 @@ export function defineTool<Args>(spec: ToolSpec<Args>): Tool<Args> {
       const capped = truncateOutput(result.output, limit);
       return capped.truncated ? { ...result, output: capped.text } : result;
     },
+    ...(spec.describe ? { describe: describeWith(spec.parameters, spec.describe) } : {}),
+  };
+}
+
+/** Wraps a spec's `describe` so it takes raw arguments and never throws (no details then). */
+function describeWith<Args>(parameters: z.ZodType<Args>, describe: NonNullable<ToolSpec<Args>['describe']>): NonNullable<Tool['describe']> {
+  return async (rawArguments, context) => {
+    const parsed = parameters.safeParse(rawArguments);
+    if (!parsed.success) return undefined;
+    try {
+      return await describe(parsed.data, context);
+    } catch {
+      return undefined;
+    }
   };
 }
