@@ -130,6 +130,7 @@ class ItemFactory {
  */
 async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolCall[], items: ItemFactory): Promise<void> {
   const toolsByName = new Map(environment.tools.map((tool) => [tool.name, tool]));
+  let previousAnnouncement = Promise.resolve();
   const executions = calls.map((call) => {
     const itemId = newId('item');
     const createdAt = Date.now();
@@ -139,11 +140,14 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
     const started = performance.now();
     // What the call will do (command and cwd, diffs) goes out with item/started; the tool's
     // result replaces it at completion.
+    // Described concurrently, announced in the order the model requested the calls.
     let details: ToolDetails | undefined;
-    const announced = (async () => {
-      details = workspace ? await tool?.describe?.(call.arguments, { workspace: environment.workspace }) : undefined;
+    const description = workspace ? tool?.describe?.(call.arguments, { workspace: environment.workspace }) : undefined;
+    const announced = previousAnnouncement.then(async () => {
+      details = await description;
       environment.itemStarted(itemId, 'tool_call', { callId: call.callId, toolName: call.toolName, arguments: call.arguments, ...(workspace ? { executor: workspace.executor.name } : {}), ...(details ? { details } : {}) });
-    })();
+    });
+    previousAnnouncement = announced;
     // The arguments that ran: the model's, unless a pre_tool_use hook replaced them.
     let gate: ToolCallGate = { arguments: call.arguments, context: [] };
     const work = async (): Promise<ToolResult> => {
