@@ -7,7 +7,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RuntimeClient, type ServerRequestParams } from '../../src/client/runtime-client.js';
+import { RuntimeClient, RuntimeClientError, type ServerRequestParams } from '../../src/client/runtime-client.js';
 import type { AnyNotification, ApprovalRequest, ClientCapabilities } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 
@@ -174,10 +174,13 @@ responses:
     expect(quiet.events.filter((event) => event.method === 'item/completed').length).toBe(harness!.events.filter((event) => event.method === 'item/completed').length);
   });
 
-  it('initialize answers with the server capabilities', async () => {
+  it('initialize answers with the server capabilities, and refuses capabilities that are not booleans naming the field', async () => {
     await start('responses: []\n');
     const { client } = await connect('probe', {});
     expect(client.initializeResult?.capabilities.features).toEqual(expect.arrayContaining(['approval', 'conversation', 'initialize', 'input', 'item', 'session', 'toolDetails']));
+    const refused = await RuntimeClient.connect({ url: harness!.server.url, token: harness!.server.token, clientName: 'odd', capabilities: { approvals: 'yes' } as unknown as ClientCapabilities }).catch((error: unknown) => error);
+    expect((refused as RuntimeClientError).code).toBe(-32602);
+    expect((refused as RuntimeClientError).message).toMatch(/^initialize: params\.capabilities\.approvals: /);
   });
 
   it('forgets server-to-client requests that were answered elsewhere or whose connection closed', async () => {

@@ -147,4 +147,19 @@ responses:
     expect(resolved?.params).toMatchObject({ requestId: pending.requestId, outcome: 'cancelled', decidedBy: 'interruption' });
     expect((await harness.client.request('input/respond', { conversationId, requestId: pending.requestId, answer: 'sqlite' })).accepted).toBe(false);
   });
+
+  it('refuses a question with neither choices nor free text, and input/respond for an unknown conversation', async () => {
+    harness = await startInProcessServer(`
+responses:
+  - toolCalls: [{ name: request_user_input, arguments: { question: "Yes?", allow_free_text: false } }]
+  - text: "ok"
+`);
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'ask' });
+    await harness.turnsCompleted(1);
+    expect(harness.completedItems().find((item) => item.kind === 'tool_call')).toMatchObject({ isError: true, output: expect.stringContaining('request_user_input: argument "allow_free_text": without choices') });
+    expect(harness.events.some((event) => event.method === 'input/requested')).toBe(false);
+    const unknown = await harness.client.request('input/respond', { conversationId: 'conv_0000000000', requestId: 'input_0000000000', answer: 'x' }).catch((error: unknown) => error);
+    expect((unknown as RuntimeClientError).code).toBe(-32004);
+  });
 });
