@@ -136,8 +136,14 @@ export const writeStdinTool: Tool<z.infer<typeof writeStdinParameters>> = define
   parameters: writeStdinParameters,
   async execute(args, context) {
     const command = findCommand(context, 'write_stdin', args.command_id);
-    if (args.input !== '') command.write(args.input);
-    await command.waitForExit(args.yield_after_ms ?? WRITE_STDIN_DEFAULT_YIELD_MS, context.signal);
+    // What the command writes while the call waits streams to clients as it comes, as for exec_command.
+    const stopStreaming = context.onOutput ? command.process.onOutput(boundedStream(context.onOutput, TOOL_OUTPUT_RETAINED_BYTES)) : undefined;
+    try {
+      if (args.input !== '') command.write(args.input);
+      await command.waitForExit(args.yield_after_ms ?? WRITE_STDIN_DEFAULT_YIELD_MS, context.signal);
+    } finally {
+      stopStreaming?.();
+    }
     return describeCommandProgress(command);
   },
 });
