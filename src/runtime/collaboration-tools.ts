@@ -69,6 +69,7 @@ export function collaborationTools(host: CollaborationHost): Tool[] {
       name: 'wait_agent',
       description: loadToolDescription('wait_agent'),
       parameters: waitParameters,
+      describe: async (args) => (args.ids ? { kind: 'subagent', sessionIds: args.ids } : undefined),
       async execute(args, context) {
         const reports = await host.waitForSubagents(args.ids, args.timeout_ms ?? DEFAULT_WAIT_MS, context.signal);
         return { output: JSON.stringify({ agents: reports }, null, 2), isError: false, structured: { agents: reports }, details: { kind: 'subagent', sessionIds: reports.map((report) => report.id) } };

@@ -41,6 +41,8 @@ function findCommand(context: ToolContext, toolName: string, id: string): Backgr
  * Reads a command's new output and describes its state: the output (head and tail around a
  * marker when more was written than the registry keeps), then `[exit code N]` / `[killed by SIGNAL]` once it ended, or a line saying it
  * still runs under its `command_id`.
+ * @param call the `exec_command` call that started it: when given, the result also has
+ *   `command` details (output without the status line, exit code null while it runs)
  */
 export function describeCommandProgress(command: BackgroundCommand, call?: CommandCall): ToolResult {
   const { text, omitted } = command.read();

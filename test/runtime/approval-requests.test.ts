@@ -7,6 +7,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { API_PATH } from '../../src/server/http-server.js';
 import { RuntimeClient, RuntimeClientError, type ServerRequestParams } from '../../src/client/runtime-client.js';
 import type { AnyNotification, ApprovalRequest, ClientCapabilities } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
@@ -155,6 +157,31 @@ responses:
     expect((await silent.client.request('approval/respond', { conversationId, approvalId, decision: 'allow_once' })).accepted).toBe(true);
     await harness!.turnsCompleted(1);
     expect(silent.events.some((event) => event.method === 'approval/resolved' && event.params.decidedBy === 'client:silent')).toBe(true);
+  });
+
+  it('a connection whose initialize names no capabilities gets approval/requested but no approval/request', async () => {
+    await start(`
+responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "touch plain.txt" } }]
+  - text: "done"
+`);
+    const conversationId = await harness!.conversation();
+    const socket = new WebSocket(`${harness!.server.url.replace(/^http/, 'ws')}${API_PATH}`, { headers: { authorization: `Bearer ${harness!.server.token}` } });
+    const received: { id?: unknown; method?: string }[] = [];
+    socket.on('message', (data) => received.push(JSON.parse(data.toString()) as { id?: unknown; method?: string }));
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { clientInfo: { name: 'plain' } } }));
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'conversation/subscribe', params: { conversationId } }));
+    await until(() => received.some((message) => message.id === 2), 'the subscription');
+    await harness!.client.request('session/input', { conversationId, input: 'go' });
+    const requested = (await harness!.waitFor((event) => event.method === 'approval/requested')) as Extract<AnyNotification, { method: 'approval/requested' }>;
+    await until(() => received.some((message) => message.method === 'approval/requested'), 'approval/requested at the plain client');
+    await harness!.client.request('approval/respond', { conversationId, approvalId: requested.params.approval.approvalId, decision: 'deny' });
+    await harness!.turnsCompleted(1);
+    await until(() => received.some((message) => message.method === 'turn/completed'), 'the end of the turn at the plain client');
+    expect(received.some((message) => message.method === 'approval/request')).toBe(false);
+    expect(received.some((message) => message.method === 'item/delta' || message.method === 'approval/resolved')).toBe(true);
+    socket.close();
   });
 
   it('a connection that declared deltas: false gets every item but no item/delta', async () => {
