@@ -89,21 +89,26 @@ export function unifiedDiff(before: string | null, after: string | null, oldPath
   const next = splitLines(after ?? '');
   const operations = diffLines(old.lines, next.lines);
   const out = [`--- ${before === null ? '/dev/null' : `a/${oldPath}`}`, `+++ ${after === null ? '/dev/null' : `b/${newPath}`}`];
-  // A last line without a newline differs from the same line with one.
+  // A last line without a newline differs from the same line with one: a context line that
+  // lacks it on one side only is shown removed and added again, each marked where it lacks it.
   const lastOld = operations.findLastIndex((operation) => operation.type !== '+');
   const lastNew = operations.findLastIndex((operation) => operation.type !== '-');
   const noNewlineAfter = new Set<number>();
-  if (!old.finalNewline || !next.finalNewline) {
-    if (lastOld === lastNew && lastOld >= 0 && old.finalNewline !== next.finalNewline) {
-      const text = (operations[lastOld] as Operation).text;
-      operations.splice(lastOld, 1, { type: '-', text }, { type: '+', text });
-      if (!old.finalNewline) noNewlineAfter.add(lastOld);
-      if (!next.finalNewline) noNewlineAfter.add(lastOld + 1);
-    } else {
-      if (!old.finalNewline && lastOld >= 0) noNewlineAfter.add(lastOld);
-      if (!next.finalNewline && lastNew >= 0) noNewlineAfter.add(lastNew);
+  const marked: Operation[] = [];
+  operations.forEach((operation, index) => {
+    const oldLacks = index === lastOld && !old.finalNewline;
+    const newLacks = index === lastNew && !next.finalNewline;
+    if (operation.type === ' ' && oldLacks !== newLacks) {
+      if (oldLacks) noNewlineAfter.add(marked.length);
+      marked.push({ type: '-', text: operation.text });
+      if (newLacks) noNewlineAfter.add(marked.length);
+      marked.push({ type: '+', text: operation.text });
+      return;
     }
-  }
+    if (oldLacks || newLacks) noNewlineAfter.add(marked.length);
+    marked.push(operation);
+  });
+  operations.splice(0, operations.length, ...marked);
   const changed = operations.flatMap((operation, index) => (operation.type === ' ' ? [] : [index]));
   let cursor = 0;
   while (cursor < changed.length) {
