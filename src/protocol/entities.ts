@@ -82,10 +82,14 @@ export const SessionSchema = z.object({
   activeTurnId: z.string().nullable(),
   /** Inputs waiting for the next turn, oldest first. */
   queuedInputs: z.array(z.object({ id: z.string(), text: z.string() })),
-  /** Tool calls of the running turn waiting for approval. */
-  pendingApprovals: z.array(ApprovalRequestSchema).default([]),
+  /**
+   * Tool calls of the running turn waiting for approval. Waiting lives in memory only, so a
+   * stored list in an older shape (written before `itemId` and `options`) reads as empty
+   * rather than making the whole session entry unreadable.
+   */
+  pendingApprovals: z.array(ApprovalRequestSchema).default([]).catch([]),
   /** Questions of `request_user_input` waiting for the user. */
-  pendingUserInputs: z.array(UserInputRequestSchema).default([]),
+  pendingUserInputs: z.array(UserInputRequestSchema).default([]).catch([]),
   createdAt: z.number(),
   updatedAt: z.number(),
 });
