@@ -138,9 +138,9 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
     // Where the call runs: the executor its arguments route it to (the hooks may re-route it).
     let workspace = workspaceForCall(tool, call.arguments, environment.workspace);
     const started = performance.now();
-    // What the call will do (command and cwd, diffs) goes out with item/started; the tool's
-    // result replaces it at completion.
-    // Described concurrently, announced in the order the model requested the calls.
+    // What the call will do (command and cwd, diffs) goes out with item/started and is replaced
+    // by the result's details at completion. Calls are described concurrently but announced in
+    // the order the model requested them.
     let details: ToolDetails | undefined;
     const description = workspace ? tool?.describe?.(call.arguments, { workspace: environment.workspace }) : undefined;
     const announced = previousAnnouncement.then(async () => {
