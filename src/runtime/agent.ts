@@ -62,8 +62,9 @@ export interface AgentEnvironment {
    * Decides whether a tool call may run (approval policy; may wait for a person).
    * `hookPermission` is a `pre_tool_use` hook's decision: `allow` skips asking, `ask` asks even where the policy allows.
    * `executor` names the executor the call is routed to (shown in the approval request).
+   * `shown.sideEffects` is the tool's `sideEffects` (false: only rules naming the tool gate it).
    */
-  authorize(call: RequestedToolCall, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined, shown: { itemId: string; details?: ToolDetails }): Promise<{ allowed: boolean; message?: string }>;
+  authorize(call: RequestedToolCall, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined, shown: { itemId: string; details?: ToolDetails; sideEffects?: boolean }): Promise<{ allowed: boolean; message?: string }>;
   /** Asks the user a question for a tool call (`request_user_input`); absent = nobody can be asked. */
   askUser?(question: UserQuestion, call: { callId: string; itemId: string }): Promise<UserAnswer>;
   /** Hooks around tool calls, the stop and compaction (`hooks.yaml`), and skill loading; absent = none. */
@@ -171,7 +172,7 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
       if (!workspace) return tool.invoke(effectiveCall.arguments, toolContext);
       let permission: { allowed: boolean; message?: string };
       try {
-        permission = await environment.authorize(effectiveCall, gate.permission, workspace?.executor.name, { itemId, ...(details ? { details } : {}) });
+        permission = await environment.authorize(effectiveCall, gate.permission, workspace?.executor.name, { itemId, ...(details ? { details } : {}), ...(tool.sideEffects !== undefined ? { sideEffects: tool.sideEffects } : {}) });
       } catch {
         return { output: `${call.toolName}: not run: the turn was interrupted while waiting for approval`, isError: true };
       }

@@ -239,11 +239,12 @@ export class LiveSession {
    * Applies the agent's approval policy to a tool call: allow, deny, or ask the attached
    * clients and wait. Every decision made by a person is recorded as an `approval` item.
    * A `pre_tool_use` hook's `hookPermission` replaces the policy's allow/ask (`allow` skips
-   * asking, `ask` asks), but never a policy's deny.
+   * asking, `ask` asks), but never a policy's deny. A tool without side effects is gated only
+   * by a rule naming it exactly (see `evaluatePolicy`); a hook's `ask` still asks.
    */
-  private async authorize(turnId: string, policy: ApprovalPolicy | undefined, call: RequestedToolCall, signal: AbortSignal, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined, shown: { itemId: string; details?: ToolDetails }): Promise<{ allowed: boolean; message?: string }> {
+  private async authorize(turnId: string, policy: ApprovalPolicy | undefined, call: RequestedToolCall, signal: AbortSignal, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined, shown: { itemId: string; details?: ToolDetails; sideEffects?: boolean }): Promise<{ allowed: boolean; message?: string }> {
     if (!policy && hookPermission !== 'ask') return { allowed: true };
-    const verdict: PolicyVerdict = policy ? evaluatePolicy(policy, call.toolName, call.arguments) : { decision: 'allow' };
+    const verdict: PolicyVerdict = policy ? evaluatePolicy(policy, call.toolName, call.arguments, { ...(shown.sideEffects !== undefined ? { sideEffects: shown.sideEffects } : {}) }) : { decision: 'allow' };
     const policyRule = verdict.ruleIndex !== undefined ? `rule ${verdict.ruleIndex + 1} of agent "${this.state.agent}"` : `the default of agent "${this.state.agent}"`;
     if (verdict.decision === 'deny') return { allowed: false, message: `denied by the approval policy (${policyRule})` };
     if ((hookPermission ?? verdict.decision) === 'allow') return { allowed: true };

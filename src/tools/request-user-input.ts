@@ -22,13 +22,16 @@ export type RequestUserInputArguments = z.infer<typeof requestUserInputParameter
  * The `request_user_input` tool. Waits until a client answers (any connection, first answer
  * wins) and returns the answer as the output; when a client says no user can answer, or the
  * call runs where nobody can be asked, the output says so (not an error: the model decides
- * on its own). Interrupting the turn cancels the question.
+ * on its own). Interrupting the turn cancels the question. It changes nothing and only talks
+ * to the user, so it declares `sideEffects: false`: an approval policy gates it only through
+ * a rule naming it exactly.
  */
 export const requestUserInputTool: Tool<RequestUserInputArguments> = defineTool({
   name: 'request_user_input',
   action: 'ask the user',
   description: loadToolDescription('request_user_input'),
   parameters: requestUserInputParameters,
+  sideEffects: false,
   async execute(args, context) {
     const question = { question: args.question, ...(args.choices ? { choices: args.choices } : {}), allowFreeText: args.allow_free_text ?? args.choices === undefined };
     if (!context.askUser) return { output: 'no user can answer here: decide yourself and say what you assumed', isError: false, structured: { answered: false } };

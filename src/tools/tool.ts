@@ -76,6 +76,12 @@ export interface Tool<Args = unknown> {
    * details or the arguments are invalid. Never throws, never changes anything.
    */
   describe?(rawArguments: unknown, context: Pick<ToolContext, 'workspace'>): Promise<ToolDetails | undefined>;
+  /**
+   * False for a tool that only talks to the user and changes nothing (`request_user_input`):
+   * an approval policy's `default` and its wildcard rules do not gate it, only a rule naming
+   * the tool exactly does (see `evaluatePolicy`). Absent means the tool may have side effects.
+   */
+  readonly sideEffects?: boolean;
 }
 
 /**
@@ -134,6 +140,8 @@ export interface ToolSpec<Args> {
   execute(args: Args, context: ToolContext): Promise<ToolResult>;
   /** Details known before the call runs (see `Tool.describe`); may throw: a failure means no details. */
   describe?(args: Args, context: Pick<ToolContext, 'workspace'>): Promise<ToolDetails | undefined>;
+  /** False for a tool without side effects that only talks to the user (see `Tool.sideEffects`). */
+  sideEffects?: boolean;
 }
 
 /**
@@ -180,6 +188,7 @@ export function defineTool<Args>(spec: ToolSpec<Args>): Tool<Args> {
       return capped.truncated ? { ...result, output: capped.text } : result;
     },
     ...(spec.describe ? { describe: describeWith(spec.parameters, spec.describe) } : {}),
+    ...(spec.sideEffects !== undefined ? { sideEffects: spec.sideEffects } : {}),
   };
 }
 

@@ -4,6 +4,8 @@
  * `userInput`), the first answer wins and becomes the tool result, late subscribers see it
  * pending and are asked, a wrong answer is refused, and interrupting the turn cancels it.
  */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient, RuntimeClientError } from '../../src/client/runtime-client.js';
 import type { AnyNotification, ClientCapabilities, UserInputRequest } from '../../src/protocol/index.js';
@@ -161,5 +163,47 @@ responses:
     expect(harness.events.some((event) => event.method === 'input/requested')).toBe(false);
     const unknown = await harness.client.request('input/respond', { conversationId: 'conv_0000000000', requestId: 'input_0000000000', answer: 'x' }).catch((error: unknown) => error);
     expect((unknown as RuntimeClientError).code).toBe(-32004);
+  });
+
+  it('is asked without approval under `default: ask` and wildcard rules; a rule naming it exactly still applies', async () => {
+    const withAgents = (rules: string) => ({
+      beforeStart: (environment: { paths: { configDir: string } }) =>
+        writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), `agents:\n  default:\n    default: true\n    approvals:\n      default: ask\n      rules:\n${rules}`),
+    });
+    // `default: ask` and a `*` rule: the question goes straight to the user.
+    harness = await startInProcessServer(QUESTION, withAgents('        - { tool: "*", decision: deny }\n'));
+    let conversationId = await harness.conversation();
+    let user = await connect('user', { userInput: true, approvals: true });
+    const approvalsAsked: string[] = [];
+    user.client.handleServerRequest('approval/request', async (request) => {
+      approvalsAsked.push(request.toolName);
+      return { decision: 'allow_once' };
+    });
+    user.client.handleServerRequest('input/request', async () => ({ answer: 'sqlite' }));
+    await user.client.request('conversation/subscribe', { conversationId });
+    await harness.client.request('session/input', { conversationId, input: 'set it up' });
+    let [turn] = await harness.turnsCompleted(1);
+    expect(turn?.status).toBe('completed');
+    expect(approvalsAsked).toEqual([]);
+    expect(harness.completedItems().find((item) => item.kind === 'tool_call')).toMatchObject({ toolName: 'request_user_input', output: 'sqlite', isError: false });
+    expect(harness.completedItems().some((item) => item.kind === 'approval')).toBe(false);
+    await Promise.all(clients.splice(0).map((client) => client.close()));
+    await harness.stop();
+
+    // A rule whose tool is exactly `request_user_input` decides as written.
+    harness = await startInProcessServer(QUESTION, withAgents('        - { tool: request_user_input, decision: ask }\n'));
+    conversationId = await harness.conversation();
+    user = await connect('user', { userInput: true, approvals: true });
+    user.client.handleServerRequest('approval/request', async (request) => {
+      approvalsAsked.push(request.toolName);
+      return { decision: 'allow_once' };
+    });
+    user.client.handleServerRequest('input/request', async () => ({ answer: 'postgres' }));
+    await user.client.request('conversation/subscribe', { conversationId });
+    await harness.client.request('session/input', { conversationId, input: 'set it up' });
+    [turn] = await harness.turnsCompleted(1);
+    expect(turn?.status).toBe('completed');
+    expect(approvalsAsked).toEqual(['request_user_input']);
+    expect(harness.completedItems().find((item) => item.kind === 'tool_call')).toMatchObject({ output: 'postgres' });
   });
 });
