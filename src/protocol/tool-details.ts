@@ -93,8 +93,19 @@ export const ReadDetailsSchema = z.object({
   totalLines: z.number().int().nonnegative().optional(),
 });
 
+/** A directory listed by `list_dir`. */
+export const ListDetailsSchema = z.object({
+  kind: z.literal('list'),
+  /** Absolute path of the directory. */
+  path: z.string(),
+  /** Levels listed, 1 for the directory's own entries. */
+  depth: z.number().int().positive().optional(),
+  /** Entries found, shown or not (a lower bound when the listing stopped counting). Absent at start. */
+  entries: z.number().int().nonnegative().optional(),
+});
+
 /** Typed details of a tool call, by `kind`. */
-export const ToolDetailsSchema = z.discriminatedUnion('kind', [CommandDetailsSchema, FileChangeDetailsSchema, McpDetailsSchema, SubagentDetailsSchema, SearchDetailsSchema, ReadDetailsSchema]);
+export const ToolDetailsSchema = z.discriminatedUnion('kind', [CommandDetailsSchema, FileChangeDetailsSchema, McpDetailsSchema, SubagentDetailsSchema, SearchDetailsSchema, ReadDetailsSchema, ListDetailsSchema]);
 /** Typed details of a tool call. */
 export type ToolDetails = z.infer<typeof ToolDetailsSchema>;
 /** The details of one kind. */

@@ -48,6 +48,7 @@ export function collaborationTools(host: CollaborationHost): Tool[] {
   return [
     defineTool({
       name: 'spawn_agent',
+      declaredDetails: { kind: 'subagent' },
       description: loadToolDescription('spawn_agent'),
       parameters: spawnParameters,
       async execute(args) {
@@ -57,6 +58,7 @@ export function collaborationTools(host: CollaborationHost): Tool[] {
     }),
     defineTool({
       name: 'send_input',
+      declaredDetails: { kind: 'subagent' },
       description: loadToolDescription('send_input'),
       parameters: sendParameters,
       describe: async (args) => ({ kind: 'subagent', sessionIds: [args.id] }),
@@ -67,6 +69,7 @@ export function collaborationTools(host: CollaborationHost): Tool[] {
     }),
     defineTool({
       name: 'wait_agent',
+      declaredDetails: { kind: 'subagent' },
       description: loadToolDescription('wait_agent'),
       parameters: waitParameters,
       describe: async (args) => (args.ids ? { kind: 'subagent', sessionIds: args.ids } : undefined),
@@ -77,6 +80,7 @@ export function collaborationTools(host: CollaborationHost): Tool[] {
     }),
     defineTool({
       name: 'close_agent',
+      declaredDetails: { kind: 'subagent' },
       description: loadToolDescription('close_agent'),
       parameters: closeParameters,
       describe: async (args) => ({ kind: 'subagent', sessionIds: [args.id] }),

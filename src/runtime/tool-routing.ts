@@ -39,6 +39,8 @@ export function routeTool(tool: Tool, workspaces: Workspace[]): Tool {
   });
   const routed: Tool = {
     name: tool.name,
+    ...(tool.sideEffects !== undefined ? { sideEffects: tool.sideEffects } : {}),
+    ...(tool.declaredDetails ? { declaredDetails: tool.declaredDetails } : {}),
     description: `${tool.description}\n\nThis tool can run on several executors: ${names.join(', ')}. Choose one with the "executor" argument (default: ${names[0]}).`,
     parameters,
     async invoke(rawArguments: unknown, context: ToolContext) {

@@ -68,6 +68,15 @@ export function describeCommandProgress(command: BackgroundCommand, call?: Comma
   };
 }
 
+/**
+ * A command as the `command` details of `write_stdin` and `kill_command` show it: its command
+ * line and cwd, with the duration counted from its start (to its end once it ended).
+ */
+function callOf(command: BackgroundCommand): CommandCall {
+  const { startedAt, endedAt } = command.info();
+  return { command: command.command, cwd: command.cwd, startedAt: performance.now() - ((endedAt ?? Date.now()) - startedAt) };
+}
+
 /** The call that started a command, for the `command` details of its result. */
 export interface CommandCall {
   command: string;
@@ -130,12 +139,17 @@ const writeStdinParameters = z.object({
   yield_after_ms: yieldAfterMsSchema.optional().describe('Wait this many milliseconds for output before returning, 1 to 600000. Default 1000.'),
 });
 
-/** `write_stdin`: sends input to a running command and returns the output since the last read. */
+/**
+ * `write_stdin`: sends input to a running command and returns the output since the last read.
+ * Its `command` details name the command (command line, cwd), its exit code once it ended
+ * (null while it runs) and the output of this call.
+ */
 export const writeStdinTool: Tool<z.infer<typeof writeStdinParameters>> = defineTool({
   name: 'write_stdin',
   action: 'write to the command',
   description: loadToolDescription('write_stdin'),
   parameters: writeStdinParameters,
+  declaredDetails: { kind: 'command' },
   async execute(args, context) {
     const command = findCommand(context, 'write_stdin', args.command_id);
     // What the command writes while the call waits streams to clients as it comes, as for exec_command.
@@ -146,7 +160,7 @@ export const writeStdinTool: Tool<z.infer<typeof writeStdinParameters>> = define
     } finally {
       stopStreaming?.();
     }
-    return describeCommandProgress(command);
+    return describeCommandProgress(command, callOf(command));
   },
 });
 
@@ -158,6 +172,7 @@ export const listCommandsTool: Tool<z.infer<typeof listCommandsParameters>> = de
   action: 'list the background commands',
   description: loadToolDescription('list_commands'),
   parameters: listCommandsParameters,
+  declaredDetails: { none: 'it reports no one command: its result lists every command of the session (structured.commands)' },
   async execute(_args, context) {
     const commands = registryOf(context, 'list_commands').list();
     if (commands.length === 0) return { output: 'no background commands in this session', isError: false, structured: { commands } };
@@ -175,19 +190,23 @@ const killCommandParameters = z.object({
   command_id: z.string().min(1).describe('Id of the command to stop, from exec_command or list_commands.'),
 });
 
-/** `kill_command`: kills a command's whole process group and returns its last output. */
+/**
+ * `kill_command`: kills a command's whole process group and returns its last output, with the
+ * same `command` details as `write_stdin`.
+ */
 export const killCommandTool: Tool<z.infer<typeof killCommandParameters>> = defineTool({
   name: 'kill_command',
   action: 'stop the command',
   description: loadToolDescription('kill_command'),
   parameters: killCommandParameters,
+  declaredDetails: { kind: 'command' },
   async execute(args, context) {
     const command = findCommand(context, 'kill_command', args.command_id);
     if (!command.ended) {
       command.process.kill();
       await command.waitForExit(KILL_WAIT_MS);
     }
-    return { ...describeCommandProgress(command), isError: !command.ended };
+    return { ...describeCommandProgress(command, callOf(command)), isError: !command.ended };
   },
 });
 

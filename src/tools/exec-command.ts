@@ -70,6 +70,7 @@ export function createExecCommandTool(options: ExecCommandToolOptions = {}): Too
     action: 'run the command',
     description: loadToolDescription('exec_command'),
     parameters: execCommandParameters,
+    declaredDetails: { kind: 'command' },
     // Room for the status lines, so the shared cap never cuts output the executor already capped.
     outputLimitBytes: maxOutputBytes + 1024,
     async describe(args, { workspace }) {

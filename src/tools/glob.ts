@@ -39,6 +39,7 @@ export function createGlobTool(): Tool<GlobArguments> {
     action: 'list the matching files',
     description: loadToolDescription('glob'),
     parameters: globParameters,
+    declaredDetails: { kind: 'search' },
     async describe(args, { workspace }) {
       return { kind: 'search', tool: 'glob', pattern: args.pattern, path: await workspace.resolveSafe(args.path) };
     },

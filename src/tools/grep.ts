@@ -75,6 +75,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepArgument
     action: 'search the files',
     description: loadToolDescription('grep'),
     parameters: grepParameters,
+    declaredDetails: { kind: 'search' },
     async describe(args, { workspace }) {
       return { kind: 'search', tool: 'grep', pattern: args.pattern, path: await workspace.resolveSafe(args.path) };
     },

@@ -95,6 +95,7 @@ export function createReadFileTool(options: ReadFileToolOptions = {}): Tool<Read
     action: 'read the file',
     description: loadToolDescription('read_file'),
     parameters: readFileParameters,
+    declaredDetails: { kind: 'read' },
     // Room for the notes, so the shared output cap never cuts lines this tool already fitted.
     outputLimitBytes: maxBytes + 1024,
     async describe(args, { workspace }) {

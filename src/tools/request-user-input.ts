@@ -32,6 +32,7 @@ export const requestUserInputTool: Tool<RequestUserInputArguments> = defineTool(
   description: loadToolDescription('request_user_input'),
   parameters: requestUserInputParameters,
   sideEffects: false,
+  declaredDetails: { none: 'the question and its answer reach clients as input/requested and input/resolved, which name the item' },
   async execute(args, context) {
     const question = { question: args.question, ...(args.choices ? { choices: args.choices } : {}), allowFreeText: args.allow_free_text ?? args.choices === undefined };
     if (!context.askUser) return { output: 'no user can answer here: decide yourself and say what you assumed', isError: false, structured: { answered: false } };

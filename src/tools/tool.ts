@@ -5,6 +5,13 @@ import type { ToolDetails } from '../protocol/tool-details.js';
 import type { BackgroundCommandRegistry } from '../runtime/background-commands.js';
 import { internalFailureNote, isInternalError, reportInternalError } from './internal-errors.js';
 
+/**
+ * What typed details a tool's results carry: the `kind` of its `details`, or why it has none
+ * (its result is the whole story, or the call is shown by other means). Every built-in tool
+ * declares one, so a tool without details is a decision rather than an oversight.
+ */
+export type ToolDetailsDeclaration = { kind: ToolDetails['kind'] } | { none: string };
+
 /** What a tool call produced. */
 export interface ToolResult {
   /**
@@ -82,6 +89,8 @@ export interface Tool<Args = unknown> {
    * the tool exactly does (see `evaluatePolicy`). Absent means the tool may have side effects.
    */
   readonly sideEffects?: boolean;
+  /** The details its results carry, or why none (see `ToolDetailsDeclaration`). */
+  readonly declaredDetails?: ToolDetailsDeclaration;
 }
 
 /**
@@ -142,6 +151,8 @@ export interface ToolSpec<Args> {
   describe?(args: Args, context: Pick<ToolContext, 'workspace'>): Promise<ToolDetails | undefined>;
   /** False for a tool without side effects that only talks to the user (see `Tool.sideEffects`). */
   sideEffects?: boolean;
+  /** The details its results carry, or why none (see `ToolDetailsDeclaration`). */
+  declaredDetails?: ToolDetailsDeclaration;
 }
 
 /**
@@ -189,6 +200,7 @@ export function defineTool<Args>(spec: ToolSpec<Args>): Tool<Args> {
     },
     ...(spec.describe ? { describe: describeWith(spec.parameters, spec.describe) } : {}),
     ...(spec.sideEffects !== undefined ? { sideEffects: spec.sideEffects } : {}),
+    ...(spec.declaredDetails ? { declaredDetails: spec.declaredDetails } : {}),
   };
 }
 

@@ -1,12 +1,14 @@
 /**
  * Typed tool details on `tool_call` items, over a real WebSocket against a real server with
  * the mock provider: what is known before a call runs arrives in `item/started`, the whole in
- * `item/completed`, for commands, file changes, MCP tools, subagents, searches and reads.
+ * `item/completed`, for commands (background ones driven by write_stdin and kill_command
+ * too), file changes, MCP tools, subagents, searches, reads and directory listings.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MockProviderServer, parseMockScript } from '../../src/models/mock/index.js';
+import type { MockResponseEntry } from '../../src/models/mock/script.js';
 import type { AnyNotification, Item, ToolDetails } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 import { GROWING_SERVER, writeConfig, yamlString } from '../mcp/mcp-helpers.js';
@@ -201,5 +203,68 @@ responses:
     expect(grep?.details).toEqual({ kind: 'search', tool: 'grep', pattern: 'needle', path: docs, matches: 2 });
     expect(startedDetails(read!.id)).toEqual({ kind: 'read', path: path.join(docs, 'a.md') });
     expect(read?.details).toEqual({ kind: 'read', path: path.join(docs, 'a.md'), startLine: 2, endLine: 3, totalLines: 3 });
+  });
+
+  it('command: write_stdin and kill_command name the background command, its cwd, its exit code once ended and the output of the call', async () => {
+    harness = await startInProcessServer(
+      `
+responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo ready; while read line; do echo \\"got: $line\\"; done", cwd: sub, yield_after_ms: 1000 } }]
+  - text: "started"
+  - toolCalls: [{ name: write_stdin, arguments: { command_id: COMMAND_ID, input: "ping\\n", yield_after_ms: 1000 } }]
+  - toolCalls: [{ name: kill_command, arguments: { command_id: COMMAND_ID } }]
+  - toolCalls: [{ name: write_stdin, arguments: { command_id: COMMAND_ID, input: "" } }]
+  - text: "stopped"
+`,
+      { beforeStart: (environment) => mkdirSync(path.join(environment.workDir, 'sub')) },
+    );
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'start it' });
+    await harness.turnsCompleted(1);
+    const [start] = toolCalls();
+    const id = /command_id (cmd_[0-9a-z]+)/.exec(start?.output ?? '')?.[1] ?? '';
+    expect(id).not.toBe('');
+    const command = 'echo ready; while read line; do echo "got: $line"; done';
+    const cwd = (start?.details as { cwd: string }).cwd;
+    expect(cwd.endsWith(`${path.sep}sub`)).toBe(true);
+    for (const entry of (harness.environment.mock as unknown as { entries: MockResponseEntry[] }).entries) {
+      for (const call of entry.toolCalls ?? []) if (typeof call.arguments === 'object' && call.arguments.command_id === 'COMMAND_ID') call.arguments.command_id = id;
+    }
+    await harness.client.request('session/input', { conversationId, input: 'talk to it, then stop it' });
+    const turns = await harness.turnsCompleted(2);
+    expect(turns[1]?.status).toBe('completed');
+    const [written, killed, readAfter] = toolCalls().slice(1);
+    expect(written).toMatchObject({ toolName: 'write_stdin', isError: false });
+    expect(written?.details).toMatchObject({ kind: 'command', command, cwd, exitCode: null, signal: null, output: 'got: ping\n' });
+    expect(written?.output).toContain('[still running as command_id');
+    expect(JSON.stringify(written?.details)).not.toContain('still running');
+    expect(killed).toMatchObject({ toolName: 'kill_command' });
+    expect(killed?.details).toMatchObject({ kind: 'command', command, cwd, exitCode: null, output: '' });
+    expect((killed?.details as { signal: string | null }).signal).toMatch(/^SIG/);
+    expect((killed?.details as { durationMs: number }).durationMs).toBeGreaterThan(0);
+    expect(readAfter?.details).toMatchObject({ kind: 'command', command, cwd, signal: (killed?.details as { signal: string }).signal, output: '' });
+  });
+
+  it('list: list_dir gives the absolute directory and depth at start, and the entries found at completion', async () => {
+    const calls = await runTurn(
+      `
+responses:
+  - toolCalls: [{ name: list_dir, arguments: { path: docs, depth: 2 } }]
+  - text: "listed"
+`,
+      'go',
+      {
+        beforeStart: (environment) => {
+          mkdirSync(path.join(environment.workDir, 'docs', 'deep'), { recursive: true });
+          writeFileSync(path.join(environment.workDir, 'docs', 'a.md'), 'a\n');
+          writeFileSync(path.join(environment.workDir, 'docs', 'deep', 'b.md'), 'b\n');
+        },
+      },
+    );
+    const list = calls[0] as ToolCallItem;
+    const docs = (list.details as { path: string }).path;
+    expect(path.isAbsolute(docs) && docs.endsWith(`${path.sep}docs`)).toBe(true);
+    expect(startedDetails(list.id)).toEqual({ kind: 'list', path: docs, depth: 2 });
+    expect(list.details).toEqual({ kind: 'list', path: docs, depth: 2, entries: 3 });
   });
 });

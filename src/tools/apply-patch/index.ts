@@ -66,6 +66,7 @@ export const applyPatchTool: Tool<ApplyPatchArguments> = defineTool({
   action: 'apply the patch',
   description: loadToolDescription('apply_patch'),
   parameters: applyPatchArguments,
+  declaredDetails: { kind: 'fileChange' },
   async describe({ patch }, { workspace }) {
     return { kind: 'fileChange', changes: await previewPatch(patch, workspace) };
   },
