@@ -180,7 +180,7 @@ function writeConversation(root: string, number: number, texts: TextPools): void
   const sessionId = `sess_${String(number).padStart(8, '0')}`;
   const time = 1_700_000_000_000 + number * 1000;
   let conversation: Conversation = { id: conversationId, title: `Fix ${texts.words(3)}`, workLocation: [{ executor: 'local', cwd: `/home/dev/project-${number % 20}` }], rootSessionId: sessionId, createdAt: time, updatedAt: time };
-  const session: Session = { id: sessionId, conversationId, parentSessionId: null, agent: 'default', model: 'openai/gpt-5.5', status: 'idle', activeTurnId: null, queuedInputs: [], pendingApprovals: [], createdAt: time, updatedAt: time };
+  const session: Session = { id: sessionId, conversationId, parentSessionId: null, agent: 'default', model: 'openai/gpt-5.5', status: 'idle', activeTurnId: null, queuedInputs: [], pendingApprovals: [], pendingUserInputs: [], createdAt: time, updatedAt: time };
   const metadata: MetadataEntry[] = [{ type: 'conversation', conversation }, { type: 'session', session }];
   const items: Item[] = [];
   for (let turnNumber = 0; turnNumber < ITEMS_PER_CONVERSATION / ITEMS_PER_TURN; turnNumber += 1) {

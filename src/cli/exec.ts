@@ -70,7 +70,7 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
   }
   const paths = resolvePaths({ ...(options.configDir ? { configDir: options.configDir } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   const server = await ensureServer(paths, { requireConfigDir: options.configDir !== undefined });
-  const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'openvaala-exec' });
+  const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'openvaala-exec', capabilities: { approvals: true, userInput: true, deltas: true } });
   const renderer = options.json ? new JsonRenderer(streams) : new HumanRenderer(streams);
   const approvals = new ApprovalPrompt(streams);
   let conversationId: string | undefined;
@@ -147,6 +147,7 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
       }
     });
     client.handleServerRequest('approval/request', (request) => approvals.ask(request));
+    client.handleServerRequest('input/request', (request) => approvals.askQuestion(request));
     // On resume, only what happens from now on is shown: the stored items are skipped.
     const afterSeq = options.resume ? await lastSeqs(client, id) : undefined;
     await client.request('conversation/subscribe', { conversationId: id, ...(afterSeq ? { afterSeq } : {}) });

@@ -13,6 +13,7 @@ import {
   type MethodParams,
   type MethodResult,
   type NotificationName,
+  type ClientCapabilities,
   type serverRequests,
 } from '../protocol/index.js';
 import type { z } from 'zod';
@@ -88,7 +89,17 @@ export interface RuntimeClientOptions {
   clientName: string;
   /** Extra HTTP headers of the upgrade request (e.g. `Origin`). */
   headers?: Record<string, string>;
+  /**
+   * What this client declares in `initialize`. Default `DEFAULT_RUNTIME_CLIENT_CAPABILITIES`:
+   * it answers `approval/request` and `input/request` (with handlers registered through
+   * `handleServerRequest`; requests without a handler stay unanswered for another client) and
+   * wants deltas. Pass `{}` to declare nothing (the server's defaults apply).
+   */
+  capabilities?: ClientCapabilities;
 }
+
+/** What a `RuntimeClient` declares unless told otherwise. */
+export const DEFAULT_RUNTIME_CLIENT_CAPABILITIES: ClientCapabilities = { approvals: true, userInput: true, deltas: true };
 
 /** A connected, initialized client. */
 export class RuntimeClient {
@@ -99,6 +110,8 @@ export class RuntimeClient {
   private closedError: Error | undefined;
   private lastError: Error | undefined;
   private readonly closeListeners = new Set<(error: Error) => void>();
+  /** The server's answer to `initialize` (its identity, protocol version and capabilities). */
+  initializeResult: MethodResult<'initialize'> | undefined;
 
   private constructor(private readonly socket: WebSocket) {
     socket.on('message', (data) => this.receive(data.toString()));
@@ -130,7 +143,7 @@ export class RuntimeClient {
       socket.once('error', reject);
     });
     const client = new RuntimeClient(socket);
-    await client.request('initialize', { clientInfo: { name: options.clientName }, protocolVersion: PROTOCOL_VERSION });
+    client.initializeResult = await client.request('initialize', { clientInfo: { name: options.clientName }, protocolVersion: PROTOCOL_VERSION, capabilities: options.capabilities ?? DEFAULT_RUNTIME_CLIENT_CAPABILITIES });
     return client;
   }
 

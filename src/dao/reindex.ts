@@ -118,7 +118,7 @@ export async function reindex(logs: LogStorage, index: RecordStorage, options: R
   if (records.length > 0) await index.mset(CONVERSATION_INDEX, records);
   // After the rebuild, through the store: the recovery's writes update the new records.
   if (options.recoverStaleTurns ?? true) {
-    for (const conversationId of stale) report.recoveredTurns += await recoverConversation(store, conversationId);
+    for (const conversationId of stale) report.recoveredTurns += (await recoverConversation(store, conversationId)).turns;
   }
   report.conversations = records.length;
   report.durationMs = performance.now() - started;

@@ -3,7 +3,10 @@
  * `completed`, `failed` or `interrupted`). Only one server owns a data directory (the lock),
  * so a turn found running when a server starts, or while `reindex` holds the lock, belongs
  * to a dead one: it is recorded `interrupted` with an `interruption` item of reason
- * `crash_recovery`, and its session goes back to idle.
+ * `crash_recovery`, and its session goes back to idle. The approvals and questions the session
+ * listed as waiting are dropped with it: waiting lives in the dead server's memory, so nobody
+ * can answer them any more (answering one gives `accepted: false`). The interruption item says
+ * how many were dropped.
  */
 import { newId } from '../ids.js';
 import type { Item, Session, Turn } from '../protocol/index.js';
@@ -21,11 +24,32 @@ export interface TurnRecoveryPlan {
   entries: MetadataEntry[];
   /** The state once the plan is written. */
   state: ConversationState;
+  /** Approval requests the recovered sessions listed as waiting, now dropped. */
+  droppedApprovals: number;
+  /** `request_user_input` questions the recovered sessions listed as waiting, now dropped. */
+  droppedUserInputs: number;
 }
 
-/** True when the state has a turn or a session still marked running. */
+/** True when a stored session is left running or lists approvals or questions as waiting. */
+function isStaleSession(session: Session): boolean {
+  return session.status === 'running' || session.pendingApprovals.length > 0 || session.pendingUserInputs.length > 0;
+}
+
+/**
+ * True when the state has a turn or a session still marked running, or a session listing
+ * approvals or questions as waiting (read from storage, these belong to a server that died).
+ */
 export function hasStaleTurns(state: ConversationState): boolean {
-  return state.turns.some((turn) => turn.status === 'running') || state.sessions.some((session) => session.status === 'running');
+  return state.turns.some((turn) => turn.status === 'running') || state.sessions.some(isStaleSession);
+}
+
+/** What the interruption item of a turn says: the crash, and the requests that went unanswered. */
+function recoveryMessage(approvals: number, userInputs: number): string {
+  const dropped = [
+    ...(approvals > 0 ? [`${approvals} ${approvals === 1 ? 'approval request' : 'approval requests'}`] : []),
+    ...(userInputs > 0 ? [`${userInputs} ${userInputs === 1 ? 'question' : 'questions'} for the user`] : []),
+  ];
+  return dropped.length === 0 ? CRASH_RECOVERY_MESSAGE : `${CRASH_RECOVERY_MESSAGE}; dropped unanswered: ${dropped.join(', ')}`;
 }
 
 /**
@@ -36,12 +60,24 @@ export function hasStaleTurns(state: ConversationState): boolean {
 export function planTurnRecovery(state: ConversationState, now = Date.now()): TurnRecoveryPlan | undefined {
   if (!hasStaleTurns(state)) return undefined;
   const turns: Turn[] = state.turns.map((turn) => (turn.status === 'running' ? { ...turn, status: 'interrupted', stopReason: 'crash_recovery', completedAt: now, error: CRASH_RECOVERY_MESSAGE } : turn));
-  const sessions: Session[] = state.sessions.map((session) => (session.status === 'running' ? { ...session, status: 'idle', activeTurnId: null, updatedAt: now } : session));
+  const sessions: Session[] = state.sessions.map((session) =>
+    isStaleSession(session) ? { ...session, status: session.status === 'running' ? 'idle' : session.status, activeTurnId: null, pendingApprovals: [], pendingUserInputs: [], updatedAt: now } : session,
+  );
   const recoveredTurns = turns.filter((_, index) => state.turns[index]?.status === 'running');
-  const recoveredSessions = sessions.filter((_, index) => state.sessions[index]?.status === 'running');
-  const markers: Item[] = recoveredTurns.map((turn) => ({ id: newId('item'), sessionId: turn.sessionId, turnId: turn.id, createdAt: now, completedAt: now, status: 'completed', kind: 'interruption', reason: 'crash_recovery', message: CRASH_RECOVERY_MESSAGE }));
+  const staleSessions = state.sessions.filter(isStaleSession);
+  const recoveredSessions = sessions.filter((_, index) => isStaleSession(state.sessions[index] as Session));
+  const droppedFor = (turnId: string) => ({
+    approvals: staleSessions.reduce((sum, session) => sum + session.pendingApprovals.filter((request) => request.turnId === turnId).length, 0),
+    userInputs: staleSessions.reduce((sum, session) => sum + session.pendingUserInputs.filter((request) => request.turnId === turnId).length, 0),
+  });
+  const markers: Item[] = recoveredTurns.map((turn) => {
+    const dropped = droppedFor(turn.id);
+    return { id: newId('item'), sessionId: turn.sessionId, turnId: turn.id, createdAt: now, completedAt: now, status: 'completed', kind: 'interruption', reason: 'crash_recovery', message: recoveryMessage(dropped.approvals, dropped.userInputs) };
+  });
   const entries: MetadataEntry[] = [...recoveredTurns.map((turn) => ({ type: 'turn' as const, turn })), ...recoveredSessions.map((session) => ({ type: 'session' as const, session }))];
-  return { markers, entries, state: { ...state, turns, sessions } };
+  const droppedApprovals = staleSessions.reduce((sum, session) => sum + session.pendingApprovals.length, 0);
+  const droppedUserInputs = staleSessions.reduce((sum, session) => sum + session.pendingUserInputs.length, 0);
+  return { markers, entries, state: { ...state, turns, sessions }, droppedApprovals, droppedUserInputs };
 }
 
 /**
@@ -60,25 +96,36 @@ export async function writeTurnRecovery(store: ConversationStore, conversationId
   return appended;
 }
 
+/** What recovering one conversation did. */
+export interface ConversationRecovery {
+  /** Turns recorded interrupted. */
+  turns: number;
+  /** Waiting approval requests dropped. */
+  approvals: number;
+  /** Waiting questions for the user dropped. */
+  userInputs: number;
+}
+
 /**
- * Loads a conversation and records its stale turns as interrupted (see the module comment).
- * @returns the number of turns recovered (0 when none, or when the conversation is gone)
+ * Loads a conversation and records its stale turns as interrupted, dropping the approvals
+ * and questions its sessions listed as waiting (see the module comment).
+ * @returns what was recovered (all 0 when nothing was, or when the conversation is gone)
  * @throws Error when a write fails
  */
-export async function recoverConversation(store: ConversationStore, conversationId: string, now = Date.now()): Promise<number> {
+export async function recoverConversation(store: ConversationStore, conversationId: string, now = Date.now()): Promise<ConversationRecovery> {
   const state = await store.loadConversation(conversationId);
   if (!state) {
     await store.refreshIndexRecord(conversationId);
-    return 0;
+    return { turns: 0, approvals: 0, userInputs: 0 };
   }
   const plan = planTurnRecovery(state, now);
   if (!plan) {
     // The log says the turn ended; only the index missed that last write.
     await store.refreshIndexRecord(conversationId);
-    return 0;
+    return { turns: 0, approvals: 0, userInputs: 0 };
   }
   await writeTurnRecovery(store, conversationId, plan);
-  return plan.markers.length;
+  return { turns: plan.markers.length, approvals: plan.droppedApprovals, userInputs: plan.droppedUserInputs };
 }
 
 /** What {@link recoverStaleTurns} did. */
@@ -87,6 +134,10 @@ export interface StaleTurnReport {
   conversations: string[];
   /** Turns recorded interrupted. */
   turns: number;
+  /** Waiting approval requests dropped (nobody can answer them after the crash). */
+  approvals: number;
+  /** Waiting questions for the user dropped. */
+  userInputs: number;
   /** Conversations that could not be recovered, with why (they are recovered when opened). */
   failures: { conversationId: string; message: string }[];
 }
@@ -97,12 +148,14 @@ export interface StaleTurnReport {
  * are still recovered, and opening it tries again.
  */
 export async function recoverStaleTurns(store: ConversationStore): Promise<StaleTurnReport> {
-  const report: StaleTurnReport = { conversations: [], turns: 0, failures: [] };
+  const report: StaleTurnReport = { conversations: [], turns: 0, approvals: 0, userInputs: 0, failures: [] };
   for (const conversationId of await store.listRunningConversationIds()) {
     try {
-      const turns = await recoverConversation(store, conversationId);
+      const recovered = await recoverConversation(store, conversationId);
       report.conversations.push(conversationId);
-      report.turns += turns;
+      report.turns += recovered.turns;
+      report.approvals += recovered.approvals;
+      report.userInputs += recovered.userInputs;
     } catch (error) {
       report.failures.push({ conversationId, message: error instanceof Error ? error.message : String(error) });
     }

@@ -115,6 +115,8 @@ export class McpClientManager {
             description: tool.description ?? tool.title ?? `Tool "${tool.name}" of MCP server "${connection.name}".`,
             parameters: argumentsSchema(tool.inputSchema),
             execute: (args, context) => connection.call(tool.name, args, context.signal),
+            describe: async () => ({ kind: 'mcp', server: connection.name, tool: tool.name }),
+            declaredDetails: { kind: 'mcp' },
           }),
         );
       }
@@ -150,6 +152,7 @@ export class McpClientManager {
       name,
       description: `A tool of MCP server "${connection.name}", which is not running.`,
       parameters: anyArguments(),
+      declaredDetails: { kind: 'mcp' },
       execute: async (args, context) => {
         await connection.ensureRunning();
         const tool = this.tools().find((candidate) => candidate.name === name);

@@ -214,7 +214,7 @@ export class McpServerConnection {
     try {
       const result = await client.callTool({ name: toolName, arguments: args }, undefined, { signal, timeout: this.toolTimeoutMs });
       await this.refreshing;
-      return toToolResult(result);
+      return { ...toToolResult(result), details: { kind: 'mcp', server: this.name, tool: toolName, result } };
     } catch (error) {
       if (signal.aborted) throw new Error(`the call to MCP server "${this.name}" was cancelled (${(signal.reason as Error)?.message ?? 'turn interrupted'})`, { cause: error });
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {

@@ -3,9 +3,12 @@
  * wins, in a conversation's `metadata.jsonl`, and sent to clients.
  */
 import { z } from 'zod';
+import { ApprovalOptionSchema } from './approval-options.js';
 import { TokenUsageSchema } from './items.js';
 import { SessionPlanSchema } from './plans.js';
 import { ConversationContextFields } from './conversation-context.js';
+import { ToolDetailsSchema } from './tool-details.js';
+import { UserInputRequestSchema } from './user-input.js';
 
 /** One executor a conversation may use, and its working directory there. */
 export const WorkLocationEntrySchema = z.object({
@@ -45,9 +48,15 @@ export const ApprovalRequestSchema = z.object({
   sessionId: z.string(),
   turnId: z.string(),
   callId: z.string(),
+  /** The call's `tool_call` item (its `item/started` came before this request). */
+  itemId: z.string(),
   toolName: z.string(),
   arguments: z.unknown(),
   executor: z.string().optional(),
+  /** What the call will do, as far as known before it runs (the command and its cwd, the diffs to apply). */
+  details: ToolDetailsSchema.optional(),
+  /** The answers to offer, in order (see `approvalOptions`). */
+  options: z.array(ApprovalOptionSchema),
   /** Why it is asked (the policy rule that matched). */
   reason: z.string(),
   /**
@@ -61,17 +70,6 @@ export const ApprovalRequestSchema = z.object({
 /** A tool call waiting for a person's decision. */
 export type ApprovalRequest = z.infer<typeof ApprovalRequestSchema>;
 
-/**
- * An answer to an approval request. `allow_once` runs this call. `allow_session` runs it and,
- * for the rest of the live session (until the server stops), every later call of the same
- * tool with exactly the same arguments. `allow_prefix` runs it and, for the rest of the live
- * session, every later shell command of the same tool that is one simple command starting with
- * the given words (compared on parsed words; a line with `;`, `&&`, `|`, redirections or
- * substitutions never matches). `deny` refuses it, telling the model.
- */
-export const ApprovalDecisionSchema = z.enum(['allow_once', 'allow_session', 'allow_prefix', 'deny']);
-/** An answer to an approval request. */
-export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
 
 /** A session's state. */
 export const SessionStatusSchema = z.enum(['idle', 'running', 'closed']);
@@ -91,8 +89,14 @@ export const SessionSchema = z.object({
   activeTurnId: z.string().nullable(),
   /** Inputs waiting for the next turn, oldest first. */
   queuedInputs: z.array(z.object({ id: z.string(), text: z.string(), clientMessageId: z.string().optional() })),
-  /** Tool calls of the running turn waiting for approval. */
-  pendingApprovals: z.array(ApprovalRequestSchema).default([]),
+  /**
+   * Tool calls of the running turn waiting for approval. Waiting lives in memory only, so a
+   * stored list in an older shape (written before `itemId` and `options`) reads as empty
+   * rather than making the whole session entry unreadable.
+   */
+  pendingApprovals: z.array(ApprovalRequestSchema).default([]).catch([]),
+  /** Questions of `request_user_input` waiting for the user. */
+  pendingUserInputs: z.array(UserInputRequestSchema).default([]).catch([]),
   /**
    * Number of times the session's history was rewound (`conversation/rewind`); absent means 0.
    * A client holding items of an older epoch drops those after `rewoundAfterSeq`.

@@ -14,3 +14,7 @@ export * from './conversation-context.js';
 export * from './workspace.js';
 export * from './transport.js';
 export * from './codex-ids.js';
+export * from './tool-details.js';
+export * from './capabilities.js';
+export * from './approval-options.js';
+export * from './user-input.js';

@@ -4,6 +4,8 @@
  */
 import { z } from 'zod';
 import { PlanStepSchema } from './plans.js';
+import { ApprovalDecisionSchema } from './approval-options.js';
+import { ToolDetailsSchema } from './tool-details.js';
 
 /** How an item ended. */
 export const ItemStatusSchema = z.enum(['completed', 'failed', 'interrupted']);
@@ -116,6 +118,8 @@ export const ToolCallItemSchema = z.object({
   isError: z.boolean(),
   exitCode: z.number().int().nullable().optional(),
   structured: z.record(z.string(), z.unknown()).optional(),
+  /** Typed details for clients (command, file changes, MCP, subagents, search, read); see `tool-details.ts`. */
+  details: ToolDetailsSchema.optional(),
   /** Wall time of the tool's work, ms. */
   durationMs: z.number().nonnegative(),
   /**
@@ -140,7 +144,8 @@ export const ApprovalItemSchema = z.object({
   kind: z.literal('approval'),
   callId: z.string(),
   toolName: z.string(),
-  decision: z.enum(['allow_once', 'allow_session', 'allow_prefix', 'deny']),
+  decision: ApprovalDecisionSchema,
+  /** Who decided: `client:<client name>` of the deciding connection. */
   decidedBy: z.string(),
   /** The command prefix allowed for the session (with `allow_prefix`), as parsed words. */
   prefix: z.array(z.string()).optional(),

@@ -4,7 +4,10 @@
  * and the exported JSON Schema all use these definitions.
  */
 import { z } from 'zod';
-import { ApprovalDecisionSchema, ApprovalRequestSchema, ConversationSchema, ConversationSummarySchema, SessionSchema, TurnSchema, WorkLocationEntrySchema } from './entities.js';
+import { ApprovalDecisionSchema } from './approval-options.js';
+import { ClientCapabilitiesSchema, ServerCapabilitiesSchema } from './capabilities.js';
+import { userInputMethods, userInputNotifications, userInputServerRequests } from './user-input.js';
+import { ApprovalRequestSchema, ConversationSchema, ConversationSummarySchema, SessionSchema, TurnSchema, WorkLocationEntrySchema } from './entities.js';
 import { ContentPartSchema, ItemSchema, StoredItemSchema } from './items.js';
 import { lifecycleMethods, lifecycleNotifications } from './lifecycle.js';
 import { ClientMessageIdSchema, SessionHeadsSchema, turnControlMethods, turnControlNotifications } from './turn-control.js';
@@ -101,10 +104,13 @@ export const methods = {
        * set headers): the first message of such a connection must be `initialize` with it.
        */
       token: z.string().max(1000).optional(),
+      /** What the client handles; defaults in `capabilities.ts`. */
+      capabilities: ClientCapabilitiesSchema.optional(),
     }),
     result: z.object({
       serverInfo: z.object({ name: z.string(), version: z.string() }),
       protocolVersion: z.number().int(),
+      capabilities: ServerCapabilitiesSchema,
     }),
   },
   'conversation/create': {
@@ -342,6 +348,7 @@ export const methods = {
   ...turnControlMethods,
   ...agentMethods,
   ...workspaceMethods,
+  ...userInputMethods,
 } as const;
 
 /** Server-to-client notifications: name → params schema. */
@@ -383,7 +390,17 @@ export const notifications = {
   /** After a reload or update: `ok`, every problem (`error`), and what applies only later (`notes`). */
   'config/updated': z.object({ ok: z.boolean(), error: z.string().optional(), notes: z.array(z.string()).optional() }),
   'approval/requested': z.object({ conversationId, approval: ApprovalRequestSchema }),
-  'approval/resolved': z.object({ conversationId, approvalId: z.string(), decision: ApprovalDecisionSchema, decidedBy: z.string() }),
+  'approval/resolved': z.object({
+    conversationId,
+    approvalId: z.string(),
+    sessionId: z.string(),
+    turnId: z.string(),
+    callId: z.string(),
+    itemId: z.string(),
+    decision: ApprovalDecisionSchema,
+    /** `client:<client name>` of the connection that decided, or `interruption`. */
+    decidedBy: z.string(),
+  }),
   /**
    * A model call of a running turn failed with a transient error (429, 5xx, a dropped
    * connection) and will be retried after `delayMs` ms. Nothing is stored for it; the turn's
@@ -409,6 +426,7 @@ export const notifications = {
   ...turnControlNotifications,
   ...planNotifications,
   ...workspaceNotifications,
+  ...userInputNotifications,
 } as const;
 
 /**
@@ -426,6 +444,7 @@ export const serverRequests = {
       prefix: z.array(z.string().min(1)).min(1).optional(),
     }),
   },
+  ...userInputServerRequests,
 } as const;
 
 /** A request method name. */

@@ -4,11 +4,11 @@
  * until the model stops. Steering input is read before each model call.
  */
 import { newId } from '../ids.js';
-import type { ContentPart, Item, ItemDelta, ItemOf, ReasoningEffort, TokenUsage, TurnStatus, TurnStopReason } from '../protocol/index.js';
+import type { ContentPart, Item, ItemDelta, ItemOf, ReasoningEffort, TokenUsage, ToolDetails, TurnStatus, TurnStopReason } from '../protocol/index.js';
 import { reasoningDelta, reasoningText } from './reasoning-parts.js';
 import type { Logger } from '../logger.js';
 import type { ResolvedModel } from '../models/model-registry.js';
-import type { Tool, ToolContext, ToolResult } from '../tools/tool.js';
+import type { Tool, ToolContext, ToolResult, UserAnswer, UserQuestion } from '../tools/tool.js';
 import { compactHistory, contextDoesNotFitMessage, measureKeptContext, type ContextMeter, type ContextPart } from './compaction.js';
 import type { AgentHooks, ToolCallGate } from './hooks/agent-hooks.js';
 import { buildModelMessages } from './context-builder.js';
@@ -67,8 +67,11 @@ export interface AgentEnvironment {
    * Decides whether a tool call may run (approval policy; may wait for a person).
    * `hookPermission` is a `pre_tool_use` hook's decision: `allow` skips asking, `ask` asks even where the policy allows.
    * `executor` names the executor the call is routed to (shown in the approval request).
+   * `shown.sideEffects` is the tool's `sideEffects` (false: only rules naming the tool gate it).
    */
-  authorize(call: RequestedToolCall, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined): Promise<{ allowed: boolean; message?: string }>;
+  authorize(call: RequestedToolCall, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined, shown: { itemId: string; details?: ToolDetails; sideEffects?: boolean }): Promise<{ allowed: boolean; message?: string }>;
+  /** Asks the user a question for a tool call (`request_user_input`); absent = nobody can be asked. */
+  askUser?(question: UserQuestion, call: { callId: string; itemId: string }): Promise<UserAnswer>;
   /** Hooks around tool calls, the stop and compaction (`hooks.yaml`), and skill loading; absent = none. */
   hooks?: AgentHooks;
   /** Removes and returns steering inputs received since the last call. */
@@ -134,34 +137,48 @@ class ItemFactory {
  */
 async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolCall[], items: ItemFactory): Promise<void> {
   const toolsByName = new Map(environment.tools.map((tool) => [tool.name, tool]));
+  let previousAnnouncement = Promise.resolve();
   const executions = calls.map((call) => {
     const itemId = newId('item');
     const createdAt = Date.now();
     const tool = toolsByName.get(call.toolName) ?? environment.resolveTool?.(call.toolName);
     // Where the call runs: the executor its arguments route it to (the hooks may re-route it).
     let workspace = workspaceForCall(tool, call.arguments, environment.workspace);
-    environment.itemStarted(itemId, 'tool_call', { callId: call.callId, toolName: call.toolName, arguments: call.arguments, ...(workspace ? { executor: workspace.executor.name } : {}) });
     const started = performance.now();
+    // What the call will do (command and cwd, diffs) goes out with item/started and is replaced
+    // by the result's details at completion. Calls are described concurrently but announced in
+    // the order the model requested them.
+    let details: ToolDetails | undefined;
+    const description = workspace ? tool?.describe?.(call.arguments, { workspace: environment.workspace }) : undefined;
+    const announced = previousAnnouncement.then(async () => {
+      details = await description;
+      environment.itemStarted(itemId, 'tool_call', { callId: call.callId, toolName: call.toolName, arguments: call.arguments, ...(workspace ? { executor: workspace.executor.name } : {}), ...(details ? { details } : {}) });
+    });
+    previousAnnouncement = announced;
     // The arguments that ran: the model's, unless a pre_tool_use hook replaced them.
     let gate: ToolCallGate = { arguments: call.arguments, context: [] };
     const work = async (): Promise<ToolResult> => {
+      await announced;
       if (!tool) return { output: `unknown tool "${call.toolName}"; available: ${[...toolsByName.keys()].join(', ')}`, isError: true };
       // pre_tool_use hooks run first: they may refuse the call, replace its arguments or decide on approval.
       gate = (await environment.hooks?.beforeToolCall(call, workspace ?? environment.workspace)) ?? gate;
       if (gate.refusal !== undefined) return { output: `${call.toolName}: not run: ${gate.refusal}`, isError: true };
       const effectiveCall = { ...call, arguments: gate.arguments };
       workspace = workspaceForCall(tool, effectiveCall.arguments, environment.workspace);
+      if (gate.arguments !== call.arguments && workspace) details = await tool.describe?.(gate.arguments, { workspace: environment.workspace });
+      const askUser = environment.askUser?.bind(environment);
       const toolContext: ToolContext = {
         workspace: environment.workspace,
         signal: environment.signal,
         onOutput: (chunk) => environment.itemDelta(itemId, { output: chunk }),
         ...(environment.commands ? { commands: environment.commands } : {}),
+        ...(askUser ? { askUser: (question) => askUser(question, { callId: call.callId, itemId }) } : {}),
       };
       // A call naming an executor outside the work location fails in the tool without running: nothing to approve.
       if (!workspace) return tool.invoke(effectiveCall.arguments, toolContext);
       let permission: { allowed: boolean; message?: string };
       try {
-        permission = await environment.authorize(effectiveCall, gate.permission, workspace?.executor.name);
+        permission = await environment.authorize(effectiveCall, gate.permission, workspace?.executor.name, { itemId, ...(details ? { details } : {}), ...(tool.sideEffects !== undefined ? { sideEffects: tool.sideEffects } : {}) });
       } catch {
         return { output: `${call.toolName}: not run: the turn was interrupted while waiting for approval`, isError: true };
       }
@@ -184,6 +201,7 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
       isError: result.isError,
       ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}),
       ...(result.structured ? { structured: result.structured } : {}),
+      ...((result.details ?? details) ? { details: result.details ?? details } : {}),
       durationMs: Math.round(performance.now() - started),
       ...(call.providerMetadata ? { providerData: { model: environment.model.name, metadata: call.providerMetadata } } : {}),
     }));

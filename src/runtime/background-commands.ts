@@ -66,9 +66,13 @@ export class BackgroundCommand {
   private readonly changeWaiters = new Set<() => void>();
   private timeoutTimer: NodeJS.Timeout | undefined;
 
+  /** Absolute working directory it was started in. */
+  readonly cwd: string;
+
   /**
    * @param id the command's id
    * @param command the command line as given
+   * @param cwd absolute working directory it runs in
    * @param executorName where it runs
    * @param tty whether it runs in a pseudo-terminal
    * @param process the running process
@@ -78,12 +82,14 @@ export class BackgroundCommand {
   constructor(
     readonly id: string,
     readonly command: string,
+    cwd: string,
     readonly executorName: string,
     readonly tty: boolean,
     readonly process: RunningProcess,
     private readonly outputLimitBytes: number,
     timeoutMs?: number,
   ) {
+    this.cwd = cwd;
     this.unread = new OutputCollector(outputLimitBytes);
     process.onOutput((chunk) => this.append(chunk));
     const ended = (exit: ProcessExit): void => {
@@ -212,7 +218,7 @@ export class BackgroundCommandRegistry {
     const running = [...this.commands.values()].filter((command) => !command.ended).length;
     if (running >= this.maxRunning) throw new Error(`${running} commands are already running in this session (the limit); stop some with kill_command`);
     const started = executor.spawn(request);
-    const command = new BackgroundCommand(newId('cmd'), request.command, executor.name, request.tty ?? false, started, this.outputLimitBytes, timeoutMs);
+    const command = new BackgroundCommand(newId('cmd'), request.command, request.cwd, executor.name, request.tty ?? false, started, this.outputLimitBytes, timeoutMs);
     this.commands.set(command.id, command);
     // Ended commands stay listed (with their exit code), but only the newest few.
     const ended = [...this.commands.values()].filter((candidate) => candidate.ended);

@@ -48,38 +48,45 @@ export function collaborationTools(host: CollaborationHost): Tool[] {
   return [
     defineTool({
       name: 'spawn_agent',
+      declaredDetails: { kind: 'subagent' },
       description: loadToolDescription('spawn_agent'),
       parameters: spawnParameters,
       async execute(args) {
         const id = await host.spawnSubagent(args.task, { ...(args.agent ? { agent: args.agent } : {}), ...(args.model ? { model: args.model } : {}) });
-        return { output: JSON.stringify({ id, status: 'running' }), isError: false, structured: { id } };
+        return { output: JSON.stringify({ id, status: 'running' }), isError: false, structured: { id }, details: { kind: 'subagent', sessionIds: [id] } };
       },
     }),
     defineTool({
       name: 'send_input',
+      declaredDetails: { kind: 'subagent' },
       description: loadToolDescription('send_input'),
       parameters: sendParameters,
+      describe: async (args) => ({ kind: 'subagent', sessionIds: [args.id] }),
       async execute(args) {
         await host.sendToSubagent(args.id, args.message, args.interrupt ?? false);
-        return { output: JSON.stringify({ id: args.id, delivered: true }), isError: false };
+        return { output: JSON.stringify({ id: args.id, delivered: true }), isError: false, details: { kind: 'subagent', sessionIds: [args.id] } };
       },
     }),
     defineTool({
       name: 'wait_agent',
+      declaredDetails: { kind: 'subagent' },
       description: loadToolDescription('wait_agent'),
       parameters: waitParameters,
+      describe: async (args) => (args.ids ? { kind: 'subagent', sessionIds: args.ids } : undefined),
       async execute(args, context) {
         const reports = await host.waitForSubagents(args.ids, args.timeout_ms ?? DEFAULT_WAIT_MS, context.signal);
-        return { output: JSON.stringify({ agents: reports }, null, 2), isError: false, structured: { agents: reports } };
+        return { output: JSON.stringify({ agents: reports }, null, 2), isError: false, structured: { agents: reports }, details: { kind: 'subagent', sessionIds: reports.map((report) => report.id) } };
       },
     }),
     defineTool({
       name: 'close_agent',
+      declaredDetails: { kind: 'subagent' },
       description: loadToolDescription('close_agent'),
       parameters: closeParameters,
+      describe: async (args) => ({ kind: 'subagent', sessionIds: [args.id] }),
       async execute(args) {
         await host.closeSubagent(args.id);
-        return { output: JSON.stringify({ id: args.id, status: 'closed' }), isError: false };
+        return { output: JSON.stringify({ id: args.id, status: 'closed' }), isError: false, details: { kind: 'subagent', sessionIds: [args.id] } };
       },
     }),
   ];

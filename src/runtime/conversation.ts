@@ -11,6 +11,7 @@ import { newId } from '../ids.js';
 import { McpClientManager, type McpSettings } from '../mcp/client-manager.js';
 import type { AnyNotification, Conversation, Item, ItemDelta, Session, SessionHeads, StoredItem, Turn } from '../protocol/index.js';
 import { ApprovalBroker } from './approvals/broker.js';
+import { UserInputBroker } from './user-input/broker.js';
 import { EventBus, type EventListener } from './event-bus.js';
 import type { Runtime } from './runtime.js';
 import { SerialQueue } from './serial-queue.js';
@@ -57,8 +58,21 @@ export class LiveConversation {
       this.refreshPendingApprovals(approval.sessionId);
     },
     resolved: (approval, answer) => {
-      this.publish({ method: 'approval/resolved', params: { conversationId: this.id, approvalId: approval.approvalId, decision: answer.decision, decidedBy: answer.decidedBy } });
+      const { approvalId, sessionId, turnId, callId, itemId } = approval;
+      this.publish({ method: 'approval/resolved', params: { conversationId: this.id, approvalId, sessionId, turnId, callId, itemId, decision: answer.decision, decidedBy: answer.decidedBy } });
       this.refreshPendingApprovals(approval.sessionId);
+    },
+  });
+  /** Questions of `request_user_input` waiting for the user. */
+  readonly userInputs = new UserInputBroker({
+    requested: (request) => {
+      this.publish({ method: 'input/requested', params: { conversationId: this.id, request } });
+      this.refreshPendingApprovals(request.sessionId);
+    },
+    resolved: (request, resolution) => {
+      const { requestId, sessionId, turnId, callId, itemId } = request;
+      this.publish({ method: 'input/resolved', params: { conversationId: this.id, requestId, sessionId, turnId, callId, itemId, ...resolution } });
+      this.refreshPendingApprovals(request.sessionId);
     },
   });
   private readonly turns = new Map<string, Turn>();
@@ -183,7 +197,7 @@ export class LiveConversation {
   /** Creates a new session (a subagent when it has a parent), records it and announces it. */
   async createSession(options: { parentSessionId: string | null; agent: string; model: string }): Promise<LiveSession> {
     const now = Date.now();
-    const state: Session = { id: newId('sess'), conversationId: this.id, parentSessionId: options.parentSessionId, agent: options.agent, model: options.model, status: 'idle', activeTurnId: null, queuedInputs: [], pendingApprovals: [], createdAt: now, updatedAt: now };
+    const state: Session = { id: newId('sess'), conversationId: this.id, parentSessionId: options.parentSessionId, agent: options.agent, model: options.model, status: 'idle', activeTurnId: null, queuedInputs: [], pendingApprovals: [], pendingUserInputs: [], createdAt: now, updatedAt: now };
     const session = new LiveSession(this, state, []);
     this.sessions.set(state.id, session);
     this.itemHeads.set(state.id, 0);
@@ -383,6 +397,7 @@ export class LiveConversation {
     const metadataSeq = this.metadataSeq;
     const progressSnapshot = [...this.inProgress.values()].map((progress) => ({ started: progress.started, deltas: progress.mark() }));
     const approvals = this.approvals.list();
+    const userInputs = this.userInputs.list();
     if (signal?.aborted) unsubscribe();
     else signal?.addEventListener('abort', unsubscribe, { once: true });
     const ended = () => signal?.aborted === true || overflowed;
@@ -423,8 +438,10 @@ export class LiveConversation {
             listener({ method: 'item/delta', params: { conversationId: this.id, sessionId, turnId, itemId, kind, seq: heads[sessionId] ?? 0, delta } });
           }
         }
-        // A client that arrives while a call waits for approval is asked too (its answer, if any came since, is held below).
+        // A client that arrives while a call waits for approval or a question waits for its answer
+        // is asked too (an answer, if any came since, is held below).
         for (const approval of approvals) listener({ method: 'approval/requested', params: { conversationId: this.id, approval } });
+        for (const request of userInputs) listener({ method: 'input/requested', params: { conversationId: this.id, request } });
         // Events keep arriving in `held` while this waits for the subscriber; it goes live only
         // once `held` is empty, in the same tick, so nothing falls between the two.
         while (held.length > 0) {

@@ -93,7 +93,7 @@ export async function forkConversation(host: LifecycleHost, source: { conversati
   const last = copied.at(-1) as Item;
   const now = Date.now();
   const conversationId = newId('conv');
-  const session: Session = { id: newId('sess'), conversationId, parentSessionId: null, agent: rootSession.agent, model: rootSession.model, status: 'idle', activeTurnId: null, queuedInputs: [], pendingApprovals: [], createdAt: now, updatedAt: now };
+  const session: Session = { id: newId('sess'), conversationId, parentSessionId: null, agent: rootSession.agent, model: rootSession.model, status: 'idle', activeTurnId: null, queuedInputs: [], pendingApprovals: [], pendingUserInputs: [], createdAt: now, updatedAt: now };
   const conversation: Conversation = {
     id: conversationId,
     title: `${state.conversation.title} (fork)`,

@@ -231,7 +231,7 @@ export class Runtime {
       status: 'idle',
       activeTurnId: null,
       queuedInputs: [],
-      pendingApprovals: [],
+      pendingApprovals: [], pendingUserInputs: [],
       createdAt: now,
       updatedAt: now,
     };

@@ -12,6 +12,8 @@ import { sessionDepth, SubagentManager } from './subagents.js';
 import { routeTool } from './tool-routing.js';
 import { evaluatePolicy, type PolicyVerdict } from './approvals/policy.js';
 import { SessionPrefixApprovals } from './approvals/session-prefixes.js';
+import { approvalOptions, type ToolDetails } from '../protocol/index.js';
+import { requestUserInputTool } from '../tools/request-user-input.js';
 import { beginTurn } from './instructions/turn-extensions.js';
 import type { ApprovalPolicy } from '../config/agents.js';
 import type { RequestedToolCall } from './model-call.js';
@@ -303,20 +305,21 @@ export class LiveSession {
     });
   }
 
-  /** Publishes the session's waiting approvals (`session/updated`). */
+  /** Publishes the session's waiting approvals and questions (`session/updated`). */
   async refreshPendingApprovals(): Promise<void> {
-    await this.saveState({ pendingApprovals: this.conversation.approvals.list(this.id) });
+    await this.saveState({ pendingApprovals: this.conversation.approvals.list(this.id), pendingUserInputs: this.conversation.userInputs.list(this.id) });
   }
 
   /**
    * Applies the agent's approval policy to a tool call: allow, deny, or ask the attached
    * clients and wait. Every decision made by a person is recorded as an `approval` item.
    * A `pre_tool_use` hook's `hookPermission` replaces the policy's allow/ask (`allow` skips
-   * asking, `ask` asks), but never a policy's deny.
+   * asking, `ask` asks), but never a policy's deny. A tool without side effects is gated only
+   * by a rule naming it exactly (see `evaluatePolicy`); a hook's `ask` still asks.
    */
-  private async authorize(turnId: string, policy: ApprovalPolicy | undefined, call: RequestedToolCall, signal: AbortSignal, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined): Promise<{ allowed: boolean; message?: string }> {
+  private async authorize(turnId: string, policy: ApprovalPolicy | undefined, call: RequestedToolCall, signal: AbortSignal, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined, shown: { itemId: string; details?: ToolDetails; sideEffects?: boolean }): Promise<{ allowed: boolean; message?: string }> {
     if (!policy && hookPermission !== 'ask') return { allowed: true };
-    const verdict: PolicyVerdict = policy ? evaluatePolicy(policy, call.toolName, call.arguments) : { decision: 'allow' };
+    const verdict: PolicyVerdict = policy ? evaluatePolicy(policy, call.toolName, call.arguments, { ...(shown.sideEffects !== undefined ? { sideEffects: shown.sideEffects } : {}) }) : { decision: 'allow' };
     const owner = policy === this.conversation.state.approvalPolicy ? 'the conversation\'s policy' : `agent "${this.state.agent}"`;
     const policyRule = verdict.ruleIndex !== undefined ? `rule ${verdict.ruleIndex + 1} of ${owner}` : `the default of ${owner}`;
     if (verdict.decision === 'deny') return { allowed: false, message: `denied by the approval policy (${policyRule})` };
@@ -331,9 +334,12 @@ export class LiveSession {
         sessionId: this.id,
         turnId,
         callId: call.callId,
+        itemId: shown.itemId,
         toolName: call.toolName,
         arguments: call.arguments,
         executor: executor ?? this.conversation.workspace.executor.name,
+        ...(shown.details ? { details: shown.details } : {}),
+        options: approvalOptions(proposedPrefix),
         reason: `asked by ${rule}`,
         ...(proposedPrefix ? { proposedPrefix } : {}),
       },
@@ -343,6 +349,10 @@ export class LiveSession {
     if (answer.decision === 'allow_session') this.approvedForSession.add(key);
     if (answer.decision === 'allow_prefix' && answer.prefix) this.approvedPrefixes.add(call.toolName, answer.prefix);
     if (answer.decision === 'deny') return { allowed: false, message: `the user denied this call${answer.message ? `: ${answer.message}` : ''}` };
+    if (answer.decision === 'deny_interrupt') {
+      this.interrupt('user');
+      return { allowed: false, message: `the user denied this call and interrupted the turn${answer.message ? `: ${answer.message}` : ''}` };
+    }
     return { allowed: true };
   }
 
@@ -353,8 +363,8 @@ export class LiveSession {
     const environment = runtime.tools.map((tool) => routeTool(tool, this.conversation.workspaces));
     // The agent's own subagent limits (agents.yaml) refine the server's (server.yaml).
     const limits = { ...runtime.limits.subagents, ...runtime.agentDefinition(this.state.agent).subagents };
-    if (sessionDepth(this.conversation, this) >= limits.maxDepth) return environment;
-    return [...environment, ...collaborationTools(new SubagentManager(this.conversation, this, limits))];
+    if (sessionDepth(this.conversation, this) >= limits.maxDepth) return [...environment, requestUserInputTool];
+    return [...environment, requestUserInputTool, ...collaborationTools(new SubagentManager(this.conversation, this, limits))];
   }
 
   private itemBase(turnId: string) {
@@ -470,7 +480,8 @@ export class LiveSession {
         turnId,
         history: () => this.items,
         // A policy given with conversation/create wins over the agent's, in every session of the conversation.
-        authorize: (call, hookPermission, executor) => this.authorize(turnId, this.conversation.state.approvalPolicy ?? definition.approvals, call, controller.signal, hookPermission, executor),
+        authorize: (call, hookPermission, executor, shown) => this.authorize(turnId, this.conversation.state.approvalPolicy ?? definition.approvals, call, controller.signal, hookPermission, executor, shown),
+        askUser: (question, call) => this.conversation.userInputs.request({ conversationId: this.conversation.id, sessionId: this.id, turnId, ...call, ...question }, controller.signal),
         hooks: extensions.hooks,
         takeSteering: () => this.queue.takeSteering(),
         record: (item) => this.record(item),

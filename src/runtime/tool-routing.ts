@@ -39,6 +39,8 @@ export function routeTool(tool: Tool, workspaces: Workspace[]): Tool {
   });
   const routed: Tool = {
     name: tool.name,
+    ...(tool.sideEffects !== undefined ? { sideEffects: tool.sideEffects } : {}),
+    ...(tool.declaredDetails ? { declaredDetails: tool.declaredDetails } : {}),
     description: `${tool.description}\n\nThis tool can run on several executors: ${names.join(', ')}. Choose one with the "executor" argument (default: ${names[0]}).`,
     parameters,
     async invoke(rawArguments: unknown, context: ToolContext) {
@@ -51,6 +53,16 @@ export function routeTool(tool: Tool, workspaces: Workspace[]): Tool {
       }
       return tool.invoke(record, { ...context, workspace });
     },
+    ...(tool.describe
+      ? {
+          describe: async (rawArguments: unknown) => {
+            const record = rawArguments && typeof rawArguments === 'object' ? { ...(rawArguments as Record<string, unknown>) } : {};
+            delete record.executor;
+            const workspace = workspaceForCall(routed, rawArguments, first);
+            return workspace ? tool.describe?.(record, { workspace }) : undefined;
+          },
+        }
+      : {}),
   };
   routes.set(routed, workspaces);
   return routed;

@@ -4,7 +4,9 @@
  */
 import { InvalidSearchQueryError } from '../dao/conversation-search-index.js';
 import { decodeRecordCursor } from '../storage/record-validation.js';
-import { ErrorCodes, PROTOCOL_VERSION, RpcError, type ContentPart, type MethodName, type MethodParams, type MethodResult } from '../protocol/index.js';
+import { ErrorCodes, PROTOCOL_VERSION, resolveClientCapabilities, RpcError, type ContentPart, type MethodName, type MethodParams, type MethodResult } from '../protocol/index.js';
+import { serverCapabilities } from './handlers/capabilities.js';
+import { createUserInputHandlers } from './handlers/user-input.js';
 import type { LiveConversation } from '../runtime/conversation.js';
 import { InvalidWorkLocationError } from '../runtime/runtime.js';
 import type { LiveSession } from '../runtime/session.js';
@@ -60,12 +62,13 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     ...turnControlHandlers(connection),
     ...createAgentHandlers(connection),
     ...createWorkspaceHandlers(connection),
+    ...createUserInputHandlers(connection),
     async initialize(params) {
       if (params.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {
         throw new RpcError(ErrorCodes.invalidParams, `initialize: params.protocolVersion: this server speaks protocol version ${PROTOCOL_VERSION}, the client asked for version ${params.protocolVersion}; use a client for version ${PROTOCOL_VERSION}`);
       }
-      connection.markInitialized(params.clientInfo.name);
-      return { serverInfo: connection.identity, protocolVersion: PROTOCOL_VERSION };
+      connection.markInitialized(params.clientInfo.name, resolveClientCapabilities(params.capabilities));
+      return { serverInfo: connection.identity, protocolVersion: PROTOCOL_VERSION, capabilities: serverCapabilities() };
     },
 
     async 'conversation/create'(params) {

@@ -27,6 +27,9 @@ import {
   UNAUTHORIZED_CLOSE_CODE,
   UNAUTHORIZED_CLOSE_REASON,
   unauthorized,
+  type ResolvedClientCapabilities,
+  type UserInputRequest,
+  DEFAULT_CLIENT_CAPABILITIES,
 } from '../protocol/index.js';
 import { NotFoundError, type Runtime } from '../runtime/runtime.js';
 import { UnknownModelError } from '../models/model-registry.js';
@@ -90,8 +93,15 @@ export class RpcConnection {
   clientName = 'unknown';
   /** Number of this connection in the server log. */
   readonly number = ++connectionCount;
+  /** What the client declared in `initialize`, defaults applied. */
+  capabilities: ResolvedClientCapabilities = DEFAULT_CLIENT_CAPABILITIES;
   private nextRequestId = 1;
-  private readonly outgoing = new Map<string, (response: { result?: unknown; error?: unknown }) => void>();
+  /**
+   * Server-to-client requests waiting for this client's answer, by JSON-RPC id. Each is
+   * removed when answered, when what it asks about is resolved (by another client, or the turn
+   * was interrupted), when the conversation is unsubscribed, and when the connection closes.
+   */
+  private readonly outgoing = new Map<string, { conversationId: string; subject: string; handle: (response: { result?: unknown; error?: unknown }) => void }>();
   /** Per conversation, the controller that ends the subscription (registered before its replay). */
   private readonly subscriptions = new Map<string, AbortController>();
   private readonly handlers: MethodHandlers;
@@ -258,9 +268,22 @@ export class RpcConnection {
   }
 
   /** Marks the connection initialized (called by the `initialize` handler). */
-  markInitialized(clientName: string): void {
+  markInitialized(clientName: string, capabilities: ResolvedClientCapabilities = DEFAULT_CLIENT_CAPABILITIES): void {
     this.initialized = true;
     this.clientName = clientName;
+    this.capabilities = capabilities;
+  }
+
+  /** Server-to-client requests sent to this client and not answered or resolved yet. */
+  get pendingServerRequests(): number {
+    return this.outgoing.size;
+  }
+
+  /** Forgets the requests about `subject` (an approval or question id) or, without one, about a whole conversation. */
+  private dropOutgoing(conversationId: string, subject?: string): void {
+    for (const [id, entry] of this.outgoing) {
+      if (entry.conversationId === conversationId && (subject === undefined || entry.subject === subject)) this.outgoing.delete(id);
+    }
   }
 
   /**
@@ -282,6 +305,8 @@ export class RpcConnection {
     if (!current || (signal && current.signal !== signal)) return;
     current.abort();
     this.subscriptions.delete(conversationId);
+    // Nothing will tell this connection when those are resolved: stop waiting for its answers.
+    this.dropOutgoing(conversationId);
   }
 
   /** Runs `task` once when the connection ends (at once when it has ended); returns the function that cancels it. */
@@ -315,33 +340,64 @@ export class RpcConnection {
   }
 
   /**
-   * Sends an event to the client. An approval that is requested also goes out as the
-   * server-to-client request `approval/request`; the client's answer resolves it (first wins).
-   * A conversation in the params goes out redacted (see `redactOutgoing`).
+   * Sends an event to the client. A requested approval or question also goes out as the
+   * server-to-client request `approval/request` or `input/request` when the client declared
+   * it answers them (`capabilities.approvals`, `capabilities.userInput`); the client's answer
+   * resolves it (first wins). `item/delta` is left out for a client that declared `deltas: false`.
    */
   notify(event: AnyNotification): void {
     // Nothing reaches a connection that has not proven it holds the token (e.g. `config/updated`).
     if (!this.authenticated) return;
+    if (event.method === 'item/delta' && !this.capabilities.deltas) return;
+    // A conversation in the params goes out redacted (see `redactOutgoing`).
     this.queue.sendNotification(redactOutgoingNotification(event));
-    if (event.method === 'approval/requested') this.askForApproval(event.params.conversationId, event.params.approval);
+    if (event.method === 'approval/requested' && this.capabilities.approvals) this.askForApproval(event.params.conversationId, event.params.approval);
+    if (event.method === 'input/requested' && this.capabilities.userInput) this.askForInput(event.params.conversationId, event.params.request);
+    if (event.method === 'approval/resolved') this.dropOutgoing(event.params.conversationId, event.params.approvalId);
+    if (event.method === 'input/resolved') this.dropOutgoing(event.params.conversationId, event.params.requestId);
   }
 
   private askForApproval(conversationId: string, approval: ApprovalRequest): void {
     const id = `server-${this.nextRequestId++}`;
-    this.outgoing.set(id, (response) => {
-      const answer = serverRequests['approval/request'].result.safeParse(response.result);
-      if (!answer.success) {
-        if (response.error === undefined) this.logger.warn({ approvalId: approval.approvalId, issues: answer.error.issues }, 'invalid answer to approval/request ignored');
-        return;
-      }
-      this.runtime
-        .getConversation(conversationId)
-        .then((conversation) =>
-          conversation.approvals.respond(approval.approvalId, { decision: answer.data.decision, decidedBy: `client:${this.clientName}`, ...(answer.data.message ? { message: answer.data.message } : {}), ...(answer.data.prefix ? { prefix: answer.data.prefix } : {}) }),
-        )
-        .catch((error: unknown) => this.logger.warn({ approvalId: approval.approvalId, error: errorMessage(error) }, 'an answer to approval/request could not be applied'));
+    this.outgoing.set(id, {
+      conversationId,
+      subject: approval.approvalId,
+      handle: (response) => {
+        const answer = serverRequests['approval/request'].result.safeParse(response.result);
+        if (!answer.success) {
+          if (response.error === undefined) this.logger.warn({ approvalId: approval.approvalId, issues: answer.error.issues }, 'invalid answer to approval/request ignored');
+          return;
+        }
+        this.runtime
+          .getConversation(conversationId)
+          .then((conversation) =>
+            conversation.approvals.respond(approval.approvalId, { decision: answer.data.decision, decidedBy: `client:${this.clientName}`, ...(answer.data.message ? { message: answer.data.message } : {}), ...(answer.data.prefix ? { prefix: answer.data.prefix } : {}) }),
+          )
+          .catch((error: unknown) => this.logger.warn({ approvalId: approval.approvalId, error: errorMessage(error) }, 'an answer to approval/request could not be applied'));
+      },
     });
     this.send({ jsonrpc: '2.0', id, method: 'approval/request', params: approval });
+  }
+
+  private askForInput(conversationId: string, request: UserInputRequest): void {
+    const id = `server-${this.nextRequestId++}`;
+    this.outgoing.set(id, {
+      conversationId,
+      subject: request.requestId,
+      handle: (response) => {
+        const answer = serverRequests['input/request'].result.safeParse(response.result);
+        if (!answer.success) {
+          if (response.error === undefined) this.logger.warn({ requestId: request.requestId, issues: answer.error.issues }, 'invalid answer to input/request ignored');
+          return;
+        }
+        const decidedBy = `client:${this.clientName}`;
+        this.runtime
+          .getConversation(conversationId)
+          .then((conversation) => ('answer' in answer.data ? conversation.userInputs.respond(request.requestId, answer.data.answer, decidedBy) : conversation.userInputs.decline(request.requestId, answer.data.declined, decidedBy)))
+          .catch((error: unknown) => this.logger.warn({ requestId: request.requestId, error: errorMessage(error) }, 'an answer to input/request could not be applied'));
+      },
+    });
+    this.send({ jsonrpc: '2.0', id, method: 'input/request', params: request });
   }
 
   private send(message: Record<string, unknown>): void {
@@ -380,10 +436,10 @@ export class RpcConnection {
     // A response to one of our own requests (e.g. approval/request).
     if (typeof raw === 'object' && raw !== null && !Array.isArray(raw) && !('method' in raw) && 'id' in raw && typeof (raw as { id: unknown }).id === 'string') {
       const id = (raw as { id: string }).id;
-      const handler = this.outgoing.get(id);
-      if (handler) {
+      const entry = this.outgoing.get(id);
+      if (entry) {
         this.outgoing.delete(id);
-        handler(raw as { result?: unknown; error?: unknown });
+        entry.handle(raw as { result?: unknown; error?: unknown });
       }
       return;
     }

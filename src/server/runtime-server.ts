@@ -139,7 +139,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     // Turns a dead predecessor left running end now, so no listing shows them running.
     const recovery = await recoverStaleTurns(store);
     if (recovery.conversations.length > 0 || recovery.failures.length > 0) {
-      logger.warn({ conversations: recovery.conversations.length, turns: recovery.turns, failures: recovery.failures }, 'turns left running by a server that stopped were recorded as interrupted');
+      logger.warn({ conversations: recovery.conversations.length, turns: recovery.turns, droppedApprovals: recovery.approvals, droppedUserInputs: recovery.userInputs, failures: recovery.failures }, 'turns left running by a server that stopped were recorded as interrupted');
     }
     // Limits given by the caller (tests, embedding) win over server.yaml, also after a reload;
     // the HTTP server reads the origins array on every upgrade, so a reload refills it in place.
@@ -184,7 +184,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       token,
       allowedOrigins,
       allowedHosts: [listenHost, ...(options.allowedHosts ?? [])],
-      health: () => ({ pid: process.pid, version: VERSION, connections: connections.size, sendBufferBytes: [...connections].reduce((total, connection) => total + connection.bufferedBytes, 0), sendBuffers: [...connections].map((connection) => connection.sendBuffer) }),
+      health: () => ({ pid: process.pid, version: VERSION, connections: connections.size, sendBufferBytes: [...connections].reduce((total, connection) => total + connection.bufferedBytes, 0), sendBuffers: [...connections].map((connection) => connection.sendBuffer), pendingServerRequests: [...connections].reduce((total, connection) => total + connection.pendingServerRequests, 0) }),
       logger,
       routes: { [UPLOAD_PATH]: (request, response) => handleUpload(request, response, uploads) },
       onConnection: (socket, transport, _request, authenticated) => {

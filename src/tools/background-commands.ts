@@ -41,8 +41,10 @@ function findCommand(context: ToolContext, toolName: string, id: string): Backgr
  * Reads a command's new output and describes its state: the output (head and tail around a
  * marker when more was written than the registry keeps), then `[exit code N]` / `[killed by SIGNAL]` once it ended, or a line saying it
  * still runs under its `command_id`.
+ * @param call the `exec_command` call that started it: when given, the result also has
+ *   `command` details (output without the status line, exit code null while it runs)
  */
-export function describeCommandProgress(command: BackgroundCommand): ToolResult {
+export function describeCommandProgress(command: BackgroundCommand, call?: CommandCall): ToolResult {
   const { text, omitted } = command.read();
   const lines: string[] = [];
   const ended = command.ended;
@@ -61,7 +63,27 @@ export function describeCommandProgress(command: BackgroundCommand): ToolResult 
     isError: command.timedOut,
     ...(ended ? { exitCode: ended.exitCode } : {}),
     structured: { commandId: command.id, running: !ended, exitCode: ended?.exitCode ?? null, signal: ended?.signal ?? null, pid: command.process.pid ?? null, ...(omitted ? { omitted } : {}) },
+    // The details hold the output without the status line, which is written for the model.
+    ...(call ? { details: { kind: 'command' as const, command: call.command, cwd: call.cwd, exitCode: ended?.exitCode ?? null, signal: ended?.signal ?? null, durationMs: Math.round(performance.now() - call.startedAt), output: text } } : {}),
   };
+}
+
+/**
+ * A command as the `command` details of `write_stdin` and `kill_command` show it: its command
+ * line and cwd, with the duration counted from its start (to its end once it ended).
+ */
+function callOf(command: BackgroundCommand): CommandCall {
+  const { startedAt, endedAt } = command.info();
+  return { command: command.command, cwd: command.cwd, startedAt: performance.now() - ((endedAt ?? Date.now()) - startedAt) };
+}
+
+/** The call that started a command, for the `command` details of its result. */
+export interface CommandCall {
+  command: string;
+  /** Absolute working directory. */
+  cwd: string;
+  /** `performance.now()` when the call started, ms. */
+  startedAt: number;
 }
 
 /**
@@ -99,6 +121,7 @@ export interface BackgroundStart {
  */
 export async function startBackgroundCommand(start: BackgroundStart, context: ToolContext): Promise<ToolResult> {
   const registry = registryOf(context, 'exec_command');
+  const startedAt = performance.now();
   const { workspace } = context;
   const command = registry.start(workspace.executor, { command: start.command, cwd: start.cwd, workspaceRoot: workspace.root, tty: start.tty }, start.timeoutMs);
   const stopStreaming = context.onOutput ? command.process.onOutput(boundedStream(context.onOutput, TOOL_OUTPUT_RETAINED_BYTES)) : undefined;
@@ -107,7 +130,7 @@ export async function startBackgroundCommand(start: BackgroundStart, context: To
   } finally {
     stopStreaming?.();
   }
-  return describeCommandProgress(command);
+  return describeCommandProgress(command, { command: start.command, cwd: start.cwd, startedAt });
 }
 
 const writeStdinParameters = z.object({
@@ -116,17 +139,28 @@ const writeStdinParameters = z.object({
   yield_after_ms: yieldAfterMsSchema.optional().describe('Wait this many milliseconds for output before returning, 1 to 600000. Default 1000.'),
 });
 
-/** `write_stdin`: sends input to a running command and returns the output since the last read. */
+/**
+ * `write_stdin`: sends input to a running command and returns the output since the last read.
+ * Its `command` details name the command (command line, cwd), its exit code once it ended
+ * (null while it runs) and the output of this call.
+ */
 export const writeStdinTool: Tool<z.infer<typeof writeStdinParameters>> = defineTool({
   name: 'write_stdin',
   action: 'write to the command',
   description: loadToolDescription('write_stdin'),
   parameters: writeStdinParameters,
+  declaredDetails: { kind: 'command' },
   async execute(args, context) {
     const command = findCommand(context, 'write_stdin', args.command_id);
-    if (args.input !== '') command.write(args.input);
-    await command.waitForExit(args.yield_after_ms ?? WRITE_STDIN_DEFAULT_YIELD_MS, context.signal);
-    return describeCommandProgress(command);
+    // What the command writes while the call waits streams to clients as it comes, as for exec_command.
+    const stopStreaming = context.onOutput ? command.process.onOutput(boundedStream(context.onOutput, TOOL_OUTPUT_RETAINED_BYTES)) : undefined;
+    try {
+      if (args.input !== '') command.write(args.input);
+      await command.waitForExit(args.yield_after_ms ?? WRITE_STDIN_DEFAULT_YIELD_MS, context.signal);
+    } finally {
+      stopStreaming?.();
+    }
+    return describeCommandProgress(command, callOf(command));
   },
 });
 
@@ -138,6 +172,7 @@ export const listCommandsTool: Tool<z.infer<typeof listCommandsParameters>> = de
   action: 'list the background commands',
   description: loadToolDescription('list_commands'),
   parameters: listCommandsParameters,
+  declaredDetails: { none: 'it reports no one command: its result lists every command of the session (structured.commands)' },
   async execute(_args, context) {
     const commands = registryOf(context, 'list_commands').list();
     if (commands.length === 0) return { output: 'no background commands in this session', isError: false, structured: { commands } };
@@ -155,19 +190,23 @@ const killCommandParameters = z.object({
   command_id: z.string().min(1).describe('Id of the command to stop, from exec_command or list_commands.'),
 });
 
-/** `kill_command`: kills a command's whole process group and returns its last output. */
+/**
+ * `kill_command`: kills a command's whole process group and returns its last output, with the
+ * same `command` details as `write_stdin`.
+ */
 export const killCommandTool: Tool<z.infer<typeof killCommandParameters>> = defineTool({
   name: 'kill_command',
   action: 'stop the command',
   description: loadToolDescription('kill_command'),
   parameters: killCommandParameters,
+  declaredDetails: { kind: 'command' },
   async execute(args, context) {
     const command = findCommand(context, 'kill_command', args.command_id);
     if (!command.ended) {
       command.process.kill();
       await command.waitForExit(KILL_WAIT_MS);
     }
-    return { ...describeCommandProgress(command), isError: !command.ended };
+    return { ...describeCommandProgress(command, callOf(command)), isError: !command.ended };
   },
 });
 

@@ -70,8 +70,12 @@ export function createExecCommandTool(options: ExecCommandToolOptions = {}): Too
     action: 'run the command',
     description: loadToolDescription('exec_command'),
     parameters: execCommandParameters,
+    declaredDetails: { kind: 'command' },
     // Room for the status lines, so the shared cap never cuts output the executor already capped.
     outputLimitBytes: maxOutputBytes + 1024,
+    async describe(args, { workspace }) {
+      return { kind: 'command', command: args.command, cwd: await workspace.resolveSafe(args.cwd ?? '.') };
+    },
     async execute(args, context) {
       const { workspace } = context;
       const cwdArgument = args.cwd ?? '.';
@@ -109,6 +113,7 @@ export function createExecCommandTool(options: ExecCommandToolOptions = {}): Too
           ...(result.omitted ? { omitted: result.omitted } : {}),
           durationMs: result.durationMs,
         },
+        details: { kind: 'command', command: args.command, cwd, exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, output: text },
       };
     },
   });

@@ -39,6 +39,10 @@ export function createGlobTool(): Tool<GlobArguments> {
     action: 'list the matching files',
     description: loadToolDescription('glob'),
     parameters: globParameters,
+    declaredDetails: { kind: 'search' },
+    async describe(args, { workspace }) {
+      return { kind: 'search', tool: 'glob', pattern: args.pattern, path: await workspace.resolveSafe(args.path) };
+    },
     async execute(args, context) {
       const { workspace } = context;
       const matcher = compileGlob(args.pattern);
@@ -57,7 +61,7 @@ export function createGlobTool(): Tool<GlobArguments> {
       if (matching.length > shown.length) lines.push(`[${shown.length} of ${matching.length} matching paths listed; narrow the pattern or path, or raise max_results]`);
       if (walk.incomplete) lines.push(`[the search stopped after ${MAX_WALK_ENTRIES} entries; search a smaller directory]`);
       for (const problem of walk.unreadable.slice(0, 5)) lines.push(`[cannot list ${problem}]`);
-      return { output: lines.join('\n'), isError: false, structured: { matches: matching.length, listed: shown.length } };
+      return { output: lines.join('\n'), isError: false, structured: { matches: matching.length, listed: shown.length }, details: { kind: 'search', tool: 'glob', pattern: args.pattern, path: absolute, matches: matching.length } };
     },
   });
 }

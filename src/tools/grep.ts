@@ -75,6 +75,10 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepArgument
     action: 'search the files',
     description: loadToolDescription('grep'),
     parameters: grepParameters,
+    declaredDetails: { kind: 'search' },
+    async describe(args, { workspace }) {
+      return { kind: 'search', tool: 'grep', pattern: args.pattern, path: await workspace.resolveSafe(args.path) };
+    },
     async execute(args, context) {
       const { workspace } = context;
       const absolute = await workspace.resolveSafe(args.path);
@@ -98,6 +102,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepArgument
         output: render(outcome, args, engine),
         isError: false,
         structured: { engine, matches: outcome.matches.length, more: outcome.more },
+        details: { kind: 'search', tool: 'grep', pattern: args.pattern, path: absolute, matches: outcome.matches.length },
       };
     },
   });

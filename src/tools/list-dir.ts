@@ -47,7 +47,8 @@ class Listing {
   hidden = 0;
   /** True when the visit bound stopped the count, so `hidden` is a lower bound. */
   countIncomplete = false;
-  private visited = 0;
+  /** Entries seen, shown or not (a lower bound when `countIncomplete`). */
+  visited = 0;
 
   constructor(
     private readonly fs: ExecutorFileSystem,
@@ -93,6 +94,10 @@ export function createListDirTool(options: ListDirToolOptions = {}): Tool<ListDi
     action: 'list the directory',
     description: loadToolDescription('list_dir'),
     parameters: listDirParameters,
+    declaredDetails: { kind: 'list' },
+    async describe(args, { workspace }) {
+      return { kind: 'list', path: await workspace.resolveSafe(args.path), depth: args.depth };
+    },
     async execute(args, context) {
       const { workspace } = context;
       const fs = workspace.executor.fs;
@@ -108,13 +113,14 @@ export function createListDirTool(options: ListDirToolOptions = {}): Tool<ListDi
       const listing = new Listing(fs, maxEntries, args.depth);
       await listing.walk(absolute, 0);
       const header = `${workspace.display(workspace.resolve(args.path))}/`;
-      if (listing.lines.length === 0) return { output: `${header}\n(empty directory)`, isError: false };
+      const details = { kind: 'list' as const, path: absolute, depth: args.depth, entries: listing.visited };
+      if (listing.lines.length === 0) return { output: `${header}\n(empty directory)`, isError: false, details };
       const output = [header, ...listing.lines.map((line) => `  ${line}`)];
       if (listing.hidden > 0) {
         const count = listing.countIncomplete ? `more than ${listing.hidden}` : `${listing.hidden}`;
         output.push(`[${count} more entries not shown; list a subdirectory or use a smaller depth]`);
       }
-      return { output: output.join('\n'), isError: false };
+      return { output: output.join('\n'), isError: false, details };
     },
   });
 }

@@ -95,8 +95,12 @@ export function createReadFileTool(options: ReadFileToolOptions = {}): Tool<Read
     action: 'read the file',
     description: loadToolDescription('read_file'),
     parameters: readFileParameters,
+    declaredDetails: { kind: 'read' },
     // Room for the notes, so the shared output cap never cuts lines this tool already fitted.
     outputLimitBytes: maxBytes + 1024,
+    async describe(args, { workspace }) {
+      return { kind: 'read', path: await workspace.resolveSafe(args.path) };
+    },
     async execute(args, context) {
       const { workspace } = context;
       const { absolute, size } = await resolveFile(workspace, args.path);
@@ -112,7 +116,7 @@ export function createReadFileTool(options: ReadFileToolOptions = {}): Tool<Read
       }
       // TextDecoder drops a leading byte order mark, which is not part of the first line.
       const text = new TextDecoder('utf-8').decode(bytes);
-      if (text.length === 0) return { output: `"${args.path}" is empty (0 bytes)`, isError: false };
+      if (text.length === 0) return { output: `"${args.path}" is empty (0 bytes)`, isError: false, details: { kind: 'read', path: absolute, totalLines: 0 } };
       const lines = text.split('\n');
       if (lines.at(-1) === '') lines.pop();
       const totalLines = lines.length;
@@ -146,6 +150,7 @@ export function createReadFileTool(options: ReadFileToolOptions = {}): Tool<Read
         output: output.join('\n'),
         isError: false,
         structured: { path: workspace.display(absolute), startLine, endLine: lastShown, totalLines },
+        details: { kind: 'read', path: absolute, startLine, endLine: lastShown, totalLines },
       };
     },
   });

@@ -1,8 +1,16 @@
 import { z } from 'zod';
 import { truncateMiddle } from '../executors/output-truncation.js';
 import type { Workspace } from '../executors/workspace.js';
+import type { ToolDetails } from '../protocol/tool-details.js';
 import type { BackgroundCommandRegistry } from '../runtime/background-commands.js';
 import { internalFailureNote, isInternalError, reportInternalError } from './internal-errors.js';
+
+/**
+ * What typed details a tool's results carry: the `kind` of its `details`, or why it has none
+ * (its result is the whole story, or the call is shown by other means). Every built-in tool
+ * declares one, so a tool without details is a decision rather than an oversight.
+ */
+export type ToolDetailsDeclaration = { kind: ToolDetails['kind'] } | { none: string };
 
 /** What a tool call produced. */
 export interface ToolResult {
@@ -17,7 +25,24 @@ export interface ToolResult {
   exitCode?: number | null;
   /** Machine-readable details for clients (e.g. files changed by a patch). */
   structured?: Record<string, unknown>;
+  /**
+   * Typed details for clients (`tool_call` item `details`): the command and how it ended, the
+   * file changes as unified diffs, the MCP server and tool… Replaces what `describe` gave at start.
+   */
+  details?: ToolDetails;
 }
+
+/** A question for the user (`request_user_input`). */
+export interface UserQuestion {
+  question: string;
+  /** Answers to offer; absent: free text only. */
+  choices?: string[];
+  /** Whether an answer outside `choices` is accepted. */
+  allowFreeText: boolean;
+}
+
+/** How a question ended: the user's answer, or why nobody answered. */
+export type UserAnswer = { answered: true; answer: string } | { answered: false; reason: string };
 
 /** What a tool receives besides its arguments. */
 export interface ToolContext {
@@ -32,6 +57,11 @@ export interface ToolContext {
    * `write_stdin`, `list_commands`, `kill_command`); absent outside a session.
    */
   commands?: BackgroundCommandRegistry;
+  /**
+   * Asks the user a question through the attached clients and waits for the answer; absent
+   * outside a session. Rejects with the abort reason when the turn is interrupted.
+   */
+  askUser?: (question: UserQuestion) => Promise<UserAnswer>;
 }
 
 /**
@@ -47,6 +77,20 @@ export interface Tool<Args = unknown> {
   readonly parameters: z.ZodType<Args>;
   /** Validates raw arguments, runs the tool, caps its output. Never throws. */
   invoke(rawArguments: unknown, context: ToolContext): Promise<ToolResult>;
+  /**
+   * What a call will do, known before it runs (the command and its absolute cwd, the diffs a
+   * patch will apply), for `item/started` and approval requests. Undefined when the tool has no
+   * details or the arguments are invalid. Never throws, never changes anything.
+   */
+  describe?(rawArguments: unknown, context: Pick<ToolContext, 'workspace'>): Promise<ToolDetails | undefined>;
+  /**
+   * False for a tool that only talks to the user and changes nothing (`request_user_input`):
+   * an approval policy's `default` and its wildcard rules do not gate it, only a rule naming
+   * the tool exactly does (see `evaluatePolicy`). Absent means the tool may have side effects.
+   */
+  readonly sideEffects?: boolean;
+  /** The details its results carry, or why none (see `ToolDetailsDeclaration`). */
+  readonly declaredDetails?: ToolDetailsDeclaration;
 }
 
 /**
@@ -103,6 +147,12 @@ export interface ToolSpec<Args> {
    * failure (see `isInternalError`) is logged and the result only says what could not be done.
    */
   execute(args: Args, context: ToolContext): Promise<ToolResult>;
+  /** Details known before the call runs (see `Tool.describe`); may throw: a failure means no details. */
+  describe?(args: Args, context: Pick<ToolContext, 'workspace'>): Promise<ToolDetails | undefined>;
+  /** False for a tool without side effects that only talks to the user (see `Tool.sideEffects`). */
+  sideEffects?: boolean;
+  /** The details its results carry, or why none (see `ToolDetailsDeclaration`). */
+  declaredDetails?: ToolDetailsDeclaration;
 }
 
 /**
@@ -148,5 +198,21 @@ export function defineTool<Args>(spec: ToolSpec<Args>): Tool<Args> {
       const capped = truncateOutput(result.output, limit);
       return capped.truncated ? { ...result, output: capped.text } : result;
     },
+    ...(spec.describe ? { describe: describeWith(spec.parameters, spec.describe) } : {}),
+    ...(spec.sideEffects !== undefined ? { sideEffects: spec.sideEffects } : {}),
+    ...(spec.declaredDetails ? { declaredDetails: spec.declaredDetails } : {}),
+  };
+}
+
+/** Wraps a spec's `describe` so it takes raw arguments and never throws (no details then). */
+function describeWith<Args>(parameters: z.ZodType<Args>, describe: NonNullable<ToolSpec<Args>['describe']>): NonNullable<Tool['describe']> {
+  return async (rawArguments, context) => {
+    const parsed = parameters.safeParse(rawArguments);
+    if (!parsed.success) return undefined;
+    try {
+      return await describe(parsed.data, context);
+    } catch {
+      return undefined;
+    }
   };
 }

@@ -59,6 +59,15 @@ describe('approval policy', () => {
     expect(evaluatePolicy(policy, 'exec_command', { command: 42 })).toEqual({ decision: 'allow' });
   });
 
+  it('gates a tool without side effects only by a rule naming it exactly', () => {
+    const askAll = { default: 'ask' as const, rules: [{ tool: '*', decision: 'deny' as const }, { tool: 'request_*', decision: 'ask' as const }] };
+    expect(evaluatePolicy(askAll, 'request_user_input', { question: 'x' }, { sideEffects: false })).toEqual({ decision: 'allow' });
+    expect(evaluatePolicy(askAll, 'request_user_input', { question: 'x' })).toEqual({ decision: 'deny', ruleIndex: 0 });
+    const named = { default: 'allow' as const, rules: [{ tool: 'request_user_input', match: { question: 'Deploy*' }, decision: 'deny' as const }, { tool: 'request_user_input', decision: 'ask' as const }] };
+    expect(evaluatePolicy(named, 'request_user_input', { question: 'Deploy now?' }, { sideEffects: false })).toEqual({ decision: 'deny', ruleIndex: 0 });
+    expect(evaluatePolicy(named, 'request_user_input', { question: 'Which db?' }, { sideEffects: false })).toEqual({ decision: 'ask', ruleIndex: 1 });
+  });
+
   it('treats glob characters only as globs', () => {
     expect(globToRegExp('a.b*').test('a.bcd')).toBe(true);
     expect(globToRegExp('a.b*').test('axbcd')).toBe(false);

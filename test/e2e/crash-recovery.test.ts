@@ -1,8 +1,9 @@
 /**
  * A server killed in the middle of a turn: after a restart the turn is recorded as
- * interrupted (crash_recovery), the transcript stays valid and the conversation goes on.
+ * interrupted (crash_recovery), the transcript stays valid and the conversation goes on;
+ * approvals and questions that were waiting are dropped, not shown to anyone again.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
@@ -77,6 +78,76 @@ responses:
     const body = JSON.stringify(environment.mock.requests[1]?.body);
     expect(body).not.toContain('call_cut');
     expect(body).toContain('go on');
+    await client.close();
+  });
+
+  it('drops the approvals and questions that were waiting when the server was killed', async () => {
+    environment = await createTestEnvironment(`
+responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "touch approved.txt" }, id: call_wait_approval }]
+  - toolCalls: [{ name: request_user_input, arguments: { question: "Which database?", choices: ["sqlite", "postgres"] }, id: call_wait_question }]
+`);
+    writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), 'agents:\n  default:\n    default: true\n    approvals:\n      default: allow\n      rules:\n        - { tool: exec_command, decision: ask }\n');
+    serve = await startServe(environment);
+    let client = await RuntimeClient.connect({ url: serve.info.url, token: serve.info.token, clientName: 'before' });
+    const pendingOf = async (conversationId: string) => (await client.request('conversation/get', { conversationId })).sessions[0];
+    const waitFor = async (condition: () => Promise<boolean>, what: string) => {
+      const deadline = Date.now() + 10_000;
+      while (!(await condition())) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const approving = (await client.request('conversation/create', { cwd: environment.workDir })).conversation.id;
+    await client.request('session/input', { conversationId: approving, input: 'touch it' });
+    await waitFor(async () => ((await pendingOf(approving))?.pendingApprovals.length ?? 0) > 0, 'the approval request');
+    const asking = (await client.request('conversation/create', { cwd: environment.workDir })).conversation.id;
+    await client.request('session/input', { conversationId: asking, input: 'ask me' });
+    await waitFor(async () => ((await pendingOf(asking))?.pendingUserInputs.length ?? 0) > 0, 'the question');
+    const approvalId = (await pendingOf(approving))?.pendingApprovals[0]?.approvalId as string;
+    const requestId = (await pendingOf(asking))?.pendingUserInputs[0]?.requestId as string;
+    serve.child.kill('SIGKILL');
+    await serve.stop();
+    await client.close();
+
+    serve = await startServe(environment);
+    client = await RuntimeClient.connect({ url: serve.info.url, token: serve.info.token, clientName: 'after', capabilities: { approvals: true, userInput: true } });
+    const asked: string[] = [];
+    client.handleServerRequest('approval/request', async (request) => {
+      asked.push(request.approvalId);
+      return { decision: 'allow_once' };
+    });
+    client.handleServerRequest('input/request', async (request) => {
+      asked.push(request.requestId);
+      return { answer: 'sqlite' };
+    });
+    const announced: string[] = [];
+    client.onNotification((event) => {
+      if (event.method === 'approval/requested' || event.method === 'input/requested') announced.push(event.method);
+    });
+    for (const conversationId of [approving, asking]) {
+      const state = await client.request('conversation/get', { conversationId });
+      expect(state.turns[0]).toMatchObject({ status: 'interrupted' });
+      expect(state.sessions[0]).toMatchObject({ status: 'idle', activeTurnId: null, pendingApprovals: [], pendingUserInputs: [] });
+      await client.request('conversation/subscribe', { conversationId });
+    }
+    // The session entries written by the recovery hold no waiting request either.
+    for (const conversationId of [approving, asking]) {
+      const metadata = readFileSync(path.join(environment.paths.dataDir, 'conversations', conversationId, 'metadata.jsonl'), 'utf8');
+      const lastSession = metadata.split('\n').filter((line) => line.includes('"type":"session"')).at(-1);
+      expect(lastSession).toContain('"pendingApprovals":[]');
+      expect(lastSession).toContain('"pendingUserInputs":[]');
+    }
+    const markers = await Promise.all([approving, asking].map(async (conversationId) => (await client.request('items/list', { conversationId })).items.map((entry) => entry.item).find((item) => item.kind === 'interruption')));
+    expect(markers[0]).toMatchObject({ reason: 'crash_recovery', message: expect.stringContaining('1 approval request') });
+    expect(markers[1]).toMatchObject({ reason: 'crash_recovery', message: expect.stringContaining('1 question for the user') });
+    // Answering what was waiting before the crash is refused: nobody waits for it.
+    expect(await client.request('approval/respond', { conversationId: approving, approvalId, decision: 'allow_once' })).toEqual({ accepted: false });
+    expect(await client.request('input/respond', { conversationId: asking, requestId, answer: 'sqlite' })).toEqual({ accepted: false });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(asked).toEqual([]);
+    expect(announced).toEqual([]);
+    expect(existsSync(path.join(environment.workDir, 'approved.txt'))).toBe(false);
     await client.close();
   });
 });

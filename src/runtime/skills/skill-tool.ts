@@ -61,6 +61,7 @@ export function createLoadSkillTool(skills: ReadonlyMap<string, Skill>, load: (s
     name: LOAD_SKILL_TOOL,
     description: 'Loads a skill: its instructions are added to the conversation right after this call\'s result. Use it when the task matches a skill\'s description in the system prompt.',
     parameters: loadSkillParameters,
+    declaredDetails: { none: 'the skill it loads is recorded as an instruction item right after the call' },
     async execute(args) {
       const skill = skills.get(args.name);
       if (!skill) {

@@ -4,7 +4,9 @@
 import { z } from 'zod';
 import { loadToolDescription } from '../descriptions.js';
 import { defineTool, type Tool, type ToolResult } from '../tool.js';
+import type { FileChange } from '../../protocol/tool-details.js';
 import { applyPatch, ApplyPatchError } from './apply.js';
+import { previewPatch } from './preview.js';
 import { emptyChanges, listChanges, type PatchChanges } from './result.js';
 
 export { applyPatch, ApplyPatchError } from './apply.js';
@@ -31,7 +33,13 @@ function structuredChanges(changes: PatchChanges): Record<string, unknown> {
   return { added: changes.added, modified: changes.modified, deleted: changes.deleted, moved: changes.moved };
 }
 
-function failureResult(error: ApplyPatchError): ToolResult {
+/** The previewed changes that were applied, by the paths the applier reported. */
+function appliedChanges(preview: FileChange[], applied: PatchChanges): FileChange[] {
+  const touched = new Set([...applied.added, ...applied.modified, ...applied.deleted, ...applied.moved.map((move) => move.from)]);
+  return preview.filter((change) => touched.has(change.path) || (change.movePath !== undefined && touched.has(change.movePath)));
+}
+
+function failureResult(error: ApplyPatchError, preview: FileChange[]): ToolResult {
   const applied = error.applied ?? emptyChanges();
   const kept = listChanges(applied);
   const output =
@@ -42,6 +50,7 @@ function failureResult(error: ApplyPatchError): ToolResult {
     output,
     isError: true,
     structured: { error: error.message, line: error.lineNumber ?? null, ...structuredChanges(applied) },
+    details: { kind: 'fileChange', changes: appliedChanges(preview, applied) },
   };
 }
 
@@ -57,12 +66,19 @@ export const applyPatchTool: Tool<ApplyPatchArguments> = defineTool({
   action: 'apply the patch',
   description: loadToolDescription('apply_patch'),
   parameters: applyPatchArguments,
+  declaredDetails: { kind: 'fileChange' },
+  async describe({ patch }, { workspace }) {
+    return { kind: 'fileChange', changes: await previewPatch(patch, workspace) };
+  },
   async execute({ patch }, { workspace }) {
+    // The diffs are taken from the files just before they are written; a preview that fails
+    // (the patch does not apply) leaves the details empty and the applier says why.
+    const preview = await previewPatch(patch, workspace).catch((): FileChange[] => []);
     try {
       const result = await applyPatch(patch, workspace);
-      return { output: result.summary, isError: false, structured: structuredChanges(result) };
+      return { output: result.summary, isError: false, structured: structuredChanges(result), details: { kind: 'fileChange', changes: preview } };
     } catch (error) {
-      if (error instanceof ApplyPatchError) return failureResult(error);
+      if (error instanceof ApplyPatchError) return failureResult(error, preview);
       throw error;
     }
   },

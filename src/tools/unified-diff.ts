@@ -1,0 +1,133 @@
+/**
+ * Unified diffs (the `diff -u` format, as read by `patch` and `git apply`) of a file's text
+ * before and after a change, for the `fileChange` details clients show.
+ */
+
+/** Lines of context around each change. */
+export const DIFF_CONTEXT_LINES = 3;
+
+/**
+ * Above this many cells (changed old lines × changed new lines) the middle of the files is
+ * shown as removed and re-added as a whole: the line matching below takes memory and time in
+ * proportion to it, and a diff that large is not read line by line anyway.
+ */
+const MAX_MATCHING_CELLS = 4_000_000;
+
+type Operation = { type: ' ' | '-' | '+'; text: string };
+
+function splitLines(text: string): { lines: string[]; finalNewline: boolean } {
+  if (text === '') return { lines: [], finalNewline: true };
+  const lines = text.split('\n');
+  const finalNewline = lines.at(-1) === '';
+  if (finalNewline) lines.pop();
+  return { lines, finalNewline };
+}
+
+/** The line operations turning `before` into `after`: a longest common subsequence of lines between a common head and tail. */
+function diffLines(before: string[], after: string[]): Operation[] {
+  let head = 0;
+  while (head < before.length && head < after.length && before[head] === after[head]) head++;
+  let tail = 0;
+  while (tail < before.length - head && tail < after.length - head && before[before.length - 1 - tail] === after[after.length - 1 - tail]) tail++;
+  const oldMiddle = before.slice(head, before.length - tail);
+  const newMiddle = after.slice(head, after.length - tail);
+  const operations: Operation[] = before.slice(0, head).map((text) => ({ type: ' ', text }));
+  const n = oldMiddle.length;
+  const m = newMiddle.length;
+  if (n * m > MAX_MATCHING_CELLS || n === 0 || m === 0) {
+    operations.push(...oldMiddle.map((text): Operation => ({ type: '-', text })), ...newMiddle.map((text): Operation => ({ type: '+', text })));
+  } else {
+    // lengths[i][j]: longest common subsequence of oldMiddle[i..] and newMiddle[j..].
+    const lengths = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+    for (let i = n - 1; i >= 0; i--) {
+      const row = lengths[i] as Uint32Array;
+      const below = lengths[i + 1] as Uint32Array;
+      for (let j = m - 1; j >= 0; j--) row[j] = oldMiddle[i] === newMiddle[j] ? (below[j + 1] as number) + 1 : Math.max(below[j] as number, row[j + 1] as number);
+    }
+    let i = 0;
+    let j = 0;
+    while (i < n || j < m) {
+      if (i < n && j < m && oldMiddle[i] === newMiddle[j]) {
+        operations.push({ type: ' ', text: oldMiddle[i] as string });
+        i++;
+        j++;
+      } else if (j < m && (i === n || (lengths[i]?.[j + 1] as number) >= (lengths[i + 1]?.[j] as number))) {
+        operations.push({ type: '+', text: newMiddle[j] as string });
+        j++;
+      } else {
+        operations.push({ type: '-', text: oldMiddle[i] as string });
+        i++;
+      }
+    }
+    // Removals before additions within a run of changes, as diff -u prints them.
+    for (let start = head; start < operations.length; ) {
+      if (operations[start]?.type === ' ') {
+        start++;
+        continue;
+      }
+      let end = start;
+      while (end < operations.length && operations[end]?.type !== ' ') end++;
+      const run = operations.slice(start, end);
+      operations.splice(start, run.length, ...run.filter((operation) => operation.type === '-'), ...run.filter((operation) => operation.type === '+'));
+      start = end;
+    }
+  }
+  operations.push(...before.slice(before.length - tail).map((text): Operation => ({ type: ' ', text })));
+  return operations;
+}
+
+/**
+ * A unified diff from `before` to `after`, with `DIFF_CONTEXT_LINES` lines of context.
+ * @param before the old text; null for a file that is added (shown from `/dev/null`)
+ * @param after the new text; null for a file that is deleted (shown to `/dev/null`)
+ * @param oldPath the old path as shown after `--- a/`
+ * @param newPath the new path as shown after `+++ b/` (default `oldPath`)
+ * @returns the headers and `@@` hunks; only the headers when nothing changed
+ */
+export function unifiedDiff(before: string | null, after: string | null, oldPath: string, newPath: string = oldPath): string {
+  const old = splitLines(before ?? '');
+  const next = splitLines(after ?? '');
+  const operations = diffLines(old.lines, next.lines);
+  const out = [`--- ${before === null ? '/dev/null' : `a/${oldPath}`}`, `+++ ${after === null ? '/dev/null' : `b/${newPath}`}`];
+  // A last line without a newline differs from the same line with one: a context line that
+  // lacks it on one side only is shown removed and added again, each marked where it lacks it.
+  const lastOld = operations.findLastIndex((operation) => operation.type !== '+');
+  const lastNew = operations.findLastIndex((operation) => operation.type !== '-');
+  const noNewlineAfter = new Set<number>();
+  const marked: Operation[] = [];
+  operations.forEach((operation, index) => {
+    const oldLacks = index === lastOld && !old.finalNewline;
+    const newLacks = index === lastNew && !next.finalNewline;
+    if (operation.type === ' ' && oldLacks !== newLacks) {
+      if (oldLacks) noNewlineAfter.add(marked.length);
+      marked.push({ type: '-', text: operation.text });
+      if (newLacks) noNewlineAfter.add(marked.length);
+      marked.push({ type: '+', text: operation.text });
+      return;
+    }
+    if (oldLacks || newLacks) noNewlineAfter.add(marked.length);
+    marked.push(operation);
+  });
+  operations.splice(0, operations.length, ...marked);
+  const changed = operations.flatMap((operation, index) => (operation.type === ' ' ? [] : [index]));
+  let cursor = 0;
+  while (cursor < changed.length) {
+    const first = changed[cursor] as number;
+    let last = first;
+    while (cursor + 1 < changed.length && (changed[cursor + 1] as number) - last <= 2 * DIFF_CONTEXT_LINES + 1) last = changed[++cursor] as number;
+    cursor++;
+    const start = Math.max(0, first - DIFF_CONTEXT_LINES);
+    const end = Math.min(operations.length, last + DIFF_CONTEXT_LINES + 1);
+    const oldBefore = operations.slice(0, start).filter((operation) => operation.type !== '+').length;
+    const newBefore = operations.slice(0, start).filter((operation) => operation.type !== '-').length;
+    const hunk = operations.slice(start, end);
+    const oldCount = hunk.filter((operation) => operation.type !== '+').length;
+    const newCount = hunk.filter((operation) => operation.type !== '-').length;
+    out.push(`@@ -${oldCount === 0 ? oldBefore : oldBefore + 1},${oldCount} +${newCount === 0 ? newBefore : newBefore + 1},${newCount} @@`);
+    hunk.forEach((operation, offset) => {
+      out.push(`${operation.type}${operation.text}`);
+      if (noNewlineAfter.has(start + offset)) out.push('\\ No newline at end of file');
+    });
+  }
+  return `${out.join('\n')}\n`;
+}

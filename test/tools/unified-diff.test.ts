@@ -1,0 +1,70 @@
+/**
+ * Unified diffs of the `fileChange` details: checked by applying them with `git apply`, which
+ * refuses a diff whose hunk headers, context or end-of-file markers are wrong.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { unifiedDiff } from '../../src/tools/unified-diff.js';
+
+const directories: string[] = [];
+afterEach(() => {
+  for (const directory of directories.splice(0)) rmSync(directory, { recursive: true, force: true });
+});
+
+/** Applies the diff from `before` to `after` with `git apply` and returns the file's text afterwards. */
+function applyWithGit(before: string, after: string): string {
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'openvaala-diff-'));
+  directories.push(directory);
+  writeFileSync(path.join(directory, 'file.txt'), before);
+  writeFileSync(path.join(directory, 'change.diff'), unifiedDiff(before, after, 'file.txt'));
+  execFileSync('git', ['apply', '--unidiff-zero', 'change.diff'], { cwd: directory, stdio: 'pipe' });
+  return readFileSync(path.join(directory, 'file.txt'), 'utf8');
+}
+
+/** A deterministic pseudo-random generator (mulberry32), so a failure can be reproduced. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('unifiedDiff', () => {
+  it('writes hunks with three lines of context, split where changes are more than six lines apart', () => {
+    const before = 'a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n';
+    const after = 'a\nb\nC\nd\ne\nf\ng\nh\ni\nj\nk\n';
+    expect(unifiedDiff(before, after, 'x.txt')).toBe('--- a/x.txt\n+++ b/x.txt\n@@ -1,6 +1,6 @@\n a\n b\n-c\n+C\n d\n e\n f\n@@ -8,3 +8,4 @@\n h\n i\n j\n+k\n');
+  });
+
+  it('marks a last line without a newline', () => {
+    expect(unifiedDiff('one\ntwo', 'one\ntwo\n', 'm.txt', 'n.txt')).toBe('--- a/m.txt\n+++ b/n.txt\n@@ -1,2 +1,2 @@\n one\n-two\n\\ No newline at end of file\n+two\n');
+    expect(applyWithGit('one\ntwo', 'one\ntwo\n')).toBe('one\ntwo\n');
+    expect(applyWithGit('one\ntwo\n', 'one\nthree')).toBe('one\nthree');
+  });
+
+  it('gives diffs that git apply accepts and that produce the new text', () => {
+    const next = random(4711);
+    const words = ['alpha', 'beta', 'gamma', 'delta', '', 'epsilon'];
+    for (let round = 0; round < 150; round++) {
+      const before = Array.from({ length: Math.floor(next() * 30) }, () => words[Math.floor(next() * words.length)]).join('\n');
+      const lines = before.split('\n');
+      for (let edit = 0; edit < 1 + Math.floor(next() * 5); edit++) {
+        const at = Math.floor(next() * (lines.length + 1));
+        const choice = next();
+        if (choice < 0.4) lines.splice(at, 1);
+        else if (choice < 0.8) lines.splice(at, 0, `new-${round}-${edit}`);
+        else lines[at] = `changed-${round}-${edit}`;
+      }
+      const after = lines.join('\n') + (next() < 0.5 ? '\n' : '');
+      const start = before + (next() < 0.5 ? '\n' : '');
+      if (start === after) continue;
+      expect(applyWithGit(start, after), `round ${round}`).toBe(after);
+    }
+  });
+});
