@@ -4,7 +4,7 @@
  * until the model stops. Steering input is read before each model call.
  */
 import { newId } from '../ids.js';
-import type { ContentPart, Item, ItemDelta, ItemOf, ReasoningEffort, TokenUsage, ToolDetails, TurnStatus, TurnStopReason } from '../protocol/index.js';
+import type { Item, ItemDelta, ItemOf, ReasoningEffort, TokenUsage, ToolDetails, TurnStatus, TurnStopReason } from '../protocol/index.js';
 import { reasoningDelta, reasoningText } from './reasoning-parts.js';
 import type { Logger } from '../logger.js';
 import type { ResolvedModel } from '../models/model-registry.js';

@@ -67,7 +67,10 @@ class Subscriber {
     socket.on('message', (data: Buffer) => {
       // A laggard catching up reads tens of thousands of deltas it has no use for.
       if (!keepDeltas && data.subarray(0, DELTA_PREFIX.length).equals(DELTA_PREFIX)) return;
-      const message = JSON.parse(data.toString()) as { id?: number; method?: string; params?: unknown; result?: unknown };
+      const text = data.toString();
+      // Deltas are many; every other message is checked against the protocol schema.
+      if (!data.subarray(0, DELTA_PREFIX.length).equals(DELTA_PREFIX)) checkReceivedMessage(socket, text);
+      const message = JSON.parse(text) as { id?: number; method?: string; params?: unknown; result?: unknown };
       if (message.id !== undefined && message.method === undefined) this.answers.get(message.id)?.(message.result);
       else if (message.method === 'item/delta') {
         const { itemId, delta } = message.params as { itemId: string; delta: { text?: string } };
