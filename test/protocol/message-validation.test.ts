@@ -25,7 +25,7 @@ async function fakeServer(answer: (message: { id: number; method: string }, sock
 it('shows every message a client sends and receives to observers, in order and with its direction', async () => {
   const url = await fakeServer((message, socket) => {
     socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'config/updated', params: { ok: true } }));
-    socket.send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: message.method === 'initialize' ? { serverInfo: { name: 'fake', version: '0' }, protocolVersion: PROTOCOL_VERSION } : { models: [] } }));
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: message.method === 'initialize' ? { serverInfo: { name: 'fake', version: '0' }, protocolVersion: PROTOCOL_VERSION, capabilities: { features: [] } } : { models: [] } }));
   });
   const seen: Omit<ProtocolMessageEvent, 'client' | 'text'>[] = [];
   cleanups.push(observeProtocolMessages(({ direction, message }) => seen.push({ direction, message })));
@@ -46,9 +46,9 @@ it('shows every message a client sends and receives to observers, in order and w
 
 it('records a message that does not match the schema with its method and the ajv error path', async () => {
   const url = await fakeServer((message, socket) => {
-    if (message.method === 'initialize') socket.send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { serverInfo: { name: 'fake', version: '0' }, protocolVersion: PROTOCOL_VERSION } }));
+    if (message.method === 'initialize') socket.send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { serverInfo: { name: 'fake', version: '0' }, protocolVersion: PROTOCOL_VERSION, capabilities: { features: [] } } }));
     else {
-      socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'turn/started', params: { conversationId: 'conv_1', turn: { id: 'turn_1' } } }));
+      socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'turn/started', params: { conversationId: 'conv_1', turn: { id: 'turn_1' }, seq: 1 } }));
       socket.send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { models: 'none' } }));
     }
   });
