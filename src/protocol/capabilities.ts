@@ -16,9 +16,15 @@ export const ClientCapabilitiesSchema = z.object({
   userInput: z.boolean().optional(),
   /** Wants `item/delta` streaming; false: only `item/started` and `item/completed`. */
   deltas: z.boolean().optional(),
-  /** Offers its file system to the server (reserved: no method uses it yet). */
+  /**
+   * Will browse the workspace with `fs/list | read | stat`. Informational: the methods answer
+   * every authenticated connection (the server uses it only to describe its clients).
+   */
   fs: z.boolean().optional(),
-  /** Offers a terminal to the server (reserved: no method uses it yet). */
+  /**
+   * Will open terminals with `terminal/create` and read `terminal/output`. Informational, like
+   * `fs`.
+   */
   terminal: z.boolean().optional(),
 });
 /** What a client handles, as declared. */

@@ -8,6 +8,7 @@
 import { ErrorCodes, StateConflictReasonSchema, type StateConflictReason } from './json-rpc.js';
 import { methods, notifications, serverRequests } from './methods.js';
 import { pascalName } from './schema-names.js';
+import * as protocolExports from './index.js';
 
 /** A JSON Schema object. */
 type JsonSchema = Record<string, unknown>;
@@ -28,7 +29,7 @@ const ERROR_MEANINGS: Record<keyof typeof ErrorCodes, string> = {
   internalError: 'the request failed inside the server; the message is only `<method>: internal error (reference <8 hex digits> in the server log)`',
   unauthorized: 'not authenticated; sent just before the connection is closed with 1008: on a connection whose upgrade carried no token, for any message before an `initialize` with the server\'s `token` (the message names the method), `initialize` without `token` included; on any connection, for `initialize` with a wrong `token`. A wrong token in the upgrade itself is HTTP 401 instead, before any message',
   notInitialized: 'an authenticated connection sent another method before `initialize`',
-  forbidden: 'the connection is authenticated, but what it touched belongs to another connection: a terminal is used only by the connection that opened it; no method of protocol version 2 touches such things, so none sends it yet',
+  forbidden: 'the connection is authenticated, but what it touched belongs to another connection: a terminal is used only by the connection that opened it (`terminal/input | resize | close` with another connection\'s terminal id)',
   notFound: 'a named conversation, session or approval does not exist',
   conflict: 'valid, but refused in the current state; `data.reason` says why (below)',
 };
@@ -134,7 +135,8 @@ export function renderReference(schema: JsonSchema): string {
   out.push('### Entities', '');
   const envelopes = /(Params|Result|Request|Response|Notification|Message|ProtocolVersion|RequestId|JsonRpcError)$/;
   for (const [name, definition] of Object.entries(defs)) {
-    if (envelopes.test(name)) continue;
+    // An exported `<Name>Schema` is an entity even when its name ends like an envelope (ApprovalRequest).
+    if (envelopes.test(name) && !Object.prototype.hasOwnProperty.call(protocolExports, `${name}Schema`)) continue;
     out.push(`#### ${name}`, '');
     const variants = (definition.oneOf ?? definition.anyOf) as JsonSchema[] | undefined;
     if (variants) out.push(`One of: ${variants.map((variant) => renderType(variant)).join(', ')}.`, '');
