@@ -247,6 +247,8 @@ export class Runtime {
     };
     await this.store.createConversation(conversation, session);
     const live = new LiveConversation(this, conversation, this.workspacesOf(conversation), { conversation, sessions: [session], turns: [], metadataSeq: 2 }, new Map());
+    // Nothing is stored yet: every head is 0, known at once, so subscribers attach in their own tick.
+    await live.loadHeads();
     this.open.set(conversationId, Promise.resolve(live));
     this.opened.set(conversationId, live);
     return live;

@@ -48,6 +48,9 @@ export function updatePlanTool(host: PlanHost): Tool {
     description: loadToolDescription('update_plan'),
     parameters: updatePlanParameters,
     action: 'record the plan',
+    // It only records the agent's plan and shows it to the user: a policy gates it only by naming it.
+    sideEffects: false,
+    declaredDetails: { none: 'the plan goes out as plan/updated and is recorded as a plan item' },
     async execute(args) {
       const plan: PlanUpdate = { ...(args.explanation !== undefined ? { explanation: args.explanation } : {}), steps: args.plan };
       await host.setPlan(plan);

@@ -13,6 +13,7 @@ import type { Item } from '../../src/protocol/index.js';
 import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 import { GROWING_SERVER, offeredTools, toolCalls } from '../mcp/mcp-helpers.js';
+import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
 
 let harness: InProcessServer | undefined;
 let restarted: { server: RunningServer; client: RuntimeClient } | undefined;
@@ -136,6 +137,7 @@ describe('conversation/create instructions', () => {
   });
 
   it('refuses empty instructions, naming params.instructions', async () => {
+    allowInvalidSentMessages();
     harness = await startInProcessServer('responses: [{ text: "hi" }]');
     await expect(harness.client.request('conversation/create', { cwd: harness.environment.workDir, instructions: '' })).rejects.toThrow(/conversation\/create: params\.instructions/);
   });
@@ -166,6 +168,7 @@ responses:
     ['a rule without a tool', { rules: [{ decision: 'deny' }] }, /params\.approvalPolicy\.rules\.0\.tool/],
     ['an unknown key', { defaults: 'deny' }, /params\.approvalPolicy/],
   ])('refuses %s, naming the field', async (_name, approvalPolicy, message) => {
+    allowInvalidSentMessages();
     harness = await startInProcessServer('responses: [{ text: "hi" }]');
     const refused = harness.client.request('conversation/create', { cwd: harness.environment.workDir, approvalPolicy: approvalPolicy as never });
     await expect(refused).rejects.toMatchObject({ code: -32602 });

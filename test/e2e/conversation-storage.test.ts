@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RuntimeClient, RuntimeClientError } from '../../src/client/runtime-client.js';
 import type { AnyNotification } from '../../src/protocol/index.js';
 import { createTestEnvironment, runCli, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
+import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
 
 const SCRIPT = `
 responses:
@@ -106,6 +107,7 @@ describe('conversation storage in openvaala serve', () => {
   });
 
   it('answers a query with a syntax error with invalidParams naming the field, and an empty query too', async () => {
+    allowInvalidSentMessages();
     const connection = await connect();
     const syntax = await connection.request('conversation/list', { query: 'readme.md' }).catch((caught: unknown) => caught);
     expect((syntax as RuntimeClientError).code).toBe(-32602);

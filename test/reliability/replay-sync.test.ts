@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
 import type { AnyNotification, Item, MethodResult, StoredItem } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
 
 let harness: InProcessServer | undefined;
 const clients: RuntimeClient[] = [];
@@ -151,6 +152,7 @@ responses:
   });
 
   it('refuses a malformed afterSeq naming the field', async () => {
+    allowInvalidSentMessages();
     harness = await startInProcessServer('responses:\n  - text: "x"\n');
     const conversationId = await harness.conversation();
     const error = await harness.client.request('conversation/subscribe', { conversationId, afterSeq: 'tail' as unknown as 'head' }).catch((failure: Error) => failure);

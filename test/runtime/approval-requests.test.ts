@@ -12,6 +12,7 @@ import { API_PATH } from '../../src/server/http-server.js';
 import { RuntimeClient, RuntimeClientError, type ServerRequestParams } from '../../src/client/runtime-client.js';
 import type { AnyNotification, ApprovalRequest, ClientCapabilities } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
 
 const AGENTS = `
 agents:
@@ -202,6 +203,7 @@ responses:
   });
 
   it('initialize answers with the server capabilities, and refuses capabilities that are not booleans naming the field', async () => {
+    allowInvalidSentMessages();
     await start('responses: []\n');
     const { client } = await connect('probe', {});
     expect(client.initializeResult?.capabilities.features).toEqual(expect.arrayContaining(['approval', 'conversation', 'initialize', 'input', 'item', 'session', 'toolDetails']));

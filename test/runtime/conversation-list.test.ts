@@ -13,6 +13,7 @@ import { createLogger } from '../../src/logger.js';
 import { ErrorCodes, type AnyNotification, type ConversationSummary, type MethodParams } from '../../src/protocol/index.js';
 import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
 
 const SCRIPT = `
 responses:
@@ -122,6 +123,7 @@ describe('conversations/subscribe', () => {
 
 describe('conversation/list filters and sorts', () => {
   it('filters by cwd, executor and archived, and pages through both sorts with cursors', async () => {
+    allowInvalidSentMessages();
     await start();
     const { client } = await connect('lister');
     const work = (environment as TestEnvironment).workDir;

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RuntimeClient, RuntimeClientError } from '../../src/client/runtime-client.js';
 import { ErrorCodes, type AnyNotification, type StoredItem } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
 
 let harness: InProcessServer | undefined;
 afterEach(async () => {
@@ -101,6 +102,7 @@ responses:
   });
 
   it('refuses an unknown id with -32004 and a malformed one with -32602', async () => {
+    allowInvalidSentMessages();
     harness = await startInProcessServer(TWO_ANSWERS);
     const unknown = await refusal(harness.client.request('conversation/delete', { conversationId: 'conv_doesnotexist' }));
     expect(unknown.code).toBe(ErrorCodes.notFound);
@@ -326,6 +328,7 @@ responses:
   });
 
   it('refuses unknown conversations, sessions and items (-32004) and malformed ids (-32602)', async () => {
+    allowInvalidSentMessages();
     harness = await startInProcessServer(TWO_ANSWERS);
     const { conversationId, items } = await twoTurnsAtOneInstant(harness);
     const noItem = await refusal(harness.client.request('conversation/rewind', { conversationId, afterItemId: 'item_missing' }));

@@ -11,6 +11,7 @@ import { createLogger } from '../../src/logger.js';
 import type { AnyNotification, Item, NotificationParams, Turn } from '../../src/protocol/index.js';
 import { startRuntimeServer } from '../../src/server/runtime-server.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
 
 let harness: InProcessServer | undefined;
 const cleanups: (() => Promise<void>)[] = [];
@@ -50,6 +51,7 @@ const TWO_MODELS = (baseURL: string) =>
 
 describe('session/interrupt with a turnId', () => {
   it('interrupts only the named running turn and refuses other turns with a reason', async () => {
+    allowInvalidSentMessages();
     harness = await startInProcessServer(SLOW_ANSWER);
     const conversationId = await harness.conversation();
     const idle = await refusal(harness.client.request('session/interrupt', { conversationId, turnId: 'turn_01nothingrunning' }));
@@ -116,6 +118,7 @@ responses:
 
 describe('session/dequeue', () => {
   it('withdraws a queued input by its id; a started one is a conflict, an unknown one not found', async () => {
+    allowInvalidSentMessages();
     harness = await startInProcessServer(SLOW_ANSWER);
     const conversationId = await harness.conversation();
     const first = await harness.client.request('session/input', { conversationId, input: 'one' });
@@ -215,6 +218,7 @@ responses:
 
 describe('client message ids', () => {
   it('runs an input once however often it is sent, echoes the id, and bounds its length', async () => {
+    allowInvalidSentMessages();
     harness = await startInProcessServer(`
 responses:
   - text: "only once"
@@ -240,6 +244,7 @@ responses:
   });
 
   it('answers a repeated conversation/create with the first conversation', async () => {
+    allowInvalidSentMessages();
     harness = await startInProcessServer('responses:\n  - text: "unused"\n');
     const create = () => harness!.client.request('conversation/create', { cwd: harness!.environment.workDir, clientMessageId: 'create-1' });
     const [a, b] = await Promise.all([create(), create()]);

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient, RuntimeClientError } from '../../src/client/runtime-client.js';
 import type { AnyNotification, ClientCapabilities, UserInputRequest } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
 
 let harness: InProcessServer | undefined;
 const clients: RuntimeClient[] = [];
@@ -101,6 +102,7 @@ describe('request_user_input', () => {
   });
 
   it('refuses an answer outside the choices when free text is not allowed, and a malformed request id', async () => {
+    allowInvalidSentMessages();
     harness = await startInProcessServer(QUESTION);
     const conversationId = await harness.conversation();
     await harness.client.request('session/input', { conversationId, input: 'set it up' });

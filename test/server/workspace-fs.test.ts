@@ -11,6 +11,7 @@ import { FS_LIST_MAX_ENTRIES, FS_READ_MAX_BYTES } from '../../src/protocol/index
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 import { requireExecutable } from '../helpers/required-commands.js';
 import { startSshServer, type TestSshServer } from '../helpers/ssh-server.js';
+import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
 
 const VARIANTS = ['local', 'sandboxed', 'box', 'scratch'] as const;
 const BIG_BYTES = FS_READ_MAX_BYTES + 512 * 1024;
@@ -127,6 +128,7 @@ describe.each(VARIANTS)('workspace files on executor %s', (executor) => {
   });
 
   it('caps a read at 1 MiB and continues from an offset', async () => {
+    allowInvalidSentMessages();
     const { id } = of();
     const first = await harness.client.request('fs/read', { conversationId: id, path: 'big.txt' });
     expect(first.size).toBe(BIG_BYTES);
@@ -182,6 +184,7 @@ describe.each(VARIANTS)('workspace files on executor %s', (executor) => {
 
 describe('workspace file params', () => {
   it('refuses malformed and unknown conversations', async () => {
+    allowInvalidSentMessages();
     const malformed = await failure(harness.client.request('fs/list', { conversationId: '../etc', path: '.' }));
     expect(malformed.code).toBe(-32602);
     expect(malformed.message).toContain('fs/list: params.conversationId');

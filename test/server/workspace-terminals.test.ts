@@ -14,6 +14,7 @@ import { startInProcessServer, type InProcessServer } from '../helpers/in-proces
 import { until } from '../helpers/processes.js';
 import { requireExecutable } from '../helpers/required-commands.js';
 import { startSshServer, type TestSshServer } from '../helpers/ssh-server.js';
+import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
 
 const PTY_VARIANTS = ['local', 'sandboxed', 'box'] as const;
 
@@ -149,8 +150,8 @@ describe.each(PTY_VARIANTS)('terminals on executor %s', (executor) => {
       harness.client.request('terminal/close', { terminalId }),
     ]) {
       const refused = await failure(attempt);
-      expect(refused.code).toBe(-32004);
-      expect(refused.message).toContain(`terminal "${terminalId}" is not open on this connection`);
+      expect(refused.code).toBe(-32003);
+      expect(refused.message).toContain(`forbidden: terminal "${terminalId}" belongs to another connection`);
     }
     expect(processesWith(marker).length).toBeGreaterThan(0);
     expect(harness.events.some((event) => event.method === 'terminal/output' && event.params.terminalId === terminalId)).toBe(false);
@@ -190,6 +191,7 @@ describe('terminal limits and errors', () => {
   });
 
   it('refuses malformed params naming the field', async () => {
+    allowInvalidSentMessages();
     const conversationId = conversations.get('local') as string;
     const size = await failure(harness.client.request('terminal/create', { conversationId, cols: 0, rows: 24 }));
     expect(size.code).toBe(-32602);

@@ -9,6 +9,7 @@ import { createLoadSkillTool } from '../../src/runtime/skills/skill-tool.js';
 import { ToolDetailsSchema } from '../../src/protocol/index.js';
 import { environmentTools } from '../../src/tools/index.js';
 import { requestUserInputTool } from '../../src/tools/request-user-input.js';
+import { updatePlanTool } from '../../src/tools/update-plan.js';
 import type { Tool } from '../../src/tools/tool.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 
@@ -20,7 +21,7 @@ afterEach(async () => {
 
 /** The built-in tools; the collaboration tools and load_skill are built over stand-ins (never called). */
 function builtInTools(): Tool[] {
-  return [...environmentTools(), requestUserInputTool as Tool, ...collaborationTools({} as CollaborationHost), createLoadSkillTool(new Map(), async () => true) as Tool];
+  return [...environmentTools(), requestUserInputTool as Tool, ...collaborationTools({} as CollaborationHost), createLoadSkillTool(new Map(), async () => true) as Tool, updatePlanTool({ setPlan: async () => undefined })];
 }
 
 const KINDS = new Set(ToolDetailsSchema.options.map((option) => option.shape.kind.value));
@@ -50,6 +51,7 @@ describe('tool details declarations', () => {
       wait_agent: 'subagent',
       close_agent: 'subagent',
       load_skill: 'none',
+      update_plan: 'none',
     });
   });
 
