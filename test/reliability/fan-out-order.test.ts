@@ -1,8 +1,11 @@
 /**
- * Two clients subscribed to one conversation receive the same notifications: same methods, same
- * order, same payloads — for every notification kind the protocol has. The table below says
- * how the scenario triggers each kind; a kind added to the protocol must be added to it (or
- * listed as not covered yet, with the reason), otherwise this test fails.
+ * Two clients subscribed to one conversation (and to the conversation list feed) receive the
+ * same notifications: same methods, same order, same payloads — for every notification kind the
+ * protocol sends to more than one client. `COVERED` says how the scenario triggers each kind;
+ * a kind that by design goes to one connection only is listed in `SINGLE_CONNECTION` instead,
+ * and checked to reach that connection and not the other. A kind added to the protocol must be
+ * added to one of these tables (or listed as not covered yet, with the reason), otherwise this
+ * test fails.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -14,21 +17,38 @@ import { startInProcessServer, type InProcessServer } from '../helpers/in-proces
 type NotificationName = keyof typeof notifications;
 
 /**
- * Each notification kind the scenario below produces, with how it is triggered. Both clients
- * must receive at least one of each.
+ * Each notification kind the scenario below produces and compares between the two clients, with
+ * how it is triggered. Both clients must receive at least one of each.
  */
 const COVERED: Partial<Record<NotificationName, string>> = {
-  'conversation/updated': 'conversation/update renames the conversation before the turn',
-  'session/updated': 'the session goes running and back to idle; the waiting approval is listed',
+  'conversation/created': 'conversation/create after both clients subscribed to the list feed (conversations/subscribe)',
+  'conversation/updated': 'conversation/update renames the conversation before the turn (to subscribers and on the list feed)',
+  'conversation/synced': 'each client subscribes to the conversation; its replay is over',
+  'conversation/deleted': 'conversation/delete at the end (to subscribers and on the list feed)',
+  'session/updated': 'the session goes running and back to idle; the waiting approval and question are listed',
+  'session/usage': 'after every model call of the turn',
+  'session/rewound': 'conversation/rewind after the turn, to just after the user message',
   'turn/started': 'session/input starts a turn',
   'turn/completed': 'the turn ends after its last answer',
   'turn/retrying': 'the first model request is answered 429 and retried',
-  'item/started': 'reasoning, assistant text, the tool call and the final answer begin',
+  'item/started': 'reasoning, assistant text, the tool calls and the final answer begin',
   'item/delta': 'reasoning and text stream word by word; the command streams its output',
-  'item/completed': 'user message, reasoning, text, approval, tool call and final answer are stored',
+  'item/completed': 'user message, reasoning, text, plan, approval, tool calls and final answer are stored',
+  'plan/updated': 'the model calls update_plan',
+  'input/requested': 'the model calls request_user_input',
+  'input/resolved': 'one client answers with input/respond',
   'approval/requested': 'the policy asks before running `echo …`',
   'approval/resolved': 'one client allows it with approval/respond',
   'config/updated': 'config/reload while the turn runs (sent to every client)',
+};
+
+/**
+ * Kinds that by design go to one connection only, so they cannot be the same at both clients;
+ * each with the reason. The scenario checks instead that they reach that connection and not the
+ * other one.
+ */
+const SINGLE_CONNECTION: Partial<Record<NotificationName, string>> = {
+  'terminal/output': 'a terminal belongs to the connection that opened it; only that connection gets its output',
 };
 
 /** Kinds not produced yet, each with the reason; a name here must not also be in COVERED. */
@@ -44,11 +64,19 @@ agents:
         - { tool: exec_command, match: { command: "echo *" }, decision: ask }
 `;
 
+const PLAN = [
+  { step: 'Ask which lines to print', status: 'completed' },
+  { step: 'Print them', status: 'in_progress' },
+];
+
 const SCRIPT = `
 responses:
   - error: { status: 429, message: "slow down" }
   - reasoning: "The user wants the output of a command."
-    text: "I will run it now."
+    text: "I will plan first."
+    toolCalls: [{ name: update_plan, arguments: { explanation: "Print two lines", plan: ${JSON.stringify(PLAN)} } }]
+  - toolCalls: [{ name: request_user_input, arguments: { question: "Which lines?", choices: ["first and second", "none"], allow_free_text: false } }]
+  - text: "I will run it now."
     toolCalls: [{ name: exec_command, arguments: { command: "echo first-line; echo second-line" } }]
   - text: "The command printed two lines."
 `;
@@ -63,11 +91,14 @@ afterEach(async () => {
 
 it('every notification kind is covered by the scenario or listed as not covered yet', () => {
   const names = Object.keys(notifications) as NotificationName[];
-  const unlisted = names.filter((name) => !(name in COVERED) && !(name in NOT_YET_COVERED));
-  expect(unlisted, 'notifications neither triggered by the fan-out scenario nor listed in NOT_YET_COVERED').toEqual([]);
-  expect(Object.keys(COVERED).filter((name) => name in NOT_YET_COVERED)).toEqual([]);
+  const tables = [COVERED, SINGLE_CONNECTION, NOT_YET_COVERED];
+  const unlisted = names.filter((name) => !tables.some((table) => name in table));
+  expect(unlisted, 'notifications neither triggered by the fan-out scenario nor listed in SINGLE_CONNECTION or NOT_YET_COVERED').toEqual([]);
+  // Each name in one table only.
+  expect(names.filter((name) => tables.filter((table) => name in table).length > 1)).toEqual([]);
+  expect(Object.keys(NOT_YET_COVERED), 'every notification kind is covered').toEqual([]);
   // Stale entries: names the protocol no longer has.
-  expect([...Object.keys(COVERED), ...Object.keys(NOT_YET_COVERED)].filter((name) => !(name in notifications))).toEqual([]);
+  expect(tables.flatMap((table) => Object.keys(table)).filter((name) => !(name in notifications))).toEqual([]);
 });
 
 it('two subscribed clients receive the same notifications, in the same order, with the same payloads', { timeout: 60_000 }, async () => {
@@ -76,19 +107,19 @@ it('two subscribed clients receive the same notifications, in the same order, wi
     beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), AGENTS),
   });
   const { server } = harness;
-  const { conversation } = await harness.client.request('conversation/create', { cwd: harness.environment.workDir });
   const received: AnyNotification[][] = [];
   for (const name of ['first', 'second']) {
     const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: name });
     clients.push(client);
     const events: AnyNotification[] = [];
     client.onNotification((event) => events.push(event));
-    await client.request('conversation/subscribe', { conversationId: conversation.id });
+    await client.request('conversations/subscribe', {});
     received.push(events);
   }
   const [first, second] = received as [AnyNotification[], AnyNotification[]];
   const [answering] = clients as [RuntimeClient];
-  const seen = (method: string) => first.some((event) => event.method === method);
+  const count = (events: AnyNotification[], method: string) => events.filter((event) => event.method === method).length;
+  const seen = (method: string) => count(first, method) > 0;
   const waitFor = async (condition: () => boolean, what: string) => {
     const deadline = Date.now() + 30_000;
     while (!condition()) {
@@ -96,32 +127,61 @@ it('two subscribed clients receive the same notifications, in the same order, wi
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   };
+  const find = <M extends AnyNotification['method']>(method: M) => first.find((event) => event.method === method) as Extract<AnyNotification, { method: M }>;
+
+  const { conversation } = await harness.client.request('conversation/create', { cwd: harness.environment.workDir });
+  await waitFor(() => seen('conversation/created') && count(second, 'conversation/created') > 0, 'conversation/created on both list feeds');
+  for (const client of clients) await client.request('conversation/subscribe', { conversationId: conversation.id });
+  await waitFor(() => seen('conversation/synced') && count(second, 'conversation/synced') > 0, 'conversation/synced at both clients');
 
   await harness.client.request('conversation/update', { conversationId: conversation.id, title: 'fan-out order' });
   await harness.client.request('session/input', { conversationId: conversation.id, input: 'print two lines' });
-  const requested = await (async () => {
-    await waitFor(() => seen('approval/requested'), 'the approval request');
-    return first.find((event) => event.method === 'approval/requested') as Extract<AnyNotification, { method: 'approval/requested' }>;
-  })();
+  await waitFor(() => seen('input/requested'), 'the question');
+  const question = find('input/requested').params.request;
+  expect((await answering.request('input/respond', { conversationId: conversation.id, requestId: question.requestId, answer: 'first and second' })).accepted).toBe(true);
+  await waitFor(() => seen('approval/requested'), 'the approval request');
+  const requested = find('approval/requested');
   await harness.client.request('config/reload', {});
   await waitFor(() => seen('config/updated'), 'config/updated');
   await answering.request('approval/respond', { conversationId: conversation.id, approvalId: requested.params.approval.approvalId, decision: 'allow_once' });
   await waitFor(() => seen('turn/completed'), 'the turn to complete');
-  // The second client has everything the first one has once a request it sends after them is answered.
-  await clients[1]!.request('models/list', {});
-  await waitFor(() => second.length >= first.length, 'the second client to catch up');
 
-  for (const name of Object.keys(COVERED)) expect(first.some((event) => event.method === name), `no ${name} in ${first.map((event) => event.method).join(', ')}`).toBe(true);
+  const userMessage = first.flatMap((event) => (event.method === 'item/completed' && event.params.item.kind === 'user_message' ? [event.params.item] : []))[0];
+  expect(userMessage).toBeDefined();
+  await harness.client.request('conversation/rewind', { conversationId: conversation.id, afterItemId: userMessage!.id });
+  await waitFor(() => seen('session/rewound'), 'session/rewound');
+
+  // A terminal's output goes to the connection that opened it, and to no other.
+  const { terminalId } = await answering.request('terminal/create', { conversationId: conversation.id, cols: 80, rows: 24, command: 'echo fan-out-terminal' });
+  const terminalOutput = (events: AnyNotification[]) => events.flatMap((event) => (event.method === 'terminal/output' && event.params.terminalId === terminalId ? [event.params] : []));
+  await waitFor(() => terminalOutput(first).some((output) => output.exited === true), 'the terminal to exit');
+  expect(terminalOutput(first).map((output) => output.data ?? '').join('')).toContain('fan-out-terminal');
+
+  await harness.client.request('conversation/delete', { conversationId: conversation.id });
+  await waitFor(() => seen('conversation/deleted'), 'conversation/deleted');
+  // Each client has every notification sent before a request it sends afterwards is answered.
+  await Promise.all(clients.map((client) => client.request('models/list', {})));
+  await waitFor(() => count(second, 'conversation/deleted') >= count(first, 'conversation/deleted'), 'the second client to catch up');
+
+  for (const [name, reason] of Object.entries(SINGLE_CONNECTION)) {
+    expect(seen(name), `the owner got no ${name} (${reason})`).toBe(true);
+    expect(count(second, name), `${name} reached a connection other than its owner (${reason})`).toBe(0);
+  }
+  const shared = first.filter((event) => !(event.method in SINGLE_CONNECTION));
+  for (const name of Object.keys(COVERED)) expect(shared.some((event) => event.method === name), `no ${name} in ${shared.map((event) => event.method).join(', ')}`).toBe(true);
   const output = first.flatMap((event) => (event.method === 'item/delta' && event.params.delta.output ? [event.params.delta.output] : [])).join('');
   expect(output).toContain('first-line');
   expect(output).toContain('second-line');
   const startedKinds = first.flatMap((event) => (event.method === 'item/started' ? [event.params.kind] : []));
   expect(new Set(startedKinds)).toEqual(new Set(['reasoning', 'assistant_message', 'tool_call']));
   const completedKinds = first.flatMap((event) => (event.method === 'item/completed' ? [event.params.item.kind] : []));
-  expect(completedKinds).toEqual(expect.arrayContaining(['user_message', 'reasoning', 'assistant_message', 'approval', 'tool_call']));
+  expect(completedKinds).toEqual(expect.arrayContaining(['user_message', 'reasoning', 'assistant_message', 'plan', 'approval', 'tool_call']));
   expect(first.some((event) => event.method === 'item/delta' && event.params.delta.reasoning)).toBe(true);
   expect(first.some((event) => event.method === 'item/delta' && event.params.delta.text)).toBe(true);
+  expect(find('plan/updated').params).toMatchObject({ explanation: 'Print two lines', steps: PLAN });
+  expect(find('input/resolved').params).toMatchObject({ requestId: question.requestId, outcome: 'answered', answer: 'first and second', decidedBy: 'client:first' });
+  expect(count(first, 'session/usage')).toBeGreaterThanOrEqual(4);
 
-  expect(second.map((event) => event.method)).toEqual(first.map((event) => event.method));
-  expect(second).toEqual(first);
+  expect(second.map((event) => event.method)).toEqual(shared.map((event) => event.method));
+  expect(second).toEqual(shared);
 });
