@@ -16,29 +16,12 @@ import { EventBus, type EventListener } from './event-bus.js';
 import type { Runtime } from './runtime.js';
 import { SerialQueue } from './serial-queue.js';
 import { LiveSession } from './session.js';
-import { heldEvents, holdEvent, ItemInProgress, type HeldEntry } from './replay-buffer.js';
+import { ItemInProgress } from './replay-buffer.js';
+import { attachSubscriber, type Attachment, type ConversationSnapshot, type SubscribeOptions, type SubscriptionSource } from './conversation-subscription.js';
 
 const DEFAULT_SYSTEM_PROMPT = readFileSync(fileURLToPath(new URL('./prompts/system.txt', import.meta.url)), 'utf8').trim();
 
-/** How a subscriber ends its subscription and paces its replay. */
-export interface SubscribeOptions {
-  /** Aborting it detaches the listener: during the replay (which then stops) or any time after. */
-  signal?: AbortSignal;
-  /**
-   * Called before each replayed stored item; when it returns a promise the replay waits for it,
-   * so a client that reads slowly slows its own replay instead of piling it up in memory.
-   */
-  ready?: () => Promise<void> | undefined;
-  /**
-   * Most bytes (about: characters of held deltas and of other held events) of live events held
-   * back while the replay waits for the subscriber; past it the held events are dropped, the
-   * listener is detached, the replay stops and `lagging` is called, so a client that stops
-   * reading mid-replay costs a bounded amount. Default: no limit.
-   */
-  holdLimitBytes?: number;
-  /** Told (once) that the subscription ended because `holdLimitBytes` was passed. */
-  lagging?: () => void;
-}
+export type { SubscribeOptions } from './conversation-subscription.js';
 
 /** A conversation while it is open in the runtime. */
 export class LiveConversation {
@@ -177,7 +160,7 @@ export class LiveConversation {
   }
 
   /** Stored-state snapshot for `conversation/get`. */
-  snapshot(): { conversation: Conversation; sessions: Session[]; turns: Turn[] } {
+  snapshot(): ConversationSnapshot {
     // Turns a rewind emptied are no longer history (they stay in the metadata log, marked).
     return { conversation: this.state, sessions: [...this.sessions.values()].map((session) => session.state), turns: [...this.turns.values()].filter((turn) => turn.rewound !== true) };
   }
@@ -357,116 +340,30 @@ export class LiveConversation {
   }
 
   /**
-   * Registers a subscriber and takes the state it starts from in one synchronous step, so
-   * nothing published can fall between the two: the snapshot (conversation, sessions, turns),
-   * each session's item head, the metadata seq, and the items in progress. Events published
-   * from then on are held until `replay` has sent what came before them.
-   *
-   * `replay()` sends the stored items after `afterSeq` up to the heads (`"head"`: none), then
-   * each item in progress (`item/started` and one `item/delta` with its text so far), then the
-   * held events, then `conversation/synced` with the last seq sent per session; after it, events
-   * go straight to the listener. The listener is removed on every way out: an error during the
-   * replay, or `options.signal` aborting (during the replay or at any time after); `replay`
-   * resolves to the function that removes it.
+   * Registers a subscriber and takes the state it starts from in one synchronous step; see
+   * `attachSubscriber` for the replay that follows and the ways the listener is removed.
    * Requires `loadHeads()` to have resolved (the runtime does it when it opens a conversation).
    */
-  attach(
-    listener: EventListener,
-    afterSeq: Record<string, number> | 'head' = {},
-    options: SubscribeOptions = {},
-  ): { snapshot: ReturnType<LiveConversation['snapshot']>; heads: SessionHeads; metadataSeq: number; replay: () => Promise<() => void> } {
-    const { signal } = options;
-    const held: HeldEntry[] = [];
-    let heldBytes = 0;
-    let live = false;
-    let overflowed = false;
-    const unsubscribe = this.bus.subscribe((event) => {
-      if (live) return listener(event);
-      if (overflowed) return;
-      heldBytes += holdEvent(held, event);
-      if (options.holdLimitBytes === undefined || heldBytes <= options.holdLimitBytes) return;
-      // A subscriber that stops reading mid-replay costs a bounded amount: it is let go as lagging.
-      overflowed = true;
-      held.length = 0;
-      unsubscribe();
-      options.lagging?.();
-    });
-    // Everything below is read in the same tick as subscribing: later changes arrive in `held`.
-    const snapshot = this.snapshot();
-    const heads = this.heads();
-    const metadataSeq = this.metadataSeq;
-    const progressSnapshot = [...this.inProgress.values()].map((progress) => ({ started: progress.started, deltas: progress.mark() }));
-    const approvals = this.approvals.list();
-    const userInputs = this.userInputs.list();
-    if (signal?.aborted) unsubscribe();
-    else signal?.addEventListener('abort', unsubscribe, { once: true });
-    const ended = () => signal?.aborted === true || overflowed;
-    /** Waits until the subscriber can take more; false when the subscription ended meanwhile. */
-    const paced = async (): Promise<boolean> => {
-      const waiting = options.ready?.();
-      if (waiting) await waiting;
-      return !ended();
+  attach(listener: EventListener, afterSeq: Record<string, number> | 'head' = {}, options: SubscribeOptions = {}): Attachment {
+    return attachSubscriber(this.subscriptionSource(), listener, afterSeq, options);
+  }
+
+  /** What a subscription reads from the conversation (see `SubscriptionSource`). */
+  private subscriptionSource(): SubscriptionSource {
+    const metadataSeq = () => this.metadataSeq;
+    return {
+      id: this.id,
+      subscribe: (listener) => this.bus.subscribe(listener),
+      snapshot: () => this.snapshot(),
+      heads: () => this.heads(),
+      get metadataSeq() {
+        return metadataSeq();
+      },
+      inProgress: () => this.inProgress.values(),
+      approvals: () => this.approvals.list(),
+      userInputs: () => this.userInputs.list(),
+      listItems: (sessionId, cursor, limit) => this.runtime.store.listItems(this.id, sessionId, { cursor, limit }),
     };
-    const replay = async (): Promise<() => void> => {
-      if (ended()) return unsubscribe;
-      try {
-        const lastSent = new Map<string, number>();
-        for (const [sessionId, head] of Object.entries(heads)) {
-          const after = afterSeq === 'head' ? head : (afterSeq[sessionId] ?? 0);
-          lastSent.set(sessionId, Math.max(after, 0));
-          let cursor = after;
-          while (cursor < head) {
-            const page = await this.runtime.store.listItems(this.id, sessionId, { cursor, limit: 500 });
-            if (ended()) return unsubscribe;
-            for (const stored of page) {
-              if (stored.seq > head) break;
-              if (!(await paced())) return unsubscribe;
-              listener({ method: 'item/completed', params: { conversationId: this.id, sessionId, seq: stored.seq, item: stored.item } });
-              lastSent.set(sessionId, stored.seq);
-            }
-            if (page.length < 500) break;
-            cursor = page.at(-1)?.seq ?? head;
-          }
-        }
-        // Items in progress at the snapshot are not stored yet (a stored item's id is never in progress).
-        for (const { started, deltas } of progressSnapshot) {
-          if (!(await paced())) return unsubscribe;
-          listener(started);
-          const { sessionId, turnId, itemId, kind } = started.params;
-          for (const delta of deltas()) {
-            if (!(await paced())) return unsubscribe;
-            listener({ method: 'item/delta', params: { conversationId: this.id, sessionId, turnId, itemId, kind, seq: heads[sessionId] ?? 0, delta } });
-          }
-        }
-        // A client that arrives while a call waits for approval or a question waits for its answer
-        // is asked too (an answer, if any came since, is held below).
-        for (const approval of approvals) listener({ method: 'approval/requested', params: { conversationId: this.id, approval } });
-        for (const request of userInputs) listener({ method: 'input/requested', params: { conversationId: this.id, request } });
-        // Events keep arriving in `held` while this waits for the subscriber; it goes live only
-        // once `held` is empty, in the same tick, so nothing falls between the two.
-        while (held.length > 0) {
-          const entry = held.shift() as HeldEntry;
-          heldBytes -= entry.size;
-          if ('event' in entry && entry.event.method === 'item/completed') {
-            const { sessionId, seq } = entry.event.params;
-            if (seq <= (lastSent.get(sessionId) ?? 0)) continue;
-            lastSent.set(sessionId, seq);
-          }
-          for (const event of heldEvents(entry)) {
-            if (!(await paced())) return unsubscribe;
-            listener(event);
-          }
-        }
-        if (ended()) return unsubscribe;
-        listener({ method: 'conversation/synced', params: { conversationId: this.id, heads: Object.fromEntries(lastSent) } });
-        live = true;
-        return unsubscribe;
-      } catch (error) {
-        unsubscribe();
-        throw error;
-      }
-    };
-    return { snapshot, heads, metadataSeq, replay };
   }
 
   /** Interrupts every running turn, waits until each has recorded its end, and kills the sessions' background commands. */
