@@ -7,7 +7,7 @@
 import type { Conversation, ConversationSummary, Item } from '../protocol/index.js';
 import type { RecordStorage } from '../storage/record-storage.js';
 import type { ConversationState } from './metadata-log.js';
-import { fromIndexValue, previewOfItems, summarizeState, toIndexValue, type IndexedSummary } from './conversation-listing.js';
+import { filterWhere, fromIndexValue, matchesFilters, previewOfItems, summarizeState, toIndexValue, unwrapCursor, wrapCursor, type ConversationFilters, type ConversationSort, type IndexedSummary } from './conversation-listing.js';
 
 /**
  * RecordStorage namespace of the conversation index. Record time is the conversation's
@@ -15,6 +15,8 @@ import { fromIndexValue, previewOfItems, summarizeState, toIndexValue, type Inde
  * (`sort: "created"` lists by key).
  */
 export const CONVERSATION_INDEX = 'conversations';
+/** Filter fields of the index (lastTurnStatus: start-up recovery finds the conversations a dead server left running). */
+const INDEX_FILTER_FIELDS = ['cwd', 'lastTurnStatus', 'executor', 'listState'];
 
 /** A change of the conversation index, as the live list feed tells it (SPEC §5 `conversations/subscribe`). */
 export type ConversationIndexChange =
@@ -38,13 +40,15 @@ export class ConversationIndexRecords {
   private readonly changeListeners = new Set<(change: ConversationIndexChange) => void>();
 
   /**
-   * @param index the listing index (its {@link CONVERSATION_INDEX} namespace)
+   * @param index the listing index (its {@link CONVERSATION_INDEX} namespace, defined here)
    * @param readPreview reads a root session's preview from the log, once per conversation and process
    */
   constructor(
-    private readonly index: Pick<RecordStorage, 'get' | 'set' | 'delete'>,
+    private readonly index: Pick<RecordStorage, 'defineNamespace' | 'get' | 'mget' | 'set' | 'delete' | 'list'>,
     private readonly readPreview: PreviewReader,
-  ) {}
+  ) {
+    index.defineNamespace({ name: CONVERSATION_INDEX, filterFields: INDEX_FILTER_FIELDS });
+  }
 
   /**
    * Registers a listener of index changes: every write of a conversation's index record
@@ -66,6 +70,41 @@ export class ConversationIndexRecords {
   /** Notes a conversation being created: it has no messages yet, so its first index write needs no log read for the preview. */
   created(conversationId: string): void {
     this.previews.set(conversationId, '');
+  }
+
+  /**
+   * One page of index records, newest first by `sort`, continuing `cursor` (as
+   * {@link wrapCursor} made it for the same sort).
+   * @throws Error for a cursor that is not one of this sort's
+   */
+  async page(sort: ConversationSort, limit: number, cursor: string | undefined, filters: ConversationFilters): Promise<{ conversations: ConversationSummary[]; nextCursor?: string }> {
+    const storageCursor = cursor !== undefined ? unwrapCursor(sort, cursor) : undefined;
+    const page = await this.index.list<IndexedSummary>(CONVERSATION_INDEX, {
+      orderBy: sort === 'created' ? 'key' : 'updatedAt',
+      order: 'desc',
+      limit,
+      where: filterWhere(filters),
+      ...(storageCursor ? { cursor: storageCursor } : {}),
+    });
+    return { conversations: page.records.map((record) => fromIndexValue(record.value)), ...(page.nextCursor ? { nextCursor: wrapCursor(sort, page.nextCursor) } : {}) };
+  }
+
+  /** The summaries of the given conversations that have an index record and match `filters`, in the given order. */
+  async summariesOf(conversationIds: string[], filters: ConversationFilters): Promise<ConversationSummary[]> {
+    const records = await this.index.mget<IndexedSummary>(CONVERSATION_INDEX, conversationIds);
+    return records.flatMap((record) => (record ? [fromIndexValue(record.value)] : [])).filter((summary) => matchesFilters(summary, filters));
+  }
+
+  /** Ids of the conversations whose index record shows a running last turn, in key order. */
+  async runningIds(): Promise<string[]> {
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.index.list<ConversationSummary>(CONVERSATION_INDEX, { where: { lastTurnStatus: 'running' }, limit: 500, ...(cursor ? { cursor } : {}) });
+      for (const record of page.records) ids.push(record.key);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return ids;
   }
 
   /** Writes the index record of a state (reading the preview from the log once per process) and tells the listeners. */

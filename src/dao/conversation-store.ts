@@ -23,7 +23,7 @@ import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js'
 import { searchableText, type ConversationSearchIndex, type SearchMatch, type SearchMessage } from './conversation-search-index.js';
 import { foldMetadata, METADATA_STREAM, type ConversationState, type InvalidEntryReport, type MetadataEntry } from './metadata-log.js';
 import { SqliteConversationSearchIndex } from './sqlite-conversation-search-index.js';
-import { filterWhere, fromIndexValue, matchesFilters, readPreview, unwrapCursor, wrapCursor, type ConversationFilters, type ConversationSort, type IndexedSummary } from './conversation-listing.js';
+import { readPreview, type ConversationFilters, type ConversationSort } from './conversation-listing.js';
 import { CONVERSATION_INDEX, ConversationIndexRecords, summarize, type ConversationIndexChange } from './conversation-index-records.js';
 
 export { CONVERSATION_INDEX, summarize, type ConversationIndexChange } from './conversation-index-records.js';
@@ -33,8 +33,6 @@ export { METADATA_STREAM, MetadataEntrySchema, foldMetadata, type ConversationSt
 export const CONVERSATIONS_PATH = 'conversations';
 /** Log path of deleted conversations (`trash/<conversation-id>`, docs/storage.md). */
 export const TRASH_PATH = 'trash';
-/** Filter fields of the index (lastTurnStatus: start-up recovery finds the conversations a dead server left running). */
-const INDEX_FILTER_FIELDS = ['cwd', 'lastTurnStatus', 'executor', 'listState'];
 
 /** Default page size of {@link ConversationStore.listConversations}. */
 export const DEFAULT_CONVERSATION_PAGE = 50;
@@ -105,7 +103,6 @@ export class ConversationStore {
     this.search = options.search;
     this.onInvalidEntry = options.onInvalidEntry ?? ignore;
     this.onCommitted = options.onCommitted ?? ignore;
-    index.defineNamespace({ name: CONVERSATION_INDEX, filterFields: INDEX_FILTER_FIELDS });
     this.records = new ConversationIndexRecords(index, (conversationId, rootSessionId) => readPreview(logs, conversationPath(conversationId), rootSessionId));
     const stagedLogs = logs instanceof StagedLogStorage;
     const stagedIndex = index instanceof StagedRecordStorage;
@@ -304,15 +301,7 @@ export class ConversationStore {
     const limit = options.limit ?? DEFAULT_CONVERSATION_PAGE;
     const sort = options.sort ?? 'updated';
     if (options.query === undefined) {
-      const cursor = options.cursor !== undefined ? unwrapCursor(sort, options.cursor) : undefined;
-      const page = await this.index.list<IndexedSummary>(CONVERSATION_INDEX, {
-        orderBy: sort === 'created' ? 'key' : 'updatedAt',
-        order: 'desc',
-        limit,
-        where: filterWhere(options),
-        ...(cursor ? { cursor } : {}),
-      });
-      return { conversations: page.records.map((record) => fromIndexValue(record.value)), ...(page.nextCursor ? { nextCursor: wrapCursor(sort, page.nextCursor) } : {}) };
+      return this.records.page(sort, limit, options.cursor, options);
     }
     if (sort !== 'updated') throw new Error('a search (query) lists by last update only');
     if (!this.search) throw new Error('conversation search is not available: this store was built without a search index');
@@ -323,9 +312,8 @@ export class ConversationStore {
     for (const match of pages.flatMap((page) => page.matches)) byId.set(match.conversationId, match);
     const merged = [...byId.values()].sort((left, right) => right.updatedAt - left.updatedAt || compareKeys(right.conversationId, left.conversationId));
     const matches = merged.slice(0, limit);
-    const records = await this.index.mget<IndexedSummary>(CONVERSATION_INDEX, matches.map((match) => match.conversationId));
     // Filters apply to the page found (a page may come out short; its cursor still continues the search).
-    const conversations = records.flatMap((record) => (record ? [fromIndexValue(record.value)] : [])).filter((summary) => matchesFilters(summary, options));
+    const conversations = await this.records.summariesOf(matches.map((match) => match.conversationId), options);
     const more = merged.length > limit || pages.some((page) => page.nextCursor !== undefined);
     const last = matches.at(-1);
     const nextCursor = more && last ? encodeRecordCursor({ orderBy: 'updatedAt', order: 'desc', key: last.conversationId, updatedAt: last.updatedAt }) : undefined;
@@ -337,14 +325,7 @@ export class ConversationStore {
    * start-up recovery), in key order.
    */
   async listRunningConversationIds(): Promise<string[]> {
-    const ids: string[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.index.list<ConversationSummary>(CONVERSATION_INDEX, { where: { lastTurnStatus: 'running' }, limit: 500, ...(cursor ? { cursor } : {}) });
-      for (const record of page.records) ids.push(record.key);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return ids;
+    return this.records.runningIds();
   }
 
   /**
