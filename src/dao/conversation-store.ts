@@ -23,27 +23,17 @@ import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js'
 import { searchableText, type ConversationSearchIndex, type SearchMatch, type SearchMessage } from './conversation-search-index.js';
 import { foldMetadata, METADATA_STREAM, type ConversationState, type InvalidEntryReport, type MetadataEntry } from './metadata-log.js';
 import { SqliteConversationSearchIndex } from './sqlite-conversation-search-index.js';
-import { filterWhere, fromIndexValue, matchesFilters, previewOfItems, readPreview, summarizeState, toIndexValue, unwrapCursor, wrapCursor, type ConversationFilters, type ConversationSort, type IndexedSummary } from './conversation-listing.js';
+import { readPreview, type ConversationFilters, type ConversationSort } from './conversation-listing.js';
+import { CONVERSATION_INDEX, ConversationIndexRecords, summarize, type ConversationIndexChange } from './conversation-index-records.js';
 
+export { CONVERSATION_INDEX, summarize, type ConversationIndexChange } from './conversation-index-records.js';
 export { METADATA_STREAM, MetadataEntrySchema, foldMetadata, type ConversationState, type InvalidEntryReport, type MetadataEntry } from './metadata-log.js';
 
 /** Log path of all conversations. */
 export const CONVERSATIONS_PATH = 'conversations';
-/**
- * RecordStorage namespace of the conversation index. Record time is the conversation's
- * `updatedAt` (`sort: "updated"`); keys are conversation ids, ULIDs that sort by creation
- * (`sort: "created"` lists by key).
- */
-export const CONVERSATION_INDEX = 'conversations';
 /** Log path of deleted conversations (`trash/<conversation-id>`, docs/storage.md). */
 export const TRASH_PATH = 'trash';
-/** Filter fields of the index (lastTurnStatus: start-up recovery finds the conversations a dead server left running). */
-const INDEX_FILTER_FIELDS = ['cwd', 'lastTurnStatus', 'executor', 'listState'];
 
-/** A change of the conversation index, as the live list feed tells it (SPEC §5 `conversations/subscribe`). */
-export type ConversationIndexChange =
-  | { kind: 'created' | 'updated'; conversation: Conversation; summary: ConversationSummary }
-  | { kind: 'deleted'; conversationId: string; summary: ConversationSummary | undefined };
 /** Default page size of {@link ConversationStore.listConversations}. */
 export const DEFAULT_CONVERSATION_PAGE = 50;
 
@@ -96,11 +86,8 @@ export class ConversationStore {
   private readonly onCommitted: (conversationId: string) => void;
   private readonly staging: { logs: StagedLogStorage; index: StagedRecordStorage; search: ConversationSearchIndex | undefined } | undefined;
   private readonly staged = new Map<string, StagedConversation>();
-  /** Root-session previews of the conversations written since start, so an index write needs no log read. */
-  private readonly previews = new Map<string, string>();
-  /** The conversations indexed since start, so an item append that changes the preview needs no metadata read. */
-  private readonly indexed = new Map<string, Conversation>();
-  private readonly changeListeners = new Set<(change: ConversationIndexChange) => void>();
+  /** The listing records of the conversations, and the live list feed's listeners. */
+  private readonly records: ConversationIndexRecords;
 
   /**
    * @param logs source of truth
@@ -116,7 +103,7 @@ export class ConversationStore {
     this.search = options.search;
     this.onInvalidEntry = options.onInvalidEntry ?? ignore;
     this.onCommitted = options.onCommitted ?? ignore;
-    index.defineNamespace({ name: CONVERSATION_INDEX, filterFields: INDEX_FILTER_FIELDS });
+    this.records = new ConversationIndexRecords(index, (conversationId, rootSessionId) => readPreview(logs, conversationPath(conversationId), rootSessionId));
     const stagedLogs = logs instanceof StagedLogStorage;
     const stagedIndex = index instanceof StagedRecordStorage;
     if (stagedLogs !== stagedIndex) {
@@ -146,8 +133,7 @@ export class ConversationStore {
       { type: 'conversation', conversation },
       { type: 'session', session: rootSession },
     ];
-    // A new conversation has no messages yet: no log read for its preview.
-    this.previews.set(id, '');
+    this.records.created(id);
     if (!this.staging) return this.appendMetadataAs(id, entries, 'created');
     this.staging.logs.stage(path);
     this.staging.index.stage(CONVERSATION_INDEX, id);
@@ -213,10 +199,10 @@ export class ConversationStore {
       const state = await this.loadConversation(conversationId);
       const search = this.searchFor(staged);
       if (state) {
-        await this.writeIndexRecord(state, kind);
+        await this.records.write(state, kind);
         await search?.setConversations([{ conversationId, title: state.conversation.title, updatedAt: state.conversation.updatedAt }]);
       } else {
-        await this.removeIndexRecord(conversationId);
+        await this.records.remove(conversationId);
         await search?.removeConversation(conversationId);
       }
       return stored.at(-1)?.seq ?? 0;
@@ -230,62 +216,14 @@ export class ConversationStore {
    * Returns the function that removes it.
    */
   onIndexChange(listener: (change: ConversationIndexChange) => void): () => void {
-    this.changeListeners.add(listener);
-    return () => this.changeListeners.delete(listener);
-  }
-
-  private emit(change: ConversationIndexChange): void {
-    for (const listener of this.changeListeners) {
-      try {
-        listener(change);
-      } catch {
-        // A listener's failure is its own; the index write has happened.
-      }
-    }
-  }
-
-  /** Writes the index record of a state (reading the preview from the log once per process) and tells the listeners. */
-  private async writeIndexRecord(state: ConversationState, kind: 'created' | 'updated'): Promise<ConversationSummary> {
-    const id = state.conversation.id;
-    this.indexed.set(id, state.conversation);
-    let preview = this.previews.get(id);
-    if (preview === undefined) {
-      preview = await readPreview(this.logs, conversationPath(id), state.conversation.rootSessionId);
-      this.previews.set(id, preview);
-    }
-    const summary = summarize(state, preview);
-    const value = toIndexValue(summary);
-    await this.index.set(CONVERSATION_INDEX, id, value, state.conversation.updatedAt);
-    this.emit({ kind, conversation: state.conversation, summary });
-    return summary;
-  }
-
-  /** Puts a new preview in a conversation's index record (same record time) and tells the listeners. */
-  private async writePreview(conversation: Conversation, preview: string): Promise<void> {
-    this.previews.set(conversation.id, preview);
-    const record = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversation.id);
-    if (!record) return;
-    const summary = { ...fromIndexValue(record.value), preview };
-    await this.index.set(CONVERSATION_INDEX, conversation.id, toIndexValue(summary), record.updatedAt);
-    this.emit({ kind: 'updated', conversation, summary });
-  }
-
-  private async removeIndexRecord(conversationId: string): Promise<void> {
-    const previous = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversationId);
-    const existed = await this.index.delete(CONVERSATION_INDEX, conversationId);
-    this.previews.delete(conversationId);
-    this.indexed.delete(conversationId);
-    if (existed) this.emit({ kind: 'deleted', conversationId, summary: previous ? fromIndexValue(previous.value) : undefined });
+    return this.records.onChange(listener);
   }
 
   /** Appends completed items to a session's log, then adds their messages to the search; returns them with their seq. */
   appendItems(conversationId: string, sessionId: string, items: Item[]): Promise<StoredItem[]> {
     return this.write(conversationId, async (staged) => {
       const stored = await this.logs.append(conversationPath(conversationId), sessionId, items);
-      // Not indexed by this process yet: the next index write reads the preview from the log.
-      const preview = previewOfItems(items);
-      const conversation = this.indexed.get(conversationId);
-      if (preview !== undefined && conversation?.rootSessionId === sessionId && preview !== this.previews.get(conversationId)) await this.writePreview(conversation, preview);
+      await this.records.noteItems(conversationId, sessionId, items);
       const search = this.searchFor(staged);
       if (search) {
         const messages = items.flatMap((item) => {
@@ -363,15 +301,7 @@ export class ConversationStore {
     const limit = options.limit ?? DEFAULT_CONVERSATION_PAGE;
     const sort = options.sort ?? 'updated';
     if (options.query === undefined) {
-      const cursor = options.cursor !== undefined ? unwrapCursor(sort, options.cursor) : undefined;
-      const page = await this.index.list<IndexedSummary>(CONVERSATION_INDEX, {
-        orderBy: sort === 'created' ? 'key' : 'updatedAt',
-        order: 'desc',
-        limit,
-        where: filterWhere(options),
-        ...(cursor ? { cursor } : {}),
-      });
-      return { conversations: page.records.map((record) => fromIndexValue(record.value)), ...(page.nextCursor ? { nextCursor: wrapCursor(sort, page.nextCursor) } : {}) };
+      return this.records.page(sort, limit, options.cursor, options);
     }
     if (sort !== 'updated') throw new Error('a search (query) lists by last update only');
     if (!this.search) throw new Error('conversation search is not available: this store was built without a search index');
@@ -382,9 +312,8 @@ export class ConversationStore {
     for (const match of pages.flatMap((page) => page.matches)) byId.set(match.conversationId, match);
     const merged = [...byId.values()].sort((left, right) => right.updatedAt - left.updatedAt || compareKeys(right.conversationId, left.conversationId));
     const matches = merged.slice(0, limit);
-    const records = await this.index.mget<IndexedSummary>(CONVERSATION_INDEX, matches.map((match) => match.conversationId));
     // Filters apply to the page found (a page may come out short; its cursor still continues the search).
-    const conversations = records.flatMap((record) => (record ? [fromIndexValue(record.value)] : [])).filter((summary) => matchesFilters(summary, options));
+    const conversations = await this.records.summariesOf(matches.map((match) => match.conversationId), options);
     const more = merged.length > limit || pages.some((page) => page.nextCursor !== undefined);
     const last = matches.at(-1);
     const nextCursor = more && last ? encodeRecordCursor({ orderBy: 'updatedAt', order: 'desc', key: last.conversationId, updatedAt: last.updatedAt }) : undefined;
@@ -396,14 +325,7 @@ export class ConversationStore {
    * start-up recovery), in key order.
    */
   async listRunningConversationIds(): Promise<string[]> {
-    const ids: string[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await this.index.list<ConversationSummary>(CONVERSATION_INDEX, { where: { lastTurnStatus: 'running' }, limit: 500, ...(cursor ? { cursor } : {}) });
-      for (const record of page.records) ids.push(record.key);
-      cursor = page.nextCursor;
-    } while (cursor);
-    return ids;
+    return this.records.runningIds();
   }
 
   /**
@@ -414,8 +336,8 @@ export class ConversationStore {
   async refreshIndexRecord(conversationId: string): Promise<void> {
     await this.write(conversationId, async () => {
       const state = await this.loadConversation(conversationId);
-      if (state) await this.writeIndexRecord(state, 'updated');
-      else await this.removeIndexRecord(conversationId);
+      if (state) await this.records.write(state, 'updated');
+      else await this.records.remove(conversationId);
     });
   }
 
@@ -434,20 +356,17 @@ export class ConversationStore {
     if (this.staged.has(conversationId) && this.staging) {
       const staging = this.staging;
       return this.write(conversationId, async () => {
-        const previous = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversationId);
+        const summary = await this.records.summaryOf(conversationId);
         this.staged.delete(conversationId);
         await staging.logs.discard(path);
         await staging.index.discard(CONVERSATION_INDEX, conversationId);
         await staging.search?.removeConversation(conversationId);
-        const summary = previous ? fromIndexValue(previous.value) : undefined;
-        this.previews.delete(conversationId);
-        this.indexed.delete(conversationId);
-        this.emit({ kind: 'deleted', conversationId, summary });
+        this.records.discarded(conversationId, summary);
         return summary;
       });
     }
     const state = await this.loadConversation(conversationId);
-    const previous = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversationId);
+    const previous = await this.records.summaryOf(conversationId);
     if (state) {
       await this.appendMetadata(conversationId, [{ type: 'conversation_deleted', conversationId, deletedAt }]);
     } else if ((await this.logs.lastSeq(path, METADATA_STREAM)) === 0) {
@@ -460,7 +379,7 @@ export class ConversationStore {
     }
     await this.logs.deletePath(path);
     if (!state) return undefined;
-    return previous ? fromIndexValue(previous.value) : summarize(state, '');
+    return previous ?? summarize(state, '');
   }
 
   /**
@@ -477,7 +396,7 @@ export class ConversationStore {
       if (last <= afterSeq) return 0;
       const kept = await this.logs.read(path, sessionId, { before: afterSeq + 1 });
       await this.logs.replaceStream(path, sessionId, kept.map((entry) => entry.value));
-      this.previews.delete(conversationId);
+      this.records.forgetPreview(conversationId);
       const search = this.searchFor(staged);
       const state = await this.loadConversation(conversationId);
       if (search && state) {
@@ -515,9 +434,4 @@ export class ConversationStore {
     entry.tail = result.then(ignore, ignore);
     return result;
   }
-}
-
-/** The listing summary of a conversation state, given its root session's preview (see `conversation-listing.ts`). */
-export function summarize(state: ConversationState, preview = ''): ConversationSummary {
-  return summarizeState(state, preview);
 }

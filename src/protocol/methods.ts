@@ -7,13 +7,15 @@ import { z } from 'zod';
 import { ApprovalDecisionSchema } from './approval-options.js';
 import { ClientCapabilitiesSchema, ServerCapabilitiesSchema } from './capabilities.js';
 import { userInputMethods, userInputNotifications, userInputServerRequests } from './user-input.js';
-import { ApprovalRequestSchema, ConversationSchema, ConversationSummarySchema, SessionSchema, TurnSchema, WorkLocationEntrySchema } from './entities.js';
-import { ContentPartSchema, ItemSchema, StoredItemSchema } from './items.js';
+import { ApprovalRequestSchema, ConversationSchema, ConversationSummarySchema, SessionSchema, TurnSchema } from './entities.js';
+import { ItemSchema, StoredItemSchema } from './items.js';
 import { lifecycleMethods, lifecycleNotifications } from './lifecycle.js';
-import { ClientMessageIdSchema, SessionHeadsSchema, turnControlMethods, turnControlNotifications } from './turn-control.js';
+import { turnControlMethods, turnControlNotifications } from './turn-control.js';
 import { agentMethods } from './agents.js';
 import { planNotifications } from './plans.js';
-import { ApprovalPolicyParamSchema, McpServersParamSchema } from './conversation-context.js';
+import { conversationMethods } from './conversations.js';
+import { sessionMethods } from './sessions.js';
+import { approvalIdParam, conversationIdParam, ReasoningEffortSchema, sessionIdParam } from './request-params.js';
 import { workspaceMethods, workspaceNotifications } from './workspace.js';
 
 /** Version of the message shapes; bumped on any incompatible change. */
@@ -23,36 +25,7 @@ const conversationId = z.string().min(1);
 /** Seq of an entry in a conversation's `metadata.jsonl`. */
 const metadataSeq = z.number().int().nonnegative();
 
-/** How hard the model thinks before answering (`none`: no reasoning asked). */
-export const ReasoningEffortSchema = z.enum(['none', 'minimal', 'low', 'medium', 'high']);
-/** How hard the model thinks before answering. */
-export type ReasoningEffort = z.infer<typeof ReasoningEffortSchema>;
-/**
- * An id of something the runtime made, as a request param: `<prefix>_` then letters and digits
- * (SPEC §3). Checked here, at the protocol boundary, so no malformed id (a path, a NUL) reaches
- * storage and every method refuses one the same way.
- */
-function idParam(prefix: string, what: string) {
-  return z.string().regex(new RegExp(`^${prefix}_[0-9A-Za-z]{1,64}$`), { message: `not a ${what} id (expected ${prefix}_ followed by letters and digits)` });
-}
-const conversationIdParam = idParam('conv', 'conversation');
-const sessionIdParam = idParam('sess', 'session');
-const approvalIdParam = idParam('appr', 'approval');
-
-/** A working directory on an executor: an absolute POSIX path (executors speak POSIX paths). */
-const cwdParam = z.string().min(1).refine((value) => value.startsWith('/') && !value.includes('\0'), { message: 'must be an absolute path (starting with /)' });
-
-/** A work location as a request param: absolute directories, each executor at most once. */
-const workLocationParam = z
-  .array(WorkLocationEntrySchema.extend({ cwd: cwdParam }))
-  .min(1)
-  .superRefine((entries, context) => {
-    const seen = new Set<string>();
-    entries.forEach((entry, index) => {
-      if (seen.has(entry.executor)) context.addIssue({ code: 'custom', path: [index, 'executor'], message: `executor "${entry.executor}" appears twice in the work location` });
-      seen.add(entry.executor);
-    });
-  });
+export { ReasoningEffortSchema, type ReasoningEffort } from './request-params.js';
 
 /** A model of the catalog (`models/list`). */
 export const ModelInfoSchema = z.object({
@@ -113,154 +86,8 @@ export const methods = {
       capabilities: ServerCapabilitiesSchema,
     }),
   },
-  'conversation/create': {
-    params: z.object({
-      /** Absolute working directory on the executor (give this or `workLocation`). */
-      cwd: cwdParam.optional(),
-      /** Executor name; default `local`. */
-      executor: z.string().optional(),
-      /** Several executors with their working directories (the first is the default). */
-      workLocation: workLocationParam.optional(),
-      /** `provider/model`; default from configuration. */
-      model: z.string().optional(),
-      agent: z.string().optional(),
-      title: z.string().optional(),
-      /** The client's id for this request: a repeat answers the first result and creates nothing. */
-      clientMessageId: ClientMessageIdSchema.optional(),
-      /** MCP servers for this conversation only, each shaped like one entry of `mcp.yaml` `servers`. */
-      mcpServers: McpServersParamSchema.optional(),
-      /** Extra instructions for the model, recorded as an `instruction` item (source `client`). */
-      instructions: z.string().min(1).optional(),
-      /** Approval policy for this conversation only, over the agent's (`agents.yaml` shape). */
-      approvalPolicy: ApprovalPolicyParamSchema.optional(),
-    }).refine((params) => (params.cwd === undefined) !== (params.workLocation === undefined), { message: 'give either cwd (with an optional executor) or workLocation', path: ['cwd'] }),
-    result: z.object({ conversation: ConversationSchema, session: SessionSchema }),
-  },
-  /** Renames a conversation or changes its work location (recorded as `executor_change` at each session's next turn). */
-  'conversation/update': {
-    params: z.object({ conversationId: conversationIdParam, title: z.string().min(1).optional(), workLocation: workLocationParam.optional() }),
-    result: z.object({ conversation: ConversationSchema }),
-  },
-  'conversation/list': {
-    params: z.object({
-      limit: z.number().int().min(1).max(500).optional(),
-      /** The `nextCursor` of the previous page, as returned. */
-      cursor: z.string().min(1).max(2000).regex(/^[A-Za-z0-9_-]+$/, { message: 'not a cursor returned by conversation/list' }).optional(),
-      /**
-       * Only conversations whose title or a user or assistant message matches this full-text
-       * query (SQLite FTS5 syntax: words, "quoted phrases", prefix*, AND, OR, NOT), in the
-       * same order as without it.
-       */
-      query: z.string().min(1).max(1000).optional(),
-      /** Only conversations whose first working directory is exactly this. */
-      cwd: z.string().min(1).optional(),
-      /** Only conversations whose first (default) executor is this. */
-      executor: z.string().min(1).optional(),
-      /** true: only archived conversations; false (default): only the others. */
-      archived: z.boolean().optional(),
-      /** Newest first by `updated` (default) or `created` time; a cursor continues the sort it was made for. A `query` lists by `updated` only. */
-      sort: z.enum(['created', 'updated']).optional(),
-    }),
-    result: z.object({ conversations: z.array(ConversationSummarySchema), nextCursor: z.string().optional() }),
-  },
-  'conversation/get': {
-    params: z.object({ conversationId: conversationIdParam }),
-    result: z.object({ conversation: ConversationSchema, sessions: z.array(SessionSchema), turns: z.array(TurnSchema) }),
-  },
-  'conversation/subscribe': {
-    params: z.object({
-      conversationId: conversationIdParam,
-      /**
-       * Per session id, the last item seq the client already has. Stored items after it are
-       * sent as `item/completed` before live events; omitted sessions are sent from the start.
-       * `"head"`: no stored items, only what happens from now (and the items in progress).
-       */
-      afterSeq: z.union([z.literal('head'), z.record(sessionIdParam, z.number().int().nonnegative())]).optional(),
-      /**
-       * Per session id, the `historyEpoch` the client's items belong to. Where it is older than
-       * the session's (a rewind happened since), or omitted for a rewound session, the replay
-       * starts no later than the rewind point, so no item after it is skipped.
-       */
-      historyEpoch: z.record(sessionIdParam, z.number().int().nonnegative()).optional(),
-    }),
-    result: z.object({
-      conversation: ConversationSchema,
-      sessions: z.array(SessionSchema),
-      turns: z.array(TurnSchema),
-      /** Per session, the seq of its last stored item when the subscription began. */
-      heads: SessionHeadsSchema,
-      /** Seq of the last `metadata.jsonl` entry written when the subscription began. */
-      metadataSeq: z.number().int().nonnegative(),
-    }),
-  },
-  'conversation/unsubscribe': {
-    params: z.object({ conversationId: conversationIdParam }),
-    result: z.object({}),
-  },
-  'session/input': {
-    params: z.object({
-      conversationId: conversationIdParam,
-      /** Default: the conversation's root session. */
-      sessionId: sessionIdParam.optional(),
-      /** Text, or content parts. */
-      input: z.union([z.string().min(1), z.array(ContentPartSchema).min(1)]),
-      /** `queue` (default): next turn; `steer`: read before the running turn's next model call. */
-      mode: z.enum(['queue', 'steer']).optional(),
-      /**
-       * Reasoning effort for the turn this input starts, over the model's configured effort
-       * (`providers.yaml`). Ignored for steering input (the running turn keeps its effort).
-       */
-      reasoningEffort: ReasoningEffortSchema.optional(),
-      /**
-       * `provider/model` for the turn this input starts only (the session's model is unchanged).
-       * Ignored for steering input read by a running turn.
-       */
-      model: z.string().min(1).optional(),
-      /**
-       * With `mode: "steer"`: the turn the steering is meant for. When that turn is not the
-       * running one the input is refused (-32009 `no_running_turn` / `turn_mismatch`) instead
-       * of starting a turn.
-       */
-      expectedTurnId: z.string().regex(/^turn_[0-9A-Za-z]{1,64}$/, { message: 'not a turn id (expected turn_ followed by letters and digits)' }).optional(),
-      /** The client's id for this input: a repeat answers the first result and does nothing. */
-      clientMessageId: ClientMessageIdSchema.optional(),
-    }),
-    result: z.object({
-      sessionId: z.string(),
-      /** The input's id (`session.queuedInputs[].id`, `session/dequeue`). */
-      inputId: z.string(),
-      /** True when the input waits behind a running turn (or is steering not yet read). */
-      queued: z.boolean(),
-      /** The turn started for it (or, for steering, the running turn that reads it). */
-      turnId: z.string().optional(),
-    }),
-  },
-  'session/interrupt': {
-    params: z.object({
-      conversationId: conversationIdParam,
-      sessionId: sessionIdParam.optional(),
-      /** Interrupt only this turn: -32009 `no_running_turn` / `turn_mismatch` when it is not the running one. */
-      turnId: z.string().regex(/^turn_[0-9A-Za-z]{1,64}$/, { message: 'not a turn id (expected turn_ followed by letters and digits)' }).optional(),
-    }),
-    result: z.object({
-      /** True when a turn was running and has been interrupted. */
-      interrupted: z.boolean(),
-      turnId: z.string().optional(),
-    }),
-  },
-  'session/setModel': {
-    params: z.object({ conversationId: conversationIdParam, sessionId: sessionIdParam.optional(), model: z.string().min(1) }),
-    result: z.object({ session: SessionSchema }),
-  },
-  /** Manual compaction: runs as a turn of its own, now when idle or after the queued work. */
-  'session/compact': {
-    params: z.object({ conversationId: conversationIdParam, sessionId: sessionIdParam.optional() }),
-    result: z.object({ sessionId: z.string(), queued: z.boolean(), turnId: z.string().optional() }),
-  },
-  'session/list': {
-    params: z.object({ conversationId: conversationIdParam }),
-    result: z.object({ sessions: z.array(SessionSchema) }),
-  },
+  ...conversationMethods,
+  ...sessionMethods,
   'executors/list': {
     params: z.object({}),
     result: z.object({ executors: z.array(z.object({ name: z.string(), kind: z.enum(['local', 'ssh', 'virtual']) })) }),

@@ -11,8 +11,6 @@ import type { WebSocket } from 'ws';
 import type { z } from 'zod';
 import {
   ErrorCodes,
-  serverRequests,
-  type ApprovalRequest,
   IncomingMessageSchema,
   isMethodName,
   methods,
@@ -22,13 +20,8 @@ import {
   type MethodName,
   type MethodParams,
   type MethodResult,
-  AUTHENTICATION_TIMEOUT_CLOSE_REASON,
   DEFAULT_AUTHENTICATION_TIMEOUT_MS,
-  UNAUTHORIZED_CLOSE_CODE,
-  UNAUTHORIZED_CLOSE_REASON,
-  unauthorized,
   type ResolvedClientCapabilities,
-  type UserInputRequest,
   DEFAULT_CLIENT_CAPABILITIES,
 } from '../protocol/index.js';
 import { NotFoundError, type Runtime } from '../runtime/runtime.js';
@@ -38,6 +31,8 @@ import { StateConflictError } from '../runtime/state-conflict-error.js';
 import type { ConfigService } from './config-service.js';
 import { redactOutgoing, redactOutgoingNotification } from './conversation-redaction.js';
 import { createMethodHandlers, type MethodHandlers, type RequestContext } from './method-handlers.js';
+import { FirstMessageGate, type ConnectionAuthentication } from './first-message-auth.js';
+import { ServerRequests } from './server-requests.js';
 import { DEFAULT_SEND_BUFFER_LIMIT_BYTES, DEFAULT_WRITE_THRESHOLD_BYTES, SendQueue, type SendBufferLimits } from './send-queue.js';
 
 /** Server identity sent in `initialize`. */
@@ -65,13 +60,7 @@ export interface ConnectionLimits extends SendBufferLimits {
   authenticationTimeoutMs: number;
 }
 
-/** How a connection proves it holds the server token (docs/protocol.md, "Connecting and authenticating"). */
-export interface ConnectionAuthentication {
-  /** Whether the upgrade carried the right token (`Authorization: Bearer` or the token sub-protocol). */
-  authenticated: boolean;
-  /** Whether a token given in `initialize` is the server's; compares in constant time. */
-  check(token: string): boolean;
-}
+export type { ConnectionAuthentication } from './first-message-auth.js';
 
 /** Default transport limits. */
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
@@ -87,21 +76,16 @@ let connectionCount = 0;
 /** State of one connected client, used by the method handlers. */
 export class RpcConnection {
   private initialized = false;
-  private authenticated: boolean;
-  private authenticationTimer: NodeJS.Timeout | undefined;
+  /** Admits messages until the connection has proven it holds the server token. */
+  private readonly gate: FirstMessageGate;
   /** The client's name from `initialize`. */
   clientName = 'unknown';
   /** Number of this connection in the server log. */
   readonly number = ++connectionCount;
   /** What the client declared in `initialize`, defaults applied. */
   capabilities: ResolvedClientCapabilities = DEFAULT_CLIENT_CAPABILITIES;
-  private nextRequestId = 1;
-  /**
-   * Server-to-client requests waiting for this client's answer, by JSON-RPC id. Each is
-   * removed when answered, when what it asks about is resolved (by another client, or the turn
-   * was interrupted), when the conversation is unsubscribed, and when the connection closes.
-   */
-  private readonly outgoing = new Map<string, { conversationId: string; subject: string; handle: (response: { result?: unknown; error?: unknown }) => void }>();
+  /** Server-to-client requests waiting for this client's answer. */
+  private readonly serverRequests: ServerRequests;
   /** Per conversation, the controller that ends the subscription (registered before its replay). */
   private readonly subscriptions = new Map<string, AbortController>();
   private readonly handlers: MethodHandlers;
@@ -131,18 +115,25 @@ export class RpcConnection {
     readonly config: ConfigService,
     readonly identity: ServerIdentity,
     private readonly logger: ConnectionLogger,
-    private readonly authentication: ConnectionAuthentication,
+    authentication: ConnectionAuthentication,
     private readonly connectionLimits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
   ) {
     const limits = connectionLimits;
-    this.authenticated = authentication.authenticated;
-    if (!this.authenticated) {
-      this.authenticationTimer = setTimeout(() => {
-        this.logger.warn({ connection: this.number, timeoutMs: limits.authenticationTimeoutMs }, 'client closed: no authentication in time');
-        this.closeUnauthorized(AUTHENTICATION_TIMEOUT_CLOSE_REASON);
-      }, limits.authenticationTimeoutMs);
-      this.authenticationTimer.unref();
-    }
+    this.gate = new FirstMessageGate(authentication, limits.authenticationTimeoutMs, {
+      number: this.number,
+      send: (message) => this.send(message),
+      close: (code, reason) => {
+        socket.close(code, reason);
+        this.dispose();
+      },
+      warn: (details, message) => this.logger.warn(details, message),
+    });
+    this.serverRequests = new ServerRequests({
+      runtime,
+      clientName: () => this.clientName,
+      send: (message) => this.send(message),
+      warn: (details, message) => this.logger.warn(details, message),
+    });
     this.handlers = createMethodHandlers(this);
     this.queue = new SendQueue(socket, transport, limits, {
       overflow: ({ outboxBytes, socketBytes }) => {
@@ -157,7 +148,7 @@ export class RpcConnection {
       // Checked here, synchronously and in arrival order: requests sent right after an
       // `initialize` carrying the token are accepted, anything before it is not.
       const text = isBinary ? undefined : data.toString();
-      if (!this.admit(text)) return;
+      if (!this.gate.admit(text)) return;
       if (text === undefined) {
         this.send({ jsonrpc: '2.0', id: null, error: { code: ErrorCodes.invalidRequest, message: 'binary frames are not supported; send JSON text' } });
         return;
@@ -184,73 +175,6 @@ export class RpcConnection {
 
   private readonly maxRequestsInFlight: number;
 
-  /**
-   * Whether a message may be handled: always once authenticated, except an `initialize`
-   * carrying a wrong token; before that, only an `initialize` carrying the right token (which
-   * authenticates the connection). A refused message is answered with `-32001` (when it has
-   * an id to answer, or is not a request at all) and the connection is closed with 1008.
-   */
-  private admit(text: string | undefined): boolean {
-    // Only an `initialize` can change anything once authenticated: other messages are not parsed twice.
-    if (this.authenticated && (text === undefined || !text.includes('initialize'))) return true;
-    let message: { id?: unknown; method?: unknown; params?: unknown } | undefined;
-    if (text !== undefined) {
-      try {
-        const raw: unknown = JSON.parse(text);
-        if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) message = raw as typeof message;
-      } catch {
-        // Not JSON: refused below when unauthenticated, answered as a parse error otherwise.
-      }
-    }
-    const method = typeof message?.method === 'string' ? message.method : undefined;
-    const params = message?.params;
-    const token = method === 'initialize' && typeof params === 'object' && params !== null && 'token' in params ? (params as { token: unknown }).token : undefined;
-    if (method === 'initialize' && token !== undefined) {
-      if (typeof token === 'string' && this.authentication.check(token)) {
-        this.authenticate();
-        return true;
-      }
-      // A wrong token is refused even on a connection whose upgrade carried the right one.
-      this.refuseUnauthenticated(message, unauthorized('initialize', "params.token: not the server's token"));
-      return false;
-    }
-    if (this.authenticated) return true;
-    const error =
-      method === 'initialize'
-        ? unauthorized('initialize', 'params.token: missing; this connection presented no token when it opened, so its "initialize" must carry the server token')
-        : unauthorized(method, 'this connection presented no token when it opened; send "initialize" with the server token (params.token) first');
-    this.refuseUnauthenticated(message, error);
-    return false;
-  }
-
-  private authenticate(): void {
-    this.authenticated = true;
-    clearTimeout(this.authenticationTimer);
-    this.authenticationTimer = undefined;
-  }
-
-  /**
-   * Answers a refused message with `error` and closes the connection with 1008. A request
-   * gets the error under its id; anything that is not a request (not JSON, binary, no method)
-   * under id null; a notification gets no answer (JSON-RPC 2.0 §4.1), only the close.
-   */
-  private refuseUnauthenticated(message: { id?: unknown; method?: unknown } | undefined, error: RpcError): void {
-    const isRequest = typeof message?.method === 'string';
-    const id = isRequest ? message?.id : null;
-    // A notification (a method without id) gets no answer, only the close.
-    if (!isRequest || id !== undefined) {
-      this.send({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: error.code, message: error.message } });
-    }
-    this.logger.warn({ connection: this.number, error: error.message }, 'client closed: not authenticated');
-    this.closeUnauthorized(UNAUTHORIZED_CLOSE_REASON);
-  }
-
-  /** Closes with 1008 after what was sent so far (the close frame follows it on the socket). */
-  private closeUnauthorized(reason: string): void {
-    this.socket.close(UNAUTHORIZED_CLOSE_CODE, reason);
-    this.dispose();
-  }
-
   /** Bytes waiting to reach this client: in the outbox and in the socket's buffer. */
   get bufferedBytes(): number {
     return this.queue.waitingBytes + this.socket.bufferedAmount;
@@ -276,14 +200,7 @@ export class RpcConnection {
 
   /** Server-to-client requests sent to this client and not answered or resolved yet. */
   get pendingServerRequests(): number {
-    return this.outgoing.size;
-  }
-
-  /** Forgets the requests about `subject` (an approval or question id) or, without one, about a whole conversation. */
-  private dropOutgoing(conversationId: string, subject?: string): void {
-    for (const [id, entry] of this.outgoing) {
-      if (entry.conversationId === conversationId && (subject === undefined || entry.subject === subject)) this.outgoing.delete(id);
-    }
+    return this.serverRequests.size;
   }
 
   /**
@@ -306,7 +223,7 @@ export class RpcConnection {
     current.abort();
     this.subscriptions.delete(conversationId);
     // Nothing will tell this connection when those are resolved: stop waiting for its answers.
-    this.dropOutgoing(conversationId);
+    this.serverRequests.drop(conversationId);
   }
 
   /** Runs `task` once when the connection ends (at once when it has ended); returns the function that cancels it. */
@@ -347,57 +264,14 @@ export class RpcConnection {
    */
   notify(event: AnyNotification): void {
     // Nothing reaches a connection that has not proven it holds the token (e.g. `config/updated`).
-    if (!this.authenticated) return;
+    if (!this.gate.authenticated) return;
     if (event.method === 'item/delta' && !this.capabilities.deltas) return;
     // A conversation in the params goes out redacted (see `redactOutgoing`).
     this.queue.sendNotification(redactOutgoingNotification(event));
-    if (event.method === 'approval/requested' && this.capabilities.approvals) this.askForApproval(event.params.conversationId, event.params.approval);
-    if (event.method === 'input/requested' && this.capabilities.userInput) this.askForInput(event.params.conversationId, event.params.request);
-    if (event.method === 'approval/resolved') this.dropOutgoing(event.params.conversationId, event.params.approvalId);
-    if (event.method === 'input/resolved') this.dropOutgoing(event.params.conversationId, event.params.requestId);
-  }
-
-  private askForApproval(conversationId: string, approval: ApprovalRequest): void {
-    const id = `server-${this.nextRequestId++}`;
-    this.outgoing.set(id, {
-      conversationId,
-      subject: approval.approvalId,
-      handle: (response) => {
-        const answer = serverRequests['approval/request'].result.safeParse(response.result);
-        if (!answer.success) {
-          if (response.error === undefined) this.logger.warn({ approvalId: approval.approvalId, issues: answer.error.issues }, 'invalid answer to approval/request ignored');
-          return;
-        }
-        this.runtime
-          .getConversation(conversationId)
-          .then((conversation) =>
-            conversation.approvals.respond(approval.approvalId, { decision: answer.data.decision, decidedBy: `client:${this.clientName}`, ...(answer.data.message ? { message: answer.data.message } : {}), ...(answer.data.prefix ? { prefix: answer.data.prefix } : {}) }),
-          )
-          .catch((error: unknown) => this.logger.warn({ approvalId: approval.approvalId, error: errorMessage(error) }, 'an answer to approval/request could not be applied'));
-      },
-    });
-    this.send({ jsonrpc: '2.0', id, method: 'approval/request', params: approval });
-  }
-
-  private askForInput(conversationId: string, request: UserInputRequest): void {
-    const id = `server-${this.nextRequestId++}`;
-    this.outgoing.set(id, {
-      conversationId,
-      subject: request.requestId,
-      handle: (response) => {
-        const answer = serverRequests['input/request'].result.safeParse(response.result);
-        if (!answer.success) {
-          if (response.error === undefined) this.logger.warn({ requestId: request.requestId, issues: answer.error.issues }, 'invalid answer to input/request ignored');
-          return;
-        }
-        const decidedBy = `client:${this.clientName}`;
-        this.runtime
-          .getConversation(conversationId)
-          .then((conversation) => ('answer' in answer.data ? conversation.userInputs.respond(request.requestId, answer.data.answer, decidedBy) : conversation.userInputs.decline(request.requestId, answer.data.declined, decidedBy)))
-          .catch((error: unknown) => this.logger.warn({ requestId: request.requestId, error: errorMessage(error) }, 'an answer to input/request could not be applied'));
-      },
-    });
-    this.send({ jsonrpc: '2.0', id, method: 'input/request', params: request });
+    if (event.method === 'approval/requested' && this.capabilities.approvals) this.serverRequests.askForApproval(event.params.conversationId, event.params.approval);
+    if (event.method === 'input/requested' && this.capabilities.userInput) this.serverRequests.askForInput(event.params.conversationId, event.params.request);
+    if (event.method === 'approval/resolved') this.serverRequests.drop(event.params.conversationId, event.params.approvalId);
+    if (event.method === 'input/resolved') this.serverRequests.drop(event.params.conversationId, event.params.requestId);
   }
 
   private send(message: Record<string, unknown>): void {
@@ -436,11 +310,7 @@ export class RpcConnection {
     // A response to one of our own requests (e.g. approval/request).
     if (typeof raw === 'object' && raw !== null && !Array.isArray(raw) && !('method' in raw) && 'id' in raw && typeof (raw as { id: unknown }).id === 'string') {
       const id = (raw as { id: string }).id;
-      const entry = this.outgoing.get(id);
-      if (entry) {
-        this.outgoing.delete(id);
-        entry.handle(raw as { result?: unknown; error?: unknown });
-      }
+      this.serverRequests.answer(id, raw as { result?: unknown; error?: unknown });
       return;
     }
     const message = IncomingMessageSchema.safeParse(raw);
@@ -500,11 +370,11 @@ export class RpcConnection {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.heartbeat);
-    clearTimeout(this.authenticationTimer);
+    this.gate.stop();
     this.queue.close();
     for (const controller of this.subscriptions.values()) controller.abort();
     this.subscriptions.clear();
-    this.outgoing.clear();
+    this.serverRequests.clear();
     for (const task of this.disposers) task();
     this.disposers.clear();
   }

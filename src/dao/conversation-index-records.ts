@@ -1,0 +1,180 @@
+/**
+ * The conversation index records of `metadata.db` (SPEC §4: only an index, rebuilt by
+ * `reindex`): writing a conversation's listing summary and its preview, removing it, and
+ * telling the live list feed about each change. Kept apart from the store, which decides when
+ * a record is written; this module only knows how.
+ */
+import type { Conversation, ConversationSummary, Item } from '../protocol/index.js';
+import type { RecordStorage } from '../storage/record-storage.js';
+import type { ConversationState } from './metadata-log.js';
+import { filterWhere, fromIndexValue, matchesFilters, previewOfItems, summarizeState, toIndexValue, unwrapCursor, wrapCursor, type ConversationFilters, type ConversationSort, type IndexedSummary } from './conversation-listing.js';
+
+/**
+ * RecordStorage namespace of the conversation index. Record time is the conversation's
+ * `updatedAt` (`sort: "updated"`); keys are conversation ids, ULIDs that sort by creation
+ * (`sort: "created"` lists by key).
+ */
+export const CONVERSATION_INDEX = 'conversations';
+/** Filter fields of the index (lastTurnStatus: start-up recovery finds the conversations a dead server left running). */
+const INDEX_FILTER_FIELDS = ['cwd', 'lastTurnStatus', 'executor', 'listState'];
+
+/** A change of the conversation index, as the live list feed tells it (SPEC §5 `conversations/subscribe`). */
+export type ConversationIndexChange =
+  | { kind: 'created' | 'updated'; conversation: Conversation; summary: ConversationSummary }
+  | { kind: 'deleted'; conversationId: string; summary: ConversationSummary | undefined };
+
+/** The listing summary of a conversation state, given its root session's preview (see `conversation-listing.ts`). */
+export function summarize(state: ConversationState, preview = ''): ConversationSummary {
+  return summarizeState(state, preview);
+}
+
+/** Reads the preview of a conversation's root session from its log. */
+export type PreviewReader = (conversationId: string, rootSessionId: string) => Promise<string>;
+
+/** Writes and removes conversation index records, and tells the listeners of each change. */
+export class ConversationIndexRecords {
+  /** Root-session previews of the conversations written since start, so an index write needs no log read. */
+  private readonly previews = new Map<string, string>();
+  /** The conversations indexed since start, so an item append that changes the preview needs no metadata read. */
+  private readonly indexed = new Map<string, Conversation>();
+  private readonly changeListeners = new Set<(change: ConversationIndexChange) => void>();
+
+  /**
+   * @param index the listing index (its {@link CONVERSATION_INDEX} namespace, defined here)
+   * @param readPreview reads a root session's preview from the log, once per conversation and process
+   */
+  constructor(
+    private readonly index: Pick<RecordStorage, 'defineNamespace' | 'get' | 'mget' | 'set' | 'delete' | 'list'>,
+    private readonly readPreview: PreviewReader,
+  ) {
+    index.defineNamespace({ name: CONVERSATION_INDEX, filterFields: INDEX_FILTER_FIELDS });
+  }
+
+  /**
+   * Registers a listener of index changes: every write of a conversation's index record
+   * (`created` for a new conversation, `updated` after) and its removal (`deleted`). Listeners
+   * are called synchronously after the write; one that throws does not fail the write.
+   * Returns the function that removes it.
+   */
+  onChange(listener: (change: ConversationIndexChange) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  /** The summary in a conversation's index record, if it has one. */
+  async summaryOf(conversationId: string): Promise<ConversationSummary | undefined> {
+    const record = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversationId);
+    return record ? fromIndexValue(record.value) : undefined;
+  }
+
+  /** Notes a conversation being created: it has no messages yet, so its first index write needs no log read for the preview. */
+  created(conversationId: string): void {
+    this.previews.set(conversationId, '');
+  }
+
+  /**
+   * One page of index records, newest first by `sort`, continuing `cursor` (as
+   * {@link wrapCursor} made it for the same sort).
+   * @throws Error for a cursor that is not one of this sort's
+   */
+  async page(sort: ConversationSort, limit: number, cursor: string | undefined, filters: ConversationFilters): Promise<{ conversations: ConversationSummary[]; nextCursor?: string }> {
+    const storageCursor = cursor !== undefined ? unwrapCursor(sort, cursor) : undefined;
+    const page = await this.index.list<IndexedSummary>(CONVERSATION_INDEX, {
+      orderBy: sort === 'created' ? 'key' : 'updatedAt',
+      order: 'desc',
+      limit,
+      where: filterWhere(filters),
+      ...(storageCursor ? { cursor: storageCursor } : {}),
+    });
+    return { conversations: page.records.map((record) => fromIndexValue(record.value)), ...(page.nextCursor ? { nextCursor: wrapCursor(sort, page.nextCursor) } : {}) };
+  }
+
+  /** The summaries of the given conversations that have an index record and match `filters`, in the given order. */
+  async summariesOf(conversationIds: string[], filters: ConversationFilters): Promise<ConversationSummary[]> {
+    const records = await this.index.mget<IndexedSummary>(CONVERSATION_INDEX, conversationIds);
+    return records.flatMap((record) => (record ? [fromIndexValue(record.value)] : [])).filter((summary) => matchesFilters(summary, filters));
+  }
+
+  /** Ids of the conversations whose index record shows a running last turn, in key order. */
+  async runningIds(): Promise<string[]> {
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.index.list<ConversationSummary>(CONVERSATION_INDEX, { where: { lastTurnStatus: 'running' }, limit: 500, ...(cursor ? { cursor } : {}) });
+      for (const record of page.records) ids.push(record.key);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return ids;
+  }
+
+  /** Writes the index record of a state (reading the preview from the log once per process) and tells the listeners. */
+  async write(state: ConversationState, kind: 'created' | 'updated'): Promise<ConversationSummary> {
+    const id = state.conversation.id;
+    this.indexed.set(id, state.conversation);
+    let preview = this.previews.get(id);
+    if (preview === undefined) {
+      preview = await this.readPreview(id, state.conversation.rootSessionId);
+      this.previews.set(id, preview);
+    }
+    const summary = summarize(state, preview);
+    const value = toIndexValue(summary);
+    await this.index.set(CONVERSATION_INDEX, id, value, state.conversation.updatedAt);
+    this.emit({ kind, conversation: state.conversation, summary });
+    return summary;
+  }
+
+  /**
+   * Updates the preview after items were appended to a session, when they change it and the
+   * session is the root of a conversation indexed by this process (one not indexed yet gets
+   * its preview read from the log at its next index write).
+   */
+  async noteItems(conversationId: string, sessionId: string, items: Item[]): Promise<void> {
+    const preview = previewOfItems(items);
+    const conversation = this.indexed.get(conversationId);
+    if (preview !== undefined && conversation?.rootSessionId === sessionId && preview !== this.previews.get(conversationId)) await this.writePreview(conversation, preview);
+  }
+
+  /** Forgets a conversation's preview, so the next index write reads it from the log again (its log was cut). */
+  forgetPreview(conversationId: string): void {
+    this.previews.delete(conversationId);
+  }
+
+  /** Removes a conversation's index record and tells the listeners when there was one. */
+  async remove(conversationId: string): Promise<void> {
+    const previous = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversationId);
+    const existed = await this.index.delete(CONVERSATION_INDEX, conversationId);
+    this.forget(conversationId);
+    if (existed) this.emit({ kind: 'deleted', conversationId, summary: previous ? fromIndexValue(previous.value) : undefined });
+  }
+
+  /** Tells the listeners a conversation whose record was removed elsewhere (a discarded staged one) is gone. */
+  discarded(conversationId: string, summary: ConversationSummary | undefined): void {
+    this.forget(conversationId);
+    this.emit({ kind: 'deleted', conversationId, summary });
+  }
+
+  /** Puts a new preview in a conversation's index record (same record time) and tells the listeners. */
+  private async writePreview(conversation: Conversation, preview: string): Promise<void> {
+    this.previews.set(conversation.id, preview);
+    const record = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversation.id);
+    if (!record) return;
+    const summary = { ...fromIndexValue(record.value), preview };
+    await this.index.set(CONVERSATION_INDEX, conversation.id, toIndexValue(summary), record.updatedAt);
+    this.emit({ kind: 'updated', conversation, summary });
+  }
+
+  private forget(conversationId: string): void {
+    this.previews.delete(conversationId);
+    this.indexed.delete(conversationId);
+  }
+
+  private emit(change: ConversationIndexChange): void {
+    for (const listener of this.changeListeners) {
+      try {
+        listener(change);
+      } catch {
+        // A listener's failure is its own; the index write has happened.
+      }
+    }
+  }
+}

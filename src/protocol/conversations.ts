@@ -1,0 +1,97 @@
+/**
+ * Conversation methods (SPEC §5): creating, updating, listing, reading and subscribing to
+ * conversations. Spread into `methods` of `methods.ts`.
+ */
+import { z } from 'zod';
+import { ConversationSchema, ConversationSummarySchema, SessionSchema, TurnSchema } from './entities.js';
+import { ApprovalPolicyParamSchema, McpServersParamSchema } from './conversation-context.js';
+import { ClientMessageIdSchema, SessionHeadsSchema } from './turn-control.js';
+import { conversationIdParam, cwdParam, sessionIdParam, workLocationParam } from './request-params.js';
+
+/** The `conversation/*` request methods: name → params and result schemas. */
+export const conversationMethods = {
+  'conversation/create': {
+    params: z.object({
+      /** Absolute working directory on the executor (give this or `workLocation`). */
+      cwd: cwdParam.optional(),
+      /** Executor name; default `local`. */
+      executor: z.string().optional(),
+      /** Several executors with their working directories (the first is the default). */
+      workLocation: workLocationParam.optional(),
+      /** `provider/model`; default from configuration. */
+      model: z.string().optional(),
+      agent: z.string().optional(),
+      title: z.string().optional(),
+      /** The client's id for this request: a repeat answers the first result and creates nothing. */
+      clientMessageId: ClientMessageIdSchema.optional(),
+      /** MCP servers for this conversation only, each shaped like one entry of `mcp.yaml` `servers`. */
+      mcpServers: McpServersParamSchema.optional(),
+      /** Extra instructions for the model, recorded as an `instruction` item (source `client`). */
+      instructions: z.string().min(1).optional(),
+      /** Approval policy for this conversation only, over the agent's (`agents.yaml` shape). */
+      approvalPolicy: ApprovalPolicyParamSchema.optional(),
+    }).refine((params) => (params.cwd === undefined) !== (params.workLocation === undefined), { message: 'give either cwd (with an optional executor) or workLocation', path: ['cwd'] }),
+    result: z.object({ conversation: ConversationSchema, session: SessionSchema }),
+  },
+  /** Renames a conversation or changes its work location (recorded as `executor_change` at each session's next turn). */
+  'conversation/update': {
+    params: z.object({ conversationId: conversationIdParam, title: z.string().min(1).optional(), workLocation: workLocationParam.optional() }),
+    result: z.object({ conversation: ConversationSchema }),
+  },
+  'conversation/list': {
+    params: z.object({
+      limit: z.number().int().min(1).max(500).optional(),
+      /** The `nextCursor` of the previous page, as returned. */
+      cursor: z.string().min(1).max(2000).regex(/^[A-Za-z0-9_-]+$/, { message: 'not a cursor returned by conversation/list' }).optional(),
+      /**
+       * Only conversations whose title or a user or assistant message matches this full-text
+       * query (SQLite FTS5 syntax: words, "quoted phrases", prefix*, AND, OR, NOT), in the
+       * same order as without it.
+       */
+      query: z.string().min(1).max(1000).optional(),
+      /** Only conversations whose first working directory is exactly this. */
+      cwd: z.string().min(1).optional(),
+      /** Only conversations whose first (default) executor is this. */
+      executor: z.string().min(1).optional(),
+      /** true: only archived conversations; false (default): only the others. */
+      archived: z.boolean().optional(),
+      /** Newest first by `updated` (default) or `created` time; a cursor continues the sort it was made for. A `query` lists by `updated` only. */
+      sort: z.enum(['created', 'updated']).optional(),
+    }),
+    result: z.object({ conversations: z.array(ConversationSummarySchema), nextCursor: z.string().optional() }),
+  },
+  'conversation/get': {
+    params: z.object({ conversationId: conversationIdParam }),
+    result: z.object({ conversation: ConversationSchema, sessions: z.array(SessionSchema), turns: z.array(TurnSchema) }),
+  },
+  'conversation/subscribe': {
+    params: z.object({
+      conversationId: conversationIdParam,
+      /**
+       * Per session id, the last item seq the client already has. Stored items after it are
+       * sent as `item/completed` before live events; omitted sessions are sent from the start.
+       * `"head"`: no stored items, only what happens from now (and the items in progress).
+       */
+      afterSeq: z.union([z.literal('head'), z.record(sessionIdParam, z.number().int().nonnegative())]).optional(),
+      /**
+       * Per session id, the `historyEpoch` the client's items belong to. Where it is older than
+       * the session's (a rewind happened since), or omitted for a rewound session, the replay
+       * starts no later than the rewind point, so no item after it is skipped.
+       */
+      historyEpoch: z.record(sessionIdParam, z.number().int().nonnegative()).optional(),
+    }),
+    result: z.object({
+      conversation: ConversationSchema,
+      sessions: z.array(SessionSchema),
+      turns: z.array(TurnSchema),
+      /** Per session, the seq of its last stored item when the subscription began. */
+      heads: SessionHeadsSchema,
+      /** Seq of the last `metadata.jsonl` entry written when the subscription began. */
+      metadataSeq: z.number().int().nonnegative(),
+    }),
+  },
+  'conversation/unsubscribe': {
+    params: z.object({ conversationId: conversationIdParam }),
+    result: z.object({}),
+  },
+};
