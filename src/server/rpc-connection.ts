@@ -185,12 +185,6 @@ export class RpcConnection {
     return { connection: this.number, client: this.clientName, bufferedBytes: this.bufferedBytes, peakBufferedBytes: this.queue.peakBytes, largestMessageBytes: this.queue.largestMessageBytes };
   }
 
-  /** Runs `listener` once when the connection ends (what it owns, such as terminals, ends with it). */
-  onClose(listener: () => void): void {
-    if (this.closed) listener();
-    else this.onDispose(listener);
-  }
-
   /** Marks the connection initialized (called by the `initialize` handler). */
   markInitialized(clientName: string, capabilities: ResolvedClientCapabilities = DEFAULT_CLIENT_CAPABILITIES): void {
     this.initialized = true;

@@ -107,7 +107,7 @@ export function createWorkspaceHandlers(connection: RpcConnection): WorkspaceHan
     (params) => connection.notify({ method: 'terminal/output', params }),
     () => connection.ready(),
   );
-  connection.onClose(() => terminals.closeAll());
+  connection.onDispose(() => terminals.closeAll());
   return {
     async 'fs/list'(params) {
       const workspace = await workspaceOf(connection, 'fs/list', params.conversationId, params.executor);
