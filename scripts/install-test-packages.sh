@@ -3,7 +3,9 @@
 #   sshd (openssh-server, with ssh-keygen and ssh-agent from openssh-client)
 #        for the ssh executor tests, which start a real OpenSSH server on 127.0.0.1;
 #   bwrap (bubblewrap) for the sandboxed local executor tests;
-#   rg (ripgrep) for the grep tool's ripgrep engine.
+#   rg (ripgrep) for the grep tool's ripgrep engine;
+#   chromium for the web UI's browser tests (driven by playwright-core);
+#   tmux for the terminal UI's tests (a real pseudo-terminal, send-keys / capture-pane).
 # Idempotent: does nothing when all are present. Debian/Ubuntu (apt-get) only; uses sudo
 # when not run as root.
 set -euo pipefail
@@ -17,9 +19,11 @@ have sshd || missing+=(openssh-server)
 { have ssh-keygen && have ssh-agent && have ssh-add; } || missing+=(openssh-client)
 have bwrap || missing+=(bubblewrap)
 have rg || missing+=(ripgrep)
+have chromium || missing+=(chromium)
+have tmux || missing+=(tmux)
 
 if [ "${#missing[@]}" -eq 0 ]; then
-  echo "install-test-packages: sshd, ssh-keygen, ssh-agent, bwrap and rg are present"
+  echo "install-test-packages: sshd, ssh-keygen, ssh-agent, bwrap, rg, chromium and tmux are present"
   exit 0
 fi
 
