@@ -4,10 +4,6 @@
  * `openai` → Responses API, `openai-compatible` → Chat Completions, `anthropic` → Messages,
  * `google` → Gemini.
  */
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createGoogleGenerativeAI } from '@ai-sdk/google';
-import { createOpenAI } from '@ai-sdk/openai';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
 import { readStoredApiKey } from '../config/credentials.js';
 import { MissingSecretError, resolveSecret, type ProviderConfig, type ProvidersFile, type ReasoningSettings } from '../config/providers.js';
@@ -26,7 +22,23 @@ export interface ResolvedModel {
   contextWindow: number;
   /** What is asked of the model's reasoning; undefined = the model does not reason (nothing is asked). */
   reasoning?: ReasoningSettings;
-  model: LanguageModel;
+  /** Where and how the provider is reached, for the runtime's own OpenAI Responses client (`src/models/openai-responses/`). */
+  connection: ProviderConnection;
+  /**
+   * The AI SDK model of the provider. Its package is imported on the first call, so a server
+   * that never calls a provider never loads the SDK (start-up time and memory).
+   */
+  languageModel(): Promise<LanguageModel>;
+}
+
+/** The address, key and extra headers of a provider, as configured. */
+export interface ProviderConnection {
+  /** Base URL including the version path (e.g. `https://api.openai.com/v1`); undefined = the provider's default. */
+  baseURL?: string;
+  /** API key; undefined = none configured (the provider's own variable may supply one). */
+  apiKey?: string;
+  /** Extra HTTP headers sent with every request. */
+  headers?: Record<string, string>;
 }
 
 /** A model name that cannot be resolved; the message says why and what is available. */
@@ -68,17 +80,24 @@ function resolveApiKey(providerName: string, provider: ProviderConfig, configDir
   }
 }
 
-function createModel(providerName: string, provider: ProviderConfig, modelId: string, apiKey: string | undefined): LanguageModel {
-  const common = { ...(apiKey !== undefined ? { apiKey } : {}), ...(provider.baseURL ? { baseURL: provider.baseURL } : {}), ...(provider.headers ? { headers: provider.headers } : {}) };
+async function createModel(providerName: string, provider: ProviderConfig, modelId: string, connection: ProviderConnection): Promise<LanguageModel> {
   switch (provider.kind) {
-    case 'openai':
-      return createOpenAI({ ...common, name: providerName }).responses(modelId);
-    case 'openai-compatible':
-      return createOpenAICompatible({ ...common, name: providerName, baseURL: provider.baseURL ?? '', includeUsage: true }).chatModel(modelId);
-    case 'anthropic':
-      return createAnthropic(common)(modelId);
-    case 'google':
-      return createGoogleGenerativeAI(common)(modelId);
+    case 'openai': {
+      const { createOpenAI } = await import('@ai-sdk/openai');
+      return createOpenAI({ ...connection, name: providerName }).responses(modelId);
+    }
+    case 'openai-compatible': {
+      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
+      return createOpenAICompatible({ ...connection, name: providerName, baseURL: provider.baseURL ?? '', includeUsage: true }).chatModel(modelId);
+    }
+    case 'anthropic': {
+      const { createAnthropic } = await import('@ai-sdk/anthropic');
+      return createAnthropic(connection)(modelId);
+    }
+    case 'google': {
+      const { createGoogleGenerativeAI } = await import('@ai-sdk/google');
+      return createGoogleGenerativeAI(connection)(modelId);
+    }
   }
 }
 
@@ -138,6 +157,8 @@ export class ModelRegistry {
     const cacheKey = `${modelName}\u0000${apiKey ?? ''}`;
     const cached = this.cache.get(cacheKey);
     if (cached) return cached;
+    const connection: ProviderConnection = { ...(apiKey !== undefined ? { apiKey } : {}), ...(provider.baseURL ? { baseURL: provider.baseURL } : {}), ...(provider.headers ? { headers: provider.headers } : {}) };
+    let languageModel: Promise<LanguageModel> | undefined;
     const resolved: ResolvedModel = {
       name: modelName,
       providerName,
@@ -145,7 +166,8 @@ export class ModelRegistry {
       kind: provider.kind,
       contextWindow: contextWindowOf(this.providers, providerName, modelId),
       ...(reasoning ? { reasoning } : {}),
-      model: createModel(providerName, provider, modelId, apiKey),
+      connection,
+      languageModel: () => (languageModel ??= createModel(providerName, provider, modelId, connection)),
     };
     this.cache.set(cacheKey, resolved);
     return resolved;

@@ -12,7 +12,7 @@ import type { Tool, ToolContext, ToolResult, UserAnswer, UserQuestion } from '..
 import { compactHistory, contextDoesNotFitMessage, measureKeptContext, type ContextMeter, type ContextPart } from './compaction.js';
 import type { AgentHooks, ToolCallGate } from './hooks/agent-hooks.js';
 import { buildModelMessages } from './context-builder.js';
-import { callModel, ModelCallError, toSdkTools, type ModelCallResult, type RequestedToolCall, type RetryPolicy } from './model-call.js';
+import { callModel, ModelCallError, toModelTools, type ModelCallResult, type RequestedToolCall, type RetryPolicy } from './model-call.js';
 import { workspaceForCall } from './tool-routing.js';
 import { originOf, type SteeringInput } from './input-queue.js';
 import { addUsage } from './usage.js';
@@ -255,7 +255,7 @@ async function recordFailure(environment: AgentEnvironment, items: ItemFactory, 
 export async function runAgent(environment: AgentEnvironment): Promise<AgentOutcome> {
   const items = new ItemFactory(environment);
   let toolList = environment.tools;
-  let tools = toSdkTools(toolList);
+  let tools = toModelTools(toolList);
   let usage = ZERO_USAGE;
   let steps = 0;
   let stopHookActive = false;
@@ -273,7 +273,7 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
     const nothingNewToCompact = environment.history().at(-1)?.kind === 'context_summary';
     if (environment.tools !== toolList) {
       toolList = environment.tools;
-      tools = toSdkTools(toolList);
+      tools = toModelTools(toolList);
     }
     const limit = environment.compactionThreshold * environment.model.contextWindow;
     if (!nothingNewToCompact && estimate > limit) {

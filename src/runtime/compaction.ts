@@ -141,7 +141,7 @@ export async function compactHistory(environment: AgentEnvironment, trigger: 'au
   const itemId = newId('item');
   const createdAt = Date.now();
   environment.itemStarted(itemId, 'context_summary', {});
-  const result = await callModel(environment.model, { system: environment.system, messages, tools: {} }, environment.signal, {
+  const result = await callModel(environment.model, { system: environment.system, messages, tools: [] }, environment.signal, {
     onTextDelta: (text) => environment.itemDelta(itemId, { text }),
   }, environment.retryPolicy);
   await environment.record({

@@ -1,17 +1,22 @@
 /**
- * One streaming model call through the AI SDK, with retries on transient failures
- * (SPEC §6: retries with backoff on 429/5xx; provider errors keep the provider's message).
+ * One streaming model call, with retries on transient failures (SPEC §6: retries with backoff
+ * on 429/5xx; provider errors keep the provider's message). OpenAI Responses providers go
+ * through the runtime's own client (`src/models/openai-responses/`); the others through the
+ * AI SDK, which is imported on the first such call.
  */
-import { jsonSchema, streamText, type ModelMessage, type TextStreamPart, type ToolSet } from 'ai';
+import type { ModelMessage, ToolSet } from 'ai';
 import { z } from 'zod';
+import type { ModelTool } from '../models/openai-responses/request-body.js';
+import { responsesRequestBody } from '../models/openai-responses/request-body.js';
+import { streamResponse } from '../models/openai-responses/response-stream.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import { reasoningProviderOptions } from '../models/reasoning.js';
 import type { ReasoningEffort } from '../protocol/index.js';
 import type { TokenUsage } from '../protocol/index.js';
 import type { Tool } from '../tools/tool.js';
-import { ModelCallError, toModelCallError } from './model-errors.js';
+import { ModelCallError, toModelCallError } from '../models/model-errors.js';
 
-export { ModelCallError, parseRetryAfter, toModelCallError, type ModelFailureKind } from './model-errors.js';
+export { ModelCallError, parseRetryAfter, toModelCallError, type ModelFailureKind } from '../models/model-errors.js';
 
 /** A tool call the model asked for. */
 export interface RequestedToolCall {
@@ -43,11 +48,13 @@ export interface ModelCallResult {
   finishReason: string;
 }
 
+export type { ModelTool } from '../models/openai-responses/request-body.js';
+
 /** What one model call sends. */
 export interface ModelRequest {
   system?: string;
   messages: ModelMessage[];
-  tools: ToolSet;
+  tools: ModelTool[];
   /** The turn's reasoning effort, over the model's configured one (see `src/models/reasoning.ts`). */
   reasoningEffort?: ReasoningEffort;
 }
@@ -74,16 +81,22 @@ export interface RetryPolicy {
 /** Default: 4 retries from 500 ms, at most 30 s apart. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
 
-/** Converts tools to the AI SDK's tool set; arguments are validated by our own tool wrapper, not the SDK. */
-export function toSdkTools(tools: Tool[]): ToolSet {
-  const set: ToolSet = {};
-  for (const tool of tools) {
-    set[tool.name] = {
-      description: tool.description,
-      inputSchema: jsonSchema(z.toJSONSchema(tool.parameters, { unrepresentable: 'any' }) as Parameters<typeof jsonSchema>[0]),
-    };
-  }
-  return set;
+// A tool's JSON Schema is made once per tool object, not once per step.
+const modelToolCache = new WeakMap<Tool, ModelTool>();
+
+/**
+ * The tools as the model sees them (name, description, JSON Schema of the arguments).
+ * Arguments are validated by the tool wrapper when a call runs, not by the model client.
+ */
+export function toModelTools(tools: Tool[]): ModelTool[] {
+  return tools.map((tool) => {
+    let modelTool = modelToolCache.get(tool);
+    if (!modelTool) {
+      modelTool = { name: tool.name, description: tool.description, parameters: z.toJSONSchema(tool.parameters, { unrepresentable: 'any' }) as Record<string, unknown> };
+      modelToolCache.set(tool, modelTool);
+    }
+    return modelTool;
+  });
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -144,6 +157,17 @@ function replayableMetadata(metadata: unknown): { providerMetadata?: Record<stri
   return Object.keys(kept).length > 0 ? { providerMetadata: kept } : {};
 }
 
+type Metadata = Record<string, Record<string, unknown>> | undefined;
+
+/** The stream parts the collector reads, in the AI SDK's shape (which its own client emits too). */
+type CollectedPart =
+  | { type: 'text-delta'; text: string }
+  | { type: 'reasoning-start' | 'reasoning-end'; id: string; providerMetadata?: Metadata }
+  | { type: 'reasoning-delta'; id: string; text: string; providerMetadata?: Metadata }
+  | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown; providerMetadata?: Metadata }
+  | { type: 'finish'; totalUsage: Parameters<typeof toUsage>[0]; finishReason: string }
+  | { type: 'error'; error: unknown };
+
 /** Collects one streamed answer: text, reasoning blocks with their metadata, tool calls, usage, failure. */
 class ResponseCollector {
   readonly outcome: ModelCallResult = { text: '', reasoning: '', reasoningParts: [], toolCalls: [], usage: toUsage({}), finishReason: 'unknown' };
@@ -158,7 +182,7 @@ class ResponseCollector {
     }
   }
 
-  handle(part: TextStreamPart<ToolSet>): void {
+  handle(part: CollectedPart): void {
     switch (part.type) {
       case 'text-delta':
         this.outcome.text += part.text;
@@ -218,22 +242,42 @@ function describeKept(outcome: ModelCallResult): string {
   return dropped.length > 0 ? `${kept}; dropped ${dropped.join(' and ')}` : kept;
 }
 
-async function streamOnce(
-  model: ResolvedModel,
-  request: ModelRequest,
-  signal: AbortSignal,
-  handlers: ModelCallHandlers,
-): Promise<ModelCallResult> {
-  const collector = new ResponseCollector(handlers);
+/** Streams through the runtime's own Responses client; its usage arrives already in our shape. */
+async function streamResponsesOnce(model: ResolvedModel, request: ModelRequest, signal: AbortSignal, collector: ResponseCollector): Promise<void> {
+  const providerOptions = reasoningProviderOptions(model.kind, model.reasoning, request.reasoningEffort);
+  const body = responsesRequestBody({ modelId: model.modelId, ...(request.system ? { system: request.system } : {}), messages: request.messages, tools: request.tools, ...(providerOptions?.openai ? { openai: providerOptions.openai } : {}) });
+  await streamResponse({
+    connection: model.connection,
+    body,
+    signal,
+    handlers: {
+      onTextDelta: (text) => collector.handle({ type: 'text-delta', text }),
+      onReasoningStart: (id, providerMetadata) => collector.handle({ type: 'reasoning-start', id, providerMetadata }),
+      onReasoningDelta: (id, text) => collector.handle({ type: 'reasoning-delta', id, text }),
+      onReasoningEnd: (id, providerMetadata) => collector.handle({ type: 'reasoning-end', id, providerMetadata }),
+      onToolCall: (toolCallId, toolName, input) => collector.handle({ type: 'tool-call', toolCallId, toolName, input }),
+      onFinish: (usage, finishReason) => {
+        collector.outcome.usage = usage;
+        collector.outcome.finishReason = finishReason;
+      },
+    },
+  });
+}
+
+/** Streams through the AI SDK (Anthropic, Gemini, Chat Completions servers). */
+async function streamSdkOnce(model: ResolvedModel, request: ModelRequest, signal: AbortSignal, collector: ResponseCollector): Promise<void> {
+  const [{ jsonSchema, streamText }, languageModel] = await Promise.all([import('ai'), model.languageModel()]);
+  const tools: ToolSet = {};
+  for (const tool of request.tools) tools[tool.name] = { description: tool.description, inputSchema: jsonSchema(tool.parameters as Parameters<typeof jsonSchema>[0]) };
   const prepared = withPromptCaching(model, request.system, request.messages);
   const providerOptions = reasoningProviderOptions(model.kind, model.reasoning, request.reasoningEffort);
   const result = streamText({
-    model: model.model,
+    model: languageModel,
     ...(prepared.system ? { system: prepared.system } : {}),
     messages: prepared.messages,
     // Anthropic's cached system prompt travels as a system message on purpose (withPromptCaching).
     allowSystemInMessages: true,
-    tools: request.tools,
+    tools,
     ...(providerOptions ? { providerOptions: providerOptions as NonNullable<Parameters<typeof streamText>[0]['providerOptions']> } : {}),
     abortSignal: signal,
     maxRetries: 0,
@@ -241,8 +285,19 @@ async function streamOnce(
       collector.failure ??= error;
     },
   });
+  // Parts of other types (step boundaries, sources…) are ignored by the collector's switch.
+  for await (const part of result.fullStream) collector.handle(part as CollectedPart);
+}
+
+async function streamOnce(
+  model: ResolvedModel,
+  request: ModelRequest,
+  signal: AbortSignal,
+  handlers: ModelCallHandlers,
+): Promise<ModelCallResult> {
+  const collector = new ResponseCollector(handlers);
   try {
-    for await (const part of result.fullStream) collector.handle(part);
+    await (model.kind === 'openai' ? streamResponsesOnce : streamSdkOnce)(model, request, signal, collector);
   } catch (error) {
     // A broken stream (connection dropped mid-answer) throws out of the iteration; what arrived is kept.
     collector.failure ??= error;

@@ -5,6 +5,7 @@
  * up empty or broken.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createFileConversationLoader } from '../dao/file-conversation-loader.js';
 import { reindex, type ReindexReport } from '../dao/reindex.js';
@@ -19,8 +20,16 @@ export const INDEX_FILE = 'metadata.db';
 /** Where a damaged index is moved (one copy, replaced by the next), kept for inspection. */
 export const DAMAGED_INDEX_FILE = 'metadata.db.damaged';
 
+/**
+ * Present while a server has the index open; removed when it closes it. The index is written
+ * with `synchronous=NORMAL` (it can be rebuilt, and each step of a turn writes it), so after
+ * the operating system went down with the index open its last commits may be missing: a
+ * marker older than the system's boot says so, and the index is rebuilt.
+ */
+export const INDEX_OPEN_MARKER = 'metadata.db.open';
+
 /** Why the index had to be rebuilt. */
-export type IndexRebuildReason = 'missing' | 'damaged';
+export type IndexRebuildReason = 'missing' | 'damaged' | 'system-restart';
 
 /** An opened index database. */
 export interface OpenedIndex {
@@ -46,12 +55,14 @@ function probe(database: SqliteDatabase): void {
 export function openIndexDatabase(dataDir: string): OpenedIndex {
   const file = path.join(dataDir, INDEX_FILE);
   const missing = !fs.existsSync(file);
+  const staleAfterRestart = openedBeforeBoot(path.join(dataDir, INDEX_OPEN_MARKER));
   let detail: string | undefined;
+  let opened: OpenedIndex | undefined;
   try {
-    const database = openSqliteDatabase(file);
+    const database = openSqliteDatabase(file, 'NORMAL');
     try {
       probe(database);
-      return missing ? { database, rebuild: { reason: 'missing' } } : { database };
+      opened = missing ? { database, rebuild: { reason: 'missing' } } : staleAfterRestart ? { database, rebuild: { reason: 'system-restart' } } : { database };
     } catch (error) {
       database.close();
       throw error;
@@ -59,12 +70,59 @@ export function openIndexDatabase(dataDir: string): OpenedIndex {
   } catch (error) {
     detail = error instanceof Error ? error.message : String(error);
   }
-  for (const suffix of ['', '-wal', '-shm']) {
-    const damaged = `${file}${suffix}`;
-    if (fs.existsSync(damaged)) fs.renameSync(damaged, `${path.join(dataDir, DAMAGED_INDEX_FILE)}${suffix}`);
+  if (!opened) {
+    for (const suffix of ['', '-wal', '-shm']) {
+      const damaged = `${file}${suffix}`;
+      if (fs.existsSync(damaged)) fs.renameSync(damaged, `${path.join(dataDir, DAMAGED_INDEX_FILE)}${suffix}`);
+    }
+    opened = { database: openSqliteDatabase(file, 'NORMAL'), rebuild: { reason: 'damaged', ...(detail !== undefined ? { detail } : {}) } };
   }
-  return { database: openSqliteDatabase(file), rebuild: { reason: 'damaged', detail } };
+  writeOpenMarker(dataDir);
+  return opened;
 }
+
+/** Whether an open marker was left by a server that ran before the operating system last started. */
+function openedBeforeBoot(marker: string): boolean {
+  let modified: number;
+  try {
+    modified = fs.statSync(marker).mtimeMs;
+  } catch {
+    return false;
+  }
+  const bootedAt = Date.now() - os.uptime() * 1000;
+  return modified < bootedAt;
+}
+
+function writeOpenMarker(dataDir: string): void {
+  const descriptor = fs.openSync(path.join(dataDir, INDEX_OPEN_MARKER), 'w', 0o600);
+  try {
+    fs.writeSync(descriptor, `${process.pid}\n`);
+    fs.fsyncSync(descriptor);
+  } finally {
+    fs.closeSync(descriptor);
+  }
+  const directory = fs.openSync(dataDir, 'r');
+  try {
+    fs.fsyncSync(directory);
+  } finally {
+    fs.closeSync(directory);
+  }
+}
+
+/**
+ * Closes the index (a checkpoint moves the WAL into the database file) and removes the open
+ * marker, so the next start trusts it.
+ */
+export function closeIndexDatabase(dataDir: string, database: SqliteDatabase): void {
+  database.close();
+  fs.rmSync(path.join(dataDir, INDEX_OPEN_MARKER), { force: true });
+}
+
+const REBUILD_MESSAGES: Record<IndexRebuildReason, string> = {
+  missing: `${INDEX_FILE} was missing: rebuilt from the conversation logs`,
+  damaged: `${INDEX_FILE} was damaged: moved to ${DAMAGED_INDEX_FILE} and rebuilt from the conversation logs`,
+  'system-restart': `${INDEX_FILE} was open when the operating system stopped, so its last writes may be missing: rebuilt from the conversation logs`,
+};
 
 /**
  * Rebuilds the index from the logs (listing and search), recovering turns a dead server left
@@ -77,7 +135,7 @@ export async function rebuildIndex(dataDir: string, logs: FileLogStorage, databa
     const report = await reindex(logs, new SqliteRecordStorage(database), { search: new SqliteConversationSearchIndex(database), loader });
     logger.warn(
       { dataDir, reason: reason.reason, ...(reason.detail ? { detail: reason.detail } : {}), conversations: report.conversations, recoveredTurns: report.recoveredTurns, durationMs: Math.round(report.durationMs) },
-      reason.reason === 'missing' ? `${INDEX_FILE} was missing: rebuilt from the conversation logs` : `${INDEX_FILE} was damaged: moved to ${DAMAGED_INDEX_FILE} and rebuilt from the conversation logs`,
+      REBUILD_MESSAGES[reason.reason],
     );
     return report;
   } finally {

@@ -28,7 +28,7 @@ import { VERSION } from '../package-info.js';
 import { applyConfiguration, buildServerExecutors, ConfigService, type ConfigurationTargets } from './config-service.js';
 import { acquireDataDirLock, processExists } from './data-dir-lock.js';
 import { createHttpServer, sameSecret } from './http-server.js';
-import { openIndexDatabase, rebuildIndex } from './index-database.js';
+import { closeIndexDatabase, openIndexDatabase, rebuildIndex } from './index-database.js';
 import { tightenPermissions } from './private-files.js';
 import { ProcessRecords, stopLeftoverProcesses } from './process-records.js';
 import { DEFAULT_CONNECTION_LIMITS, RpcConnection, type ConnectionLimits } from './rpc-connection.js';
@@ -103,7 +103,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     await search?.close();
     await index?.close();
     await logs?.close();
-    database?.close();
+    if (database) closeIndexDatabase(paths.dataDir, database);
   };
   try {
     // Directories a user (or an older version) left open to others are closed before anything is read.

@@ -4,7 +4,8 @@
  * (crash_recovery) before any client opens the conversation, so the listing never shows it
  * running. A missing or damaged `metadata.db` is rebuilt on start, with a log line.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
@@ -131,6 +132,34 @@ responses:
     serve = await startServe(env);
     expect(serve.output()).toContain('metadata.db was damaged: moved to metadata.db.damaged and rebuilt from the conversation logs');
     expect(readFileSync(path.join(env.paths.dataDir, 'metadata.db.damaged'), 'utf8')).toContain('this is not a SQLite database');
+    const client = await connect(serve);
+    expect((await client.request('conversation/list', {})).conversations).toMatchObject([{ id: conversationId, lastTurnStatus: 'completed' }]);
+  });
+
+  it('is marked open while a server uses it, and trusted after a clean stop or a killed server', async () => {
+    const { env, conversationId } = await oneConversation();
+    const marker = path.join(env.paths.dataDir, 'metadata.db.open');
+    expect(existsSync(marker)).toBe(false);
+    serve = await startServe(env);
+    expect(existsSync(marker)).toBe(true);
+    // A killed process loses no commit of a WAL database: the index is used as it is.
+    const killed = new Promise((resolve) => serve?.child.once('exit', resolve));
+    serve.child.kill('SIGKILL');
+    await killed;
+    serve = await startServe(env);
+    expect(serve.output()).not.toContain('rebuilt');
+    const client = await connect(serve);
+    expect((await client.request('conversation/list', { query: 'hello' })).conversations.map((summary) => summary.id)).toEqual([conversationId]);
+  });
+
+  it('is rebuilt when it was open as the operating system stopped (marker older than the boot), with a log line', async () => {
+    const { env, conversationId } = await oneConversation();
+    const marker = path.join(env.paths.dataDir, 'metadata.db.open');
+    writeFileSync(marker, '1\n');
+    const beforeBoot = (Date.now() - os.uptime() * 1000 - 3_600_000) / 1000;
+    utimesSync(marker, beforeBoot, beforeBoot);
+    serve = await startServe(env);
+    expect(serve.output()).toContain('metadata.db was open when the operating system stopped, so its last writes may be missing: rebuilt from the conversation logs');
     const client = await connect(serve);
     expect((await client.request('conversation/list', {})).conversations).toMatchObject([{ id: conversationId, lastTurnStatus: 'completed' }]);
   });

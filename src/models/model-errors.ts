@@ -4,7 +4,9 @@
  * connection that failed before an answer, an answer whose stream broke off mid-way, and an
  * answer with an event the provider's wire format does not allow.
  */
-import { APICallError, JSONParseError, TypeValidationError } from 'ai';
+// The error classes come from the SDK's small provider package, not from `ai`, so loading this
+// module does not load the SDK's stream machinery.
+import { APICallError, JSONParseError, TypeValidationError } from '@ai-sdk/provider';
 
 /**
  * Why a model call failed (`stream_error`: the provider sent an error event after `200 OK`;
@@ -37,18 +39,64 @@ export class ModelCallError extends Error {
   }
 }
 
-function providerMessage(error: APICallError): string {
-  if (error.responseBody) {
+function providerMessage(responseBody: string | undefined, fallback: string): string {
+  if (responseBody) {
     try {
-      const body = JSON.parse(error.responseBody) as { error?: { message?: unknown } | string; message?: unknown };
+      const body = JSON.parse(responseBody) as { error?: { message?: unknown } | string; message?: unknown };
       if (typeof body.error === 'string') return body.error;
       if (body.error && typeof body.error.message === 'string') return body.error.message;
       if (typeof body.message === 'string') return body.message;
     } catch {
-      // Not JSON: the SDK's own message below is the best there is.
+      // Not JSON: the fallback (the SDK's message, or the HTTP status line) is the best there is.
     }
   }
-  return error.message;
+  return fallback;
+}
+
+/**
+ * The failure of an HTTP error answer from a provider: the provider's own message (from a JSON
+ * body `{error: {message}}`, `{error: "…"}` or `{message}`), retryable for 408, 409, 429 and
+ * 5xx, with the delay of `Retry-After` (RFC 9110 §10.2.3).
+ * @param status the HTTP status (≥ 300)
+ * @param responseBody the answer's body, if read
+ * @param retryAfter the `Retry-After` header, if any
+ * @param fallback the message when the body carries none (e.g. the status line)
+ */
+export function httpFailure(status: number, responseBody: string | undefined, retryAfter: string | undefined, fallback: string): ModelCallError {
+  const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
+  return new ModelCallError(providerMessage(responseBody, fallback), status, retryable, parseRetryAfter(retryAfter), 0, 'http');
+}
+
+/**
+ * The failure of an answer that began (HTTP 2xx) and broke off: retryable, kind `dropped_stream`.
+ * @param cause what the HTTP client reported (its message chain is quoted)
+ * @param detail everything known, for the server log
+ */
+export function droppedStream(cause: unknown, detail: string): ModelCallError {
+  const reason = describeCause(cause);
+  return new ModelCallError(`the connection to the provider dropped mid-answer${reason ? ` (${reason})` : ''}`, null, true, undefined, 0, 'dropped_stream', detail);
+}
+
+/**
+ * The failure of an event that is not JSON, quoting its first 80 characters.
+ * @param text the event's data
+ * @param detail the parser's message, for the server log
+ */
+export function unparsableEvent(text: string, detail: string): ModelCallError {
+  const excerpt = text.length > 80 ? `${text.slice(0, 80)}…` : text;
+  return new ModelCallError(`the provider sent an event that is not valid JSON (${JSON.stringify(excerpt)})`, null, false, undefined, 0, 'malformed_event', detail);
+}
+
+/**
+ * The failure of an event whose field does not match the API.
+ * @param eventType the event's `type`
+ * @param fieldPath where in the event, e.g. `item.arguments`
+ * @param problem what is wrong, e.g. `expected string, received number`
+ * @param detail the raw event (JSON), quoted in the detail for the server log
+ */
+export function malformedEventField(eventType: string, fieldPath: string, problem: string, detail: string): ModelCallError {
+  const what = `field ${fieldPath}: ${problem}`;
+  return new ModelCallError(`the provider sent a malformed "${eventType}" event (${what})`, null, false, undefined, 0, 'malformed_event', `Type validation failed for event "${eventType}": ${what}. Value: ${detail}`);
 }
 
 /** Parses a `Retry-After` header (seconds or HTTP date, RFC 9110 §10.2.3) into ms. */
@@ -123,21 +171,15 @@ export function toModelCallError(error: unknown): ModelCallError {
   if (TypeValidationError.isInstance(error)) return malformedEvent(error);
   if (TypeValidationError.isInstance(cause)) return malformedEvent(cause);
   const parseError = JSONParseError.isInstance(error) ? error : JSONParseError.isInstance(cause) ? cause : undefined;
-  if (parseError) {
-    const excerpt = parseError.text.length > 80 ? `${parseError.text.slice(0, 80)}…` : parseError.text;
-    return new ModelCallError(`the provider sent an event that is not valid JSON (${JSON.stringify(excerpt)})`, null, false, undefined, 0, 'malformed_event', parseError.message);
-  }
+  if (parseError) return unparsableEvent(parseError.text, parseError.message);
   const apiError = APICallError.isInstance(error) ? error : APICallError.isInstance(cause) ? cause : undefined;
   if (apiError) {
     const status = apiError.statusCode ?? null;
-    if (status !== null && status < 300) {
-      // The answer had begun (HTTP 2xx) and broke off: the connection dropped, it is not an HTTP error.
-      const reason = describeCause(apiError.cause);
-      return new ModelCallError(`the connection to the provider dropped mid-answer${reason ? ` (${reason})` : ''}`, null, true, undefined, 0, 'dropped_stream', apiError.message);
-    }
-    const retryable = status === null ? apiError.isRetryable : status === 408 || status === 409 || status === 429 || status >= 500;
-    const headers = apiError.responseHeaders ?? {};
-    return new ModelCallError(providerMessage(apiError), status, retryable, parseRetryAfter(headers['retry-after']), 0, status === null ? 'connection' : 'http');
+    // The answer had begun (HTTP 2xx) and broke off: the connection dropped, it is not an HTTP error.
+    if (status !== null && status < 300) return droppedStream(apiError.cause, apiError.message);
+    const retryAfter = apiError.responseHeaders?.['retry-after'];
+    if (status !== null) return httpFailure(status, apiError.responseBody, retryAfter, apiError.message);
+    return new ModelCallError(providerMessage(apiError.responseBody, apiError.message), null, apiError.isRetryable, parseRetryAfter(retryAfter), 0, 'connection');
   }
   const streamError = providerErrorEvent(error);
   if (streamError) return streamError;
