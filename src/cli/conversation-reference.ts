@@ -3,7 +3,7 @@
  * (any working directory).
  */
 import { RuntimeClientError, type RuntimeClient } from '../client/runtime-client.js';
-import { ErrorCodes } from '../protocol/index.js';
+import { ErrorCodes } from '../protocol/error-codes.js';
 import { UsageError } from './usage-error.js';
 
 /**

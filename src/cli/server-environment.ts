@@ -3,10 +3,33 @@
  * keeps the environment it was started with, so a key exported after it started (by the first
  * `exec`, which starts it in the background) never reaches it.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
 import type { RuntimeClient } from '../client/runtime-client.js';
 import { readStoredApiKey } from '../config/credentials.js';
-import { loadProvidersFile } from '../config/providers.js';
 import type { ServerInfo } from '../server/server-info.js';
+
+/**
+ * The `apiKey` reference of the provider a run will use, read from `providers.yaml` without
+ * validating the whole file (the server validates it and reports its problems; the client only
+ * needs two fields, and skipping the configuration schemas keeps `exec` small and quick).
+ * @returns undefined when the file is missing or unreadable, or names no such provider
+ */
+function providerKeyReference(configDir: string, modelName: string | undefined): { providerName: string; apiKey: string } | undefined {
+  let document: unknown;
+  try {
+    document = parse(readFileSync(path.join(configDir, 'providers.yaml'), 'utf8'));
+  } catch {
+    return undefined;
+  }
+  const record = (value: unknown) => (value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : undefined);
+  const file = record(document);
+  const defaultModel = typeof file?.defaultModel === 'string' ? file.defaultModel : undefined;
+  const providerName = (modelName ?? defaultModel)?.split('/')[0];
+  const apiKey = providerName ? record(record(file?.providers)?.[providerName])?.apiKey : undefined;
+  return providerName && typeof apiKey === 'string' ? { providerName, apiKey } : undefined;
+}
 
 /**
  * Checks the key of the provider a run will use (`modelName`, else `defaultModel` of the
@@ -15,16 +38,10 @@ import type { ServerInfo } from '../server/server-info.js';
  * @returns the explanation, or undefined when nothing is missing (or it cannot be told)
  */
 export async function missingServerEnvironment(client: RuntimeClient, server: ServerInfo, configDir: string, modelName: string | undefined, environment: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
-  let providers;
-  try {
-    providers = await loadProvidersFile(configDir);
-  } catch {
-    // A broken file is the server's to report, with its line and key.
-    return undefined;
-  }
-  const providerName = (modelName ?? providers.defaultModel)?.split('/')[0];
-  const apiKey = providerName ? providers.providers[providerName]?.apiKey : undefined;
-  if (!providerName || !apiKey?.startsWith('env:')) return undefined;
+  // A broken file is the server's to report, with its line and key.
+  const reference = providerKeyReference(configDir, modelName);
+  if (!reference?.apiKey.startsWith('env:')) return undefined;
+  const { providerName, apiKey } = reference;
   const variable = apiKey.slice(4);
   if (!environment[variable]) return undefined;
   try {

@@ -3,19 +3,12 @@
  * Used by the CLI, the adapters and the tests.
  */
 import WebSocket from 'ws';
-import {
-  API_PATH,
-  ErrorCodes,
-  notifications,
-  PROTOCOL_VERSION,
-  type AnyNotification,
-  type MethodName,
-  type MethodParams,
-  type MethodResult,
-  type NotificationName,
-  type ClientCapabilities,
-  type serverRequests,
-} from '../protocol/index.js';
+// Values come from the protocol's schema-free modules and the rest is types only, so a client
+// does not load zod or build the protocol's schemas (start-up time and memory of `exec`).
+import { ErrorCodes } from '../protocol/error-codes.js';
+import { API_PATH } from '../protocol/transport.js';
+import { PROTOCOL_VERSION } from '../protocol/version.js';
+import type { AnyNotification, ClientCapabilities, MethodName, MethodParams, MethodResult, serverRequests } from '../protocol/index.js';
 import type { z } from 'zod';
 
 /** A server-to-client request method name. */
@@ -218,8 +211,7 @@ export class RuntimeClient {
       return;
     }
     if (message.method !== undefined && message.id === undefined) {
-      const schema = notifications[message.method as NotificationName];
-      if (!schema) return;
+      // Notifications this client does not know (from a newer server) reach the listeners too; they switch on the method.
       const event = { method: message.method, params: message.params } as AnyNotification;
       for (const listener of this.listeners) listener(event);
       return;

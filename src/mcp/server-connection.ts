@@ -5,8 +5,9 @@ import { pathToFileURL } from 'node:url';
  * `tools/call`). It starts the server when asked, keeps the server's current tool list, and
  * notices when the server goes away so the next use starts it again.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool as McpTool, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { isMcpError, loadMcpSdk } from './sdk.js';
 import { DEFAULT_MCP_STARTUP_TIMEOUT_MS, DEFAULT_MCP_TOOL_TIMEOUT_MS, type McpServerConfig } from '../config/mcp.js';
 import type { Logger } from '../logger.js';
 import { VERSION } from '../package-info.js';
@@ -58,8 +59,8 @@ function describeStartFailure(error: unknown, command: string | undefined, timeo
   let reason: string;
   if (failure.code === 'ENOENT' && command !== undefined) reason = `command "${command}" was not found`;
   else if (failure.code === 'EACCES' && command !== undefined) reason = `command "${command}" is not executable`;
-  else if (failure instanceof McpError && failure.code === ErrorCode.ConnectionClosed) reason = 'the server exited before completing the MCP handshake';
-  else if (failure instanceof McpError && failure.code === ErrorCode.RequestTimeout) reason = `no answer within ${timeoutMs} ms (startupTimeoutMs)`;
+  else if (isMcpError(failure, 'ConnectionClosed')) reason = 'the server exited before completing the MCP handshake';
+  else if (isMcpError(failure, 'RequestTimeout')) reason = `no answer within ${timeoutMs} ms (startupTimeoutMs)`;
   else if (failure?.name === 'TimeoutError' || failure?.name === 'AbortError') reason = `no answer within ${timeoutMs} ms (startupTimeoutMs)`;
   else reason = errorText(error);
   return stderr ? `${reason}; its stderr ended with: ${stderr}` : reason;
@@ -119,6 +120,8 @@ export class McpServerConnection {
 
   private async connect(): Promise<void> {
     this.currentState = 'starting';
+    const { Client, types } = await loadMcpSdk();
+    const { ListRootsRequestSchema, ToolListChangedNotificationSchema } = types;
     // Roots (MCP "roots"): the conversation's working directory is the one root a server may use.
     const client = new Client({ name: 'openvaala', version: VERSION }, { capabilities: { roots: { listChanged: false } } });
     client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(this.options.placement.workDirectory).href, name: 'workspace' }] }));
@@ -217,13 +220,13 @@ export class McpServerConnection {
       return { ...toToolResult(result), details: { kind: 'mcp', server: this.name, tool: toolName, result } };
     } catch (error) {
       if (signal.aborted) throw new Error(`the call to MCP server "${this.name}" was cancelled (${(signal.reason as Error)?.message ?? 'turn interrupted'})`, { cause: error });
-      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      if (isMcpError(error, 'RequestTimeout')) {
         throw new Error(`MCP server "${this.name}" did not answer within ${this.toolTimeoutMs} ms (toolTimeoutMs)`, { cause: error });
       }
-      if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+      if (isMcpError(error, 'ConnectionClosed')) {
         throw new Error(`MCP server "${this.name}" stopped during the call: ${this.problem ?? 'connection closed'} (it is started again on next use)`, { cause: error });
       }
-      if (!(error instanceof McpError) && this.client === client) {
+      if (!isMcpError(error) && this.client === client) {
         // A transport failure (HTTP request refused, pipe broken) rather than an answer: the
         // session may be gone, so connect again on next use.
         this.client = undefined;

@@ -7,8 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { loadMcpSdk, type McpSdk } from './sdk.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { HttpMcpServerConfig, McpServerConfig, StdioMcpServerConfig } from '../config/mcp.js';
 import { resolveSecret } from '../config/providers.js';
@@ -63,7 +62,8 @@ const STDERR_TAIL_BYTES = 2_000;
  *   stdio server, unset environment variable, missing working directory)
  */
 export async function prepareTransport(config: McpServerConfig, placement: McpServerPlacement): Promise<PreparedTransport> {
-  return config.transport === 'stdio' ? prepareStdio(config, placement) : prepareHttp(config, placement);
+  const sdk = await loadMcpSdk();
+  return config.transport === 'stdio' ? prepareStdio(config, placement, sdk) : prepareHttp(config, placement, sdk);
 }
 
 function resolveValues(values: Record<string, string> | undefined, field: string, environment: NodeJS.ProcessEnv | undefined): Record<string, string> {
@@ -72,7 +72,7 @@ function resolveValues(values: Record<string, string> | undefined, field: string
   return resolved;
 }
 
-async function prepareStdio(config: StdioMcpServerConfig, placement: McpServerPlacement): Promise<PreparedTransport> {
+async function prepareStdio(config: StdioMcpServerConfig, placement: McpServerPlacement, { StdioClientTransport }: McpSdk): Promise<PreparedTransport> {
   const executorName = config.executor ?? DEFAULT_EXECUTOR_NAME;
   const executor = placement.findExecutor(executorName);
   if (executor === undefined) throw new Error(`executor "${executorName}" is not configured`);
@@ -124,7 +124,7 @@ async function prepareStdio(config: StdioMcpServerConfig, placement: McpServerPl
   return { transport, stderrTail: () => stderr.trim(), stopNow };
 }
 
-function prepareHttp(config: HttpMcpServerConfig, placement: McpServerPlacement): PreparedTransport {
+function prepareHttp(config: HttpMcpServerConfig, placement: McpServerPlacement, { StreamableHTTPClientTransport }: McpSdk): PreparedTransport {
   const headers = resolveValues(config.headers, 'headers', placement.environment);
   const transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers } });
   return { transport, stderrTail: () => '', stopNow: () => undefined };

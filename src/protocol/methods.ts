@@ -18,8 +18,7 @@ import { sessionMethods } from './sessions.js';
 import { approvalIdParam, conversationIdParam, ReasoningEffortSchema, sessionIdParam } from './request-params.js';
 import { workspaceMethods, workspaceNotifications } from './workspace.js';
 
-/** Version of the message shapes; bumped on any incompatible change. */
-export const PROTOCOL_VERSION = 2;
+export { PROTOCOL_VERSION } from './version.js';
 
 const conversationId = z.string().min(1);
 /** Seq of an entry in a conversation's `metadata.jsonl`. */

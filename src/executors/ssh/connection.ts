@@ -4,7 +4,8 @@
  * and noticing when it drops.
  */
 import { readFile } from 'node:fs/promises';
-import { Client, type ClientChannel, type ConnectConfig, type SFTPWrapper } from 'ssh2';
+// ssh2 is imported by the first connection: a server without SSH executors never loads it.
+import type { Client, ClientChannel, ConnectConfig, SFTPWrapper } from 'ssh2';
 import { hostKeyAlgorithmsFor, parseKnownHosts, verifyHostKey } from './known-hosts.js';
 
 /** Where and how to connect (all paths absolute). */
@@ -95,6 +96,7 @@ export class SshConnection {
     const knownHosts = parseKnownHosts(knownHostsText);
     const algorithms = hostKeyAlgorithmsFor(knownHosts, target.host, target.port);
     let refusal: string | undefined;
+    const { Client } = await import('ssh2');
     const client = new Client();
     const config: ConnectConfig = {
       host: target.host,

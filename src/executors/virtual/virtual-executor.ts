@@ -7,7 +7,9 @@ import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Bash, InMemoryFs } from 'just-bash';
+// just-bash is imported when the executor is first used: a server that never runs a virtual
+// executor does not load it.
+import type { InMemoryFs } from 'just-bash';
 import type { CommandRequest, CommandResult, Executor } from '../executor.js';
 import { OutputCollector } from '../output-collector.js';
 import { VirtualFileSystem } from './virtual-file-system.js';
@@ -66,7 +68,8 @@ export class VirtualExecutor implements Executor {
   /** Absolute workspace directory in the virtual file system. */
   readonly root: string;
   readonly fs: VirtualFileSystem;
-  private readonly memory = new InMemoryFs();
+  /** The in-memory file system, created by the first operation (see `ready`). */
+  private loaded: { memory: InMemoryFs; Bash: typeof import('just-bash').Bash } | undefined;
   private seeding: Promise<void> | undefined;
   private readonly running = new Set<AbortController>();
   private closed = false;
@@ -93,12 +96,19 @@ export class VirtualExecutor implements Executor {
     for (const file of Object.keys(options.files ?? {})) {
       if (file.trim() === '' || file.includes('\0')) throw new Error(`virtual executor "${this.name}": files has an empty or invalid path "${file}"`);
     }
-    this.fs = new VirtualFileSystem(this.memory, () => this.ready());
+    this.fs = new VirtualFileSystem(() => this.memory, () => this.ready());
+  }
+
+  private get memory(): InMemoryFs {
+    if (!this.loaded) throw new Error(`virtual executor "${this.name}" was used before it was ready`);
+    return this.loaded.memory;
   }
 
   /** Seeds the memory once: the seed directory, then the inline files. */
   private ready(): Promise<void> {
     this.seeding ??= (async () => {
+      const { Bash, InMemoryFs } = await import('just-bash');
+      this.loaded = { memory: new InMemoryFs(), Bash };
       await this.memory.mkdir(this.root, { recursive: true });
       const budget = { bytes: VIRTUAL_MAX_SEED_BYTES };
       if (this.options.seedDirectory !== undefined) {
@@ -142,7 +152,7 @@ export class VirtualExecutor implements Executor {
 
     const controller = new AbortController();
     this.running.add(controller);
-    const bash = new Bash({
+    const bash = new (this.loaded as NonNullable<typeof this.loaded>).Bash({
       fs: this.memory,
       cwd: request.cwd,
       // The simulation checks its deadline itself, between statements. That matters for a busy

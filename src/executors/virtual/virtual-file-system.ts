@@ -46,13 +46,17 @@ function byName(left: DirectoryEntry, right: DirectoryEntry): number {
 /** The file system of a virtual executor. */
 export class VirtualFileSystem implements ExecutorFileSystem {
   /**
-   * @param memory the in-memory file system the simulated shell uses too
-   * @param ready resolves once seeding finished; every operation waits for it
+   * @param memoryOf the in-memory file system the simulated shell uses too; called only after `ready` resolved
+   * @param ready resolves once the file system exists and seeding finished; every operation waits for it
    */
   constructor(
-    private readonly memory: IFileSystem,
+    private readonly memoryOf: () => IFileSystem,
     private readonly ready: () => Promise<void>,
   ) {}
+
+  private get memory(): IFileSystem {
+    return this.memoryOf();
+  }
 
   private async kindOf(filePath: string): Promise<FileKind | undefined> {
     try {
