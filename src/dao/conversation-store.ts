@@ -15,13 +15,14 @@ import {
   type Session,
   type StoredItem,
 } from '../protocol/index.js';
-import type { LogStorage } from '../storage/log-storage.js';
+import type { LogEntry, LogStorage } from '../storage/log-storage.js';
 import type { RecordStorage } from '../storage/record-storage.js';
 import { compareKeys, encodeRecordCursor } from '../storage/record-validation.js';
 import { StagedLogStorage } from '../storage/staged/staged-log-storage.js';
 import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js';
 import { searchableText, type ConversationSearchIndex, type SearchMatch, type SearchMessage } from './conversation-search-index.js';
 import { foldMetadata, METADATA_STREAM, type ConversationState, type InvalidEntryReport, type MetadataEntry } from './metadata-log.js';
+import { MetadataStateCache } from './metadata-state-cache.js';
 import { SqliteConversationSearchIndex } from './sqlite-conversation-search-index.js';
 import { readPreview, type ConversationFilters, type ConversationSort } from './conversation-listing.js';
 import { CONVERSATION_INDEX, ConversationIndexRecords, summarize, type ConversationIndexChange } from './conversation-index-records.js';
@@ -86,6 +87,7 @@ export class ConversationStore {
   private readonly onCommitted: (conversationId: string) => void;
   private readonly staging: { logs: StagedLogStorage; index: StagedRecordStorage; search: ConversationSearchIndex | undefined } | undefined;
   private readonly staged = new Map<string, StagedConversation>();
+  private readonly metadataStates = new MetadataStateCache();
   /** The listing records of the conversations, and the live list feed's listeners. */
   private readonly records: ConversationIndexRecords;
 
@@ -196,7 +198,9 @@ export class ConversationStore {
   private appendMetadataAs(conversationId: string, entries: MetadataEntry[], kind: 'created' | 'updated'): Promise<number> {
     return this.write(conversationId, async (staged) => {
       const stored = await this.logs.append(conversationPath(conversationId), METADATA_STREAM, entries);
-      const state = await this.loadConversation(conversationId);
+      const advanced = this.metadataStates.advance(conversationId, stored as LogEntry<MetadataEntry>[]);
+      const state = advanced ? advanced.state : await this.loadConversation(conversationId);
+      this.metadataStates.remember(conversationId, state);
       const search = this.searchFor(staged);
       if (state) {
         await this.records.write(state, kind);
@@ -358,6 +362,7 @@ export class ConversationStore {
       return this.write(conversationId, async () => {
         const summary = await this.records.summaryOf(conversationId);
         this.staged.delete(conversationId);
+        this.metadataStates.forget(conversationId);
         await staging.logs.discard(path);
         await staging.index.discard(CONVERSATION_INDEX, conversationId);
         await staging.search?.removeConversation(conversationId);

@@ -109,3 +109,30 @@ export function foldMetadata(
   if (!conversation) return undefined;
   return { conversation, sessions, turns, metadataSeq: entries.at(-1)?.seq ?? 0 };
 }
+
+/**
+ * Folds entries just appended to a conversation's metadata log into the state folded before
+ * them: the same result as {@link foldMetadata} over the whole log, without reading it again.
+ * The entries are the writer's own, already of a known shape.
+ * @param state the state whose `metadataSeq` is the seq just before `appended`; undefined when
+ *   the log was empty (the first entry must then be the conversation)
+ * @returns undefined when the conversation is deleted or still has no conversation entry
+ */
+export function applyMetadataEntries(state: ConversationState | undefined, appended: LogEntry<MetadataEntry>[]): ConversationState | undefined {
+  let conversation = state?.conversation;
+  const sessions = state ? [...state.sessions] : [];
+  const turns = state ? [...state.turns] : [];
+  const replaceOrAdd = <T extends { id: string }>(list: T[], value: T): void => {
+    const index = list.findIndex((existing) => existing.id === value.id);
+    if (index >= 0) list[index] = value;
+    else list.push(value);
+  };
+  for (const { value } of appended) {
+    if (value.type === 'conversation') conversation = value.conversation;
+    else if (value.type === 'conversation_deleted') return undefined;
+    else if (value.type === 'session') replaceOrAdd(sessions, value.session);
+    else replaceOrAdd(turns, value.turn);
+  }
+  if (!conversation) return undefined;
+  return { conversation, sessions, turns, metadataSeq: appended.at(-1)?.seq ?? state?.metadataSeq ?? 0 };
+}
