@@ -236,6 +236,11 @@ export class BackgroundCommandRegistry {
     return [...this.commands.values()].map((command) => command.info());
   }
 
+  /** True while one of the commands has not ended. */
+  get hasRunning(): boolean {
+    return [...this.commands.values()].some((command) => !command.ended);
+  }
+
 
   /**
    * Kills every running command (whole process groups), waits until they ended, and refuses

@@ -329,6 +329,15 @@ export class LiveConversation {
   }
 
   /**
+   * True when the conversation can be closed and opened again from storage later without
+   * anyone noticing: no client attached, no write pending, and every session can close (no
+   * work, no background command, no approval remembered for a session).
+   */
+  get isEvictable(): boolean {
+    return this.bus.size === 0 && this.metadataWrites.isIdle && [...this.sessions.values()].every((session) => session.canClose);
+  }
+
+  /**
    * Attaches a subscriber: first the stored items it missed (after `afterSeq` per session),
    * then the deltas so far of items in progress, then live events — no gap, no duplicate
    * (SPEC §5). Returns the function that detaches it. See `attach`.

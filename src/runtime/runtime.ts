@@ -33,10 +33,31 @@ export interface RuntimeLimits {
   subagents: SubagentLimits;
   /** Most text one tool result may send to the model, in bytes (UTF-8); longer output keeps its head and tail. */
   toolOutputLimitBytes: number;
+  /** Idle conversations kept open (their items in memory) beyond which the least recently used are closed. */
+  maxIdleOpenConversations: number;
+  /** An idle conversation unused for this long is closed, ms. */
+  idleConversationMs: number;
 }
 
-/** Default limits: 200 steps per turn, the default retry policy, compaction at 80 % of the window. */
-export const DEFAULT_LIMITS: RuntimeLimits = { maxStepsPerTurn: 200, retryPolicy: DEFAULT_RETRY_POLICY, compactionThreshold: 0.8, subagents: DEFAULT_SUBAGENT_LIMITS, toolOutputLimitBytes: DEFAULT_TOOL_OUTPUT_LIMIT_BYTES };
+/**
+ * Default limits: 200 steps per turn, the default retry policy, compaction at 80 % of the
+ * window, at most 16 idle conversations kept open and none idle for more than 10 minutes.
+ */
+export const DEFAULT_LIMITS: RuntimeLimits = {
+  maxStepsPerTurn: 200,
+  retryPolicy: DEFAULT_RETRY_POLICY,
+  compactionThreshold: 0.8,
+  subagents: DEFAULT_SUBAGENT_LIMITS,
+  toolOutputLimitBytes: DEFAULT_TOOL_OUTPUT_LIMIT_BYTES,
+  maxIdleOpenConversations: 16,
+  idleConversationMs: 10 * 60_000,
+};
+
+/**
+ * A conversation used within this long is never closed for being idle, so a handler that just
+ * got it never finds it closed under its feet, ms.
+ */
+const EVICTION_GRACE_MS = 5_000;
 
 /** What a runtime is built from. */
 export interface RuntimeOptions {
@@ -110,6 +131,9 @@ export class Runtime {
   private readonly open = new Map<string, Promise<LiveConversation>>();
   /** The conversations whose opening has finished. */
   private readonly opened = new Map<string, LiveConversation>();
+  /** When each open conversation was last asked for (`getConversation`), ms since the epoch; least recent first. */
+  private readonly lastUsed = new Map<string, number>();
+  private evictionTimer: NodeJS.Timeout | undefined;
 
   constructor(options: RuntimeOptions) {
     this.store = options.store;
@@ -136,7 +160,42 @@ export class Runtime {
     const opening = this.open.get(conversationId);
     this.open.delete(conversationId);
     this.opened.delete(conversationId);
+    this.lastUsed.delete(conversationId);
     return opening?.catch(() => undefined);
+  }
+
+  private scheduleEviction(): void {
+    if (this.evictionTimer) return;
+    // Soon after a burst of use, and then while conversations stay open; never keeps the process alive.
+    this.evictionTimer = setTimeout(() => {
+      this.evictionTimer = undefined;
+      this.evictIdleConversations().catch((error: unknown) => this.logger?.warn({ error: (error as Error).message }, 'closing idle conversations failed'));
+    }, Math.min(EVICTION_GRACE_MS, this.limits.idleConversationMs));
+    this.evictionTimer.unref();
+  }
+
+  /**
+   * Closes open conversations nobody uses (see `LiveConversation.isEvictable`): the least
+   * recently used beyond `maxIdleOpenConversations`, and any unused for `idleConversationMs`.
+   * Their MCP servers stop and their items leave memory; the next use opens them from storage.
+   * @param now the current time, ms (tests)
+   * @returns the ids of the conversations closed
+   */
+  async evictIdleConversations(now = Date.now()): Promise<string[]> {
+    const idle = [...this.lastUsed].filter(([conversationId, usedAt]) => now - usedAt >= Math.min(EVICTION_GRACE_MS, this.limits.idleConversationMs) && this.opened.get(conversationId)?.isEvictable === true);
+    const overCapacity = Math.max(0, idle.length - this.limits.maxIdleOpenConversations);
+    const evicted = idle.filter(([, usedAt], index) => index < overCapacity || now - usedAt >= this.limits.idleConversationMs).map(([conversationId]) => conversationId);
+    // Out of the tables first, all in this tick: a request arriving meanwhile opens a fresh copy from storage.
+    const closing = evicted.flatMap((conversationId) => {
+      const live = this.opened.get(conversationId);
+      this.open.delete(conversationId);
+      this.opened.delete(conversationId);
+      this.lastUsed.delete(conversationId);
+      return live ? [live.shutdown()] : [];
+    });
+    await Promise.all(closing);
+    if (this.opened.size > 0) this.scheduleEviction();
+    return evicted;
   }
 
   /**
@@ -309,6 +368,9 @@ export class Runtime {
    * @throws NotFoundError when it does not exist
    */
   getConversation(conversationId: string): Promise<LiveConversation> {
+    this.lastUsed.delete(conversationId);
+    this.lastUsed.set(conversationId, Date.now());
+    this.scheduleEviction();
     let opening = this.open.get(conversationId);
     if (!opening) {
       opening = this.openConversation(conversationId);
@@ -354,6 +416,7 @@ export class Runtime {
 
   /** Interrupts running turns (recorded as `shutdown`), waits for their records, closes executors. */
   async shutdown(): Promise<void> {
+    clearTimeout(this.evictionTimer);
     const conversations = await Promise.allSettled(this.open.values());
     await Promise.all(conversations.flatMap((result) => (result.status === 'fulfilled' ? [result.value.shutdown()] : [])));
     await Promise.all([...this.executors.values()].map((executor) => executor.close()));

@@ -5,14 +5,21 @@
  */
 export class SerialQueue {
   private tail: Promise<unknown> = Promise.resolve();
+  private pending = 0;
+
+  /** True when no task is queued or running. */
+  get isIdle(): boolean {
+    return this.pending === 0;
+  }
 
   /**
    * Schedules a task after every task submitted before it. A failing task rejects its own
    * promise only; later tasks still run.
    */
   run<T>(task: () => Promise<T> | T): Promise<T> {
+    this.pending++;
     const result = this.tail.then(task, task);
-    this.tail = result.catch(() => undefined);
+    this.tail = result.catch(() => undefined).finally(() => this.pending--);
     return result;
   }
 

@@ -44,6 +44,11 @@ export class SessionApprovalGate {
 
   constructor(private readonly host: ApprovalGateHost) {}
 
+  /** True when something was approved "for the session" (kept in memory only, so the session must stay open to keep it). */
+  get remembersApprovals(): boolean {
+    return this.approvedForSession.size > 0 || !this.approvedPrefixes.isEmpty;
+  }
+
   /** Forgets what was approved for the session (after a rewind dropped the items that approved it). */
   forget(): void {
     this.approvedForSession.clear();

@@ -92,6 +92,14 @@ export class LiveSession {
     return this.isRunning || this.queue.hasWaiting;
   }
 
+  /**
+   * True when closing the session now would lose nothing: no work, no background command still
+   * running, no approval remembered for the session (see `Runtime` eviction).
+   */
+  get canClose(): boolean {
+    return !this.hasWork && this.writes.isIdle && !this.commands.hasRunning && !this.approvals.remembersApprovals;
+  }
+
   /** Set while the history is being rewritten (a rewind): new work is refused with this reason meanwhile. */
   historyLock: StateConflictReason | undefined;
 

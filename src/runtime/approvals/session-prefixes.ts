@@ -14,6 +14,11 @@ export class SessionPrefixApprovals {
     return command === undefined ? undefined : proposeCommandPrefix(command);
   }
 
+  /** True when no prefix was allowed. */
+  get isEmpty(): boolean {
+    return this.byTool.size === 0;
+  }
+
   /** Allows a prefix (parsed words) for later calls of `toolName`. */
   add(toolName: string, prefix: string[]): void {
     const prefixes = this.byTool.get(toolName) ?? [];

@@ -1,0 +1,85 @@
+/**
+ * Idle conversations are closed (their items leave memory, their MCP servers stop) and opened
+ * again from storage on next use, without anyone noticing: never one with a client attached,
+ * a turn running or queued, or a write pending.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+import { until } from '../helpers/processes.js';
+
+let harness: InProcessServer | undefined;
+
+afterEach(async () => {
+  await harness?.stop();
+  harness = undefined;
+});
+
+/** Far enough in the future that every conversation is past the grace given to a conversation just used. */
+const later = () => Date.now() + 30_000;
+
+describe('idle conversation eviction', () => {
+  it('closes the least recently used idle conversations beyond the limit, and reopens them from storage intact', async () => {
+    harness = await startInProcessServer(
+      `
+responses:
+  - text: "first answer"
+  - text: "second answer"
+  - text: "third answer"
+  - text: "again"
+`,
+      { limits: { maxIdleOpenConversations: 1, idleConversationMs: 3_600_000 } },
+    );
+    const { client, server } = harness;
+    const ids: string[] = [];
+    for (let index = 0; index < 3; index++) {
+      const conversationId = await harness.conversation();
+      await client.request('session/input', { conversationId, input: `question ${index}` });
+      await harness.turnsCompleted(index + 1);
+      await client.request('conversation/unsubscribe', { conversationId });
+      ids.push(conversationId);
+    }
+    const before = await Promise.all(ids.map((conversationId) => client.request('conversation/get', { conversationId })));
+    const evicted = await server.runtime.evictIdleConversations(later());
+    // conversation/get above used them in order, so the first two are the least recently used.
+    expect(evicted).toEqual(ids.slice(0, 2));
+    const after = await Promise.all(ids.map((conversationId) => client.request('conversation/get', { conversationId })));
+    expect(after).toEqual(before);
+    const [first] = ids as [string];
+    const itemsBefore = (await client.request('items/list', { conversationId: first })).items;
+    expect(itemsBefore.map((entry) => entry.item.kind)).toEqual(['user_message', 'assistant_message']);
+    // A reopened conversation runs turns as before.
+    await client.request('conversation/subscribe', { conversationId: first });
+    await client.request('session/input', { conversationId: first, input: 'and again' });
+    await harness.turnsCompleted(4);
+    const itemsAfter = (await client.request('items/list', { conversationId: first })).items;
+    expect(itemsAfter.map((entry) => entry.item.kind)).toEqual(['user_message', 'assistant_message', 'user_message', 'assistant_message']);
+  });
+
+  it('keeps a conversation with a client attached or a turn running, and closes one unused for the idle time', async () => {
+    harness = await startInProcessServer(
+      `
+responses:
+  - text: "quick"
+  - deltas: ["slow ", "answer"]
+    holds: [{ afterDeltas: 1, gate: slow }]
+`,
+      { limits: { maxIdleOpenConversations: 0, idleConversationMs: 60_000 } },
+    );
+    const { client, server, environment } = harness;
+    const attached = await harness.conversation();
+    await client.request('session/input', { conversationId: attached, input: 'hi' });
+    await harness.turnsCompleted(1);
+    const running = await harness.conversation();
+    await client.request('conversation/unsubscribe', { conversationId: running });
+    await client.request('session/input', { conversationId: running, input: 'take your time' });
+    await environment.mock.waitForHold('slow', 10_000);
+    expect(await server.runtime.evictIdleConversations(later())).toEqual([]);
+    environment.mock.release('slow');
+    const live = await server.runtime.getConversation(running);
+    await until(() => live.isEvictable, 10_000, 'the running turn to end');
+    await client.request('conversation/unsubscribe', { conversationId: attached });
+    // Both idle now; with no room for idle conversations, both go once past the grace.
+    expect((await server.runtime.evictIdleConversations(later())).sort()).toEqual([attached, running].sort());
+    expect(await server.runtime.evictIdleConversations(later())).toEqual([]);
+  });
+});
