@@ -25,7 +25,7 @@ try {
   console.log('\n== tool output');
   await runToolOutputBenchmark();
   console.log('\n== start-up');
-  runStartupBenchmark();
+  await runStartupBenchmark();
   console.log('\n== delta fan-out');
   await runFanOutBenchmark();
 } catch (error) {
