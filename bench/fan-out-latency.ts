@@ -84,19 +84,32 @@ function call(socket: WebSocket, id: number, method: string, params: unknown): P
   });
 }
 
-/** Latencies of every (delta, client) pair in ms, and the delta frames received per client. @throws Error when a client misses a delta */
-function latencies(clients: LatencyClient[], sentAt: Float64Array): { values: number[]; framesPerClient: number } {
-  const values: number[] = [];
+/** Latencies of one run in ms: every (delta, client) pair, and apart those of the first and of the last tenth of the deltas (a queue that grows shows as a later tenth slower than the first). */
+interface LatencyResult {
+  values: number[];
+  firstTenth: number[];
+  lastTenth: number[];
+  framesPerClient: number;
+}
+
+/** The latencies of a run from each client's receive times and the send times. @throws Error when a client misses a delta */
+function latencies(clients: LatencyClient[], sentAt: Float64Array): LatencyResult {
+  const result: LatencyResult = { values: [], firstTenth: [], lastTenth: [], framesPerClient: clients.reduce((total, client) => total + client.frames, 0) / clients.length };
   for (const client of clients) {
     if (client.count !== DELTAS) throw new Error(`a client got ${client.count} of ${DELTAS} deltas`);
-    client.receivedAt.forEach((at, index) => values.push(at - (sentAt[index] ?? Number.NaN)));
+    client.receivedAt.forEach((at, index) => {
+      const latency = at - (sentAt[index] ?? Number.NaN);
+      if (Number.isNaN(latency)) throw new Error(`delta ${index} has no send time`);
+      result.values.push(latency);
+      if (index < DELTAS / 10) result.firstTenth.push(latency);
+      if (index >= DELTAS - DELTAS / 10) result.lastTenth.push(latency);
+    });
   }
-  if (values.some(Number.isNaN)) throw new Error('a delta has no send time');
-  return { values, framesPerClient: clients.reduce((total, client) => total + client.frames, 0) / clients.length };
+  return result;
 }
 
 /** The deltas through a real server: 100 subscribed clients, the mock's write times taken from its responses. */
-async function runServer(): Promise<{ values: number[]; framesPerClient: number }> {
+async function runServer(): Promise<LatencyResult> {
   const home = createBenchHome('fan-out-latency');
   const deltas = Array.from({ length: DELTAS }, (_, index) => JSON.stringify(deltaText(index))).join(', ');
   // A short turn first, so that the measured one meets a server that has loaded what a turn needs.
@@ -143,7 +156,7 @@ async function runServer(): Promise<{ values: number[]; framesPerClient: number 
 }
 
 /** The baseline: the same frames from a bare `ws` server process to 100 clients. */
-async function runBaseline(): Promise<{ values: number[]; framesPerClient: number }> {
+async function runBaseline(): Promise<LatencyResult> {
   const child = spawn(process.execPath, [path.join(here, 'raw-broadcaster.js'), String(DELTAS)], { stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
@@ -166,11 +179,13 @@ async function runBaseline(): Promise<{ values: number[]; framesPerClient: numbe
 export async function runFanOutLatencyBenchmark(): Promise<void> {
   const server = await runServer();
   const baseline = await runBaseline();
-  const row = (result: { values: number[]; framesPerClient: number }) =>
+  const row = (result: LatencyResult) =>
     `p50 ${percentile(result.values, 50).toFixed(2)} ms, p90 ${percentile(result.values, 90).toFixed(2)} ms, p99 ${percentile(result.values, 99).toFixed(2)} ms, max ${percentile(result.values, 100).toFixed(0)} ms (${Math.round(result.framesPerClient).toLocaleString('en')} delta frames per client)`;
   printTable(`${CLIENTS} clients, ${DELTAS.toLocaleString('en')} deltas one per ms: latency from the mock writing a delta (server) or the broadcaster sending it (baseline) to each client getting it`, [
     ['OpenVaala: mock → serve (AI SDK, event bus, send buffer, ws) → client', row(server)],
     ['baseline: bare ws broadcast process → client', row(baseline)],
+    ['OpenVaala: p50 of the first / of the last tenth of the deltas', `${percentile(server.firstTenth, 50).toFixed(2)} ms / ${percentile(server.lastTenth, 50).toFixed(2)} ms`],
+    ['baseline: p50 of the first / of the last tenth of the deltas', `${percentile(baseline.firstTenth, 50).toFixed(2)} ms / ${percentile(baseline.lastTenth, 50).toFixed(2)} ms`],
     ['OpenVaala p50 / baseline p50', `${(percentile(server.values, 50) / percentile(baseline.values, 50)).toFixed(2)}x`],
     ['OpenVaala p99 / baseline p99', `${(percentile(server.values, 99) / percentile(baseline.values, 99)).toFixed(2)}x`],
   ]);
