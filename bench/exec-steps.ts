@@ -1,128 +1,159 @@
 /**
- * Benchmark: a scripted 100-step turn through `openvaala exec` (each step one
- * `exec_command "echo N"`), against a real server and the mock provider over HTTP.
+ * Benchmark: scripted coding turns through `openvaala exec`, against a real `openvaala serve`
+ * and the mock provider over HTTP (OpenAI Responses SSE) in this process. W20 and W100 are turns
+ * of 20 and 100 steps, each step one `exec_command "echo N"`.
  *
- * Prints the median and p95 time per tool step (between consecutive tool results), the part
- * of it spent in the tool itself, and the server's RSS afterwards; and, as baselines measured
- * in the same run, the time to spawn `bash -c "echo N"` directly and one raw streaming
- * request to the mock provider.
+ * Each figure is printed next to the floor of a step measured in the same run: what any runtime
+ * has to do per step at least — spawn `bash -c "echo N"`, append three synced log lines
+ * (`writeSync` + `fsyncSync` of about 300 bytes each: the tool call, its output, the assistant
+ * message) and make one loopback SSE request to the same mock. Also the server's CPU time for
+ * one W20 turn (from `/proc/PID/stat`), its resident memory idle and its peak over W100.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { spawn } from 'node:child_process';
+import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { findServer } from '../src/cli/server-discovery.js';
-import { MockProviderServer, parseMockScript } from '../src/models/mock/index.js';
-import { CLI_EXECUTABLE } from '../src/package-info.js';
+import { pathToFileURL } from 'node:url';
+import type { MockProviderServer } from '../src/models/mock/index.js';
+import { cpuMilliseconds, createBenchHome, loadAverage, mebibytes, memoryKilobytes, resetPeakMemory, runExec, startMockFor, startServe, type BenchHome } from './server-process.js';
 import { median, percentile, printTable } from './statistics.js';
 
-const STEPS = 100;
+/** W20 turns run; the medians over their steps are shown. */
+const W20_RUNS = 5;
+/** Samples of each part of the floor. */
+const FLOOR_SAMPLES = 40;
+/** A log line of about the size of a tool call entry. */
+const LOG_LINE = `${JSON.stringify({ kind: 'tool_call', id: 'item_01JBENCH', name: 'exec_command', arguments: { command: 'echo 1' }, output: 'x'.repeat(150) })}\n`;
 
-function scriptYaml(steps: number): string {
-  const lines = ['responses:'];
+/** Script entries of one turn of `steps` steps: each answer one `exec_command "echo N"`, then a final text. */
+function turnEntries(steps: number): string[] {
+  const lines: string[] = [];
   for (let step = 1; step <= steps; step++) {
     lines.push(`  - text: "step ${step}"`, '    toolCalls:', `      - { name: exec_command, arguments: { command: "echo ${step}" } }`);
   }
   lines.push('  - text: "done"');
-  return lines.join('\n');
+  return lines;
 }
 
-function runProcess(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('error', reject);
-    child.once('close', (status) => resolve({ status, stdout, stderr }));
-  });
+/** The whole script, in the order the benchmark asks: the floor's SSE requests, the W20 turns, the W100 turn. */
+function scriptYaml(): string {
+  const floor = ['  - text: "step 1"', '    toolCalls:', '      - { name: exec_command, arguments: { command: "echo 1" } }', `    repeat: ${FLOOR_SAMPLES}`];
+  const turns = Array.from({ length: W20_RUNS }, () => turnEntries(20)).flat();
+  return ['responses:', ...floor, ...turns, ...turnEntries(100)].join('\n');
 }
 
-function rssKilobytes(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-}
-
-async function rawMockRequestMs(baseURL: string, samples: number): Promise<number[]> {
-  const times: number[] = [];
-  for (let index = 0; index < samples; index++) {
-    const started = performance.now();
-    const response = await fetch(`${baseURL}/responses`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'mock-model', input: 'ping', stream: true }),
-    });
-    await response.text();
-    times.push(performance.now() - started);
-  }
-  return times;
-}
-
-/** Runs the benchmark and prints its table. */
-export async function runExecStepsBenchmark(): Promise<void> {
-  const root = mkdtempSync(path.join(os.tmpdir(), 'openvaala-bench-exec-'));
-  const env = { ...process.env, XDG_CONFIG_HOME: path.join(root, 'config'), XDG_DATA_HOME: path.join(root, 'data'), XDG_STATE_HOME: path.join(root, 'state'), OPENVAALA_LOG_LEVEL: 'warn' };
-  const paths = { configDir: path.join(root, 'config', 'openvaala'), dataDir: path.join(root, 'data', 'openvaala'), stateDir: path.join(root, 'state', 'openvaala') };
-  const work = path.join(root, 'work');
-  mkdirSync(work, { recursive: true });
-  const mock = new MockProviderServer(parseMockScript(scriptYaml(STEPS), 'bench.yaml'));
-  const { baseURL } = await mock.start({ port: 0 });
-  mkdirSync(paths.configDir, { recursive: true });
-  writeFileSync(path.join(paths.configDir, 'providers.yaml'), `providers:\n  mock: { kind: openai, baseURL: ${baseURL}, apiKey: none }\ndefaultModel: mock/mock-model\n`);
-  const server = spawn(process.execPath, [CLI_EXECUTABLE, 'serve', '--port', '0'], { env, stdio: 'ignore' });
+/** The floor of one step, each part sampled alternately; medians in ms. */
+async function measureFloor(home: BenchHome, baseURL: string): Promise<{ spawnMs: number; appendMs: number; sseMs: number }> {
+  const spawns: number[] = [];
+  const appends: number[] = [];
+  const requests: number[] = [];
+  const log = openSync(path.join(home.root, 'floor.jsonl'), 'a');
   try {
-    while (!(await findServer(paths))) await new Promise((resolve) => setTimeout(resolve, 50));
-    const started = performance.now();
-    // Asynchronous on purpose: the mock provider answers from this process's event loop.
-    const exec = await runProcess(process.execPath, [CLI_EXECUTABLE, 'exec', '--json', 'run the steps'], { cwd: work, env });
-    const wallMs = performance.now() - started;
-    if (exec.status !== 0) throw new Error(`exec failed (${exec.status}): ${exec.stderr}`);
-    const toolItems = exec.stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { method: string; params: { item?: { kind: string; completedAt: number; durationMs: number } } })
-      .flatMap((event) => (event.method === 'item/completed' && event.params.item?.kind === 'tool_call' ? [event.params.item] : []));
-    if (toolItems.length !== STEPS) throw new Error(`expected ${STEPS} tool calls, got ${toolItems.length}`);
-    const stepTimes = toolItems.slice(1).map((item, index) => item.completedAt - (toolItems[index]?.completedAt ?? 0));
-    const toolTimes = toolItems.map((item) => item.durationMs);
-    // Runtime overhead of a step: from the mock finishing an answer to the next request, minus the tool's own time.
-    const overheads = toolItems.map((item, index) => {
-      const answered = mock.requests[index]?.answeredAt;
-      const next = mock.requests[index + 1]?.receivedAt;
-      if (!answered || !next) throw new Error(`request ${index + 1} has no answer or successor time`);
-      return next.getTime() - answered.getTime() - item.durationMs;
-    });
-    const rss = rssKilobytes(server.pid ?? 0);
-
-    const spawnTimes: number[] = [];
-    for (let index = 0; index < 50; index++) {
-      const begin = performance.now();
-      spawnSync('bash', ['-c', `echo ${index}`]);
-      spawnTimes.push(performance.now() - begin);
+    for (let sample = 0; sample < FLOOR_SAMPLES; sample++) {
+      let begin = performance.now();
+      await new Promise<void>((resolve, reject) => {
+        const child = spawn('bash', ['-c', `echo ${sample}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+        child.stdout.resume();
+        child.once('error', reject);
+        child.once('close', () => resolve());
+      });
+      spawns.push(performance.now() - begin);
+      begin = performance.now();
+      writeSync(log, LOG_LINE);
+      fsyncSync(log);
+      appends.push(performance.now() - begin);
+      begin = performance.now();
+      const response = await fetch(`${baseURL}/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mock-model', input: 'run step 1', stream: true }) });
+      if (!(await response.text()).includes('response.completed')) throw new Error('the floor request got no complete SSE answer');
+      requests.push(performance.now() - begin);
     }
-    const mockTimes = await rawMockRequestMs(baseURL, 50);
+  } finally {
+    closeSync(log);
+  }
+  return { spawnMs: median(spawns), appendMs: median(appends), sseMs: median(requests) };
+}
 
-    printTable(`openvaala exec: ${STEPS}-step turn (exec_command "echo N" each step)`, [
-      ['time per tool step, median', `${median(stepTimes).toFixed(1)} ms`],
-      ['time per tool step, p95', `${percentile(stepTimes, 95).toFixed(1)} ms`],
-      ['  of which in the tool (exec_command), median', `${median(toolTimes).toFixed(1)} ms`],
-      ['runtime overhead per step (answer end → next request, minus tool), median', `${median(overheads).toFixed(1)} ms`],
-      ['runtime overhead per step, p95', `${percentile(overheads, 95).toFixed(1)} ms`],
-      ['baseline: spawnSync bash -c "echo N", median', `${median(spawnTimes).toFixed(1)} ms`],
-      ['baseline: one raw streaming request to the mock, median', `${median(mockTimes).toFixed(1)} ms`],
-      ['whole exec (process start to exit)', `${(wallMs / 1000).toFixed(2)} s`],
-      ['server RSS after the turn', `${(rss / 1024).toFixed(1)} MiB`],
+/** One turn's figures: wall time of `exec`, the time of each step (model request to the next), each tool's own time. */
+interface TurnFigures {
+  wallMs: number;
+  stepMs: number[];
+  toolMs: number[];
+}
+
+/** Runs one `exec` turn of `steps` steps and reads its step times from the requests the mock received. */
+async function runTurn(home: BenchHome, mock: MockProviderServer, steps: number): Promise<TurnFigures> {
+  const first = mock.requests.length;
+  const { wallMs, stdout } = await runExec(home, `run the ${steps} steps`);
+  const toolItems = stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { method: string; params: { item?: { kind: string; durationMs: number } } })
+    .flatMap((event) => (event.method === 'item/completed' && event.params.item?.kind === 'tool_call' ? [event.params.item] : []));
+  const requests = mock.requests.slice(first);
+  if (toolItems.length !== steps || requests.length !== steps + 1) throw new Error(`expected ${steps} tool calls and ${steps + 1} model requests, got ${toolItems.length} and ${requests.length}`);
+  const stepMs = requests.slice(1).map((request, index) => request.receivedAt.getTime() - (requests[index]?.receivedAt.getTime() ?? 0));
+  return { wallMs, stepMs, toolMs: toolItems.map((item) => item.durationMs) };
+}
+
+/** The rows of one workload next to the floor. */
+function workloadRows(steps: number, turns: TurnFigures[], floorMs: number): [string, string][] {
+  const stepMs = turns.flatMap((turn) => turn.stepMs);
+  const wallMs = median(turns.map((turn) => turn.wallMs));
+  const step = median(stepMs);
+  const overhead = step - floorMs;
+  return [
+    [`whole exec (process start to exit)${turns.length > 1 ? `, median of ${turns.length}` : ''}`, `${(wallMs / 1000).toFixed(2)} s (${(wallMs / steps).toFixed(1)} ms per step)`],
+    ['time per step (model request → next model request), median', `${step.toFixed(1)} ms (p99 ${percentile(stepMs, 99).toFixed(1)})`],
+    ['  of which in the tool (exec_command durationMs), median', `${median(turns.flatMap((turn) => turn.toolMs)).toFixed(1)} ms`],
+    ['runtime overhead per step (step − floor), median', `${overhead.toFixed(1)} ms (${(overhead / floorMs).toFixed(2)}x the floor)`],
+  ];
+}
+
+/** Runs the benchmark and prints its tables. */
+export async function runExecStepsBenchmark(): Promise<void> {
+  const home = createBenchHome('exec');
+  const { mock, baseURL } = await startMockFor(home, scriptYaml());
+  const server = await startServe(home);
+  try {
+    console.log(`load average at start: ${loadAverage()}`);
+    const idle = memoryKilobytes(server.pid);
+    const floor = await measureFloor(home, baseURL);
+    const floorMs = floor.spawnMs + 3 * floor.appendMs + floor.sseMs;
+    printTable(`floor of one step (median of ${FLOOR_SAMPLES} each, same run)`, [
+      ['spawn bash -c "echo N" (async, output read)', `${floor.spawnMs.toFixed(2)} ms`],
+      ['synced append of a ~300-byte line (writeSync + fsyncSync), x3', `3 x ${floor.appendMs.toFixed(2)} ms`],
+      ['one loopback SSE request to the mock (a step answer)', `${floor.sseMs.toFixed(2)} ms`],
+      ['floor per step', `${floorMs.toFixed(1)} ms`],
+    ]);
+
+    const w20: TurnFigures[] = [];
+    const cpu: number[] = [];
+    for (let run = 0; run < W20_RUNS; run++) {
+      const before = cpuMilliseconds(server.pid);
+      w20.push(await runTurn(home, mock, 20));
+      cpu.push(cpuMilliseconds(server.pid) - before);
+    }
+    printTable('W20: 20 steps of exec_command "echo N"', [
+      ...workloadRows(20, w20, floorMs),
+      ['server CPU for one W20 turn (utime + stime), median', `${median(cpu).toFixed(0)} ms (${(median(cpu) / 20).toFixed(1)} ms per step)`],
+    ]);
+
+    resetPeakMemory(server.pid);
+    const w100 = await runTurn(home, mock, 100);
+    const after = memoryKilobytes(server.pid);
+    printTable('W100: 100 steps of exec_command "echo N"', [
+      ...workloadRows(100, [w100], floorMs),
+      ['server RSS idle (after start, before any turn)', mebibytes(idle.rss)],
+      ['server peak RSS over the W100 turn (VmHWM, reset before it)', `${mebibytes(after.peak)} (${(after.peak / idle.rss).toFixed(2)}x idle)`],
+      ['server RSS after the W100 turn', mebibytes(after.rss)],
     ]);
   } finally {
-    server.kill('SIGTERM');
-    await new Promise((resolve) => server.once('exit', resolve));
+    await server.stop();
     await mock.stop();
-    rmSync(root, { recursive: true, force: true });
+    home.remove();
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   runExecStepsBenchmark().catch((error: Error) => {
     console.error(error.stack ?? error.message);
     process.exit(1);

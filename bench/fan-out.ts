@@ -4,7 +4,9 @@
  * each connection's send buffer to clients that parse every frame — next to the baseline of a
  * bare `ws` server broadcasting the same frames to the same number of clients, in the same run.
  * The deltas are published straight into the conversation (no model), so the figure is the
- * fan-out's, not a provider's.
+ * fan-out's, not a provider's. Then the 100-client latency case (`fan-out-latency.ts`): a real
+ * server process, the mock provider streaming, p50/p99 from the mock's write to each client.
+ * `node dist/bench/fan-out.js latency` runs only that case.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -16,6 +18,7 @@ import { createLogger } from '../src/logger.js';
 import { MockProviderServer } from '../src/models/mock/index.js';
 import type { AnyNotification } from '../src/protocol/index.js';
 import { startRuntimeServer } from '../src/server/runtime-server.js';
+import { runFanOutLatencyBenchmark } from './fan-out-latency.js';
 import { median, printTable } from './statistics.js';
 
 /** Deltas per run. */
@@ -162,8 +165,9 @@ async function runBaseline(clientCount: number): Promise<RunResult[]> {
   return times;
 }
 
-/** Runs the benchmark and prints its figures. */
-export async function runFanOutBenchmark(): Promise<void> {
+/** Runs the benchmark and prints its figures; with `only` = `latency`, only the 100-client latency case. */
+export async function runFanOutBenchmark(only?: string): Promise<void> {
+  if (only === 'latency') return runFanOutLatencyBenchmark();
   console.log(`${DELTAS.toLocaleString('en')} item/delta of ${DELTA_CHARS} characters, ${DELTAS_PER_TICK} per event-loop turn, clients in the same process parsing every frame; median of ${RUNS} runs`);
   for (const clientCount of [1, 8]) {
     const serverRuns = await runServer(clientCount);
@@ -178,8 +182,9 @@ export async function runFanOutBenchmark(): Promise<void> {
       ['OpenVaala time / baseline time', `${(server / baseline).toFixed(2)}x`],
     ]);
   }
+  await runFanOutLatencyBenchmark();
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  await runFanOutBenchmark();
+  await runFanOutBenchmark(process.argv[2]);
 }

@@ -1,15 +1,35 @@
 /**
- * Benchmark: start-up of the command line, next to a bare Node.js start measured in the same
- * run. `openvaala --help` loads only the command table (each command's module is imported when
- * it runs), so its cost over `node -e 0` is what the CLI itself adds before doing anything.
+ * Benchmark: start-up, each figure next to a baseline measured in the same run, alternating
+ * runs so both see the same load.
+ *
+ * - `openvaala --help` next to `node -e 0`: the command table only (each command's module is
+ *   imported when it runs), so its cost over a bare Node.js start is what the CLI adds.
+ * - `openvaala serve` from spawn to `/healthz` answering (a fresh temporary data directory each
+ *   time, polled tightly), next to `node -e` of a tiny HTTP server listening and answering.
+ * - `openvaala exec` against an already running server (one scripted text reply): wall time and
+ *   the client's peak resident memory (VmHWM, written at exit by `peak-memory-recorder.ts`
+ *   loaded with `node --import`), next to a bare `ws` client connecting and exchanging one
+ *   message (`bare-ws-client.ts`), measured the same way.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { median, printTable } from './statistics.js';
+import { PROTOCOL_VERSION } from '../src/protocol/methods.js';
+import { API_PATH } from '../src/protocol/transport.js';
+import { createBenchHome, freePort, loadAverage, mebibytes, runProcess, startMockFor, startServe } from './server-process.js';
+import { median, percentile, printTable } from './statistics.js';
 
 const SAMPLES = 15;
-const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/openvaala');
+const SERVE_SAMPLES = 10;
+const EXEC_SAMPLES = 10;
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CLI = path.resolve(here, '../../bin/openvaala');
+const PEAK_RECORDER = pathToFileURL(path.join(here, 'peak-memory-recorder.js')).href;
+const BARE_WS_CLIENT = path.join(here, 'bare-ws-client.js');
+/** The baseline server: listens on the port given as its first argument and answers every request. */
+const TINY_HTTP_SERVER = "require('http').createServer((q,s)=>s.end('{\"status\":\"ok\"}')).listen(Number(process.argv[1]),'127.0.0.1')";
 
 /** Wall time of one run of `node ...args`, in ms. @throws Error when it exits non-zero. */
 function timeRun(args: string[]): number {
@@ -20,8 +40,92 @@ function timeRun(args: string[]): number {
   return elapsed;
 }
 
-/** Runs the benchmark and prints the medians of `--help` and of `node -e 0`, alternating runs so both see the same load. */
-export function runStartupBenchmark(): void {
+/** One GET of `/healthz`: true when it answered 200, false when nothing listens yet. */
+function healthy(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = request({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (response) => {
+      response.resume();
+      response.once('end', () => resolve(response.statusCode === 200));
+    });
+    probe.once('error', () => resolve(false));
+    probe.end();
+  });
+}
+
+/** Spawns `node ...args` (a server on `port`), polls `/healthz` until it answers, and returns the time from spawn in ms. */
+async function timeToHealthy(args: string[], port: number, env: NodeJS.ProcessEnv): Promise<number> {
+  const started = performance.now();
+  const child = spawn(process.execPath, args, { env, stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    while (!(await healthy(port))) {
+      if (child.exitCode !== null) throw new Error(`node ${args.join(' ')} exited ${child.exitCode} before answering`);
+      // A short pause between attempts: a busy loop would take a core from the starting server.
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    return performance.now() - started;
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+/** `openvaala serve` to `/healthz` next to a tiny HTTP server, alternating. */
+async function serveStart(): Promise<{ serve: number[]; bare: number[] }> {
+  const serve: number[] = [];
+  const bare: number[] = [];
+  for (let sample = 0; sample < SERVE_SAMPLES; sample++) {
+    const bareport = await freePort();
+    bare.push(await timeToHealthy(['-e', TINY_HTTP_SERVER, String(bareport)], bareport, process.env));
+    const home = createBenchHome('serve-start');
+    try {
+      const port = await freePort();
+      serve.push(await timeToHealthy([CLI, 'serve', '--port', String(port)], port, home.env));
+    } finally {
+      home.remove();
+    }
+  }
+  return { serve, bare };
+}
+
+/** Runs `node --import PEAK_RECORDER ...args`; its wall time in ms and peak resident memory in KiB. */
+async function measuredClient(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ ms: number; peak: number }> {
+  const peakFile = path.join(cwd, `peak-${process.hrtime.bigint()}`);
+  const started = performance.now();
+  const result = await runProcess(process.execPath, ['--import', PEAK_RECORDER, ...args], { cwd, env: { ...env, OPENVAALA_BENCH_PEAK_FILE: peakFile } });
+  const ms = performance.now() - started;
+  if (result.status !== 0) throw new Error(`node ${args.join(' ')} exited ${String(result.status)}: ${result.stderr}`);
+  const peak = Number(readFileSync(peakFile, 'utf8'));
+  rmSync(peakFile);
+  return { ms, peak };
+}
+
+/** `openvaala exec` with a one-reply turn next to a bare `ws` client, alternating, against one running server. */
+async function execClient(): Promise<{ exec: { ms: number; peak: number }[]; bare: { ms: number; peak: number }[] }> {
+  const home = createBenchHome('exec-client');
+  const { mock } = await startMockFor(home, `responses:\n  - text: "ok"\n    repeat: ${EXEC_SAMPLES + 1}\n`);
+  const serve = await startServe(home);
+  try {
+    const wsUrl = `${serve.info.url.replace(/^http/, 'ws')}${API_PATH}`;
+    // One turn first, so both clients meet a server that has loaded what a turn needs.
+    await measuredClient([CLI, 'exec', '--json', 'warm up'], home.work, home.env);
+    const exec: { ms: number; peak: number }[] = [];
+    const bare: { ms: number; peak: number }[] = [];
+    for (let sample = 0; sample < EXEC_SAMPLES; sample++) {
+      bare.push(await measuredClient([BARE_WS_CLIENT, wsUrl, serve.info.token, String(PROTOCOL_VERSION)], home.work, home.env));
+      exec.push(await measuredClient([CLI, 'exec', '--json', `say ok ${sample}`], home.work, home.env));
+    }
+    return { exec, bare };
+  } finally {
+    await serve.stop();
+    await mock.stop();
+    home.remove();
+  }
+}
+
+/** Runs the benchmark and prints its tables. */
+export async function runStartupBenchmark(): Promise<void> {
+  console.log(`load average at start: ${loadAverage()}`);
   const bare: number[] = [];
   const help: number[] = [];
   for (let sample = 0; sample < SAMPLES; sample += 1) {
@@ -30,10 +134,30 @@ export function runStartupBenchmark(): void {
   }
   const baseline = median(bare);
   const cli = median(help);
-  printTable('start-up (median of 15, alternating)', [
+  printTable(`command line (median of ${SAMPLES}, alternating)`, [
     ['node -e 0 (baseline)', `${baseline.toFixed(1)} ms`],
     ['openvaala --help', `${cli.toFixed(1)} ms (${(cli / baseline).toFixed(2)}x the baseline)`],
   ]);
+
+  const start = await serveStart();
+  const serveMs = median(start.serve);
+  const tinyMs = median(start.bare);
+  printTable(`server start: spawn → /healthz answers 200 (median of ${SERVE_SAMPLES}, alternating)`, [
+    ['node -e tiny http server (baseline)', `${tinyMs.toFixed(1)} ms (p99 ${percentile(start.bare, 99).toFixed(1)})`],
+    ['openvaala serve, fresh data directory', `${serveMs.toFixed(1)} ms (p99 ${percentile(start.serve, 99).toFixed(1)}; ${(serveMs / tinyMs).toFixed(2)}x the baseline)`],
+  ]);
+
+  const client = await execClient();
+  const execMs = median(client.exec.map((run) => run.ms));
+  const bareMs = median(client.bare.map((run) => run.ms));
+  const execPeak = median(client.exec.map((run) => run.peak));
+  const barePeak = median(client.bare.map((run) => run.peak));
+  printTable(`client against a running server (median of ${EXEC_SAMPLES}, alternating)`, [
+    ['bare ws client, connect + initialize (baseline): wall', `${bareMs.toFixed(1)} ms`],
+    ['bare ws client: peak RSS (VmHWM)', mebibytes(barePeak)],
+    ['openvaala exec --json, one-reply turn: wall', `${execMs.toFixed(1)} ms (p99 ${percentile(client.exec.map((run) => run.ms), 99).toFixed(1)}; ${(execMs / bareMs).toFixed(2)}x the baseline)`],
+    ['openvaala exec: peak RSS (VmHWM)', `${mebibytes(execPeak)} (${(execPeak / barePeak).toFixed(2)}x the baseline)`],
+  ]);
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) runStartupBenchmark();
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runStartupBenchmark();
