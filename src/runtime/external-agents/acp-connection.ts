@@ -84,7 +84,7 @@ export async function openAcpConnection(options: ConnectionOptions): Promise<Ext
     });
   const connection = app.connect(stream);
   // The process's end closes the connection, which rejects what waits on the agent.
-  void agentProcess.exited.then((description) => connection.close(new Error(`the agent process ${description}`)));
+  agentProcess.onExit((description) => connection.close(new Error(`the agent process ${description}`)));
   const agent = connection.agent;
   const initialized = await agent.request('initialize', {
     protocolVersion: acp.PROTOCOL_VERSION,
@@ -113,7 +113,9 @@ export async function openAcpConnection(options: ConnectionOptions): Promise<Ext
         cancelled = true;
         agent.notify('session/cancel', { sessionId }).catch(() => undefined);
         // An agent that does not end the turn after session/cancel is stopped.
-        killTimer = setTimeout(() => void agentProcess.stop(), CANCEL_GRACE_MS);
+        killTimer = setTimeout(() => {
+          agentProcess.stop().catch(() => undefined);
+        }, CANCEL_GRACE_MS);
       };
       const turn: CurrentTurn = { context, items, updates: new SerialQueue(), cancel };
       current = turn;

@@ -52,6 +52,11 @@ export class AgentProcess {
     });
   }
 
+  /** Calls `listener` with the description of the end once the process has ended. */
+  onExit(listener: (description: string) => void): void {
+    this.exited.then(listener, () => undefined);
+  }
+
   /** The process's stdin and stdout. */
   get stdio(): { stdin: NodeJS.WritableStream; stdout: NodeJS.ReadableStream } {
     return { stdin: this.child.stdin, stdout: this.child.stdout };

@@ -7,7 +7,7 @@
  */
 import type { ContentPart, TokenUsage } from '../../protocol/index.js';
 import { VERSION } from '../../package-info.js';
-import { ZERO_USAGE, type AgentOutcome } from '../agent.js';
+import { ZERO_USAGE } from '../agent.js';
 import { SerialQueue } from '../serial-queue.js';
 import { addUsage } from '../usage.js';
 import type { TurnContext } from '../turn-runner.js';
@@ -86,7 +86,7 @@ export async function openCodexConnection(options: ConnectionOptions): Promise<E
       return turn.updates.run(() => relayCodexApproval(method, params as CodexApprovalRequest, turn.items, turn.context, () => turn.cancel()));
     },
   });
-  void agentProcess.exited.then((description) => peer.close(new Error(`the agent process ${description}`)));
+  agentProcess.onExit((description) => peer.close(new Error(`the agent process ${description}`)));
 
   await peer.request('initialize', { clientInfo: { name: 'openvaala', title: 'OpenVaala', version: VERSION }, capabilities: { experimentalApi: false } });
   peer.notify('initialized');
@@ -116,7 +116,9 @@ export async function openCodexConnection(options: ConnectionOptions): Promise<E
           if (cancelled) return;
           cancelled = true;
           if (turn.codexTurnId !== undefined) peer.request('turn/interrupt', { threadId, turnId: turn.codexTurnId }).catch(() => undefined);
-          killTimer = setTimeout(() => void agentProcess.stop(), CANCEL_GRACE_MS);
+          killTimer = setTimeout(() => {
+          agentProcess.stop().catch(() => undefined);
+        }, CANCEL_GRACE_MS);
         },
         completed: (result) => finish(result),
       };

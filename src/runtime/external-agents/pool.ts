@@ -121,7 +121,7 @@ export class ExternalAgentPool {
     const running: Running = { key, process, connection };
     this.running.set(sessionId, running);
     // A process that exits between turns is simply started again by the next turn.
-    void process.exited.then(() => {
+    process.onExit(() => {
       if (this.running.get(sessionId) === running && running.idleTimer) {
         clearTimeout(running.idleTimer);
         this.running.delete(sessionId);

@@ -4,16 +4,13 @@
  * updates are stored as items, its permission request reaches a RuntimeClient as
  * `approval/request` and the answer goes back to it, an interrupt is `session/cancel`.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient, type ServerRequestParams } from '../../../src/client/runtime-client.js';
 import type { AnyNotification, Item } from '../../../src/protocol/index.js';
-import { startInProcessServer, type InProcessServer } from '../../helpers/in-process-server.js';
-
-/** The test's ACP agent. */
-export const ACP_AGENT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'acp-agent.mjs');
+import type { InProcessServer } from '../../helpers/in-process-server.js';
+import { startWithAcpAgent } from './acp-harness.js';
 
 let harness: InProcessServer | undefined;
 const clients: RuntimeClient[] = [];
@@ -22,12 +19,6 @@ afterEach(async () => {
   await harness?.stop();
   harness = undefined;
 });
-
-/** Starts a server whose default agent is the test's ACP agent. */
-export async function startWithAcpAgent(extra = ''): Promise<InProcessServer> {
-  const agents = `agents:\n  tester:\n    default: true\n    kind: acp\n    command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(ACP_AGENT)}]\n${extra}`;
-  return startInProcessServer('responses: []\n', { beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), agents) });
-}
 
 function itemsOfTurn(items: Item[], turnId: string): Item[] {
   return items.filter((item) => item.turnId === turnId);
@@ -56,9 +47,9 @@ describe('kind: acp', () => {
     expect(request.details).toMatchObject({ kind: 'command', command: 'echo hello-from-acp > out.txt && cat out.txt', cwd: harness.environment.workDir });
     expect(request.options.map((option) => option.decision)).toEqual(['allow_once', 'allow_session', 'deny', 'deny_interrupt']);
 
-    // Stored in the log in order: the user's message, reasoning, plan, the call, the approval, its result, the plan, the answer.
+    // Stored in the log in order: the user's message, reasoning, plan, the approval, the call with its result, the plan, the answer.
     const { items: stored } = await harness.client.request('items/list', { conversationId });
-    const items = itemsOfTurn(stored.map((entry) => entry.item), turnId);
+    const items = itemsOfTurn(stored.map((entry) => entry.item), turn!.id);
     expect(items.map((item) => item.kind)).toEqual(['user_message', 'reasoning', 'plan', 'approval', 'tool_call', 'plan', 'assistant_message']);
     const call = items.find((item) => item.kind === 'tool_call') as Extract<Item, { kind: 'tool_call' }>;
     expect(call.id).toBe(request.itemId);
@@ -80,7 +71,7 @@ describe('kind: acp', () => {
     const conversationId = await harness.conversation();
     const client = harness.client;
     client.onNotification((event) => {
-      if (event.method === 'approval/requested') void client.request('approval/respond', { conversationId, approvalId: event.params.approval.approvalId, decision: 'deny' });
+      if (event.method === 'approval/requested') client.request('approval/respond', { conversationId, approvalId: event.params.approval.approvalId, decision: 'deny' }).catch(() => undefined);
     });
     await harness.client.request('session/input', { conversationId, input: 'pid' });
     await harness.client.request('session/input', { conversationId, input: 'run: touch never.txt' });
