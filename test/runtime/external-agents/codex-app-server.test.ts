@@ -123,4 +123,29 @@ responses:
     // Codex talked to the mock only (its two model calls), over the Responses API.
     expect(harness.environment.mock.requests.map((request) => request.api)).toEqual(['responses', 'responses']);
   });
+
+  it('stores reasoning, and interrupts a turn with turn/interrupt', async () => {
+    harness = await startWithCodex(`
+responses:
+  - reasoningDeltas: ["Planning the work."]
+    deltas: ["Working ", "on ", "it"]
+    holds: [{ afterDeltas: 2, gate: mid-answer }]
+`);
+    const conversationId = await harness.conversation();
+    const { turnId } = await harness.client.request('session/input', { conversationId, input: 'plan it' });
+    await harness.environment.mock.waitForHold('mid-answer', 60_000);
+    await harness.waitFor((event) => event.method === 'item/delta' && event.params.delta.text === 'Working ', 20_000);
+    await harness.client.request('session/interrupt', { conversationId, turnId });
+    const [turn] = await harness.turnsCompleted(1, 60_000);
+    expect(turn).toMatchObject({ id: turnId, status: 'interrupted', stopReason: 'user_interrupt' });
+    const items = harness.completedItems();
+    expect(items.map((item) => [item.kind, item.status])).toEqual([
+      ['user_message', 'completed'],
+      ['reasoning', 'completed'],
+      ['assistant_message', 'interrupted'],
+      ['interruption', 'completed'],
+    ]);
+    expect(items[1]).toMatchObject({ summary: 'Planning the work.' });
+    expect(items[2]).toMatchObject({ text: 'Working ' });
+  });
 });
