@@ -104,7 +104,8 @@ function startCall(call: acp.ToolCallUpdate, items: ExternalTurnItems, context: 
   const known = items.toolCall(call.toolCallId);
   const details = detailsOf({ ...call, kind: call.kind ?? (known?.details?.kind === 'command' ? 'execute' : undefined) }, context.cwd);
   return items.startToolCall(call.toolCallId, {
-    toolName: call.name ?? call.title ?? call.kind ?? 'tool',
+    // The agent's tool name when it gives one; a command is shown as our command tool is.
+    toolName: call.name ?? (call.kind === 'execute' ? 'exec_command' : (call.kind ?? known?.toolName ?? 'tool')),
     arguments: call.rawInput ?? (call.title ? { title: call.title } : {}),
     ...(details ? { details } : {}),
   });

@@ -53,7 +53,7 @@ describe('kind: acp', () => {
     expect(items.map((item) => item.kind)).toEqual(['user_message', 'reasoning', 'plan', 'approval', 'tool_call', 'plan', 'assistant_message']);
     const call = items.find((item) => item.kind === 'tool_call') as Extract<Item, { kind: 'tool_call' }>;
     expect(call.id).toBe(request.itemId);
-    expect(call).toMatchObject({ status: 'completed', output: 'hello-from-acp\n', exitCode: 0, isError: false, details: { kind: 'command', exitCode: 0, output: 'hello-from-acp\n' } });
+    expect(call).toMatchObject({ toolName: 'exec_command', status: 'completed', output: 'hello-from-acp\n', exitCode: 0, isError: false, details: { kind: 'command', exitCode: 0, output: 'hello-from-acp\n' } });
     expect(items.find((item) => item.kind === 'approval')).toMatchObject({ callId: call.callId, decision: 'allow_once', decidedBy: 'client:reviewer' });
     expect(items.find((item) => item.kind === 'assistant_message')).toMatchObject({ text: 'Ran the command.', model: 'acp/tester' });
     expect(items.find((item) => item.kind === 'reasoning')).toMatchObject({ summary: 'I will run the command.' });
@@ -101,5 +101,26 @@ describe('kind: acp', () => {
       ['assistant_message', 'interrupted'],
       ['interruption', 'completed'],
     ]);
+  });
+
+  it('relays a file edit with its diff, and stores the call with file-change details', async () => {
+    harness = await startWithAcpAgent();
+    const conversationId = await harness.conversation();
+    const client = harness.client;
+    const requests: Extract<AnyNotification, { method: 'approval/requested' }>['params']['approval'][] = [];
+    client.onNotification((event) => {
+      if (event.method !== 'approval/requested') return;
+      requests.push(event.params.approval);
+      client.request('approval/respond', { conversationId, approvalId: event.params.approval.approvalId, decision: 'allow_once' }).catch(() => undefined);
+    });
+    await client.request('session/input', { conversationId, input: 'write: notes.txt' });
+    const [turn] = await harness.turnsCompleted(1);
+    expect(turn?.status).toBe('completed');
+    expect(readFileSync(path.join(harness.environment.workDir, 'notes.txt'), 'utf8')).toBe('written by the agent\n');
+    const changes = [{ path: 'notes.txt', kind: 'add', unifiedDiff: '--- /dev/null\n+++ b/notes.txt\n@@ -0,0 +1,1 @@\n+written by the agent\n' }];
+    // The agent offers no "always": neither does the request.
+    expect(requests[0]).toMatchObject({ toolName: 'edit', details: { kind: 'fileChange', changes } });
+    expect(requests[0]?.options.map((option) => option.decision)).toEqual(['allow_once', 'deny', 'deny_interrupt']);
+    expect(harness.completedItems().find((item) => item.kind === 'tool_call')).toMatchObject({ status: 'completed', isError: false, details: { kind: 'fileChange', changes } });
   });
 });
