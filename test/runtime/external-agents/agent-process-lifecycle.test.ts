@@ -5,7 +5,9 @@
  * again by the next turn; deleting the conversation and stopping the server stop it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { InProcessServer } from '../../helpers/in-process-server.js';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { startInProcessServer, type InProcessServer } from '../../helpers/in-process-server.js';
 import { startWithAcpAgent } from './acp-harness.js';
 
 let harness: InProcessServer | undefined;
@@ -88,5 +90,15 @@ describe('external agent processes', () => {
     harness = undefined;
     await stopping.stop();
     expect(isAlive(pid)).toBe(false);
+  });
+
+  it('fails the turn with the reason when the command cannot be started', async () => {
+    const agents = 'agents:\n  missing:\n    default: true\n    kind: acp\n    command: [/nonexistent/acp-agent, --stdio]\n';
+    harness = await startInProcessServer('responses: []\n', { beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), agents) });
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'hello' });
+    const [turn] = await harness.turnsCompleted(1);
+    expect(turn).toMatchObject({ status: 'failed', stopReason: 'model_error' });
+    expect(turn?.error).toMatch(/^the agent process of "missing" could not start "\/nonexistent\/acp-agent": spawn \/nonexistent\/acp-agent ENOENT/);
   });
 });
