@@ -34,7 +34,7 @@ afterEach(async () => {
   harness = undefined;
 });
 
-/** A CODEX_HOME whose config points Codex at the mock and turns off everything that would reach further. */
+/** A CODEX_HOME whose config points Codex at the mock and turns off everything that would reach further (checked with strace: no DNS lookup is left). */
 function codexHome(root: string, baseURL: string): string {
   const home = path.join(root, 'codex-home');
   mkdirSync(home, { recursive: true });
@@ -50,6 +50,15 @@ function codexHome(root: string, baseURL: string): string {
       '',
       '[feedback]',
       'enabled = false',
+      '',
+      // Plugins, apps, in-app updates and model discovery look up github.com and chatgpt.com.
+      '[features]',
+      'plugins = false',
+      'remote_plugin = false',
+      'apps = false',
+      'plugin_sharing = false',
+      'in_app_updates = false',
+      'api_key_model_discovery = false',
       '',
       '[model_providers.mock]',
       'name = "mock"',
