@@ -23,11 +23,15 @@ afterEach(async () => {
   harness = undefined;
 });
 
-async function replay(transcript: string): Promise<{ conversationId: string; turnId: string }> {
+/** Plays `transcript`; `providersYaml` replaces the mock provider's providers.yaml. */
+async function replay(transcript: string, providersYaml?: string): Promise<{ conversationId: string; turnId: string }> {
   const file = path.join(TRANSCRIPTS, transcript);
   expect(existsSync(file), `the recorded transcript ${file} is missing`).toBe(true);
   const agents = `agents:\n  codex:\n    default: true\n    kind: codex-app-server\n    command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(REPLAY)}]\n    args: [${JSON.stringify(file)}]\n`;
-  harness = await startInProcessServer('responses: []\n', { beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), agents) });
+  harness = await startInProcessServer('responses: []\n', {
+    beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), agents),
+    ...(providersYaml !== undefined ? { providersYaml: () => providersYaml } : {}),
+  });
   const conversationId = await harness.conversation();
   const client = harness.client;
   client.onNotification((event) => {
@@ -54,10 +58,12 @@ describe('kind: codex-app-server, recorded transcripts', () => {
     expect(items[3]).toMatchObject({ text: 'Hello from the mock Responses server.', model: 'codex/codex' });
   });
 
-  it('a plain answer: its deltas streamed, the message stored', async () => {
-    await replay('transcript-text.jsonl');
+  it('a plain answer: its deltas streamed, the message stored; no model provider needed', async () => {
+    await replay('transcript-text.jsonl', 'providers: {}\n');
+    const { conversations } = await harness!.client.request('conversation/list', {});
+    expect(conversations).toHaveLength(1);
     const [turn] = await harness!.turnsCompleted(1);
-    expect(turn?.status).toBe('completed');
+    expect(turn).toMatchObject({ status: 'completed', model: 'codex-app-server/codex' });
     const deltas = harness!.events.flatMap((event) => (event.method === 'item/delta' ? [event.params.delta.text] : []));
     const answer = harness!.completedItems().find((item) => item.kind === 'assistant_message');
     expect(answer?.kind === 'assistant_message' && answer.text).toBe(deltas.join(''));
