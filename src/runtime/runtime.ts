@@ -200,18 +200,15 @@ export class Runtime {
 
   /**
    * The model a new conversation's session starts with: the one given, else the agent's, else
-   * the default. An agent run by an external process chooses its own model, so without any of
-   * these its sessions record `<kind>/<agent>` (e.g. `codex-app-server/codex`) instead of failing.
-   * @throws UnknownModelError when the model cannot be resolved (for the built-in loop)
+   * the default. An agent run by an external process chooses its own model, so without a model
+   * given or in its definition its sessions record `<kind>/<agent>` (e.g.
+   * `codex-app-server/codex`): no provider is needed, and no turn is priced as another model's.
+   * @throws UnknownModelError when the model cannot be resolved
    */
   private initialModel(agent: string, given: string | undefined): string {
     const definition = this.agentDefinition(agent);
-    try {
-      return this.models.resolve(given ?? definition.model).name;
-    } catch (error) {
-      if (given === undefined && definition.model === undefined && isExternalAgent(definition)) return `${definition.kind}/${agent}`;
-      throw error;
-    }
+    if (given === undefined && definition.model === undefined && isExternalAgent(definition)) return `${definition.kind}/${agent}`;
+    return this.models.resolve(given ?? definition.model).name;
   }
 
   /** The configured executor of that name, or undefined. */

@@ -38,7 +38,8 @@ describe('kind: acp', () => {
     await reviewer.request('conversation/subscribe', { conversationId });
     const { turnId } = await harness.client.request('session/input', { conversationId, input: 'run: echo hello-from-acp > out.txt && cat out.txt' });
     const [turn] = await harness.turnsCompleted(1);
-    expect(turn).toMatchObject({ id: turnId, status: 'completed', stopReason: 'end_turn' });
+    // The agent chose its own model: the turn is not recorded (or priced) as the server's default model.
+    expect(turn).toMatchObject({ id: turnId, status: 'completed', stopReason: 'end_turn', model: 'acp/tester' });
     expect(readFileSync(path.join(harness.environment.workDir, 'out.txt'), 'utf8')).toBe('hello-from-acp\n');
 
     // The request the client saw: the call's item, its command details, the options the agent can carry out.
