@@ -43,9 +43,45 @@ export const ApprovalPolicySchema = z.strictObject({
 /** An agent's approval policy. */
 export type ApprovalPolicy = z.infer<typeof ApprovalPolicySchema>;
 
+/**
+ * Who runs the agent's turns: `openvaala` (the built-in agent loop, the default), `acp` (an
+ * Agent Client Protocol agent started as a child process, driven over its stdio), or
+ * `codex-app-server` (the Codex binary's `app-server` subcommand, driven over its stdio).
+ */
+export const AgentKindSchema = z.enum(['openvaala', 'acp', 'codex-app-server']);
+/** Who runs the agent's turns. */
+export type AgentKind = z.infer<typeof AgentKindSchema>;
+
+/** Codex's own approval policy and sandbox for the threads it runs (`thread/start`), for `kind: codex-app-server`. */
+export const CodexSettingsSchema = z.strictObject({
+  /** When Codex asks before running a command or changing files; its asks are relayed to OpenVaala clients. */
+  approvalPolicy: z.enum(['untrusted', 'on-failure', 'on-request', 'never']).optional(),
+  /** Codex's sandbox for the commands it runs. */
+  sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).optional(),
+});
+/** Codex's approval policy and sandbox. */
+export type CodexSettings = z.infer<typeof CodexSettingsSchema>;
+
+/** Keys that only an agent run by an external process has. */
+const EXTERNAL_ONLY_KEYS = ['command', 'args', 'env', 'idleTimeoutMs'] as const;
+/** Keys that only the built-in agent loop reads. */
+const LOOP_ONLY_KEYS = ['instructions', 'maxSteps', 'approvals', 'subagents'] as const;
+
 /** One agent definition. */
 export const AgentDefinitionSchema = z.strictObject({
   default: z.boolean().optional(),
+  /** Who runs the turns (default `openvaala`, the built-in loop). */
+  kind: AgentKindSchema.optional(),
+  /** With an external kind: the program and its first arguments (`["codex"]`, `["openvaala", "acp"]`); looked up on PATH. */
+  command: z.array(z.string().min(1)).min(1).optional(),
+  /** With an external kind: further arguments (for `codex-app-server`, given after `app-server`). */
+  args: z.array(z.string()).optional(),
+  /** With an external kind: environment variables added to the server's for the agent process. */
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'environment variable names use letters, digits and "_"'), z.string()).optional(),
+  /** With an external kind: the agent process is stopped after this long without a turn, ms (default 600000). */
+  idleTimeoutMs: z.number().int().min(1).max(86_400_000).optional(),
+  /** With `kind: codex-app-server`: Codex's approval policy and sandbox. */
+  codex: CodexSettingsSchema.optional(),
   /** What the agent is for, shown to people choosing one (`agents/list`). */
   description: z.string().optional(),
   /** `<provider>/<model-id>`; default: `defaultModel` of providers.yaml. */
@@ -60,6 +96,32 @@ export const AgentDefinitionSchema = z.strictObject({
 /** One agent definition. */
 export type AgentDefinition = z.infer<typeof AgentDefinitionSchema>;
 
+/** Whether the definition's turns are run by an external agent process (`kind: acp` or `codex-app-server`). */
+export function isExternalAgent(definition: AgentDefinition): definition is AgentDefinition & { kind: 'acp' | 'codex-app-server'; command: string[] } {
+  return definition.kind === 'acp' || definition.kind === 'codex-app-server';
+}
+
+/**
+ * The rules between `kind` and the other keys of one agent, as issues at their key paths:
+ * an external kind needs `command` and takes none of the loop's keys; the loop takes none of
+ * the process keys; `codex` belongs to `kind: codex-app-server`.
+ */
+function checkKindKeys(name: string, agent: Record<string, unknown>, context: z.RefinementCtx): void {
+  const kind = typeof agent.kind === 'string' ? agent.kind : 'openvaala';
+  const at = (key: string) => ['agents', name, key];
+  if (kind === 'acp' || kind === 'codex-app-server') {
+    if (agent.command === undefined) context.addIssue({ code: 'custom', path: at('command'), message: `kind ${kind} needs the command that starts the agent (e.g. ${kind === 'acp' ? '["openvaala", "acp"]' : '["codex"]'})` });
+    for (const key of LOOP_ONLY_KEYS) {
+      if (agent[key] !== undefined) context.addIssue({ code: 'custom', path: at(key), message: `not used with kind ${kind}: the external agent runs its own loop` });
+    }
+  } else {
+    for (const key of EXTERNAL_ONLY_KEYS) {
+      if (agent[key] !== undefined) context.addIssue({ code: 'custom', path: at(key), message: 'only for an agent run by an external process (kind: acp or codex-app-server)' });
+    }
+  }
+  if (agent.codex !== undefined && kind !== 'codex-app-server') context.addIssue({ code: 'custom', path: at('codex'), message: 'only for kind: codex-app-server' });
+}
+
 /** The whole `agents.yaml`. */
 export const AgentsFileSchema = z
   .strictObject({ agents: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/, 'agent names use letters, digits, ".", "_" and "-"'), AgentDefinitionSchema) })
@@ -67,6 +129,7 @@ export const AgentsFileSchema = z
     if (!isRecord(file) || !isRecord(file.agents)) return;
     const marked = Object.entries(file.agents).filter(([, agent]) => isRecord(agent) && agent.default === true).map(([name]) => name);
     if (marked.length > 1) context.addIssue({ code: 'custom', path: ['agents', marked[1] ?? ''], message: `only one agent may be the default (also marked: ${marked[0]})` });
+    for (const [name, agent] of Object.entries(file.agents)) if (isRecord(agent)) checkKindKeys(name, agent, context);
   }, EVEN_WITH_OTHER_PROBLEMS);
 /** The whole `agents.yaml`. */
 export type AgentsFile = z.infer<typeof AgentsFileSchema>;

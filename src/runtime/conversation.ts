@@ -17,6 +17,7 @@ import type { Runtime } from './runtime.js';
 import { SerialQueue } from './serial-queue.js';
 import { LiveSession } from './session.js';
 import { ItemInProgress } from './replay-buffer.js';
+import { ExternalAgentPool } from './external-agents/pool.js';
 import { attachSubscriber, type Attachment, type ConversationSnapshot, type SubscribeOptions, type SubscriptionSource } from './conversation-subscription.js';
 
 const DEFAULT_SYSTEM_PROMPT = readFileSync(fileURLToPath(new URL('./prompts/system.txt', import.meta.url)), 'utf8').trim();
@@ -59,6 +60,8 @@ export class LiveConversation {
     },
   });
   private readonly turns = new Map<string, Turn>();
+  /** The processes of sessions whose agent is an external one (`kind: acp` / `codex-app-server`). */
+  readonly externalAgents: ExternalAgentPool;
   /** Seq of the last entry written to `metadata.jsonl`. */
   private metadataSeq: number;
   /** Per session, the seq of its last stored item (filled by `loadHeads`, then kept by `itemCompleted`). */
@@ -91,6 +94,7 @@ export class LiveConversation {
     this.metadataSeq = stored.metadataSeq;
     this.mcpServers = runtime.mcp?.servers;
     this.mcpClients = this.createMcpClients();
+    this.externalAgents = new ExternalAgentPool(() => this.workspace.root, runtime.logger);
   }
 
   private createMcpClients(): McpClientManager {
@@ -375,12 +379,12 @@ export class LiveConversation {
     };
   }
 
-  /** Interrupts every running turn, waits until each has recorded its end, and kills the sessions' background commands. */
+  /** Interrupts every running turn, waits until each has recorded its end, and kills the sessions' background commands and external agent processes. */
   async shutdown(): Promise<void> {
     for (const session of this.sessions.values()) session.interrupt('shutdown');
     await Promise.all([...this.sessions.values()].map((session) => session.idle()));
     await Promise.all([...this.sessions.values()].map((session) => session.commands.closeAll()));
     await this.metadataWrites.drain();
-    await this.mcpClients.close();
+    await Promise.all([this.mcpClients.close(), this.externalAgents.stopAll()]);
   }
 }

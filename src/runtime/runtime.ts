@@ -7,7 +7,7 @@ import { catalogPrices, type PriceLookup } from './usage.js';
 import path from 'node:path';
 import type { ConversationStore } from '../dao/conversation-store.js';
 import { planTurnRecovery, writeTurnRecovery } from '../dao/turn-recovery.js';
-import { defaultAgentName, type AgentDefinition, type AgentsFile } from '../config/agents.js';
+import { defaultAgentName, isExternalAgent, type AgentDefinition, type AgentsFile } from '../config/agents.js';
 import type { Executor } from '../executors/executor.js';
 import type { McpSettings } from '../mcp/client-manager.js';
 import { NO_HOOKS, type HooksFile } from '../config/hooks.js';
@@ -257,6 +257,19 @@ export class Runtime {
     return this.agents.agents;
   }
 
+  /**
+   * The model a new conversation's session starts with: the one given, else the agent's, else
+   * the default. An agent run by an external process chooses its own model, so without a model
+   * given or in its definition its sessions record `<kind>/<agent>` (e.g.
+   * `codex-app-server/codex`): no provider is needed, and no turn is priced as another model's.
+   * @throws UnknownModelError when the model cannot be resolved
+   */
+  private initialModel(agent: string, given: string | undefined): string {
+    const definition = this.agentDefinition(agent);
+    if (given === undefined && definition.model === undefined && isExternalAgent(definition)) return `${definition.kind}/${agent}`;
+    return this.models.resolve(given ?? definition.model).name;
+  }
+
   /** The configured executor of that name, or undefined. */
   findExecutor(name: string): Executor | undefined {
     return this.executors.get(name);
@@ -278,7 +291,7 @@ export class Runtime {
     if (!first) throw new InvalidWorkLocationError('give cwd (with an optional executor) or a non-empty workLocation');
     await this.checkWorkLocation(workLocation);
     const agent = options.agent ?? this.defaultAgent;
-    const model = this.models.resolve(options.model ?? this.agentDefinition(agent).model).name;
+    const model = this.initialModel(agent, options.model);
     const now = Date.now();
     const conversationId = newId('conv');
     const session: Session = {

@@ -5,17 +5,20 @@
  */
 import { newId } from '../ids.js';
 import type { McpClientManager } from '../mcp/client-manager.js';
-import type { Item, Session, Turn } from '../protocol/index.js';
+import { isExternalAgent } from '../config/agents.js';
+import { approvalOptions, type ContentPart, type Item, type Session, type Turn } from '../protocol/index.js';
 import type { Tool } from '../tools/tool.js';
-import { updatePlanTool, type PlanUpdate } from '../tools/update-plan.js';
-import { runAgent, runCompaction, ZERO_USAGE, type AgentEnvironment, type AgentOutcome } from './agent.js';
+import type { PlanUpdate } from '../tools/update-plan.js';
+import { ZERO_USAGE, type AgentOutcome } from './agent.js';
 import type { BackgroundCommandRegistry } from './background-commands.js';
 import type { ContextMeter } from './compaction.js';
 import type { LiveConversation } from './conversation.js';
 import { originOf, type InputQueue, type PendingWork } from './input-queue.js';
 import { beginTurn } from './instructions/turn-extensions.js';
+import { loopTurnRunner } from './loop-turn-runner.js';
 import type { SessionApprovalGate } from './session-approvals.js';
-import { costOf, usageReport } from './usage.js';
+import type { TurnContext } from './turn-runner.js';
+import { costOf } from './usage.js';
 
 /** What the session's history was last run with; a turn records an item for each that changed. */
 export interface InUse {
@@ -139,6 +142,34 @@ async function runTurnSteps(host: TurnHost, turn: Turn, work: PendingWork, contr
     await host.record({ ...base(), kind: 'executor_change', from: inUse.executors, to: location });
     inUse.executors = location;
   }
+  // Taken once: a configuration reload during the turn applies from the next turn on.
+  const definition = conversation.runtime.agentDefinitions[host.state.agent];
+  const input: ContentPart[] = work.kind === 'input' ? work.content : work.kind === 'agent' ? [{ type: 'text', text: work.text }] : [];
+  const context = turnContext(host, turnId, input, controller);
+  let outcome: AgentOutcome;
+  if (definition && isExternalAgent(definition)) {
+    // An external agent reads its own AGENTS.md, skills and hooks: only the message is recorded here.
+    if (work.kind === 'input') await host.record({ ...base(), kind: 'user_message', content: work.content, mode: 'input', status: 'completed', inputId: work.id, ...originOf(work) });
+    else if (work.kind === 'agent') await host.record({ ...base(), kind: 'agent_message', fromSessionId: work.fromSessionId, toSessionId: host.id, text: work.text });
+    const executor = conversation.workspace.executor;
+    const refusal = work.kind === 'compact' ? `agent "${host.state.agent}" (kind ${definition.kind}) keeps its own context: OpenVaala cannot compact it` : executor.kind !== 'local' ? `agent "${host.state.agent}" (kind ${definition.kind}) runs on the server's machine; the conversation works on executor "${executor.name}" (${executor.kind})` : undefined;
+    outcome = refusal !== undefined ? { status: 'failed', steps: 0, usage: ZERO_USAGE, stopReason: 'model_error', error: refusal } : await conversation.externalAgents.runTurn(host.id, host.state.agent, definition, context);
+  } else {
+    outcome = await runLoopTurn(host, turn, work, controller, context);
+  }
+  if (outcome.status === 'interrupted' && controller.signal.aborted) {
+    const reason = isShutdown(controller.signal) ? 'shutdown' : 'user';
+    await host.record({ ...base(), kind: 'interruption', reason });
+  }
+  return outcome;
+}
+
+/** The built-in loop's turn: AGENTS.md, skills and hooks, the user's message through `user_prompt_submit` hooks, then the loop. */
+async function runLoopTurn(host: TurnHost, turn: Turn, work: PendingWork, controller: AbortController, context: TurnContext): Promise<AgentOutcome> {
+  const conversation = host.conversation;
+  const turnId = turn.id;
+  const base = () => itemBase(host.id, turnId);
+  const model = turn.model ?? host.state.model;
   // AGENTS.md and session_start hooks on the first turn, skills, hooks; user_prompt_submit hooks may refuse the prompt.
   const extensions = await beginTurn(conversation, { sessionId: host.id, turnId, signal: controller.signal, history: () => host.items, record: (item) => host.record(item), carriesInput: work.kind !== 'compact' });
   let refusal: string | undefined;
@@ -147,68 +178,58 @@ async function runTurnSteps(host: TurnHost, turn: Turn, work: PendingWork, contr
   } else if (work.kind === 'agent') {
     await host.record({ ...base(), kind: 'agent_message', fromSessionId: work.fromSessionId, toSessionId: host.id, text: work.text });
   }
-
-  let outcome: AgentOutcome;
+  if (refusal !== undefined) return { status: 'failed', steps: 0, usage: ZERO_USAGE, stopReason: 'hook_refused', error: refusal };
   try {
-    const runtime = conversation.runtime;
-    // Taken once: a configuration reload during the turn applies from the next turn on.
-    const definition = runtime.agentDefinition(host.state.agent);
-    const mcp = host.mcpForTurn();
-    const baseTools = [...host.tools(), updatePlanTool({ setPlan: (plan) => host.setPlan(turnId, plan) }), ...extensions.tools];
-    const resolvedModel = runtime.models.resolve(model);
-    const environment: AgentEnvironment = {
-      model: resolvedModel,
-      // Read before each model call: an MCP server's tool list may change during the turn.
-      get tools() {
-        return mcp.withTools(baseTools);
-      },
-      resolveTool: (name) => mcp.resolveTool(name),
-      system: extensions.system(conversation.systemPrompt(host.state.agent)),
-      workspace: conversation.workspace,
-      commands: host.commands,
-      signal: controller.signal,
-      maxSteps: definition.maxSteps ?? runtime.limits.maxStepsPerTurn,
-      retryPolicy: runtime.limits.retryPolicy,
-      compactionThreshold: runtime.limits.compactionThreshold,
-      toolOutputLimitBytes: runtime.limits.toolOutputLimitBytes,
-      readAttachment: (attachmentId) => runtime.attachments?.read(conversation.id, attachmentId)?.bytes,
-      contextMeter: host.contextMeter,
-      sessionId: host.id,
-      turnId,
-      history: () => host.items,
-      // A policy given with conversation/create wins over the agent's, in every session of the conversation.
-      authorize: (call, hookPermission, executor, shown) => host.approvals.authorize(turnId, conversation.state.approvalPolicy ?? definition.approvals, call, controller.signal, hookPermission, executor, shown),
-      askUser: (question, call) => conversation.userInputs.request({ conversationId: conversation.id, sessionId: host.id, turnId, ...call, ...question }, controller.signal),
-      hooks: extensions.hooks,
-      takeSteering: () => host.queue.takeSteering(),
-      record: (item) => host.record(item),
-      itemStarted: (itemId, kind, partial) => conversation.itemStarted(host.id, turnId, itemId, kind, partial),
-      itemDelta: (itemId, delta) => conversation.itemDelta(host.id, turnId, itemId, delta),
-      modelCallCompleted: (lastCall, turnTotal) =>
-        conversation.publish({
-          method: 'session/usage',
-          params: usageReport({ conversationId: conversation.id, sessionId: host.id, turnId, seq: conversation.itemHead(host.id) }, resolvedModel, lastCall, turnTotal, runtime.prices(resolvedModel.name)),
-        }),
-      ...(runtime.logger ? { logger: runtime.logger } : {}),
-      ...(work.kind === 'input' && work.reasoningEffort ? { reasoningEffort: work.reasoningEffort } : {}),
-      modelRetrying: (retry) => conversation.publish({ method: 'turn/retrying', params: { conversationId: conversation.id, sessionId: host.id, turnId, ...retry } }),
-    };
-    // MCP servers start on the first turn; ones that failed are tried again on each turn.
-    if (work.kind !== 'compact' && refusal === undefined) await mcp.prepare(controller.signal);
-    outcome = refusal !== undefined ? { status: 'failed', steps: 0, usage: ZERO_USAGE, stopReason: 'hook_refused', error: refusal } : work.kind === 'compact' ? await runCompaction(environment) : await runAgent(environment);
+    // An agent removed from agents.yaml ends the turn like a configuration problem.
+    const definition = conversation.runtime.agentDefinition(host.state.agent);
+    const runner = loopTurnRunner({ host, model, definition, extensions, work: work.kind === 'compact' ? 'compact' : 'agent', controller, ...(work.kind === 'input' && work.reasoningEffort ? { reasoningEffort: work.reasoningEffort } : {}) });
+    return await runner.runTurn(context);
   } catch (error) {
     // A record that cannot be written ends the turn as a whole (see runTurn).
     if (error instanceof RecordWriteError) throw error;
     // Configuration problems (unknown model, unset key) end the turn like a model error.
     const message = (error as Error).message;
     await host.record({ ...base(), kind: 'model_error', status: 'failed', provider: model.split('/')[0] ?? '', model, httpStatus: null, message, retries: 0 });
-    outcome = { status: 'failed', steps: 0, usage: ZERO_USAGE, stopReason: 'model_error', error: message };
+    return { status: 'failed', steps: 0, usage: ZERO_USAGE, stopReason: 'model_error', error: message };
   }
-  if (outcome.status === 'interrupted' && controller.signal.aborted) {
-    const reason = isShutdown(controller.signal) ? 'shutdown' : 'user';
-    await host.record({ ...base(), kind: 'interruption', reason });
-  }
-  return outcome;
+}
+
+/** What a turn runner may do to the session (see `TurnContext`). */
+function turnContext(host: TurnHost, turnId: string, input: ContentPart[], controller: AbortController): TurnContext {
+  const conversation = host.conversation;
+  return {
+    sessionId: host.id,
+    turnId,
+    input,
+    cwd: conversation.workspace.root,
+    signal: controller.signal,
+    record: (item) => host.record(item),
+    itemStarted: (itemId, kind, partial) => conversation.itemStarted(host.id, turnId, itemId, kind, partial),
+    itemDelta: (itemId, delta) => conversation.itemDelta(host.id, turnId, itemId, delta),
+    setPlan: (plan) => host.setPlan(turnId, plan),
+    requestApproval: async (request) => {
+      const { callId, itemId, toolName, details, offersSession, reason } = request;
+      const answer = await conversation.approvals.request(
+        {
+          conversationId: conversation.id,
+          sessionId: host.id,
+          turnId,
+          callId,
+          itemId,
+          toolName,
+          arguments: request.arguments,
+          executor: conversation.workspace.executor.name,
+          ...(details ? { details } : {}),
+          // Only the answers the agent can carry out: no command prefixes, "for the session" when it offers that.
+          options: approvalOptions(undefined).filter((option) => offersSession || option.decision !== 'allow_session'),
+          reason,
+        },
+        controller.signal,
+      );
+      await host.record({ ...itemBase(host.id, turnId), kind: 'approval', callId, toolName, decision: answer.decision, decidedBy: answer.decidedBy, ...(answer.message ? { message: answer.message } : {}) });
+      return answer;
+    },
+  };
 }
 
 /** Whether an aborted turn was stopped by the server's shutdown (see `LiveSession.interrupt`). */

@@ -160,6 +160,7 @@ export class LiveSession {
     this.interrupt('user');
     await this.idle();
     await this.commands.closeAll();
+    await this.conversation.externalAgents.stop(this.id);
     await this.saveState({ status: 'closed', queuedInputs: [] });
   }
 
