@@ -82,6 +82,12 @@ export class CodexSchema {
     return refs;
   }
 
+  /** The schema errors of a value against one definition (`codex#/definitions/v2/ThreadItem`); empty when valid. */
+  errorsAgainst(ref: string, value: unknown): string[] {
+    const validate = this.validator(ref);
+    return validate(value) ? [] : [`${ref}: ${this.ajv.errorsText(validate.errors?.slice(0, 5))}`];
+  }
+
   /** The schema errors of one message (empty when it is valid). */
   errors(entry: WireEntry, answeredMethod?: string): string[] {
     const found: string[] = [];
