@@ -43,6 +43,7 @@ export async function runAppServer(options: AppServerOptions): Promise<number> {
     cwd: process.cwd(),
     home: paths.configDir,
     log: (message: string) => process.stderr.write(`openvaala app-server: ${message}\n`),
+    trace: process.env.OPENVAALA_APP_SERVER_TRACE === '1',
   };
   if (!listenAddress) {
     const peer = lineStreamPeer(process.stdin, process.stdout);

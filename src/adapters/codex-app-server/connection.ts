@@ -18,6 +18,7 @@ import type { ApprovalRequest, MethodResult } from '../../protocol/index.js';
 import type { ApprovalDecision } from '../../protocol/approval-options.js';
 import { VERSION } from '../../package-info.js';
 import { codexApprovalRequestOf, decisionOf } from './approvals.js';
+import { clientSupportMethods } from './client-support-methods.js';
 import { EventTranslator } from './events.js';
 import type { CodexMethodContext, CodexMethodHandler } from './method-context.js';
 import { threadMethods } from './thread-methods.js';
@@ -25,8 +26,11 @@ import type { CodexPeer } from './transports.js';
 import { turnMethods } from './turn-methods.js';
 import { CodexErrorCodes, CodexRpcError, parseCodexMessage, parseParams, type CodexMessage, type CodexRequestId } from './wire.js';
 
+/** The codex-cli version whose app-server protocol (v2 schema) the adapter speaks. */
+export const CODEX_PROTOCOL_VERSION = '0.171.0';
+
 /** Every Codex request method the adapter serves (besides `initialize`). */
-export const CODEX_METHODS: Record<string, CodexMethodHandler> = { ...threadMethods, ...turnMethods };
+export const CODEX_METHODS: Record<string, CodexMethodHandler> = { ...threadMethods, ...turnMethods, ...clientSupportMethods };
 
 /** What a connection needs from its surroundings. */
 export interface CodexConnectionOptions {
@@ -38,6 +42,8 @@ export interface CodexConnectionOptions {
   home: string;
   /** Where the connection says what went wrong outside any request (stderr). */
   log(message: string): void;
+  /** Also log each request's method and any error answered (`OPENVAALA_APP_SERVER_TRACE=1`), to see what a client asks for. */
+  trace?: boolean;
 }
 
 const initializeParams = z.object({ clientInfo: z.object({ name: z.string().min(1), version: z.string().optional(), title: z.string().nullable().optional() }) });
@@ -109,8 +115,11 @@ export class CodexConnection {
     try {
       const result = method === 'initialize' ? await this.initialize(params) : await this.dispatch(method, params);
       this.peer.send({ id, result });
+      if (this.options.trace) this.options.log(`${method} ${JSON.stringify(params ?? null).slice(0, 400)}: answered`);
     } catch (error) {
-      this.peer.send({ id, error: errorOf(method, error) });
+      const answer = errorOf(method, error);
+      if (this.options.trace) this.options.log(`${method}: error ${answer.code} ${answer.message}`);
+      this.peer.send({ id, error: answer });
     } finally {
       release();
     }
@@ -151,7 +160,9 @@ export class CodexConnection {
     });
     const platformOs = process.platform === 'darwin' ? 'macos' : process.platform;
     return {
-      userAgent: `openvaala/${VERSION} (${os.type()} ${os.release()}; ${os.arch()}) (${params.clientInfo.name}; ${params.clientInfo.version ?? 'unknown'})`,
+      // Codex clients read the server's version from the first word and compare it with their
+      // own: the first word names the protocol level spoken (codex-cli 0.171.0), OpenVaala's own version follows.
+      userAgent: `codex_app_server_protocol/${CODEX_PROTOCOL_VERSION} (openvaala ${VERSION}; ${os.type()} ${os.release()}; ${os.arch()}) (${params.clientInfo.name}; ${params.clientInfo.version ?? 'unknown'})`,
       codexHome: this.options.home,
       platformFamily: process.platform === 'win32' ? 'windows' : 'unix',
       platformOs,
@@ -163,11 +174,12 @@ export class CodexConnection {
       runtime,
       cwd: this.options.cwd,
       notify: (method, params) => this.send({ method, params }),
+      followed: () => this.translator.followed(),
       follow: async (conversationId) => {
         if (this.translator.follows(conversationId)) return runtime.request('conversation/get', { conversationId });
         const snapshot = await runtime.request('conversation/get', { conversationId });
         // Followed before subscribing, so no event of the subscription finds the thread unknown.
-        this.translator.follow(conversationId, snapshot.conversation.rootSessionId);
+        this.translator.follow(conversationId, snapshot.conversation.rootSessionId, snapshot.conversation.workLocation[0]?.cwd ?? '/');
         const subscribed: MethodResult<'conversation/subscribe'> = await runtime.request('conversation/subscribe', { conversationId, afterSeq: 'head' });
         return subscribed;
       },

@@ -12,7 +12,7 @@
 import { toCodexId } from '../../protocol/codex-ids.js';
 import type { AnyNotification } from '../../protocol/index.js';
 import { tokenBreakdownOf, turnOf } from './entities.js';
-import { startedThreadItemOf, threadItemOf } from './items.js';
+import { startedThreadItemOf, threadItemOf, type ItemPlace } from './items.js';
 
 /** Sends one Codex notification. */
 export type EmitNotification = (method: string, params: Record<string, unknown>) => void;
@@ -21,8 +21,8 @@ const PLAN_STATUS = { pending: 'pending', in_progress: 'inProgress', completed: 
 
 /** Translates one connection's runtime notifications. */
 export class EventTranslator {
-  /** Root session id of each conversation the connection follows. */
-  private readonly roots = new Map<string, string>();
+  /** Root session id and working directory of each conversation the connection follows. */
+  private readonly roots = new Map<string, { rootSessionId: string; cwd: string }>();
   /** Codex item type of each item announced and not yet completed, by OpenVaala item id. */
   private readonly started = new Map<string, string>();
   /** Unified diffs of the file changes of each running turn, in order (for `turn/diff/updated`). */
@@ -36,9 +36,18 @@ export class EventTranslator {
 
   constructor(private readonly emit: EmitNotification) {}
 
-  /** Follows a conversation whose root session is `rootSessionId`. */
-  follow(conversationId: string, rootSessionId: string): void {
-    this.roots.set(conversationId, rootSessionId);
+  /** Follows a conversation whose root session is `rootSessionId`, working in `cwd`. */
+  follow(conversationId: string, rootSessionId: string, cwd: string): void {
+    this.roots.set(conversationId, { rootSessionId, cwd });
+  }
+
+  private place(conversationId: string, sessionId: string): ItemPlace {
+    return { sessionThreadId: toCodexId(sessionId), cwd: this.roots.get(conversationId)?.cwd ?? '/' };
+  }
+
+  /** The conversations followed, in the order they were first followed. */
+  followed(): string[] {
+    return [...this.roots.keys()];
   }
 
   /** Whether the connection follows the conversation. */
@@ -47,7 +56,7 @@ export class EventTranslator {
   }
 
   private isRoot(conversationId: string, sessionId: string): boolean {
-    return this.roots.get(conversationId) === sessionId;
+    return this.roots.get(conversationId)?.rootSessionId === sessionId;
   }
 
   private flushUsage(conversationId: string): void {
@@ -86,7 +95,7 @@ export class EventTranslator {
       case 'item/started': {
         const { conversationId, sessionId, turnId, itemId, kind, partial } = event.params;
         if (!this.isRoot(conversationId, sessionId)) return;
-        const item = startedThreadItemOf(itemId, kind, partial, toCodexId(sessionId));
+        const item = startedThreadItemOf(itemId, kind, partial, this.place(conversationId, sessionId));
         if (!item) return;
         // New model output: the previous call is done.
         if (kind === 'assistant_message' || kind === 'reasoning') this.flushUsage(conversationId);
@@ -156,14 +165,15 @@ export class EventTranslator {
       this.emit('error', { threadId, turnId, willRetry: false, error: { message: `${item.provider}${status}: ${item.message}` } });
       return;
     }
-    const codexItem = threadItemOf(item, toCodexId(sessionId));
+    const codexItem = threadItemOf(item, this.place(conversationId, sessionId));
     if (!codexItem) return;
     // Items recorded whole (user messages, plans) are announced here, as Codex announces every item before completing it.
     if (!this.started.delete(item.id)) this.emit('item/started', { item: { ...codexItem, ...(inProgressStatus(codexItem.type) ? { status: 'inProgress' } : {}) }, threadId, turnId, startedAtMs: Math.round(item.createdAt) });
     this.emit('item/completed', { item: codexItem, threadId, turnId, completedAtMs: Math.round(item.completedAt) });
-    if (codexItem.type === 'fileChange' && item.kind === 'tool_call' && item.status === 'completed') {
+    if (item.kind === 'tool_call' && item.details?.kind === 'fileChange' && item.status === 'completed') {
+      // The turn's diff is a unified diff with file headers (as `git diff` writes it), unlike the per-change `diff`.
       const diffs = this.turnDiffs.get(item.turnId) ?? [];
-      diffs.push(...(codexItem.changes as { diff: string }[]).map((change) => change.diff));
+      diffs.push(...item.details.changes.map((change) => change.unifiedDiff));
       this.turnDiffs.set(item.turnId, diffs);
       this.emit('turn/diff/updated', { threadId, turnId, diff: diffs.join('') });
     }

@@ -5,12 +5,41 @@
  * `mcpToolCall`, subagents → `collabAgentToolCall`, any other tool → `dynamicToolCall`),
  * plans, compaction summaries. Kinds with no Codex counterpart map to nothing (`undefined`).
  */
+import path from 'node:path';
 import { toCodexId } from '../../protocol/codex-ids.js';
 import type { ContentPart, Item, ItemOf } from '../../protocol/index.js';
 import type { ToolDetails } from '../../protocol/tool-details.js';
 
 /** A Codex `ThreadItem` (its `type` and the fields of that variant). */
 export type CodexThreadItem = { type: string; id: string } & Record<string, unknown>;
+
+/** Where an item belongs: the Codex id of its session's thread (for subagent calls) and the conversation's working directory (file paths are absolute in Codex). */
+export interface ItemPlace {
+  sessionThreadId: string;
+  cwd: string;
+}
+
+/**
+ * A change's diff as Codex writes it (`FileUpdateChange.diff`): the new file's content for an
+ * added file, the old content for a deleted one, the hunks (from the first `@@`, without the
+ * `---` / `+++` header) for an update.
+ */
+export function codexDiffOf(kind: 'add' | 'delete' | 'update' | 'move', unifiedDiff: string): string {
+  const lines = unifiedDiff.split('\n');
+  const firstHunk = lines.findIndex((line) => line.startsWith('@@'));
+  if (firstHunk === -1) return kind === 'add' || kind === 'delete' ? '' : unifiedDiff;
+  const hunks = lines.slice(firstHunk);
+  if (kind !== 'add' && kind !== 'delete') return hunks.join('\n');
+  const sign = kind === 'add' ? '+' : '-';
+  const content = hunks.filter((line) => line.startsWith(sign)).map((line) => line.slice(1));
+  // "\ No newline at end of file" says the last line has no newline.
+  return content.length === 0 ? '' : `${content.join('\n')}${hunks.some((line) => line.startsWith('\\')) ? '' : '\n'}`;
+}
+
+/** A change's path as Codex gives it: absolute (the runtime's are relative to the workspace root, which is the conversation's working directory). */
+function absolutePath(cwd: string, file: string): string {
+  return path.posix.isAbsolute(file) ? file : path.posix.join(cwd, file);
+}
 
 /** OpenVaala user content as Codex `UserInput`s (a file part becomes a `mention` of its path). */
 export function userInputsOf(content: readonly ContentPart[]): Record<string, unknown>[] {
@@ -39,7 +68,7 @@ function finishedStatus(item: ItemOf<'tool_call'>, declinable: boolean): string 
  * A tool call as a Codex item. With `finished` undefined the call is in progress (from
  * `item/started`'s partial: `toolName`, `arguments`, `details` as far as known).
  */
-function toolCallItem(id: string, toolName: string, args: unknown, details: ToolDetails | undefined, finished: ItemOf<'tool_call'> | undefined, sessionThreadId: string): CodexThreadItem {
+function toolCallItem(id: string, toolName: string, args: unknown, details: ToolDetails | undefined, finished: ItemOf<'tool_call'> | undefined, place: ItemPlace): CodexThreadItem {
   if (details?.kind === 'command' || (!details && toolName === 'exec_command')) {
     const command = details?.kind === 'command' ? details.command : String((args as { command?: unknown } | undefined)?.command ?? '');
     return {
@@ -61,9 +90,9 @@ function toolCallItem(id: string, toolName: string, args: unknown, details: Tool
       type: 'fileChange',
       id,
       changes: details.changes.map((change) => ({
-        path: change.path,
-        kind: change.kind === 'add' ? { type: 'add' } : change.kind === 'delete' ? { type: 'delete' } : { type: 'update', move_path: change.movePath ?? null },
-        diff: change.unifiedDiff,
+        path: absolutePath(place.cwd, change.path),
+        kind: change.kind === 'add' ? { type: 'add' } : change.kind === 'delete' ? { type: 'delete' } : { type: 'update', move_path: change.movePath ? absolutePath(place.cwd, change.movePath) : null },
+        diff: codexDiffOf(change.kind, change.unifiedDiff),
       })),
       status: finished ? finishedStatus(finished, true) : 'inProgress',
     };
@@ -88,7 +117,7 @@ function toolCallItem(id: string, toolName: string, args: unknown, details: Tool
       id,
       tool: subagentTool(toolName),
       status: finished ? (finished.status === 'interrupted' ? 'interrupted' : finishedStatus(finished, false)) : 'inProgress',
-      senderThreadId: sessionThreadId,
+      senderThreadId: place.sessionThreadId,
       receiverThreadIds: details.sessionIds.map((sessionId) => toCodexId(sessionId)),
       agentsStates: {},
     };
@@ -116,9 +145,9 @@ function planText(item: ItemOf<'plan'>): string {
  * A stored item as a Codex `ThreadItem`, or undefined for kinds Codex has no item for
  * (approval, model/agent/executor changes, instructions, hook runs, interruptions, model
  * errors: the notification translator says what becomes of each).
- * @param sessionThreadId the Codex id of the thread the item's session is (for subagent calls)
+ * @param place the item's session thread and working directory
  */
-export function threadItemOf(item: Item, sessionThreadId: string): CodexThreadItem | undefined {
+export function threadItemOf(item: Item, place: ItemPlace): CodexThreadItem | undefined {
   const id = toCodexId(item.id);
   switch (item.kind) {
     case 'user_message':
@@ -128,7 +157,7 @@ export function threadItemOf(item: Item, sessionThreadId: string): CodexThreadIt
     case 'reasoning':
       return { type: 'reasoning', id, summary: item.summaryParts ?? (item.summary === '' ? [] : [item.summary]), content: item.rawText ? [item.rawText] : [] };
     case 'tool_call':
-      return toolCallItem(id, item.toolName, item.arguments, item.details, item, sessionThreadId);
+      return toolCallItem(id, item.toolName, item.arguments, item.details, item, place);
     case 'plan':
       return { type: 'plan', id, text: planText(item) };
     case 'context_summary':
@@ -142,11 +171,11 @@ export function threadItemOf(item: Item, sessionThreadId: string): CodexThreadIt
  * The Codex item an `item/started` announces, from the runtime's kind and partial fields, or
  * undefined for kinds that are announced only when complete.
  */
-export function startedThreadItemOf(itemId: string, kind: string, partial: Record<string, unknown>, sessionThreadId: string): CodexThreadItem | undefined {
+export function startedThreadItemOf(itemId: string, kind: string, partial: Record<string, unknown>, place: ItemPlace): CodexThreadItem | undefined {
   const id = toCodexId(itemId);
   if (kind === 'assistant_message') return { type: 'agentMessage', id, text: '', phase: null };
   if (kind === 'reasoning') return { type: 'reasoning', id, summary: [], content: [] };
   if (kind === 'context_summary') return { type: 'contextCompaction', id };
-  if (kind === 'tool_call') return toolCallItem(id, String(partial.toolName ?? ''), partial.arguments, partial.details as ToolDetails | undefined, undefined, sessionThreadId);
+  if (kind === 'tool_call') return toolCallItem(id, String(partial.toolName ?? ''), partial.arguments, partial.details as ToolDetails | undefined, undefined, place);
   return undefined;
 }

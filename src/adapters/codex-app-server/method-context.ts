@@ -17,6 +17,8 @@ export interface CodexMethodContext {
   runtime: RuntimeClient;
   /** Subscribes the connection to a conversation (once) and translates its events from then on; returns its current state. */
   follow(conversationId: string): Promise<MethodResult<'conversation/get'>>;
+  /** The conversations this connection follows (Codex's loaded threads). */
+  followed(): string[];
   /** Sends a Codex notification, in order with the translated events. */
   notify(method: string, params: Record<string, unknown>): void;
   /** The working directory the adapter runs in (for `thread/start` without `cwd`). */

@@ -5,7 +5,7 @@
  */
 import type { RuntimeClient } from '../../client/runtime-client.js';
 import { toCodexId } from '../../protocol/codex-ids.js';
-import type { Item, Turn } from '../../protocol/index.js';
+import type { Conversation, Item, Turn } from '../../protocol/index.js';
 import { turnOf } from './entities.js';
 import { threadItemOf } from './items.js';
 
@@ -30,12 +30,13 @@ export function liveTurns(turns: readonly Turn[], rootSessionId: string): Turn[]
 }
 
 /** The root session's live turns as Codex turns, each with its items. */
-export async function codexTurns(runtime: RuntimeClient, conversationId: string, rootSessionId: string, turns: readonly Turn[]): Promise<object[]> {
-  const items = await sessionItems(runtime, conversationId, rootSessionId);
+export async function codexTurns(runtime: RuntimeClient, conversation: Conversation, turns: readonly Turn[]): Promise<object[]> {
+  const rootSessionId = conversation.rootSessionId;
+  const items = await sessionItems(runtime, conversation.id, rootSessionId);
   const byTurn = new Map<string, object[]>();
-  const threadId = toCodexId(rootSessionId);
+  const place = { sessionThreadId: toCodexId(rootSessionId), cwd: conversation.workLocation[0]?.cwd ?? '/' };
   for (const item of items) {
-    const codexItem = threadItemOf(item, threadId);
+    const codexItem = threadItemOf(item, place);
     if (!codexItem) continue;
     const list = byTurn.get(item.turnId) ?? [];
     list.push(codexItem);

@@ -21,6 +21,7 @@ const threadStartParams = z.object({
   model: nullableString,
   modelProvider: nullableString,
   approvalPolicy: z.unknown().optional(),
+  sandbox: nullableString,
   developerInstructions: nullableString,
   baseInstructions: nullableString,
 });
@@ -63,7 +64,9 @@ function threadSettings(snapshot: Snapshot, approvalPolicy: unknown, turns?: obj
 const threadStart: CodexMethodHandler = async (raw, context) => {
   const params = parseParams('thread/start', threadStartParams, raw);
   const model = await resolveModel('thread/start', context, params.model, params.modelProvider);
-  const approvalPolicy = approvalPolicyOf(params.approvalPolicy);
+  // Without a policy, a read-only sandbox is what the client asked for; OpenVaala has no sandbox,
+  // so the nearest safe reading is to ask before every call that changes something.
+  const approvalPolicy = approvalPolicyOf(params.approvalPolicy ?? (params.sandbox === 'read-only' ? 'on-request' : undefined));
   const instructions = [params.baseInstructions, params.developerInstructions].filter((text): text is string => typeof text === 'string' && text !== '').join('\n\n');
   const created = await context.runtime.request('conversation/create', {
     cwd: params.cwd ?? context.cwd,
@@ -82,7 +85,7 @@ const threadResume: CodexMethodHandler = async (raw, context) => {
   const params = parseParams('thread/resume', threadIdParams.extend({ approvalPolicy: z.unknown().optional(), excludeTurns: z.boolean().optional() }), raw);
   const conversationId = openVaalaId('thread/resume', 'threadId', params.threadId, 'conv');
   const snapshot = await context.follow(conversationId);
-  const turns = params.excludeTurns ? [] : await codexTurns(context.runtime, conversationId, snapshot.conversation.rootSessionId, snapshot.turns);
+  const turns = params.excludeTurns ? [] : await codexTurns(context.runtime, snapshot.conversation, snapshot.turns);
   return threadSettings(snapshot, params.approvalPolicy, turns);
 };
 
@@ -92,7 +95,7 @@ const threadFork: CodexMethodHandler = async (raw, context) => {
   const lastTurnId = params.lastTurnId ? openVaalaId('thread/fork', 'lastTurnId', params.lastTurnId, 'turn') : undefined;
   const forked = await context.runtime.request('conversation/fork', { conversationId, ...(lastTurnId ? { lastTurnId } : {}) });
   const snapshot = await context.follow(forked.conversation.id);
-  const turns = await codexTurns(context.runtime, forked.conversation.id, snapshot.conversation.rootSessionId, snapshot.turns);
+  const turns = await codexTurns(context.runtime, snapshot.conversation, snapshot.turns);
   const result = threadSettings(snapshot, params.approvalPolicy, turns);
   context.notify('thread/started', { thread: { ...(result.thread as Record<string, unknown>), turns: [] } });
   return result;
@@ -103,7 +106,7 @@ const threadRead: CodexMethodHandler = async (raw, context) => {
   const conversationId = openVaalaId('thread/read', 'threadId', params.threadId, 'conv');
   const snapshot = await context.runtime.request('conversation/get', { conversationId });
   const rootSession = snapshot.sessions.find((session) => session.id === snapshot.conversation.rootSessionId);
-  const turns = params.includeTurns ? await codexTurns(context.runtime, conversationId, snapshot.conversation.rootSessionId, snapshot.turns) : [];
+  const turns = params.includeTurns ? await codexTurns(context.runtime, snapshot.conversation, snapshot.turns) : [];
   return { thread: threadOf({ conversation: snapshot.conversation, ...(rootSession ? { rootSession } : {}), turns }) };
 };
 
@@ -165,7 +168,7 @@ async function rewindBefore(method: string, context: CodexMethodContext, convers
   if (first === 0) throw new CodexRpcError(CodexErrorCodes.invalidParams, `${method}: cannot drop the thread's first turn (start a new thread instead)`);
   await context.runtime.request('conversation/rewind', { conversationId, sessionId: rootSessionId, afterItemId: items[first - 1]!.id });
   const after = await context.runtime.request('conversation/get', { conversationId });
-  const turns = await codexTurns(context.runtime, conversationId, rootSessionId, after.turns);
+  const turns = await codexTurns(context.runtime, after.conversation, after.turns);
   const rootSession = after.sessions.find((session) => session.id === rootSessionId);
   return { thread: threadOf({ conversation: after.conversation, ...(rootSession ? { rootSession } : {}), turns }) };
 }
@@ -188,6 +191,12 @@ const threadRevert: CodexMethodHandler = async (raw, context) => {
   return rewindBefore('thread/revert', context, conversationId, openVaalaId('thread/revert', 'beforeTurnId', params.beforeTurnId, 'turn'));
 };
 
+/** `thread/loaded/list`: the threads this connection follows (Codex's threads loaded in memory), as one page. */
+const threadLoadedList: CodexMethodHandler = async (raw, context) => {
+  parseParams('thread/loaded/list', z.object({ cursor: nullableString, limit: z.number().int().min(0).nullable().optional() }), raw);
+  return Promise.resolve({ data: context.followed().map((conversationId) => toCodexId(conversationId)), nextCursor: null });
+};
+
 /** The `thread/*` handlers by method. */
 export const threadMethods: Record<string, CodexMethodHandler> = {
   'thread/start': threadStart,
@@ -200,4 +209,5 @@ export const threadMethods: Record<string, CodexMethodHandler> = {
   'thread/name/set': threadNameSet,
   'thread/rollback': threadRollback,
   'thread/revert': threadRevert,
+  'thread/loaded/list': threadLoadedList,
 };

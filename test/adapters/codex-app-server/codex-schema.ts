@@ -43,8 +43,9 @@ export class CodexSchema {
       for (const variant of definitions[group]!.oneOf!) {
         const method = variant.properties.method.enum[0]!;
         const ref = variant.properties.params?.$ref;
-        if (!ref) continue;
-        const responseRef = ref.replace(/Params$/, 'Response');
+        // A method without params names its answer after itself: `configRequirements/read` → `ConfigRequirementsReadResponse`.
+        const derived = `${method.split('/').map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('')}Response`;
+        const responseRef = ref ? ref.replace(/Params$/, 'Response') : derived in definitions.v2 ? `#/definitions/v2/${derived}` : `#/definitions/${derived}`;
         this.responseRefs.set(`${group}:${method}`, responseRef);
         // A v2 method's answer is also checked against the separate v2 bundle.
         if (responseRef.startsWith('#/definitions/v2/')) this.v2ResponseNames.set(`${group}:${method}`, responseRef.slice('#/definitions/v2/'.length));

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { codexApprovalRequestOf, decisionOf } from '../../../src/adapters/codex-app-server/approvals.js';
-import { startedThreadItemOf, threadItemOf } from '../../../src/adapters/codex-app-server/items.js';
+import { codexDiffOf, startedThreadItemOf, threadItemOf } from '../../../src/adapters/codex-app-server/items.js';
 import { toCodexId } from '../../../src/protocol/codex-ids.js';
 import type { ApprovalRequest, Item, ItemOf } from '../../../src/protocol/index.js';
 import { CodexSchema } from './codex-schema.js';
@@ -14,7 +14,7 @@ import { CodexSchema } from './codex-schema.js';
 const schema = new CodexSchema();
 const ITEM = 'codex#/definitions/v2/ThreadItem';
 const ids = { id: 'item_01jd6k8g3mzx4y0q2w7e5r9t1b', sessionId: 'sess_01jd6k8g3mzx4y0q2w7e5r9t1c', turnId: 'turn_01jd6k8g3mzx4y0q2w7e5r9t1d', createdAt: 1_000, completedAt: 2_000, status: 'completed' as const };
-const threadId = toCodexId(ids.sessionId);
+const place = { sessionThreadId: toCodexId(ids.sessionId), cwd: '/work/project' };
 
 function toolCall(fields: Partial<ItemOf<'tool_call'>>): Item {
   return { ...ids, kind: 'tool_call', callId: 'call_1', toolName: 'tool', arguments: {}, output: 'out', isError: false, durationMs: 12.4, ...fields };
@@ -33,25 +33,34 @@ describe('Codex ThreadItems of OpenVaala items', () => {
       [{ ...ids, kind: 'user_message', mode: 'input', content: [{ type: 'text', text: 'hi' }, { type: 'image', url: 'https://x/y.png' }, { type: 'file', path: 'src/a.ts' }] }, 'userMessage'],
     ];
     for (const [item, type] of cases) {
-      const codexItem = threadItemOf(item, threadId);
+      const codexItem = threadItemOf(item, place);
       expect(codexItem?.type, item.kind).toBe(type);
       expect(schema.errorsAgainst(ITEM, codexItem)).toEqual([]);
     }
     // A call the person denied did not run: Codex says declined.
-    expect(threadItemOf(cases[3]![0], threadId)).toMatchObject({ status: 'declined', command: 'rm -rf x' });
-    expect(threadItemOf(cases[5]![0], threadId)).toMatchObject({ text: 'why\n[x] one\n[~] two' });
+    expect(threadItemOf(cases[3]![0], place)).toMatchObject({ status: 'declined', command: 'rm -rf x' });
+    expect(threadItemOf(cases[5]![0], place)).toMatchObject({ text: 'why\n[x] one\n[~] two' });
   });
 
   it('drops the kinds Codex has no item for', () => {
-    expect(threadItemOf({ ...ids, kind: 'approval', callId: 'c', toolName: 't', decision: 'allow_once', decidedBy: 'client:x' }, threadId)).toBeUndefined();
-    expect(threadItemOf({ ...ids, kind: 'model_change', from: 'a/b', to: 'c/d' }, threadId)).toBeUndefined();
-    expect(startedThreadItemOf(ids.id, 'user_message', {}, threadId)).toBeUndefined();
+    expect(threadItemOf({ ...ids, kind: 'approval', callId: 'c', toolName: 't', decision: 'allow_once', decidedBy: 'client:x' }, place)).toBeUndefined();
+    expect(threadItemOf({ ...ids, kind: 'model_change', from: 'a/b', to: 'c/d' }, place)).toBeUndefined();
+    expect(startedThreadItemOf(ids.id, 'user_message', {}, place)).toBeUndefined();
   });
 
   it('announces tool calls in progress as valid items', () => {
-    const started = startedThreadItemOf(ids.id, 'tool_call', { toolName: 'apply_patch', details: { kind: 'fileChange', changes: [{ path: 'a.txt', kind: 'move', movePath: 'b.txt', unifiedDiff: '--- a/a.txt\n+++ b/b.txt\n' }] } }, threadId);
-    expect(started).toMatchObject({ type: 'fileChange', status: 'inProgress', changes: [{ path: 'a.txt', kind: { type: 'update', move_path: 'b.txt' } }] });
+    const started = startedThreadItemOf(ids.id, 'tool_call', { toolName: 'apply_patch', details: { kind: 'fileChange', changes: [{ path: 'a.txt', kind: 'move', movePath: 'b.txt', unifiedDiff: '--- a/a.txt\n+++ b/b.txt\n' }] } }, place);
+    expect(started).toMatchObject({ type: 'fileChange', status: 'inProgress', changes: [{ path: '/work/project/a.txt', kind: { type: 'update', move_path: '/work/project/b.txt' } }] });
     expect(schema.errorsAgainst(ITEM, started)).toEqual([]);
+  });
+});
+
+describe('Codex file change diffs', () => {
+  it('gives the content of an added or deleted file and the hunks of an update, as Codex does', () => {
+    expect(codexDiffOf('add', '--- /dev/null\n+++ b/hello.txt\n@@ -0,0 +1,2 @@\n+hello\n+world\n')).toBe('hello\nworld\n');
+    expect(codexDiffOf('add', '--- /dev/null\n+++ b/x\n@@ -0,0 +1 @@\n+no newline\n\\ No newline at end of file\n')).toBe('no newline');
+    expect(codexDiffOf('delete', '--- a/old.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone\n')).toBe('gone\n');
+    expect(codexDiffOf('update', '--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n')).toBe('@@ -1 +1 @@\n-a\n+b\n');
   });
 });
 

@@ -83,6 +83,22 @@ describe('openvaala app-server thread and catalog methods', () => {
     await expect(codex.request('thread/rollback', { threadId: thread.id, numTurns: 5 })).rejects.toThrow(/the thread has 1 turns, cannot drop 5/);
   });
 
+  it('answers the start-up requests of the Codex TUI about features OpenVaala has not with "none", in valid shapes', async () => {
+    server = await startInProcessServer('responses: []\n');
+    const codex = (client = await CodexTestClient.start('stdio', server.environment.env, server.environment.workDir));
+    await codex.initialize();
+    expect(await codex.request('account/read', {})).toEqual({ account: null, requiresOpenaiAuth: false });
+    for (const method of ['skills/list', 'hooks/list', 'plugin/list', 'plugin/installed', 'app/list', 'mcpServerStatus/list', 'experimentalFeature/list', 'configRequirements/read', 'modelProvider/capabilities/read']) {
+      // `configRequirements/read` takes no params at all (its schema has none).
+      await codex.request(method, method === 'configRequirements/read' ? undefined : {});
+    }
+    const { thread } = await codex.request<{ thread: Thread }>('thread/start', {});
+    // A thread started without cwd works where the adapter runs; it is loaded on this connection.
+    expect(thread.cwd).toBe(server.environment.workDir);
+    expect(await codex.request('thread/loaded/list', {})).toEqual({ data: [thread.id], nextCursor: null });
+    expect(schema.check(codex.log)).toEqual([]);
+  });
+
   it('starts a thread with a model named without its provider, and refuses an unknown one naming it', async () => {
     server = await startInProcessServer('responses: []\n');
     const codex = (client = await CodexTestClient.start('stdio', server.environment.env, server.environment.workDir));

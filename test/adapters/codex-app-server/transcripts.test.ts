@@ -116,7 +116,8 @@ for (const transport of ['stdio', 'websocket'] as const) {
         if (flow.transcript === 'patch-approval') {
           const change = completed.find((item) => item.type === 'fileChange')!;
           expect(change.status).toBe('completed');
-          expect(change.changes).toEqual([{ path: 'hello.txt', kind: { type: 'add' }, diff: expect.stringContaining('+hello from apply_patch') }]);
+          // As Codex writes an added file: its absolute path and its content.
+          expect(change.changes).toEqual([{ path: path.join(workDir, 'hello.txt'), kind: { type: 'add' }, diff: 'hello from apply_patch\n' }]);
           expect(readFileSync(path.join(workDir, 'hello.txt'), 'utf8')).toBe('hello from apply_patch\n');
           // The aggregated diff follows the change, once.
           const diffs = ours.filter((entry) => entry.msg.method === 'turn/diff/updated');
