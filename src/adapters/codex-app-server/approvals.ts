@@ -6,6 +6,7 @@
  */
 import { toCodexId } from '../../protocol/codex-ids.js';
 import type { ApprovalDecision, ApprovalRequest } from '../../protocol/index.js';
+import { codexCommandOf } from './items.js';
 import { CodexErrorCodes, CodexRpcError } from './wire.js';
 
 /** A Codex server request to send for an approval. */
@@ -36,7 +37,7 @@ export function codexApprovalRequestOf(request: ApprovalRequest): CodexApprovalR
     params: {
       ...base,
       kind: 'command',
-      command,
+      command: request.details?.kind === 'command' ? codexCommandOf(command) : command,
       cwd: request.details?.kind === 'command' ? request.details.cwd : null,
       commandActions: [{ type: 'unknown', command }],
       reason: request.reason === '' ? null : request.reason,

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { toCodexId } from '../../protocol/codex-ids.js';
 import type { ContentPart, Item, ItemOf } from '../../protocol/index.js';
 import type { ToolDetails } from '../../protocol/tool-details.js';
+import { shellQuote } from '../../executors/shell-quote.js';
 
 /** A Codex `ThreadItem` (its `type` and the fields of that variant). */
 export type CodexThreadItem = { type: string; id: string } & Record<string, unknown>;
@@ -34,6 +35,15 @@ export function codexDiffOf(kind: 'add' | 'delete' | 'update' | 'move', unifiedD
   const content = hunks.filter((line) => line.startsWith(sign)).map((line) => line.slice(1));
   // "\ No newline at end of file" says the last line has no newline.
   return content.length === 0 ? '' : `${content.join('\n')}${hunks.some((line) => line.startsWith('\\')) ? '' : '\n'}`;
+}
+
+/**
+ * A command line as Codex shows it: the program that runs it (the executors run each command
+ * with `bash -c`), as Codex writes its own `bash -lc '…'`; clients unwrap it for display, and
+ * `commandActions` carries the command itself.
+ */
+export function codexCommandOf(command: string): string {
+  return `bash -c ${shellQuote(command)}`;
 }
 
 /** A change's path as Codex gives it: absolute (the runtime's are relative to the workspace root, which is the conversation's working directory). */
@@ -74,7 +84,7 @@ function toolCallItem(id: string, toolName: string, args: unknown, details: Tool
     return {
       type: 'commandExecution',
       id,
-      command,
+      command: codexCommandOf(command),
       cwd: details?.kind === 'command' ? details.cwd : '',
       processId: null,
       source: 'agent',

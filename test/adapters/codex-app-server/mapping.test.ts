@@ -38,7 +38,7 @@ describe('Codex ThreadItems of OpenVaala items', () => {
       expect(schema.errorsAgainst(ITEM, codexItem)).toEqual([]);
     }
     // A call the person denied did not run: Codex says declined.
-    expect(threadItemOf(cases[3]![0], place)).toMatchObject({ status: 'declined', command: 'rm -rf x' });
+    expect(threadItemOf(cases[3]![0], place)).toMatchObject({ status: 'declined', command: "bash -c 'rm -rf x'", commandActions: [{ type: 'unknown', command: 'rm -rf x' }] });
     expect(threadItemOf(cases[5]![0], place)).toMatchObject({ text: 'why\n[x] one\n[~] two' });
   });
 

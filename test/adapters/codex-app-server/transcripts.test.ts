@@ -108,7 +108,8 @@ for (const transport of ['stdio', 'websocket'] as const) {
 
         if (flow.transcript === 'shell-approval') {
           const command = completed.find((item) => item.type === 'commandExecution')!;
-          expect(command).toMatchObject({ command: 'echo hi-from-mock > mock_out.txt && cat mock_out.txt', cwd: workDir, status: 'completed', exitCode: 0, aggregatedOutput: 'hi-from-mock\n' });
+          // As Codex writes its own: the shell that runs it and the command as its script.
+          expect(command).toMatchObject({ command: "bash -c 'echo hi-from-mock > mock_out.txt && cat mock_out.txt'", commandActions: [{ type: 'unknown', command: 'echo hi-from-mock > mock_out.txt && cat mock_out.txt' }], cwd: workDir, status: 'completed', exitCode: 0, aggregatedOutput: 'hi-from-mock\n' });
           const deltas = ours.filter((entry) => entry.msg.method === 'item/commandExecution/outputDelta').map((entry) => (entry.msg.params as { delta: string }).delta);
           expect(deltas.join('')).toBe('hi-from-mock\n');
           expect(readFileSync(path.join(workDir, 'mock_out.txt'), 'utf8')).toBe('hi-from-mock\n');
