@@ -79,7 +79,7 @@ export interface CodexWebSocketListener {
 
 /**
  * Parses `--listen ws://HOST:PORT`.
- * @throws Error naming the value when it is not a `ws://` URL with a host and a port
+ * @throws Error naming the value when it is not a `ws://` URL with a loopback host and a port
  */
 export function parseListenUrl(value: string): { host: string; port: number } {
   let url: URL;
@@ -91,7 +91,15 @@ export function parseListenUrl(value: string): { host: string; port: number } {
   if (url.protocol !== 'ws:') throw new Error(`--listen ${JSON.stringify(value)}: only ws:// is supported (wss:// needs a TLS proxy in front)`);
   if (url.port === '' && !/:0(\/|$)/.test(value)) throw new Error(`--listen ${JSON.stringify(value)} names no port; expected ws://127.0.0.1:PORT`);
   if (url.pathname !== '/' && url.pathname !== '') throw new Error(`--listen ${JSON.stringify(value)}: a path is not supported; clients connect to ws://HOST:PORT`);
-  return { host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 0) };
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // The Codex protocol carries no authentication here: whoever connects drives the agent.
+  if (!isLoopback(host)) throw new Error(`--listen ${JSON.stringify(value)}: only a loopback address (127.0.0.1, ::1, localhost) is allowed, as clients are not authenticated`);
+  return { host, port: Number(url.port || 0) };
+}
+
+/** Whether a host name or address stays on this machine. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 /**

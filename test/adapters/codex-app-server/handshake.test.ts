@@ -104,7 +104,7 @@ for (const transport of ['stdio', 'websocket'] as const) {
 }
 
 describe('openvaala app-server --listen', () => {
-  it('refuses a value that is not ws://HOST:PORT with a usage error naming it', async () => {
+  it('refuses a value that is not ws://LOOPBACK:PORT with a usage error naming it', async () => {
     server = await startInProcessServer('responses: []\n');
     const notWs = await runCli(['app-server', '--listen', 'http://127.0.0.1:4000'], { env: server.environment.env, timeoutMs: 20_000 });
     expect(notWs.code).toBe(64);
@@ -112,5 +112,8 @@ describe('openvaala app-server --listen', () => {
     const noPort = await runCli(['app-server', '--listen', 'ws://127.0.0.1'], { env: server.environment.env, timeoutMs: 20_000 });
     expect(noPort.code).toBe(64);
     expect(noPort.stderr).toContain('names no port');
+    const exposed = await runCli(['app-server', '--listen', 'ws://0.0.0.0:4500'], { env: server.environment.env, timeoutMs: 20_000 });
+    expect(exposed.code).toBe(64);
+    expect(exposed.stderr).toContain('only a loopback address');
   });
 });
