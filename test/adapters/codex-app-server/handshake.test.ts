@@ -61,6 +61,10 @@ for (const transport of ['stdio', 'websocket'] as const) {
       // After both refusals the connection works.
       expect(await client.request('thread/list', {})).toEqual({ data: [], nextCursor: null });
       expect(schema.check(client.log)).toEqual([]);
+      // Stdio ends with its input, the listener with SIGTERM: both exit 0.
+      const stopping = client;
+      client = undefined;
+      expect(await stopping.stop()).toBe(0);
     });
 
     it('answers a method it does not serve with -32601 naming it, bad params with -32602 naming the field', async () => {

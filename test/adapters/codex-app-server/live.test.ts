@@ -92,4 +92,31 @@ describe('openvaala app-server and runtime protocol clients share the conversati
     expect((interrupted.params as { turn: { status: string } }).turn.status).toBe('interrupted');
     expect(schema.check(codex.log)).toEqual([]);
   });
+
+  it('an approval answered by another client is resolved for the Codex client, and the declined command says so', async () => {
+    server = await startInProcessServer(`responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo never > never.txt" } }]
+  - text: "Not run."
+`);
+    const codex = (client = await CodexTestClient.start('websocket', server.environment.env, server.environment.workDir));
+    // The Codex client leaves the approval open; a runtime client decides it.
+    await codex.initialize();
+    const { thread } = await codex.request<{ thread: { id: string } }>('thread/start', { cwd: server.environment.workDir, approvalPolicy: 'untrusted' });
+    const conversationId = fromCodexId(thread.id, 'conv');
+    await server.client.request('conversation/subscribe', { conversationId, afterSeq: 'head' });
+    await codex.request('turn/start', { threadId: thread.id, input: [{ type: 'text', text: 'run it', text_elements: [] }] });
+    const asked = await codex.waitFor((msg) => msg.method === 'item/commandExecution/requestApproval', 'the approval request');
+    const requested = await server.waitFor((event) => event.method === 'approval/requested');
+    if (requested.method !== 'approval/requested') throw new Error('unreachable');
+    await server.client.request('approval/respond', { conversationId, approvalId: requested.params.approval.approvalId, decision: 'deny' });
+    const resolved = await codex.waitFor((msg) => msg.method === 'serverRequest/resolved', 'serverRequest/resolved');
+    expect(resolved.params).toEqual({ threadId: thread.id, requestId: asked.id });
+    await codex.waitFor((msg) => msg.method === 'turn/completed', 'turn/completed');
+    const command = completedItems(codex).find((item) => item.type === 'commandExecution') as unknown as { status: string; command: string };
+    expect(command).toMatchObject({ status: 'declined', command: "bash -c 'echo never > never.txt'" });
+    // The thread waited on the approval, then no longer.
+    const statuses = codex.log.filter((entry) => entry.msg.method === 'thread/status/changed').map((entry) => JSON.stringify((entry.msg.params as { status: unknown }).status));
+    expect(statuses).toEqual(['{"type":"active","activeFlags":[]}', '{"type":"active","activeFlags":["waitingOnApproval"]}', '{"type":"active","activeFlags":[]}', '{"type":"idle"}']);
+    expect(schema.check(codex.log)).toEqual([]);
+  });
 });
