@@ -179,7 +179,7 @@ export class CodexConnection {
         if (this.translator.follows(conversationId)) return runtime.request('conversation/get', { conversationId });
         const snapshot = await runtime.request('conversation/get', { conversationId });
         // Followed before subscribing, so no event of the subscription finds the thread unknown.
-        this.translator.follow(conversationId, snapshot.conversation.rootSessionId, snapshot.conversation.workLocation[0]?.cwd ?? '/');
+        this.translator.follow(conversationId, snapshot.conversation.rootSessionId, snapshot.conversation.workLocation[0]?.cwd ?? '/', snapshot.conversation.title);
         const subscribed: MethodResult<'conversation/subscribe'> = await runtime.request('conversation/subscribe', { conversationId, afterSeq: 'head' });
         return subscribed;
       },

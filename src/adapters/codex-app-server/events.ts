@@ -21,8 +21,8 @@ const PLAN_STATUS = { pending: 'pending', in_progress: 'inProgress', completed: 
 
 /** Translates one connection's runtime notifications. */
 export class EventTranslator {
-  /** Root session id and working directory of each conversation the connection follows. */
-  private readonly roots = new Map<string, { rootSessionId: string; cwd: string }>();
+  /** Root session id, working directory and title of each conversation the connection follows. */
+  private readonly roots = new Map<string, { rootSessionId: string; cwd: string; title: string }>();
   /** Codex item type of each item announced and not yet completed, by OpenVaala item id. */
   private readonly started = new Map<string, string>();
   /** Unified diffs of the file changes of each running turn, in order (for `turn/diff/updated`). */
@@ -36,9 +36,9 @@ export class EventTranslator {
 
   constructor(private readonly emit: EmitNotification) {}
 
-  /** Follows a conversation whose root session is `rootSessionId`, working in `cwd`. */
-  follow(conversationId: string, rootSessionId: string, cwd: string): void {
-    this.roots.set(conversationId, { rootSessionId, cwd });
+  /** Follows a conversation whose root session is `rootSessionId`, working in `cwd`, titled `title`. */
+  follow(conversationId: string, rootSessionId: string, cwd: string, title: string): void {
+    this.roots.set(conversationId, { rootSessionId, cwd, title });
   }
 
   private place(conversationId: string, sessionId: string): ItemPlace {
@@ -133,13 +133,26 @@ export class EventTranslator {
         this.emit('error', { threadId: toCodexId(conversationId), turnId: toCodexId(turnId), willRetry: true, error: { message } });
         return;
       }
+      case 'conversation/updated': {
+        // Only a new title has a Codex counterpart.
+        const { conversation } = event.params;
+        const followed = this.roots.get(conversation.id);
+        if (!followed || followed.title === conversation.title) return;
+        followed.title = conversation.title;
+        this.emit('thread/name/updated', { threadId: toCodexId(conversation.id), threadName: conversation.title });
+        return;
+      }
+      case 'session/rewound':
+        if (!this.isRoot(event.params.conversationId, event.params.sessionId)) return;
+        this.emit('thread/reverted', { threadId: toCodexId(event.params.conversationId) });
+        return;
       case 'conversation/deleted':
         if (!this.roots.delete(event.params.conversationId)) return;
         this.emit('thread/deleted', { threadId: toCodexId(event.params.conversationId) });
         return;
       default:
         // The rest has no Codex counterpart on this connection or is sent by the request that
-        // caused it (thread names, archiving); approvals are server requests (see connection.ts).
+        // caused it (archiving); approvals are server requests (see connection.ts).
         return;
     }
   }

@@ -149,8 +149,10 @@ const threadUnarchive: CodexMethodHandler = async (raw, context) => {
 
 const threadNameSet: CodexMethodHandler = async (raw, context) => {
   const params = parseParams('thread/name/set', threadIdParams.extend({ name: z.string() }), raw);
-  await context.runtime.request('conversation/update', { conversationId: openVaalaId('thread/name/set', 'threadId', params.threadId, 'conv'), title: params.name });
-  context.notify('thread/name/updated', { threadId: params.threadId, threadName: params.name });
+  const conversationId = openVaalaId('thread/name/set', 'threadId', params.threadId, 'conv');
+  await context.runtime.request('conversation/update', { conversationId, title: params.name });
+  // A followed thread learns its new name from the runtime's `conversation/updated`, like every other client.
+  if (!context.followed().includes(conversationId)) context.notify('thread/name/updated', { threadId: params.threadId, threadName: params.name });
   return {};
 };
 

@@ -55,6 +55,11 @@ describe('openvaala app-server thread and catalog methods', () => {
 
     await codex.request('thread/name/set', { threadId: thread.id, name: 'Named thread' });
     await codex.waitFor((msg) => msg.method === 'thread/name/updated', 'thread/name/updated');
+    // Renamed by a runtime client, the followed thread is renamed for the Codex client too.
+    await server.client.request('conversation/update', { conversationId: fromCodexId(thread.id, 'conv'), title: 'Renamed elsewhere' });
+    await codex.waitFor((msg) => msg.method === 'thread/name/updated' && (msg.params as { threadName: string }).threadName === 'Renamed elsewhere', 'the second thread/name/updated');
+    expect(codex.log.filter((entry) => entry.msg.method === 'thread/name/updated').map((entry) => (entry.msg.params as { threadName: string }).threadName)).toEqual(['Named thread', 'Renamed elsewhere']);
+    await codex.request('thread/name/set', { threadId: thread.id, name: 'Named thread' });
     const listed = await codex.request<{ data: Thread[] }>('thread/list', {});
     expect(listed.data.map((entry) => [entry.id, entry.name])).toEqual([[thread.id, 'Named thread']]);
 
@@ -77,6 +82,7 @@ describe('openvaala app-server thread and catalog methods', () => {
 
     const rolledBack = await codex.request<{ thread: Thread }>('thread/rollback', { threadId: thread.id, numTurns: 1 });
     expect(rolledBack.thread.turns.map((entry) => entry.id)).toEqual([firstTurn]);
+    await codex.waitFor((msg) => msg.method === 'thread/reverted', 'thread/reverted');
     const items = await server.client.request('items/list', { conversationId: fromCodexId(thread.id, 'conv') });
     expect(items.items.map(({ item }) => item.turnId)).toEqual([fromCodexId(firstTurn, 'turn'), fromCodexId(firstTurn, 'turn')]);
     await expect(codex.request('thread/revert', { threadId: thread.id, beforeTurnId: firstTurn })).rejects.toThrow(/cannot drop the thread's first turn/);
