@@ -3,7 +3,8 @@
  * protocol client subscribed to it sees the turn live, and its steering input (`session/input`
  * while the turn runs, the mock held at a gate) reaches the Codex client as a `userMessage`
  * item of the running turn. The other way round, the Codex client's `turn/steer` reaches the
- * runtime, and `turn/interrupt` ends the turn as interrupted.
+ * runtime, and `turn/interrupt` ends the turn as interrupted. An approval another client
+ * decides is resolved for the Codex client; reasoning and plans stream as Codex notifications.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { fromCodexId } from '../../../src/protocol/codex-ids.js';
@@ -117,6 +118,26 @@ describe('openvaala app-server and runtime protocol clients share the conversati
     // The thread waited on the approval, then no longer.
     const statuses = codex.log.filter((entry) => entry.msg.method === 'thread/status/changed').map((entry) => JSON.stringify((entry.msg.params as { status: unknown }).status));
     expect(statuses).toEqual(['{"type":"active","activeFlags":[]}', '{"type":"active","activeFlags":["waitingOnApproval"]}', '{"type":"active","activeFlags":[]}', '{"type":"idle"}']);
+    expect(schema.check(codex.log)).toEqual([]);
+  });
+
+  it('streams reasoning summaries and the plan as Codex notifications, all valid', async () => {
+    server = await startInProcessServer(`responses:
+  - reasoningParts: ["Reading the task", "Choosing a plan"]
+    toolCalls: [{ name: update_plan, arguments: { explanation: "two steps", plan: [{ step: "read", status: completed }, { step: "write", status: in_progress }] } }]
+  - text: "Planned."
+`);
+    const codex = (client = await CodexTestClient.start('stdio', server.environment.env, server.environment.workDir));
+    await codex.initialize();
+    const { thread } = await codex.request<{ thread: { id: string } }>('thread/start', { cwd: server.environment.workDir, approvalPolicy: 'never' });
+    await codex.request('turn/start', { threadId: thread.id, input: [{ type: 'text', text: 'plan it', text_elements: [] }] });
+    await codex.waitFor((msg) => msg.method === 'turn/completed', 'turn/completed');
+    const deltas = codex.log.filter((entry) => entry.msg.method === 'item/reasoning/summaryTextDelta').map((entry) => entry.msg.params as { delta: string; summaryIndex: number });
+    expect([0, 1].map((index) => deltas.filter((delta) => delta.summaryIndex === index).map((delta) => delta.delta).join(''))).toEqual(['Reading the task', 'Choosing a plan']);
+    const reasoning = completedItems(codex).find((item) => item.type === 'reasoning') as unknown as { summary: string[] };
+    expect(reasoning.summary).toEqual(['Reading the task', 'Choosing a plan']);
+    const plan = codex.log.find((entry) => entry.msg.method === 'turn/plan/updated')!.msg.params;
+    expect(plan).toMatchObject({ threadId: thread.id, explanation: 'two steps', plan: [{ step: 'read', status: 'completed' }, { step: 'write', status: 'inProgress' }] });
     expect(schema.check(codex.log)).toEqual([]);
   });
 });
