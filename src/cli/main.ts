@@ -117,6 +117,18 @@ export function buildProgram(): Command {
     });
 
   program
+    .command('app-server')
+    .description('serve the Codex app-server protocol (stdio, or WebSocket with --listen) in front of the local runtime server')
+    .option('--listen <url>', 'serve WebSocket clients on ws://HOST:PORT (what codex --remote connects to) instead of stdio')
+    .option('--data-dir <dir>', 'data directory of the server to use')
+    .option('--config-dir <dir>', 'configuration directory of the server to use')
+    .action(async (options: { listen?: string; dataDir?: string; configDir?: string }) => {
+      await run('app-server', async () => (await import('./app-server.js')).runAppServer(options));
+      // Stdin ended or a signal came: the runtime connections are closed; nothing else should keep the process.
+      process.exit();
+    });
+
+  program
     .command('reindex')
     .description('rebuild metadata.db from the conversation logs (the server must not be running)')
     .option('--data-dir <dir>', 'data directory')
