@@ -22,6 +22,11 @@ export default tseslint.config(
     },
   },
   {
+    // The web UI's sign-in page script runs in the browser.
+    files: ['src/server/web/**/*.js'],
+    languageOptions: { globals: { document: 'readonly', location: 'readonly', history: 'readonly', fetch: 'readonly', URLSearchParams: 'readonly' } },
+  },
+  {
     files: ['bin/**', 'scripts/**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },

@@ -17,6 +17,7 @@ import { conversationMethods } from './conversations.js';
 import { sessionMethods } from './sessions.js';
 import { approvalIdParam, conversationIdParam, ReasoningEffortSchema, sessionIdParam } from './request-params.js';
 import { workspaceMethods, workspaceNotifications } from './workspace.js';
+import { workspaceGitMethods } from './workspace-git.js';
 
 export { PROTOCOL_VERSION } from './version.js';
 
@@ -174,6 +175,7 @@ export const methods = {
   ...turnControlMethods,
   ...agentMethods,
   ...workspaceMethods,
+  ...workspaceGitMethods,
   ...userInputMethods,
 } as const;
 
