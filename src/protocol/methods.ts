@@ -17,6 +17,7 @@ import { conversationMethods } from './conversations.js';
 import { sessionMethods } from './sessions.js';
 import { approvalIdParam, conversationIdParam, ReasoningEffortSchema, sessionIdParam } from './request-params.js';
 import { workspaceMethods, workspaceNotifications } from './workspace.js';
+import { clientFileMethods, clientFileServerRequests } from './client-files.js';
 
 /** Version of the message shapes; bumped on any incompatible change. */
 export const PROTOCOL_VERSION = 2;
@@ -176,6 +177,7 @@ export const methods = {
   ...agentMethods,
   ...workspaceMethods,
   ...userInputMethods,
+  ...clientFileMethods,
 } as const;
 
 /** Server-to-client notifications: name → params schema. */
@@ -272,6 +274,7 @@ export const serverRequests = {
     }),
   },
   ...userInputServerRequests,
+  ...clientFileServerRequests,
 } as const;
 
 /** A request method name. */

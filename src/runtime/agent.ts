@@ -70,6 +70,8 @@ export interface AgentEnvironment {
    * `shown.sideEffects` is the tool's `sideEffects` (false: only rules naming the tool gate it).
    */
   authorize(call: RequestedToolCall, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined, shown: { itemId: string; details?: ToolDetails; sideEffects?: boolean }): Promise<{ allowed: boolean; message?: string }>;
+  /** Text files served by a client on the local executor's machine (an editor); given to calls routed to a `local` executor. */
+  clientFiles?: ToolContext['clientFiles'];
   /** Asks the user a question for a tool call (`request_user_input`); absent = nobody can be asked. */
   askUser?(question: UserQuestion, call: { callId: string; itemId: string }): Promise<UserAnswer>;
   /** Hooks around tool calls, the stop and compaction (`hooks.yaml`), and skill loading; absent = none. */
@@ -173,6 +175,8 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
         onOutput: (chunk) => environment.itemDelta(itemId, { output: chunk }),
         ...(environment.commands ? { commands: environment.commands } : {}),
         ...(askUser ? { askUser: (question) => askUser(question, { callId: call.callId, itemId }) } : {}),
+        // A client serving files is on the server's machine: only local calls go through it.
+        ...(environment.clientFiles && workspace?.executor.kind === 'local' ? { clientFiles: environment.clientFiles } : {}),
       };
       // A call naming an executor outside the work location fails in the tool without running: nothing to approve.
       if (!workspace) return tool.invoke(effectiveCall.arguments, toolContext);
