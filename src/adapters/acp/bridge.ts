@@ -28,6 +28,8 @@ interface Followed {
   title: string;
   agent: string;
   model: string;
+  /** Created by this connection and not yet prompted: the first prompt names it. */
+  unnamed?: boolean;
   /** The reasoning effort chosen for the next turns; absent = the model's default. */
   effort?: ReasoningEffort;
   /** Live events held back while `session/load` replays the history. */
@@ -124,6 +126,7 @@ export class AcpBridge {
     const created = await this.runtime.request('conversation/create', { cwd: params.cwd, executor: 'local', ...(mcpServers ? { mcpServers } : {}) });
     const conversationId = created.conversation.id;
     await this.follow(conversationId, 'head');
+    this.followedOrThrow(conversationId).unnamed = true;
     return { sessionId: conversationId, ...(await this.settings(conversationId)) };
   }
 
@@ -176,7 +179,8 @@ export class AcpBridge {
     this.ownInputs.add(clientMessageId);
     const sent = await this.runtime.request('session/input', { conversationId, input, clientMessageId, ...(followed.effort ? { reasoningEffort: followed.effort } : {}) });
     if (sent.turnId === undefined) throw acp.RequestError.internalError(undefined, 'the server started no turn for the prompt');
-    if (!followed.title) {
+    if (followed.unnamed) {
+      delete followed.unnamed;
       // A new conversation is named after its first prompt, as `openvaala exec` names it.
       const text = input.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
       const title = titleOf(text);

@@ -110,4 +110,129 @@ responses:
     expect(order.indexOf('edit-update')).toBeLessThan(order.indexOf('ask'));
     expect(running.tap.problems).toEqual([]);
   });
+
+  it('cancels a running turn: the prompt answers stopReason cancelled', async () => {
+    const env = await start(`
+responses:
+  - deltas: ["Thinking ", "about ", "it"]
+    holds: [{ afterDeltas: 1, gate: hold-turn }]
+`);
+    const running = launch(env);
+    await initialize(running);
+    const { sessionId } = await running.agent.request('session/new', { cwd: env.workDir, mcpServers: [] });
+    const prompt = running.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'take your time' }] });
+    await env.mock.waitForHold('hold-turn', 30_000);
+    await running.agent.notify('session/cancel', { sessionId });
+    expect((await prompt).stopReason).toBe('cancelled');
+    expect(chunkText(running.updates, 'agent_message_chunk')).toBe('Thinking ');
+    expect(running.tap.problems).toEqual([]);
+  });
+
+  it('loads a previous session: the history arrives as updates before the load answer', async () => {
+    const env = await start(`
+responses:
+  - reasoning: "Let me look."
+    text: "First I check."
+    toolCalls: [{ name: exec_command, arguments: { command: "echo from-history" } }]
+  - text: "History ends here."
+`);
+    const first = launch(env);
+    await initialize(first);
+    const { sessionId } = await first.agent.request('session/new', { cwd: env.workDir, mcpServers: [] });
+    expect((await first.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'remember this prompt' }] })).stopReason).toBe('end_turn');
+    await first.stop();
+
+    const second = launch(env);
+    await initialize(second);
+    const listed = await second.agent.request('session/list', { cwd: env.workDir });
+    expect(listed.sessions).toEqual([expect.objectContaining({ sessionId, cwd: env.workDir, title: 'remember this prompt' })]);
+    const loaded = await second.agent.request('session/load', { sessionId, cwd: env.workDir, mcpServers: [] });
+    const answerIndex = second.tap.messages.findIndex((entry) => entry.from === 'agent' && (entry.message.result as { modes?: unknown } | undefined)?.modes !== undefined);
+    const lastUpdateIndex = second.tap.messages.findLastIndex((entry) => entry.message.method === 'session/update');
+    expect(lastUpdateIndex).toBeGreaterThan(-1);
+    expect(lastUpdateIndex).toBeLessThan(answerIndex);
+    expect(loaded.modes?.currentModeId).toBeDefined();
+    expect(chunkText(second.updates, 'user_message_chunk')).toBe('remember this prompt');
+    expect(chunkText(second.updates, 'agent_thought_chunk')).toBe('Let me look.');
+    expect(chunkText(second.updates, 'agent_message_chunk')).toBe('First I check.History ends here.');
+    const call = updatesOf(second, 'tool_call').find((update) => update.kind === 'execute');
+    expect(call?.title).toBe('echo from-history');
+    expect(updatesOf(second, 'tool_call_update').find((update) => update.toolCallId === call?.toolCallId)?.status).toBe('completed');
+    // Resuming sends nothing of the history.
+    const third = launch(env);
+    await initialize(third);
+    await third.agent.request('session/resume', { sessionId, cwd: env.workDir });
+    expect(third.updates).toEqual([]);
+    for (const running of [second, third]) expect(running.tap.problems).toEqual([]);
+  });
+
+  it('reads files through the editor, so the agent sees the unsaved buffer', async () => {
+    const env = await start(`
+responses:
+  - toolCalls: [{ name: read_file, arguments: { path: "draft.txt" } }]
+  - text: "I read it."
+`);
+    writeFileSync(path.join(env.workDir, 'draft.txt'), 'saved on disk\n');
+    const reads: acp.ReadTextFileRequest[] = [];
+    const running = launch(env, {
+      readTextFile: async (params) => {
+        reads.push(params);
+        return { content: 'UNSAVED BUFFER TEXT\n' };
+      },
+    });
+    await initialize(running, true);
+    const { sessionId } = await running.agent.request('session/new', { cwd: env.workDir, mcpServers: [] });
+    expect((await running.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'read the draft' }] })).stopReason).toBe('end_turn');
+    expect(reads).toEqual([{ sessionId, path: path.join(env.workDir, 'draft.txt') }]);
+    const sent = JSON.stringify(env.mock.requests[1]?.body);
+    expect(sent).toContain('UNSAVED BUFFER TEXT');
+    expect(sent).not.toContain('saved on disk');
+    expect(updatesOf(running, 'tool_call').find((update) => update.kind === 'read')?.locations).toEqual([{ path: path.join(env.workDir, 'draft.txt') }]);
+    expect(running.tap.problems).toEqual([]);
+  });
+
+  it('sends prompt content as input parts and changes the mode and the model', async () => {
+    const env = await start(`responses:\n  - text: "seen"\n`, 'agents:\n  builder: { default: true }\n  reviewer: { description: "reads only" }\n');
+    const running = launch(env);
+    await initialize(running);
+    const { sessionId } = await running.agent.request('session/new', { cwd: env.workDir, mcpServers: [] });
+    await running.agent.request('session/set_mode', { sessionId, modeId: 'reviewer' });
+    const options = await running.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'mock/mock-model' });
+    expect(options.configOptions[0]).toMatchObject({ id: 'model', currentValue: 'mock/mock-model' });
+    const prompt: acp.ContentBlock[] = [
+      { type: 'text', text: 'look at these' },
+      { type: 'resource_link', name: 'main.ts', uri: `file://${env.workDir}/main.ts` },
+      { type: 'resource', resource: { uri: `file://${env.workDir}/open.ts`, text: 'const open = "in the editor";' } },
+      { type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=' },
+    ];
+    expect((await running.agent.request('session/prompt', { sessionId, prompt })).stopReason).toBe('end_turn');
+    const body = JSON.stringify(env.mock.requests[0]?.body);
+    expect(body).toContain('look at these');
+    expect(body).toContain(`[attached file: ${env.workDir}/main.ts]`);
+    expect(body).toContain('const open = \\"in the editor\\";');
+    expect(body).toContain('data:image/png;base64,iVBORw0KGgo=');
+    const { session } = await (await import('../../../src/client/runtime-client.js')).RuntimeClient.connect({ url: serve!.info.url, token: serve!.info.token, clientName: 'check' }).then(async (client) => {
+      const got = await client.request('conversation/get', { conversationId: sessionId });
+      await client.close();
+      return { session: got.sessions[0] };
+    });
+    expect(session?.agent).toBe('reviewer');
+    expect(running.tap.problems).toEqual([]);
+  });
+
+  it('refuses what it cannot do with a clear error', async () => {
+    const env = await start(`responses: []\n`);
+    const running = launch(env);
+    await initialize(running);
+    const { sessionId } = await running.agent.request('session/new', { cwd: env.workDir, mcpServers: [] });
+    await expect(running.agent.request('session/prompt', { sessionId, prompt: [{ type: 'audio', mimeType: 'audio/wav', data: 'AAAA' }] })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('prompt[0]: audio content is not supported') });
+    await expect(running.agent.request('session/prompt', { sessionId, prompt: [] })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('prompt: empty') });
+    await expect(running.agent.request('session/load', { sessionId: 'conv_doesnotexist', cwd: env.workDir, mcpServers: [] })).rejects.toMatchObject({ code: -32002 });
+    await expect(running.agent.request('session/set_config_option', { sessionId, configId: 'colour', value: 'blue' })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('unknown option "colour"') });
+    await expect(running.agent.request('session/set_config_option', { sessionId, configId: 'reasoning_effort', value: 'extreme' })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('"extreme" is not a reasoning effort') });
+    await expect(running.agent.request('session/set_mode', { sessionId, modeId: 'no-such-agent' })).rejects.toMatchObject({ message: expect.stringContaining('no-such-agent') });
+    await expect(running.agent.request('session/new', { cwd: path.join(env.root, 'nowhere'), mcpServers: [] })).rejects.toMatchObject({ code: -32602 });
+    await expect(running.agent.request('session/new', { cwd: env.workDir, mcpServers: [{ type: 'sse', name: 'events', url: 'http://127.0.0.1:9/sse', headers: [] }] })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('mcpServers[0] "events": SSE servers are not supported') });
+    expect(running.tap.problems).toEqual([]);
+  });
 });
