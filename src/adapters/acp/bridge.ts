@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import * as acp from '@agentclientprotocol/sdk';
 import { RuntimeClientError, type RuntimeClient } from '../../client/runtime-client.js';
 import { VERSION } from '../../package-info.js';
-import { ErrorCodes, type AnyNotification, type ReasoningEffort, type Turn } from '../../protocol/index.js';
+import { ErrorCodes, type AnyNotification, type ContentPart, type ReasoningEffort, type Session, type Turn } from '../../protocol/index.js';
 import { titleOf } from '../../cli/exec.js';
 import { promptParts, UnsupportedContentError } from './content.js';
 import { conversationMcpServers } from './mcp-servers.js';
@@ -17,6 +17,7 @@ import { approvalAnswer, permissionRequest } from './permissions.js';
 import { EFFORT_OPTION, MODEL_OPTION, parseEffort, sessionSettings, type SessionSettings } from './session-config.js';
 import { eventSessionId, eventUpdates, itemUpdates, type UpdateContext } from './session-updates.js';
 import { stopReason } from './stop-reason.js';
+import { TurnEnds } from './turn-ends.js';
 
 /** What the bridge knows of a conversation the editor follows. */
 interface Followed {
@@ -54,21 +55,17 @@ export class AcpBridge {
   private readonly ownInputs = new Set<string>();
   /** Items whose text went out as chunks already. */
   private readonly streamed = new Set<string>();
-  /** Prompts waiting for their turn's end, by turn id; turns that ended before anyone waited. */
-  private readonly waiting = new Map<string, (turn: Turn) => void>();
-  private readonly ended = new Map<string, Turn>();
+  /** Output of running tool calls so far. */
+  private readonly outputs = new Map<string, string>();
+  /** Turn ends, for the prompts waiting for them. */
+  private readonly turns = new TurnEnds();
   /** Every message to the editor goes out in order through this chain. */
   private outgoing: Promise<unknown> = Promise.resolve();
-  private runtimeClosed: Error | undefined;
-  private readonly closeListeners = new Set<(error: Error) => void>();
 
   /** @param runtime a connection to the runtime server, initialized with `approvals` and `deltas` */
   constructor(private readonly runtime: RuntimeClient) {
     runtime.onNotification((event) => this.onRuntimeEvent(event));
-    runtime.onClose((error) => {
-      this.runtimeClosed = error;
-      for (const listener of this.closeListeners) listener(error);
-    });
+    runtime.onClose((error) => this.turns.closed(error));
     runtime.handleServerRequest('approval/request', async (approval) => {
       const followed = this.followed.get(approval.conversationId);
       if (!followed || !this.editor) throw new Error('the editor does not follow this conversation');
@@ -175,6 +172,8 @@ export class AcpBridge {
     if (!this.followed.has(conversationId)) await this.follow(conversationId, 'head');
     const followed = this.followedOrThrow(conversationId);
     const input = promptParts(params.prompt);
+    const answered = await this.answerQuestion(conversationId, followed, input);
+    if (answered) return answered;
     const clientMessageId = `acp-${randomUUID()}`;
     this.ownInputs.add(clientMessageId);
     const sent = await this.runtime.request('session/input', { conversationId, input, clientMessageId, ...(followed.effort ? { reasoningEffort: followed.effort } : {}) });
@@ -186,7 +185,26 @@ export class AcpBridge {
       const title = titleOf(text);
       if (title) await this.runtime.request('conversation/update', { conversationId, title }).catch(() => undefined);
     }
-    const turn = await this.turnEnd(sent.turnId);
+    return this.promptResponse(await this.turns.wait(sent.turnId));
+  }
+
+  /**
+   * A prompt sent while the agent waits for an answer (`request_user_input`, shown as an
+   * `[input requested]` message) answers it; the prompt then ends with the turn that asked.
+   * @returns undefined when no question waits
+   */
+  private async answerQuestion(conversationId: string, followed: Followed, input: ContentPart[]): Promise<acp.PromptResponse | undefined> {
+    const { sessions } = await this.runtime.request('session/list', { conversationId });
+    const question = sessions.find((session) => session.id === followed.rootSessionId)?.pendingUserInputs[0];
+    if (!question) return undefined;
+    const answer = input.map((part) => (part.type === 'text' ? part.text : '')).join('\n').trim();
+    const { accepted } = await this.runtime.request('input/respond', { conversationId, requestId: question.requestId, answer });
+    if (!accepted) return undefined;
+    return this.promptResponse(await this.turns.wait(question.turnId));
+  }
+
+  /** The answer to `session/prompt` once its turn has ended and its updates have gone out. */
+  private async promptResponse(turn: Turn): Promise<acp.PromptResponse> {
     await this.outgoing;
     const reason = stopReason(turn);
     if (reason === undefined) throw acp.RequestError.internalError({ turnId: turn.id, stopReason: turn.stopReason }, `the turn failed: ${turn.error ?? turn.stopReason ?? 'no reason given'}`);
@@ -202,12 +220,9 @@ export class AcpBridge {
   private async setMode(params: acp.SetSessionModeRequest): Promise<acp.SetSessionModeResponse> {
     const followed = this.followedOrThrow(params.sessionId);
     const { session } = await this.runtime.request('session/setAgent', { conversationId: params.sessionId, agent: params.modeId });
+    // The editor knows the mode it chose; an agent that brings its own model changes the options.
     followed.agent = session.agent;
-    // The agent may bring its own model.
-    if (session.model !== followed.model) {
-      followed.model = session.model;
-      this.sendUpdate(params.sessionId, { sessionUpdate: 'config_option_update', configOptions: (await this.settings(params.sessionId)).configOptions });
-    }
+    this.sessionChanged(params.sessionId, followed, session);
     return {};
   }
 
@@ -272,7 +287,7 @@ export class AcpBridge {
   }
 
   private onRuntimeEvent(event: AnyNotification): void {
-    if (event.method === 'turn/completed') this.turnEnded(event.params.turn);
+    if (event.method === 'turn/completed') this.turns.turnEnded(event.params.turn);
     const conversationId = (event.params as { conversationId?: unknown }).conversationId;
     if (typeof conversationId !== 'string') return;
     const followed = this.followed.get(conversationId);
@@ -291,53 +306,42 @@ export class AcpBridge {
     // Subagent sessions have their own threads; the editor shows the root session's.
     const sessionId = eventSessionId(event);
     if (sessionId !== undefined && sessionId !== followed.rootSessionId) return;
-    if (event.method === 'session/updated' && event.params.session.agent !== followed.agent) {
-      followed.agent = event.params.session.agent;
-      this.sendUpdate(conversationId, { sessionUpdate: 'current_mode_update', currentModeId: followed.agent });
-    }
+    if (event.method === 'session/updated') this.sessionChanged(conversationId, followed, event.params.session);
     for (const update of eventUpdates(event, this.updateContext(followed))) this.sendUpdate(conversationId, update);
   }
 
+  /** A change of the root session's agent or model (by this editor or another client) as mode and option updates. */
+  private sessionChanged(conversationId: string, followed: Followed, session: Session): void {
+    if (session.agent !== followed.agent) {
+      followed.agent = session.agent;
+      this.sendUpdate(conversationId, { sessionUpdate: 'current_mode_update', currentModeId: followed.agent });
+    }
+    if (session.model !== followed.model) {
+      followed.model = session.model;
+      const editor = this.editor;
+      if (!editor) return;
+      // Read before it is queued, so it keeps its place among the updates.
+      const options = sessionSettings(this.runtime, session, followed.effort).then((settings) => settings.configOptions);
+      this.outgoing = this.outgoing
+        .then(async () => editor.notify('session/update', { sessionId: conversationId, update: { sessionUpdate: 'config_option_update', configOptions: await options } }))
+        .catch(() => undefined);
+    }
+  }
+
   private updateContext(followed: Followed): UpdateContext {
-    return { root: followed.root, streamed: this.streamed, isOwnInput: (id) => id !== undefined && this.ownInputs.has(id) };
+    return {
+      root: followed.root,
+      streamed: this.streamed,
+      outputs: this.outputs,
+      notices: this.editorCapabilities.session?.notices !== undefined && this.editorCapabilities.session.notices !== null,
+      isOwnInput: (id) => id !== undefined && this.ownInputs.has(id),
+    };
   }
 
   private sendUpdate(sessionId: string, update: acp.SessionUpdate): void {
     const editor = this.editor;
     if (!editor) return;
     this.outgoing = this.outgoing.then(() => editor.notify('session/update', { sessionId, update })).catch(() => undefined);
-  }
-
-  private turnEnded(turn: Turn): void {
-    const waiter = this.waiting.get(turn.id);
-    if (waiter) {
-      this.waiting.delete(turn.id);
-      waiter(turn);
-    } else this.ended.set(turn.id, turn);
-  }
-
-  /** Resolves with the turn once it has ended; rejects when the runtime connection closes first. */
-  private turnEnd(turnId: string): Promise<Turn> {
-    const done = this.ended.get(turnId);
-    if (done) {
-      this.ended.delete(turnId);
-      return Promise.resolve(done);
-    }
-    return new Promise((resolve, reject) => {
-      if (this.runtimeClosed) {
-        reject(acp.RequestError.internalError(undefined, `the runtime server closed the connection: ${this.runtimeClosed.message}`));
-        return;
-      }
-      const onClose = (error: Error) => {
-        this.waiting.delete(turnId);
-        reject(acp.RequestError.internalError(undefined, `the runtime server closed the connection before the turn ended: ${error.message}`));
-      };
-      this.closeListeners.add(onClose);
-      this.waiting.set(turnId, (turn) => {
-        this.closeListeners.delete(onClose);
-        resolve(turn);
-      });
-    });
   }
 
   private followedOrThrow(conversationId: string): Followed {

@@ -17,6 +17,18 @@ export interface UpdateContext {
   isOwnInput(clientMessageId: string | undefined): boolean;
   /** Items whose text arrived as `item/delta`s, so their completion does not repeat it. */
   streamed: Set<string>;
+  /** Output of running tool calls so far, by item id (ACP replaces a call's content as a whole). */
+  outputs: Map<string, string>;
+  /** Whether the editor shows `notice` updates (`clientCapabilities.session.notices`). */
+  notices: boolean;
+}
+
+/** Most output of a running call shown in its live content, characters (its tail). */
+const LIVE_OUTPUT_CHARACTERS = 64 * 1024;
+
+/** A notice, when the editor shows them. */
+function notice(context: UpdateContext, severity: 'info' | 'warning', title: string, description?: string): acp.SessionUpdate[] {
+  return context.notices ? [{ sessionUpdate: 'notice', severity, title, ...(description ? { description } : {}) }] : [];
 }
 
 /** A plan's steps as ACP plan entries (OpenVaala steps have no priority; all are `medium`). */
@@ -43,13 +55,20 @@ export function itemUpdates(item: Item, context: UpdateContext, replay: boolean)
       return text ? [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text }, messageId: item.id }] : [];
     }
     case 'tool_call':
+      context.outputs.delete(item.id);
       if (!replay) return [toolCallEnd(item, context.root)];
       return [toolCallStart(item.id, item, context.root, 'in_progress'), toolCallEnd(item, context.root)];
     case 'plan':
       // Live plans come with `plan/updated`.
       return replay ? [planUpdate(item.steps)] : [];
     case 'model_error':
-      return [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `\n\nModel error (${item.model}${item.httpStatus !== null ? `, HTTP ${item.httpStatus}` : ''}): ${item.message}` }, messageId: item.id }];
+      return [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `\n\n[model error: ${item.provider} ${item.httpStatus ?? 'no HTTP status'}] ${item.message}` }, messageId: item.id }];
+    case 'agent_message':
+      return [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `\n\n[message from ${item.fromSessionId}]\n${item.text}` }, messageId: item.id }];
+    case 'executor_change':
+      return replay ? [] : notice(context, 'info', `Executor changed from ${item.from} to ${item.to}`);
+    case 'hook_run':
+      return replay ? [] : notice(context, item.exitCode === 0 ? 'info' : 'warning', `Hook ${item.event}: ${item.command}`, `exit code ${item.exitCode ?? 'none (killed)'}${item.decision ? `, decision ${item.decision}` : ''}`);
     default:
       // Approvals, interruptions, model and agent changes, instructions, hooks, summaries and
       // messages between sessions have no ACP update of their own.
@@ -90,8 +109,24 @@ export function eventUpdates(event: AnyNotification, context: UpdateContext): ac
         context.streamed.add(itemId);
         return [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: thought }, messageId: itemId }];
       }
+      if (kind === 'tool_call' && delta.output) {
+        const output = ((context.outputs.get(itemId) ?? '') + delta.output).slice(-LIVE_OUTPUT_CHARACTERS);
+        context.outputs.set(itemId, output);
+        return [{ sessionUpdate: 'tool_call_update', toolCallId: itemId, content: [{ type: 'content', content: { type: 'text', text: output } }] }];
+      }
       return [];
     }
+    case 'approval/resolved': {
+      const allowed = event.params.decision.startsWith('allow');
+      return [{ sessionUpdate: 'tool_call_update', toolCallId: event.params.itemId, status: allowed ? 'in_progress' : 'failed' }];
+    }
+    case 'input/requested': {
+      const { request } = event.params;
+      const choices = request.choices?.length ? `\nChoices: ${request.choices.join(' | ')}` : '';
+      return [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `\n\n[input requested] ${request.question}${choices}\n(Answer with your next message.)` }, messageId: request.requestId }];
+    }
+    case 'turn/retrying':
+      return notice(context, 'warning', `Retrying in ${event.params.delayMs} ms: ${event.params.message}`, `retry ${event.params.attempt} of ${event.params.maxRetries}`);
     case 'item/completed':
       return itemUpdates(event.params.item, context, false);
     case 'plan/updated':
@@ -107,8 +142,10 @@ export function eventUpdates(event: AnyNotification, context: UpdateContext): ac
 
 /** The session an event belongs to, for those tied to one session. */
 export function eventSessionId(event: AnyNotification): string | undefined {
-  const params = event.params as { sessionId?: unknown; item?: { sessionId?: unknown } };
+  const params = event.params as { sessionId?: unknown; item?: { sessionId?: unknown }; request?: { sessionId?: unknown }; session?: { id?: unknown } };
   if (typeof params.sessionId === 'string') return params.sessionId;
   if (typeof params.item?.sessionId === 'string') return params.item.sessionId;
+  if (typeof params.request?.sessionId === 'string') return params.request.sessionId;
+  if (typeof params.session?.id === 'string') return params.session.id;
   return undefined;
 }

@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type * as acp from '@agentclientprotocol/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
+import { until } from '../../helpers/processes.js';
 import { createTestEnvironment, startServe, type ServeProcess, type TestEnvironment } from '../../helpers/environment.js';
 import { chunkText, editorCapabilities, startAcp, type AcpProcess } from './acp-harness.js';
 
@@ -83,7 +84,11 @@ responses:
     const starts = updatesOf(running, 'tool_call');
     const command = starts.find((update) => update.kind === 'execute');
     expect(command).toMatchObject({ title: 'echo hello-from-acp', status: 'in_progress', rawInput: { command: 'echo hello-from-acp' } });
-    const commandEnd = updatesOf(running, 'tool_call_update').find((update) => update.toolCallId === command?.toolCallId);
+    const commandUpdates = updatesOf(running, 'tool_call_update').filter((update) => update.toolCallId === command?.toolCallId);
+    // Output streams in while the command runs, then the call ends with it.
+    expect(commandUpdates[0]).toMatchObject({ content: [{ type: 'content', content: { type: 'text', text: expect.stringContaining('hello-from-acp') } }] });
+    expect(commandUpdates[0]?.status).toBeUndefined();
+    const commandEnd = commandUpdates.at(-1);
     expect(commandEnd?.status).toBe('completed');
     expect(JSON.stringify(commandEnd?.content)).toContain('hello-from-acp');
 
@@ -98,8 +103,10 @@ responses:
       ['deny', 'reject_once'],
       ['deny_interrupt', 'reject_once'],
     ]);
-    const editEnd = updatesOf(running, 'tool_call_update').find((update) => update.toolCallId === edit?.toolCallId);
-    expect(editEnd?.status).toBe('completed');
+    const editUpdates = updatesOf(running, 'tool_call_update').filter((update) => update.toolCallId === edit?.toolCallId);
+    // Allowed: it runs; then it is done.
+    expect(editUpdates.map((update) => update.status)).toEqual(['in_progress', 'completed']);
+    const editEnd = editUpdates.at(-1);
     expect(editEnd?.content).toEqual([{ type: 'diff', path: path.join(env.workDir, 'notes.txt'), oldText: 'first line\nold words\nlast line', newText: 'first line\nnew words\nlast line' }]);
 
     expect(chunkText(running.updates, 'agent_message_chunk')).toBe('Looking around.All done.');
@@ -233,6 +240,34 @@ responses:
     await expect(running.agent.request('session/set_mode', { sessionId, modeId: 'no-such-agent' })).rejects.toMatchObject({ message: expect.stringContaining('no-such-agent') });
     await expect(running.agent.request('session/new', { cwd: path.join(env.root, 'nowhere'), mcpServers: [] })).rejects.toMatchObject({ code: -32602 });
     await expect(running.agent.request('session/new', { cwd: env.workDir, mcpServers: [{ type: 'sse', name: 'events', url: 'http://127.0.0.1:9/sse', headers: [] }] })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('mcpServers[0] "events": SSE servers are not supported') });
+    expect(running.tap.problems).toEqual([]);
+  });
+
+  it('fails a call the editor denies, and answers a question of the agent with the next prompt', async () => {
+    const env = await start(
+      `
+responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "touch denied.txt" } }]
+  - toolCalls: [{ name: request_user_input, arguments: { question: "Which colour?", choices: ["red", "blue"] } }]
+  - text: "Blue it is."
+`,
+      'agents:\n  careful: { default: true, approvals: { default: allow, rules: [{ tool: exec_command, decision: ask }] } }\n',
+    );
+    const running = launch(env, { requestPermission: async () => ({ outcome: { outcome: 'selected', optionId: 'deny' } }) });
+    await initialize(running);
+    const { sessionId } = await running.agent.request('session/new', { cwd: env.workDir, mcpServers: [] });
+    const first = running.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'make a file, then ask me' }] });
+    const asked = (): boolean => chunkText(running.updates, 'agent_message_chunk').includes('[input requested] Which colour?');
+    await until(asked, 30_000, 'the question to reach the editor');
+    expect(chunkText(running.updates, 'agent_message_chunk')).toContain('Choices: red | blue');
+    const second = await running.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'blue' }] });
+    expect(second.stopReason).toBe('end_turn');
+    expect((await first).stopReason).toBe('end_turn');
+    const command = updatesOf(running, 'tool_call').find((update) => update.kind === 'execute');
+    const commandUpdates = updatesOf(running, 'tool_call_update').filter((update) => update.toolCallId === command?.toolCallId);
+    expect(commandUpdates.map((update) => update.status)).toEqual(['failed', 'failed']);
+    expect(JSON.stringify(env.mock.requests[2]?.body)).toContain('blue');
+    expect(chunkText(running.updates, 'agent_message_chunk')).toContain('Blue it is.');
     expect(running.tap.problems).toEqual([]);
   });
 });
