@@ -43,5 +43,7 @@ export async function runAcp(options: AcpOptions, streams: { stdin: NodeJS.Reada
   const code = await Promise.race([connection.closed.then(() => 0), serverGone]);
   connection.close();
   await runtime.close();
+  // Without a server there is nothing to serve: stop reading, so the process can end.
+  (streams.stdin as Readable).destroy();
   return code;
 }

@@ -7,14 +7,14 @@ import type * as acp from '@agentclientprotocol/sdk';
 import type { Turn } from '../../protocol/index.js';
 
 /**
- * The ACP stop reason of an ended turn: an interrupted turn is `cancelled`; the model's output
- * limit `max_tokens`; a content filter `refusal`; the step limit `max_turn_requests`; a
- * completed turn `end_turn`.
+ * The ACP stop reason of an ended turn: the model's output limit `max_tokens`; a content
+ * filter `refusal`; the step limit (`maxSteps`) `max_turn_requests`; an interruption
+ * `cancelled`; a completed turn `end_turn`.
  * @returns undefined for a failed turn (model error, refused by a hook, lost in a crash), which
  *   ACP reports as an error rather than a stop reason
  */
 export function stopReason(turn: Turn): acp.StopReason | undefined {
-  if (turn.status === 'interrupted') return 'cancelled';
+  // The reason first: a turn stopped by the step limit is recorded as interrupted.
   switch (turn.stopReason) {
     case 'max_tokens':
       return 'max_tokens';
@@ -28,5 +28,6 @@ export function stopReason(turn: Turn): acp.StopReason | undefined {
     default:
       break;
   }
+  if (turn.status === 'interrupted') return 'cancelled';
   return turn.status === 'completed' ? 'end_turn' : undefined;
 }

@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient } from '../../../src/client/runtime-client.js';
 import type { AnyNotification } from '../../../src/protocol/index.js';
 import { until } from '../../helpers/processes.js';
-import { createTestEnvironment, startServe, type ServeProcess, type TestEnvironment } from '../../helpers/environment.js';
+import { createTestEnvironment, startServe, stopBackgroundServer, type ServeProcess, type TestEnvironment } from '../../helpers/environment.js';
+import { findServer } from '../../../src/cli/server-discovery.js';
 import { chunkText, editorCapabilities, startAcp, type AcpProcess } from './acp-harness.js';
 
 let environment: TestEnvironment | undefined;
@@ -23,6 +24,7 @@ afterEach(async () => {
   running = undefined;
   await serve?.stop();
   serve = undefined;
+  if (environment) await stopBackgroundServer(environment);
   await environment?.dispose();
   environment = undefined;
 });
@@ -65,5 +67,28 @@ responses:
     await until(() => seen.some((event) => event.method === 'turn/completed'), 10_000, 'the observer to see the turn end');
     expect(seen.some((event) => event.method === 'item/delta' && event.params.delta.text === 'on it.')).toBe(true);
     expect(running.tap.problems).toEqual([]);
+  });
+
+  it('starts the server when none runs, gives the editor MCP servers to the conversation, and exits 0 when the editor closes', async () => {
+    environment = await createTestEnvironment(`responses: []\n`);
+    expect(await findServer(environment.paths)).toBeUndefined();
+    running = startAcp(environment);
+    await running.agent.request('initialize', { protocolVersion: 1, clientCapabilities: editorCapabilities(false), clientInfo: { name: 'test-editor', version: '1.0.0' } });
+    const { sessionId } = await running.agent.request('session/new', {
+      cwd: environment.workDir,
+      mcpServers: [{ name: 'files', command: 'mcp-files', args: ['--root', environment.workDir], env: [{ name: 'FILES_MODE', value: 'read' }] }],
+    });
+    const server = await findServer(environment.paths);
+    expect(server).toBeDefined();
+    observer = await RuntimeClient.connect({ url: server!.url, token: server!.token, clientName: 'observer' });
+    const { conversation } = await observer.request('conversation/get', { conversationId: sessionId });
+    expect(conversation.workLocation).toEqual([{ executor: 'local', cwd: environment.workDir }]);
+    // Literal values are redacted for clients; the entry itself is the editor's.
+    expect(conversation.mcpServers).toEqual({ files: { transport: 'stdio', command: 'mcp-files', args: ['--root', environment.workDir], env: { FILES_MODE: '***' } } });
+    const tap = running.tap;
+    const exitCode = await running.stop();
+    running = undefined;
+    expect(exitCode).toBe(0);
+    expect(tap.problems).toEqual([]);
   });
 });
