@@ -10,7 +10,7 @@ import * as acp from '@agentclientprotocol/sdk';
 import { RuntimeClientError, type RuntimeClient } from '../../client/runtime-client.js';
 import { VERSION } from '../../package-info.js';
 import { ErrorCodes, type AnyNotification, type ContentPart, type ReasoningEffort, type Session, type Turn } from '../../protocol/index.js';
-import { titleOf } from '../../cli/exec.js';
+import { titleOf } from '../../client/conversation-title.js';
 import { promptParts, UnsupportedContentError } from './content.js';
 import { conversationMcpServers } from './mcp-servers.js';
 import { approvalAnswer, permissionRequest } from './permissions.js';

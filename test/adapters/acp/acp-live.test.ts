@@ -91,4 +91,17 @@ responses:
     expect(exitCode).toBe(0);
     expect(tap.problems).toEqual([]);
   });
+
+  it('ends with exit code 1, saying why, when the server goes away', async () => {
+    environment = await createTestEnvironment(`responses: []\n`);
+    serve = await startServe(environment);
+    running = startAcp(environment);
+    await running.agent.request('initialize', { protocolVersion: 1, clientCapabilities: editorCapabilities(false), clientInfo: { name: 'test-editor', version: '1.0.0' } });
+    await running.agent.request('session/new', { cwd: environment.workDir, mcpServers: [] });
+    const exited = new Promise<number | null>((resolve) => running!.child.once('exit', (code) => resolve(code)));
+    await serve.stop();
+    serve = undefined;
+    expect(await exited).toBe(1);
+    expect(running.stderr()).toContain('openvaala acp: the runtime server closed the connection');
+  });
 });
