@@ -23,8 +23,8 @@ afterEach(async () => {
   environment = undefined;
 });
 
-async function start(script: string, agentsYaml?: string): Promise<TestEnvironment> {
-  environment = await createTestEnvironment(script);
+async function start(script: string, agentsYaml?: string, providersYaml?: (baseURL: string) => string): Promise<TestEnvironment> {
+  environment = await createTestEnvironment(script, providersYaml);
   if (agentsYaml) writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), agentsYaml);
   serve = await startServe(environment);
   return environment;
@@ -199,13 +199,23 @@ responses:
   });
 
   it('sends prompt content as input parts and changes the mode and the model', async () => {
-    const env = await start(`responses:\n  - text: "seen"\n`, 'agents:\n  builder: { default: true }\n  reviewer: { description: "reads only" }\n');
+    const env = await start(
+      `responses:\n  - text: "seen"\n`,
+      'agents:\n  builder: { default: true }\n  reviewer: { description: "reads only" }\n',
+      (baseURL) => `providers:\n  mock:\n    kind: openai\n    baseURL: ${baseURL}\n    apiKey: none\n    models: { mock-model: { contextWindow: 32000 }, thinker: { contextWindow: 64000, reasoning: true } }\ndefaultModel: mock/mock-model\n`,
+    );
     const running = launch(env);
     await initialize(running);
-    const { sessionId } = await running.agent.request('session/new', { cwd: env.workDir, mcpServers: [] });
+    const created = await running.agent.request('session/new', { cwd: env.workDir, mcpServers: [] });
+    const sessionId = created.sessionId;
+    // A model that does not reason has no effort option.
+    expect(created.configOptions?.map((option) => option.id)).toEqual(['model']);
     await running.agent.request('session/set_mode', { sessionId, modeId: 'reviewer' });
-    const options = await running.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'mock/mock-model' });
-    expect(options.configOptions[0]).toMatchObject({ id: 'model', currentValue: 'mock/mock-model' });
+    const switched = await running.agent.request('session/set_config_option', { sessionId, configId: 'model', value: 'mock/thinker' });
+    expect(switched.configOptions[0]).toMatchObject({ id: 'model', currentValue: 'mock/thinker' });
+    expect(switched.configOptions[1]).toMatchObject({ id: 'reasoning_effort', currentValue: 'default' });
+    const options = await running.agent.request('session/set_config_option', { sessionId, configId: 'reasoning_effort', value: 'high' });
+    expect(options.configOptions[1]).toMatchObject({ id: 'reasoning_effort', currentValue: 'high' });
     const prompt: acp.ContentBlock[] = [
       { type: 'text', text: 'look at these' },
       { type: 'resource_link', name: 'main.ts', uri: `file://${env.workDir}/main.ts` },
@@ -218,6 +228,10 @@ responses:
     expect(body).toContain(`[attached file: ${env.workDir}/main.ts]`);
     expect(body).toContain('const open = \\"in the editor\\";');
     expect(body).toContain('data:image/png;base64,iVBORw0KGgo=');
+    expect(body).toContain('"model":"thinker"');
+    expect(body).toMatch(/"effort":"high"/);
+    // The context in use after the call, against the model's window.
+    expect(updatesOf(running, 'usage_update').at(-1)).toMatchObject({ size: 64000, used: expect.any(Number) });
     const { session } = await (await import('../../../src/client/runtime-client.js')).RuntimeClient.connect({ url: serve!.info.url, token: serve!.info.token, clientName: 'check' }).then(async (client) => {
       const got = await client.request('conversation/get', { conversationId: sessionId });
       await client.close();
