@@ -7,9 +7,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as acp from '@agentclientprotocol/sdk';
-import { RuntimeClientError, type RuntimeClient } from '../../client/runtime-client.js';
+import { RuntimeClientError, type RuntimeClient, type ServerRequestResult } from '../../client/runtime-client.js';
 import { VERSION } from '../../package-info.js';
-import { ErrorCodes, type AnyNotification, type ContentPart, type ReasoningEffort, type Session, type Turn } from '../../protocol/index.js';
+import { ErrorCodes, type AnyNotification, type ApprovalRequest, type ContentPart, type ReasoningEffort, type Session, type Turn } from '../../protocol/index.js';
 import { titleOf } from '../../client/conversation-title.js';
 import { promptParts, UnsupportedContentError } from './content.js';
 import { conversationMcpServers } from './mcp-servers.js';
@@ -66,15 +66,7 @@ export class AcpBridge {
   constructor(private readonly runtime: RuntimeClient) {
     runtime.onNotification((event) => this.onRuntimeEvent(event));
     runtime.onClose((error) => this.turns.closed(error));
-    runtime.handleServerRequest('approval/request', async (approval) => {
-      const followed = this.followed.get(approval.conversationId);
-      if (!followed || !this.editor) throw new Error('the editor does not follow this conversation');
-      const editor = this.editor;
-      // The call's tool_call update goes out before the editor is asked about it.
-      await this.outgoing;
-      const response = await editor.request('session/request_permission', permissionRequest(approval.conversationId, approval, followed.root));
-      return approvalAnswer(approval, response);
-    });
+    runtime.handleServerRequest('approval/request', (approval) => this.askPermission(approval));
     runtime.handleServerRequest('client/fs/readTextFile', async ({ conversationId, path }) => {
       const { content } = await this.requireEditor().request('fs/read_text_file', { sessionId: conversationId, path });
       return { content };
@@ -275,7 +267,34 @@ export class AcpBridge {
     if (followed.local && (fs?.readTextFile || fs?.writeTextFile)) {
       await this.runtime.request('conversation/serveFiles', { conversationId, read: fs.readTextFile === true, write: fs.writeTextFile === true });
     }
+    const waiting = subscribed.sessions.flatMap((session) => session.pendingApprovals);
+    // Asked once the editor has the session (after the answer that opens it).
+    if (waiting.length > 0) setImmediate(() => this.askWaitingApprovals(conversationId, waiting));
     return subscribed.heads;
+  }
+
+  /** Asks the editor about a tool call waiting for approval; the answer is for `approval/request` or `approval/respond`. */
+  private async askPermission(approval: ApprovalRequest): Promise<ServerRequestResult<'approval/request'>> {
+    const followed = this.followed.get(approval.conversationId);
+    if (!followed || !this.editor) throw new Error('the editor does not follow this conversation');
+    const editor = this.editor;
+    // The call's tool_call update goes out before the editor is asked about it.
+    await this.outgoing;
+    const response = await editor.request('session/request_permission', permissionRequest(approval.conversationId, approval, followed.root));
+    return approvalAnswer(approval, response);
+  }
+
+  /**
+   * Calls that were already waiting for approval when the editor opened the session were asked
+   * before it subscribed: the editor is asked now, and its answer sent with `approval/respond`
+   * (another client may have answered meanwhile; then it is not accepted, which is fine).
+   */
+  private askWaitingApprovals(conversationId: string, approvals: ApprovalRequest[]): void {
+    for (const approval of approvals) {
+      this.askPermission(approval)
+        .then((answer) => this.runtime.request('approval/respond', { conversationId, approvalId: approval.approvalId, ...answer }))
+        .catch(() => undefined);
+    }
   }
 
   private async settings(conversationId: string): Promise<SessionSettings> {

@@ -3,6 +3,8 @@
  * client subscribed to it sees the turn live, and steering input it sends while the turn runs
  * reaches the editor as a user message chunk.
  */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type * as acp from '@agentclientprotocol/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient } from '../../../src/client/runtime-client.js';
@@ -103,5 +105,38 @@ responses:
     serve = undefined;
     expect(await exited).toBe(1);
     expect(running.stderr()).toContain('openvaala acp: the runtime server closed the connection');
+  });
+
+  it('asks the editor about a call that was already waiting for approval when it opened the session', async () => {
+    environment = await createTestEnvironment(`
+responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo approved-later" } }]
+  - text: "ran it"
+`);
+    writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), 'agents:\n  careful: { default: true, approvals: { default: ask } }\n');
+    serve = await startServe(environment);
+    observer = await RuntimeClient.connect({ url: serve.info.url, token: serve.info.token, clientName: 'observer', capabilities: { approvals: false } });
+    const seen: AnyNotification[] = [];
+    observer.onNotification((event) => seen.push(event));
+    const { conversation } = await observer.request('conversation/create', { cwd: environment.workDir });
+    await observer.request('conversation/subscribe', { conversationId: conversation.id });
+    await observer.request('session/input', { conversationId: conversation.id, input: 'run it' });
+    await until(() => seen.some((event) => event.method === 'approval/requested'), 20_000, 'the call to wait for approval');
+
+    const asked: acp.RequestPermissionRequest[] = [];
+    running = startAcp(environment, {
+      requestPermission: async (params) => {
+        asked.push(params);
+        return { outcome: { outcome: 'selected', optionId: 'allow_once' } };
+      },
+    });
+    await running.agent.request('initialize', { protocolVersion: 1, clientCapabilities: editorCapabilities(false), clientInfo: { name: 'test-editor', version: '1.0.0' } });
+    await running.agent.request('session/resume', { sessionId: conversation.id, cwd: environment.workDir });
+    await until(() => seen.some((event) => event.method === 'turn/completed'), 20_000, 'the turn to end');
+    expect(asked.map((request) => request.toolCall.title)).toEqual(['echo approved-later']);
+    const resolved = seen.find((event) => event.method === 'approval/resolved');
+    expect(resolved?.params).toMatchObject({ decision: 'allow_once', decidedBy: 'client:openvaala-acp' });
+    expect(JSON.stringify(environment.mock.requests[1]?.body)).toContain('approved-later');
+    expect(running.tap.problems).toEqual([]);
   });
 });
