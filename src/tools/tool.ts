@@ -104,7 +104,7 @@ export interface Tool<Args = unknown> {
    * patch will apply), for `item/started` and approval requests. Undefined when the tool has no
    * details or the arguments are invalid. Never throws, never changes anything.
    */
-  describe?(rawArguments: unknown, context: Pick<ToolContext, 'workspace'>): Promise<ToolDetails | undefined>;
+  describe?(rawArguments: unknown, context: Pick<ToolContext, 'workspace' | 'clientFiles'>): Promise<ToolDetails | undefined>;
   /**
    * False for a tool that only talks to the user and changes nothing (`request_user_input`):
    * an approval policy's `default` and its wildcard rules do not gate it, only a rule naming
@@ -170,7 +170,7 @@ export interface ToolSpec<Args> {
    */
   execute(args: Args, context: ToolContext): Promise<ToolResult>;
   /** Details known before the call runs (see `Tool.describe`); may throw: a failure means no details. */
-  describe?(args: Args, context: Pick<ToolContext, 'workspace'>): Promise<ToolDetails | undefined>;
+  describe?(args: Args, context: Pick<ToolContext, 'workspace' | 'clientFiles'>): Promise<ToolDetails | undefined>;
   /** False for a tool without side effects that only talks to the user (see `Tool.sideEffects`). */
   sideEffects?: boolean;
   /** The details its results carry, or why none (see `ToolDetailsDeclaration`). */

@@ -68,7 +68,8 @@ responses:
   - toolCalls: [{ name: read_file, arguments: { path: "notes.txt" } }]
   - text: "could not read"
 `);
-    writeFileSync(path.join(harness.environment.workDir, 'notes.txt'), 'old\n');
+    // The buffer holds what the patch expects; the disk has an older text it would not apply to.
+    writeFileSync(path.join(harness.environment.workDir, 'notes.txt'), 'stale on disk\n');
     const conversationId = await harness.conversation();
     const client = await editor(harness);
     const writes: unknown[] = [];
@@ -86,7 +87,10 @@ responses:
     await harness.turnsCompleted(1);
     expect(writes).toEqual([{ conversationId, sessionId: expect.stringMatching(/^sess_/), path: path.join(harness.environment.workDir, 'notes.txt'), content: 'new\n' }]);
     // The editor wrote it (or will save it): the executor's copy is untouched.
-    expect(readFileSync(path.join(harness.environment.workDir, 'notes.txt'), 'utf8')).toBe('old\n');
+    expect(readFileSync(path.join(harness.environment.workDir, 'notes.txt'), 'utf8')).toBe('stale on disk\n');
+    // The diff announced before the call ran was taken from the buffer too.
+    const started = harness.events.find((event) => event.method === 'item/started' && event.params.kind === 'tool_call');
+    expect(JSON.stringify(started?.params.partial)).toContain('-old\\n+new');
 
     failReads = true;
     await harness.client.request('session/input', { conversationId, input: 'read it' });

@@ -67,8 +67,8 @@ export const applyPatchTool: Tool<ApplyPatchArguments> = defineTool({
   description: loadToolDescription('apply_patch'),
   parameters: applyPatchArguments,
   declaredDetails: { kind: 'fileChange' },
-  async describe({ patch }, { workspace }) {
-    return { kind: 'fileChange', changes: await previewPatch(patch, workspace) };
+  async describe({ patch }, { workspace, clientFiles }) {
+    return { kind: 'fileChange', changes: await previewPatch(patch, workspace, clientFiles) };
   },
   async execute({ patch }, { workspace, clientFiles }) {
     // The diffs are taken from the files just before they are written; a preview that fails
