@@ -19,6 +19,9 @@ import { resolveConversationId } from './conversation-reference.js';
 import { ensureServer } from './server-discovery.js';
 import { missingServerEnvironment } from './server-environment.js';
 import { UsageError } from './usage-error.js';
+import { titleOf } from '../client/conversation-title.js';
+
+export { titleOf };
 
 export { UsageError };
 
@@ -38,19 +41,6 @@ export interface ExecOptions {
   dataDir?: string;
   /** A conversation id, or `last` (the most recently updated conversation), to continue. */
   resume?: string;
-}
-
-/** Longest title `exec` gives a conversation, in characters. */
-const TITLE_MAX_CHARACTERS = 80;
-
-/**
- * A conversation's title from its first prompt, as other coding agents list sessions: the
- * first non-empty line, white space folded, cut to 80 characters with an ellipsis.
- */
-export function titleOf(prompt: string): string {
-  const line = prompt.split('\n').map((text) => text.replace(/\s+/g, ' ').trim()).find((text) => text !== '') ?? '';
-  const characters = [...line];
-  return characters.length <= TITLE_MAX_CHARACTERS ? line : `${characters.slice(0, TITLE_MAX_CHARACTERS - 1).join('')}…`;
 }
 
 function resumeHint(conversationId: string): string {

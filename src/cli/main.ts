@@ -144,6 +144,15 @@ export function buildProgram(): Command {
     });
 
   program
+    .command('acp')
+    .description('serve the Agent Client Protocol on stdin/stdout, for editors such as Zed (see docs/editors.md)')
+    .option('--data-dir <dir>', 'data directory of the server to use')
+    .option('--config-dir <dir>', 'configuration directory of the server to use')
+    .action(async (options: { dataDir?: string; configDir?: string }) => {
+      await run('acp', async () => (await import('./acp.js')).runAcp(options, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }));
+    });
+
+  program
     .command('reindex')
     .description('rebuild metadata.db from the conversation logs (the server must not be running)')
     .option('--data-dir <dir>', 'data directory')

@@ -18,6 +18,7 @@ import { sessionMethods } from './sessions.js';
 import { approvalIdParam, conversationIdParam, ReasoningEffortSchema, sessionIdParam } from './request-params.js';
 import { workspaceMethods, workspaceNotifications } from './workspace.js';
 import { workspaceGitMethods } from './workspace-git.js';
+import { clientFileMethods, clientFileServerRequests } from './client-files.js';
 
 export { PROTOCOL_VERSION } from './version.js';
 
@@ -177,6 +178,7 @@ export const methods = {
   ...workspaceMethods,
   ...workspaceGitMethods,
   ...userInputMethods,
+  ...clientFileMethods,
 } as const;
 
 /** Server-to-client notifications: name → params schema. */
@@ -273,6 +275,7 @@ export const serverRequests = {
     }),
   },
   ...userInputServerRequests,
+  ...clientFileServerRequests,
 } as const;
 
 /** A request method name. */

@@ -70,6 +70,8 @@ export interface AgentEnvironment {
    * `shown.sideEffects` is the tool's `sideEffects` (false: only rules naming the tool gate it).
    */
   authorize(call: RequestedToolCall, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined, shown: { itemId: string; details?: ToolDetails; sideEffects?: boolean }): Promise<{ allowed: boolean; message?: string }>;
+  /** Text files served by a client on the local executor's machine (an editor); given to calls routed to a `local` executor. */
+  clientFiles?: ToolContext['clientFiles'];
   /** Asks the user a question for a tool call (`request_user_input`); absent = nobody can be asked. */
   askUser?(question: UserQuestion, call: { callId: string; itemId: string }): Promise<UserAnswer>;
   /** Hooks around tool calls, the stop and compaction (`hooks.yaml`), and skill loading; absent = none. */
@@ -149,7 +151,9 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
     // by the result's details at completion. Calls are described concurrently but announced in
     // the order the model requested them.
     let details: ToolDetails | undefined;
-    const description = workspace ? tool?.describe?.(call.arguments, { workspace: environment.workspace }) : undefined;
+    // A client serving files is on the server's machine: only local calls go through it.
+    const clientFiles = (routed: typeof workspace) => (environment.clientFiles && routed?.executor.kind === 'local' ? { clientFiles: environment.clientFiles } : {});
+    const description = workspace ? tool?.describe?.(call.arguments, { workspace: environment.workspace, ...clientFiles(workspace) }) : undefined;
     const announced = previousAnnouncement.then(async () => {
       details = await description;
       environment.itemStarted(itemId, 'tool_call', { callId: call.callId, toolName: call.toolName, arguments: call.arguments, ...(workspace ? { executor: workspace.executor.name } : {}), ...(details ? { details } : {}) });
@@ -165,7 +169,7 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
       if (gate.refusal !== undefined) return { output: `${call.toolName}: not run: ${gate.refusal}`, isError: true };
       const effectiveCall = { ...call, arguments: gate.arguments };
       workspace = workspaceForCall(tool, effectiveCall.arguments, environment.workspace);
-      if (gate.arguments !== call.arguments && workspace) details = await tool.describe?.(gate.arguments, { workspace: environment.workspace });
+      if (gate.arguments !== call.arguments && workspace) details = await tool.describe?.(gate.arguments, { workspace: environment.workspace, ...clientFiles(workspace) });
       const askUser = environment.askUser?.bind(environment);
       const toolContext: ToolContext = {
         workspace: environment.workspace,
@@ -173,6 +177,7 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
         onOutput: (chunk) => environment.itemDelta(itemId, { output: chunk }),
         ...(environment.commands ? { commands: environment.commands } : {}),
         ...(askUser ? { askUser: (question) => askUser(question, { callId: call.callId, itemId }) } : {}),
+        ...clientFiles(workspace),
       };
       // A call naming an executor outside the work location fails in the tool without running: nothing to approve.
       if (!workspace) return tool.invoke(effectiveCall.arguments, toolContext);

@@ -12,6 +12,7 @@ import { McpClientManager, type McpSettings } from '../mcp/client-manager.js';
 import type { AnyNotification, Conversation, Item, ItemDelta, Session, SessionHeads, StoredItem, Turn } from '../protocol/index.js';
 import { ApprovalBroker } from './approvals/broker.js';
 import { UserInputBroker } from './user-input/broker.js';
+import { ClientFileServers } from './client-files.js';
 import { EventBus, type EventListener } from './event-bus.js';
 import type { Runtime } from './runtime.js';
 import { SerialQueue } from './serial-queue.js';
@@ -47,6 +48,8 @@ export class LiveConversation {
       this.refreshPendingApprovals(approval.sessionId);
     },
   });
+  /** Clients serving the conversation's text files to its tools (`conversation/serveFiles`). */
+  readonly clientFiles = new ClientFileServers();
   /** Questions of `request_user_input` waiting for the user. */
   readonly userInputs = new UserInputBroker({
     requested: (request) => {

@@ -7,6 +7,7 @@ import { decodeRecordCursor } from '../storage/record-validation.js';
 import { ErrorCodes, PROTOCOL_VERSION, resolveClientCapabilities, RpcError, type ContentPart, type MethodName, type MethodParams, type MethodResult } from '../protocol/index.js';
 import { serverCapabilities } from './handlers/capabilities.js';
 import { createUserInputHandlers } from './handlers/user-input.js';
+import { createClientFileHandlers } from './handlers/client-files.js';
 import type { LiveConversation } from '../runtime/conversation.js';
 import { InvalidWorkLocationError } from '../runtime/runtime.js';
 import type { LiveSession } from '../runtime/session.js';
@@ -65,6 +66,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     ...createWorkspaceHandlers(connection),
     ...createWorkspaceGitHandlers(connection),
     ...createUserInputHandlers(connection),
+    ...createClientFileHandlers(connection),
     async initialize(params) {
       if (params.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {
         throw new RpcError(ErrorCodes.invalidParams, `initialize: params.protocolVersion: this server speaks protocol version ${PROTOCOL_VERSION}, the client asked for version ${params.protocolVersion}; use a client for version ${PROTOCOL_VERSION}`);

@@ -220,6 +220,9 @@ export class RpcConnection {
     this.serverRequests.drop(conversationId);
   }
 
+  /** Sends a server-to-client request whose answer the caller waits for (see `ServerRequests.ask`). */
+  askClient: ServerRequests['ask'] = (method, params) => this.serverRequests.ask(method, params);
+
   /** Runs `task` once when the connection ends (at once when it has ended); returns the function that cancels it. */
   onDispose(task: () => void): () => void {
     if (this.closed) {

@@ -4,6 +4,7 @@
  * conversation. Kept apart from the connection, which only routes answers here and says when
  * what a request asks about is resolved.
  */
+import type { z } from 'zod';
 import { serverRequests, type ApprovalRequest, type UserInputRequest } from '../protocol/index.js';
 import type { Runtime } from '../runtime/runtime.js';
 
@@ -33,7 +34,7 @@ export class ServerRequests {
    * removed when answered, when what it asks about is resolved (by another client, or the turn
    * was interrupted), when the conversation is unsubscribed, and when the connection closes.
    */
-  private readonly outgoing = new Map<string, { conversationId: string; subject: string; handle: (response: ServerRequestResponse) => void }>();
+  private readonly outgoing = new Map<string, { conversationId: string; subject: string; handle: (response: ServerRequestResponse) => void; abandon?: (reason: Error) => void }>();
 
   /** @param host the connection the requests go out on */
   constructor(private readonly host: ServerRequestHost) {}
@@ -88,6 +89,35 @@ export class ServerRequests {
     this.host.send({ jsonrpc: '2.0', id, method: 'input/request', params: request });
   }
 
+  /**
+   * Sends a request whose answer the caller waits for (`client/fs/readTextFile`,
+   * `client/fs/writeTextFile`), checked against the method's result schema.
+   * @returns the client's result
+   * @throws Error with the client's error message, for a result of the wrong shape, or when the
+   *   connection ends or the conversation's requests are dropped before the answer
+   */
+  ask<M extends 'client/fs/readTextFile' | 'client/fs/writeTextFile'>(method: M, params: z.infer<(typeof serverRequests)[M]['params']>): Promise<z.infer<(typeof serverRequests)[M]['result']>> {
+    const id = `server-${this.nextRequestId++}`;
+    return new Promise((resolve, reject) => {
+      this.outgoing.set(id, {
+        conversationId: params.conversationId,
+        subject: id,
+        handle: (response) => {
+          if (response.error !== undefined) {
+            const message = typeof response.error === 'object' && response.error !== null && 'message' in response.error ? String((response.error as { message: unknown }).message) : JSON.stringify(response.error);
+            reject(new Error(`the client could not do ${method}: ${message}`));
+            return;
+          }
+          const answer = (serverRequests[method].result as z.ZodType).safeParse(response.result);
+          if (answer.success) resolve(answer.data as z.infer<(typeof serverRequests)[M]['result']>);
+          else reject(new Error(`the client answered ${method} with a result of the wrong shape: ${answer.error.issues.map((issue) => `${issue.path.join('.') || 'result'}: ${issue.message}`).join('; ')}`));
+        },
+        abandon: reject,
+      });
+      this.host.send({ jsonrpc: '2.0', id, method, params });
+    });
+  }
+
   /** Applies the client's response to request `id`, if it is still waiting; a response to anything else is ignored. */
   answer(id: string, response: ServerRequestResponse): void {
     const entry = this.outgoing.get(id);
@@ -99,12 +129,16 @@ export class ServerRequests {
   /** Forgets the requests about `subject` (an approval or question id) or, without one, about a whole conversation. */
   drop(conversationId: string, subject?: string): void {
     for (const [id, entry] of this.outgoing) {
-      if (entry.conversationId === conversationId && (subject === undefined || entry.subject === subject)) this.outgoing.delete(id);
+      if (entry.conversationId === conversationId && (subject === undefined || entry.subject === subject)) {
+        this.outgoing.delete(id);
+        entry.abandon?.(new Error('the client left the conversation before answering'));
+      }
     }
   }
 
   /** Forgets every request (the connection has ended). */
   clear(): void {
+    for (const entry of this.outgoing.values()) entry.abandon?.(new Error('the client connection closed before answering'));
     this.outgoing.clear();
   }
 }

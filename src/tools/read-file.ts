@@ -110,12 +110,16 @@ export function createReadFileTool(options: ReadFileToolOptions = {}): Tool<Read
             `use exec_command with head, tail, sed -n or grep to look at parts of it`,
         );
       }
-      const bytes = await workspace.executor.fs.readFile(absolute);
-      if (isBinary(bytes)) {
-        return { output: `read_file: "${args.path}" is a binary file of ${bytes.length} bytes; not shown`, isError: true };
+      // A client that serves the file (an editor) gives its buffer, unsaved changes included.
+      let text = await context.clientFiles?.readTextFile(absolute);
+      if (text === undefined) {
+        const bytes = await workspace.executor.fs.readFile(absolute);
+        if (isBinary(bytes)) {
+          return { output: `read_file: "${args.path}" is a binary file of ${bytes.length} bytes; not shown`, isError: true };
+        }
+        // TextDecoder drops a leading byte order mark, which is not part of the first line.
+        text = new TextDecoder('utf-8').decode(bytes);
       }
-      // TextDecoder drops a leading byte order mark, which is not part of the first line.
-      const text = new TextDecoder('utf-8').decode(bytes);
       if (text.length === 0) return { output: `"${args.path}" is empty (0 bytes)`, isError: false, details: { kind: 'read', path: absolute, totalLines: 0 } };
       const lines = text.split('\n');
       if (lines.at(-1) === '') lines.pop();

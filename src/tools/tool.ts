@@ -44,6 +44,26 @@ export interface UserQuestion {
 /** How a question ended: the user's answer, or why nobody answered. */
 export type UserAnswer = { answered: true; answer: string } | { answered: false; reason: string };
 
+/**
+ * Text files served by the client that shows them (an editor, whose buffers may hold changes
+ * not yet saved; protocol `conversation/serveFiles`). Given only for calls routed to the
+ * executor on the client's machine. Tools read and write text through it first and use the
+ * executor's file system when it says no client serves files now.
+ */
+export interface ClientFileAccess {
+  /**
+   * The file's text as the client has it, or undefined when no client serves reads now.
+   * @param absolutePath absolute path on the executor (already confined to the workspace)
+   * @throws Error with the client's message when the client fails to read it
+   */
+  readTextFile(absolutePath: string): Promise<string | undefined>;
+  /**
+   * Writes the file through the client; false when no client serves writes now.
+   * @throws Error with the client's message when the client fails to write it
+   */
+  writeTextFile(absolutePath: string, content: string): Promise<boolean>;
+}
+
 /** What a tool receives besides its arguments. */
 export interface ToolContext {
   /** Workspace of the executor the call is routed to. */
@@ -62,6 +82,8 @@ export interface ToolContext {
    * outside a session. Rejects with the abort reason when the turn is interrupted.
    */
   askUser?: (question: UserQuestion) => Promise<UserAnswer>;
+  /** Text files served by a client (see `ClientFileAccess`); absent when the call's executor is not the client's machine. */
+  clientFiles?: ClientFileAccess;
 }
 
 /**
@@ -82,7 +104,7 @@ export interface Tool<Args = unknown> {
    * patch will apply), for `item/started` and approval requests. Undefined when the tool has no
    * details or the arguments are invalid. Never throws, never changes anything.
    */
-  describe?(rawArguments: unknown, context: Pick<ToolContext, 'workspace'>): Promise<ToolDetails | undefined>;
+  describe?(rawArguments: unknown, context: Pick<ToolContext, 'workspace' | 'clientFiles'>): Promise<ToolDetails | undefined>;
   /**
    * False for a tool that only talks to the user and changes nothing (`request_user_input`):
    * an approval policy's `default` and its wildcard rules do not gate it, only a rule naming
@@ -148,7 +170,7 @@ export interface ToolSpec<Args> {
    */
   execute(args: Args, context: ToolContext): Promise<ToolResult>;
   /** Details known before the call runs (see `Tool.describe`); may throw: a failure means no details. */
-  describe?(args: Args, context: Pick<ToolContext, 'workspace'>): Promise<ToolDetails | undefined>;
+  describe?(args: Args, context: Pick<ToolContext, 'workspace' | 'clientFiles'>): Promise<ToolDetails | undefined>;
   /** False for a tool without side effects that only talks to the user (see `Tool.sideEffects`). */
   sideEffects?: boolean;
   /** The details its results carry, or why none (see `ToolDetailsDeclaration`). */

@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { ExecutorFileSystem } from '../../executors/executor.js';
 import { lockKeyOf, pathLocksOf, type PathLocks } from '../../executors/path-locks.js';
 import type { Workspace } from '../../executors/workspace.js';
+import type { ClientFileAccess } from '../tool.js';
 import { internalFailureNote, isInternalError, reportInternalError } from '../internal-errors.js';
 import { ApplyPatchError } from './errors.js';
 import { parsePatch, type PatchHunk } from './parser.js';
@@ -70,12 +71,14 @@ const HEADERS: Record<PatchHunk['kind'], string> = {
  *
  * @param patchText the patch, `*** Begin Patch` … `*** End Patch`
  * @param workspace where paths are resolved; relative paths are taken from its root
+ * @param clientFiles a client serving the files' text (an editor's buffers): updated files are
+ *   read and written through it, added ones written through it, when it serves them
  * @returns the changed files, relative to the workspace root, and the summary text
  * @throws ApplyPatchError for a malformed patch (message starts with `line N:`), a path
  *   outside the workspace, or a section that cannot be applied (message names the file and,
  *   for updates, the chunk and its patch line; for a file changed meanwhile, says so)
  */
-export async function applyPatch(patchText: string, workspace: Workspace): Promise<ApplyPatchResult> {
+export async function applyPatch(patchText: string, workspace: Workspace, clientFiles?: ClientFileAccess): Promise<ApplyPatchResult> {
   const hunks = parsePatch(patchText);
   const locks = pathLocksOf(workspace.executor);
   const state: CallState = { locks, startMark: locks.beginCall() };
@@ -88,7 +91,7 @@ export async function applyPatch(patchText: string, workspace: Workspace): Promi
       const changes = emptyChanges();
       for (const target of targets) {
         try {
-          await applySection(target, workspace, changes, state);
+          await applySection(target, workspace, changes, state, clientFiles);
         } catch (error) {
           throw asPatchError(error, target, workspace).withApplied(structuredClone(changes));
         }
@@ -152,8 +155,12 @@ async function resolveTargets(hunks: readonly PatchHunk[], workspace: Workspace)
   return targets;
 }
 
-async function applySection(target: LockedTarget, workspace: Workspace, changes: PatchChanges, state: CallState): Promise<void> {
+async function applySection(target: LockedTarget, workspace: Workspace, changes: PatchChanges, state: CallState, clientFiles?: ClientFileAccess): Promise<void> {
   const fileSystem = workspace.executor.fs;
+  // Through the client when it serves the file (its buffer is updated too), else the executor.
+  const write = async (file: string, content: string): Promise<void> => {
+    if (!(await clientFiles?.writeTextFile(file, content))) await fileSystem.writeFile(file, content);
+  };
   const { hunk, file, fileKey } = target;
   const changedByAnotherCall = (): boolean => state.locks.changedSince(fileKey, state.startMark);
   const display = workspace.display(file);
@@ -167,7 +174,7 @@ async function applySection(target: LockedTarget, workspace: Workspace, changes:
   if (hunk.kind === 'add') {
     if ((await fileSystem.stat(file))?.kind === 'directory') fail('a directory with that name exists');
     await ensureParentDirectory(fileSystem, file);
-    await fileSystem.writeFile(file, hunk.contents);
+    await write(file, hunk.contents);
     state.locks.noteWrite(fileKey);
     recordPath(changes.added, display);
     return;
@@ -185,7 +192,8 @@ async function applySection(target: LockedTarget, workspace: Workspace, changes:
   }
 
   const readStat = await fileSystem.stat(fileKey);
-  const original = decodeText(await fileSystem.readFile(file)) ?? fail('the file is not valid UTF-8 text');
+  const served = await clientFiles?.readTextFile(file);
+  const original = served ?? decodeText(await fileSystem.readFile(file)) ?? fail('the file is not valid UTF-8 text');
   let updated: string;
   try {
     updated = applyChunks(original, hunk.chunks, display);
@@ -203,7 +211,7 @@ async function applySection(target: LockedTarget, workspace: Workspace, changes:
   }
   const destination = target.destination;
   if (destination === undefined || destination === file) {
-    await fileSystem.writeFile(file, updated);
+    await write(file, updated);
     state.locks.noteWrite(fileKey);
     recordPath(changes.modified, display);
     return;
@@ -213,7 +221,7 @@ async function applySection(target: LockedTarget, workspace: Workspace, changes:
     fail(`the move destination ${destinationDisplay} is a directory`);
   }
   await ensureParentDirectory(fileSystem, destination);
-  await fileSystem.writeFile(destination, updated);
+  await write(destination, updated);
   if (target.destinationKey !== undefined) state.locks.noteWrite(target.destinationKey);
   await fileSystem.removeFile(file);
   state.locks.noteWrite(fileKey);

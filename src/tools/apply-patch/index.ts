@@ -67,15 +67,15 @@ export const applyPatchTool: Tool<ApplyPatchArguments> = defineTool({
   description: loadToolDescription('apply_patch'),
   parameters: applyPatchArguments,
   declaredDetails: { kind: 'fileChange' },
-  async describe({ patch }, { workspace }) {
-    return { kind: 'fileChange', changes: await previewPatch(patch, workspace) };
+  async describe({ patch }, { workspace, clientFiles }) {
+    return { kind: 'fileChange', changes: await previewPatch(patch, workspace, clientFiles) };
   },
-  async execute({ patch }, { workspace }) {
+  async execute({ patch }, { workspace, clientFiles }) {
     // The diffs are taken from the files just before they are written; a preview that fails
     // (the patch does not apply) leaves the details empty and the applier says why.
-    const preview = await previewPatch(patch, workspace).catch((): FileChange[] => []);
+    const preview = await previewPatch(patch, workspace, clientFiles).catch((): FileChange[] => []);
     try {
-      const result = await applyPatch(patch, workspace);
+      const result = await applyPatch(patch, workspace, clientFiles);
       return { output: result.summary, isError: false, structured: structuredChanges(result), details: { kind: 'fileChange', changes: preview } };
     } catch (error) {
       if (error instanceof ApplyPatchError) return failureResult(error, preview);

@@ -5,6 +5,7 @@
  */
 import type { Workspace } from '../../executors/workspace.js';
 import type { FileChange } from '../../protocol/tool-details.js';
+import type { ClientFileAccess } from '../tool.js';
 import { unifiedDiff } from '../unified-diff.js';
 import { parsePatch } from './parser.js';
 import { PatchPathResolver } from './paths.js';
@@ -15,11 +16,12 @@ import { applyChunks } from './text-file.js';
  * Sections that touch a file already changed by an earlier section see that change.
  * @param patchText the patch, `*** Begin Patch` … `*** End Patch`
  * @param workspace where the patch's paths are resolved
+ * @param clientFiles a client serving the files' text (an editor's buffers), read before the executor
  * @returns one change per section, in patch order; paths relative to the workspace root
  * @throws ApplyPatchError or Error when the patch is malformed, names a path outside the
  *   workspace, or a section cannot be applied (the same failures `applyPatch` reports)
  */
-export async function previewPatch(patchText: string, workspace: Workspace): Promise<FileChange[]> {
+export async function previewPatch(patchText: string, workspace: Workspace, clientFiles?: ClientFileAccess): Promise<FileChange[]> {
   const resolver = new PatchPathResolver(workspace);
   const fileSystem = workspace.executor.fs;
   // Text of each file as earlier sections left it; null: deleted by one.
@@ -28,6 +30,8 @@ export async function previewPatch(patchText: string, workspace: Workspace): Pro
     if (texts.has(file)) return texts.get(file) ?? null;
     const stat = await fileSystem.stat(file);
     if (stat === undefined || stat.kind === 'directory') return null;
+    const served = await clientFiles?.readTextFile(file);
+    if (served !== undefined) return served;
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(await fileSystem.readFile(file));
   };
   const changes: FileChange[] = [];
