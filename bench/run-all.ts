@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: every benchmark, one after the other — storage (`storage.ts`), W20 and W100
- * `openvaala exec` turns (`exec-steps.ts`), the server's memory over 100 conversations and an
+ * `openvaala exec` turns (`exec-steps.ts`), one model answer through the AI SDK and through the
+ * runtime's own Responses client (`model-stream.ts`), the server's memory over 100 conversations and an
  * unwatched 200,000-delta turn (`server-memory.ts`), `apply_patch` on files up to 50 MB
  * (`apply-patch.ts`), sandboxed file operations (`sandbox-files.ts`), then the output rules
  * (`tool-output.ts`), the command line's start-up (`startup.ts`) and the fan-out of deltas to
@@ -10,6 +11,7 @@
 import { runApplyPatchBenchmark } from './apply-patch.js';
 import { runExecStepsBenchmark } from './exec-steps.js';
 import { runFanOutBenchmark } from './fan-out.js';
+import { runModelStreamBenchmark } from './model-stream.js';
 import { runSandboxFilesBenchmark } from './sandbox-files.js';
 import { runServerMemoryBenchmark } from './server-memory.js';
 import { runStartupBenchmark } from './startup.js';
@@ -21,6 +23,8 @@ try {
   await runStorageBenchmark(process.argv[2]);
   console.log('\n== exec steps');
   await runExecStepsBenchmark();
+  console.log('\n== model stream');
+  await runModelStreamBenchmark();
   console.log('\n== server memory');
   await runServerMemoryBenchmark();
   console.log('\n== apply_patch on large files');
