@@ -22,6 +22,11 @@ export default tseslint.config(
     },
   },
   {
+    // The web UI's service worker is plain JavaScript run by the browser.
+    files: ['src/www/public/sw.js'],
+    languageOptions: { globals: { self: 'readonly', caches: 'readonly', fetch: 'readonly', location: 'readonly', URL: 'readonly', Response: 'readonly' } },
+  },
+  {
     files: ['bin/**', 'scripts/**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
