@@ -102,7 +102,8 @@ export class ProtocolClient {
 
   /** Resolves once the connection is open and initialized. */
   whenOpen(): Promise<void> {
-    if (this.status === 'open') return Promise.resolve();
+    // A socket already closing counts as closed: the request waits for the next connection.
+    if (this.status === 'open' && this.socket?.readyState === 1) return Promise.resolve();
     return new Promise((resolve) => this.waitingForOpen.push(resolve));
   }
 
@@ -131,6 +132,7 @@ export class ProtocolClient {
   /** Drops the connection now (tests and the "reconnect" button); the client reconnects. */
   dropConnection(): void {
     this.socket?.close(4000, 'dropped by the client');
+    this.setStatus('reconnecting');
   }
 
   private send(method: string, params: unknown): Promise<unknown> {
@@ -144,7 +146,8 @@ export class ProtocolClient {
   }
 
   private url(): string {
-    const origin = this.options.origin ?? globalThis.location.origin;
+    // Typed loosely: this module also runs in Node tests, where there is no `location`.
+    const origin = this.options.origin ?? (globalThis as { location?: { origin: string } }).location?.origin ?? '';
     return `${origin.replace(/^http/, 'ws').replace(/\/$/, '')}${API_PATH}`;
   }
 
@@ -152,7 +155,7 @@ export class ProtocolClient {
     if (this.stopped) return;
     this.setStatus(this.generation === 0 ? 'connecting' : 'reconnecting');
     const protocols = this.options.token ? [`${TOKEN_SUBPROTOCOL_PREFIX}${this.options.token}`] : [];
-    const create = this.options.createSocket ?? ((url, list) => new WebSocket(url, list) as unknown as WebSocketLike);
+    const create = this.options.createSocket ?? ((url, list) => new (globalThis as unknown as { WebSocket: new (url: string, protocols: string[]) => WebSocketLike }).WebSocket(url, list));
     let socket: WebSocketLike;
     try {
       socket = create(this.url(), protocols);
