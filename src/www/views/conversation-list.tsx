@@ -30,7 +30,7 @@ export function ConversationList({ current }: { current: string | undefined }) {
         <details class="more-filters">
           <summary>Filters</summary>
           <label>
-            Working directory
+            Filter by working directory
             <input type="text" placeholder="/path/to/project" value={cwd} onInput={(event) => setCwd(event.currentTarget.value)} />
           </label>
           <label class="inline">
