@@ -63,7 +63,7 @@ function body(item: Item, context: ItemContext): ComponentChildren {
               </div>
             ) : part.type === 'file' ? (
               <span key={index} class="chip">
-                📎 {part.name ?? part.path}
+                <span class="muted">file</span> {part.name ?? part.path}
               </span>
             ) : (
               <img key={index} src={part.url} alt="attached image" class="attached-image" />

@@ -39,7 +39,7 @@ export function App() {
           <a href="#/">OpenVaala</a>
         </h1>
         <span class={`connection ${app.status}`} role="status" aria-live="polite" data-status={app.status}>
-          {STATUS_TEXT[app.status]}
+          <span class="connection-text">{STATUS_TEXT[app.status]}</span>
         </span>
         {app.configError ? (
           <span class="error-text config-error" title={app.configError}>

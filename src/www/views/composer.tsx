@@ -174,7 +174,7 @@ export function Composer({ state }: { state: ConversationState }) {
         <div class="attachments">
           {attachments.map((entry, index) => (
             <span class="chip" key={index}>
-              📎 {entry.name}
+              <span class="muted">file</span> {entry.name}
               <button type="button" class="chip-remove" aria-label={`Remove attachment ${entry.name}`} onClick={() => setAttachments(attachments.filter((_, at) => at !== index))}>
                 ×
               </button>
@@ -190,8 +190,7 @@ export function Composer({ state }: { state: ConversationState }) {
           value={text}
           rows={3}
           aria-autocomplete="list"
-          aria-expanded={Boolean(mention)}
-          aria-controls="mention-list"
+          aria-controls={mention ? 'mention-list' : undefined}
           onInput={(event) => {
             setText(event.currentTarget.value);
             updateMention(event.currentTarget.value, event.currentTarget.selectionStart);

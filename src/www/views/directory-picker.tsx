@@ -32,7 +32,7 @@ export function DirectoryPicker({ executor, path, onPick }: { executor: string |
       </button>
       {(entries ?? []).map((name) => (
         <button key={name} type="button" class="secondary small" onClick={() => onPick(`${path.replace(/\/$/, '')}/${name}`)}>
-          📁 {name}
+          {name}/
         </button>
       ))}
     </div>

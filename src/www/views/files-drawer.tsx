@@ -31,14 +31,14 @@ function Directory({ conversationId, path, onOpen }: { conversationId: string; p
         return entry.kind === 'directory' ? (
           <li key={entry.name} role="treeitem">
             <details>
-              <summary>📁 {entry.name}</summary>
+              <summary>{entry.name}/</summary>
               <DirectoryWhenOpen conversationId={conversationId} path={child} onOpen={onOpen} />
             </details>
           </li>
         ) : (
           <li key={entry.name} role="treeitem">
             <button type="button" class="link" onClick={() => onOpen(child)}>
-              📄 {entry.name}
+              {entry.name}
             </button>
           </li>
         );
