@@ -27,6 +27,11 @@ export default tseslint.config(
     languageOptions: { globals: { self: 'readonly', caches: 'readonly', fetch: 'readonly', location: 'readonly', URL: 'readonly', Response: 'readonly' } },
   },
   {
+    // The web UI's sign-in page script runs in the browser.
+    files: ['src/server/web/**/*.js'],
+    languageOptions: { globals: { document: 'readonly', location: 'readonly', history: 'readonly', fetch: 'readonly', URLSearchParams: 'readonly' } },
+  },
+  {
     files: ['bin/**', 'scripts/**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },

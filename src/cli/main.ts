@@ -4,6 +4,7 @@
  * runs, so `--help` or a client command never loads the server, the AI SDK or SQLite.
  */
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { resolvePaths } from '../config/paths.js';
 import { VERSION } from '../package-info.js';
@@ -61,7 +62,8 @@ export function buildProgram(): Command {
     .option('--exit-when-idle <ms>', 'exit after this many ms without clients or running work', integer('--exit-when-idle', 1))
     .option('--allow-origin <origin...>', 'extra browser origins allowed to use the API')
     .option('--allow-host <name...>', 'host names clients may use to reach the server besides loopback ones and --host')
-    .action(async (options: { dataDir?: string; configDir?: string; host: string; port: number; exitWhenIdle?: number; allowOrigin?: string[]; allowHost?: string[] }) => {
+    .option('--web-root <dir>', 'folder of the built web UI to serve at /web/v1/ (default: dist/www of the package)')
+    .action(async (options: { dataDir?: string; configDir?: string; host: string; port: number; exitWhenIdle?: number; allowOrigin?: string[]; allowHost?: string[]; webRoot?: string }) => {
       const [{ createLogger }, { DataDirLockedError }, { startRuntimeServer }] = await Promise.all([import('../logger.js'), import('../server/data-dir-lock.js'), import('../server/runtime-server.js')]);
       const logger = createLogger();
       // Last resort only: every turn records its own failures, so a rejection nobody handled is
@@ -78,11 +80,14 @@ export function buildProgram(): Command {
           ...(options.exitWhenIdle !== undefined ? { exitWhenIdleMs: options.exitWhenIdle } : {}),
           ...(options.allowOrigin ? { allowedOrigins: options.allowOrigin } : {}),
           ...(options.allowHost ? { allowedHosts: options.allowHost } : {}),
+          ...(options.webRoot !== undefined ? { webRoot: path.resolve(options.webRoot) } : {}),
         });
       } catch (error) {
         fail((error as Error).message, error instanceof DataDirLockedError ? 3 : 1);
       }
       process.stdout.write(`openvaala runtime server listening on ${server.url} (data dir ${paths.dataDir})\n`);
+      // A fresh one-time code, not the server token: the link may end up in a browser's history.
+      process.stdout.write(`web UI: ${server.webUrl}\nsign in (link works once, for 5 min; \`openvaala open\` makes a new one): ${server.signInLink().url}\n`);
       for (const signal of ['SIGTERM', 'SIGINT'] as const) {
         process.once(signal, () => {
           server.stop(`received ${signal}`).catch((error: unknown) => logger.error({ error: (error as Error).message }, 'stopping the server failed'));
@@ -114,6 +119,16 @@ export function buildProgram(): Command {
       } catch (error) {
         fail(`exec: ${(error as Error).message}`, error instanceof UsageError ? ExecExitCode.usage : 1);
       }
+    });
+
+  program
+    .command('open')
+    .description('open the web UI in the default browser with a new one-time sign-in link (starting a server when none runs)')
+    .option('--print', 'only print the link, do not start a browser', false)
+    .option('--data-dir <dir>', 'data directory of the server to use')
+    .option('--config-dir <dir>', 'configuration directory of the server to use')
+    .action(async (options: { print: boolean; dataDir?: string; configDir?: string }) => {
+      await run('open', async () => (await import('./open.js')).runOpen(resolvePaths(options), { print: options.print, requireConfigDir: options.configDir !== undefined }, streams));
     });
 
   program

@@ -1,9 +1,11 @@
 /**
- * The HTTP surface of `openvaala serve` (SPEC §2, §5): `GET /healthz` without auth, and the
- * JSON-RPC WebSocket at `/api/v1/openvaala`, which refuses pages of other sites (Host and
- * Origin checks) and wrong tokens before the upgrade completes. An upgrade with no token at
- * all is accepted unauthenticated: its connection must then send `initialize` with the token
- * (checked by `RpcConnection`).
+ * The HTTP surface of `openvaala serve` (SPEC §2, §5): `GET /healthz` without auth, the web UI
+ * under `/web/` (docs/web.md), and the JSON-RPC WebSocket at `/api/v1/openvaala`, which refuses
+ * pages of other sites (Host and Origin checks) and wrong tokens before the upgrade completes.
+ * An upgrade with no token is authenticated by a web UI session cookie when it carries one;
+ * otherwise it is accepted unauthenticated: its connection must then send `initialize` with the
+ * token (checked by `RpcConnection`). Any request that may change state (not GET, HEAD or
+ * OPTIONS) from a foreign `Origin` is refused with 403.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -38,7 +40,17 @@ export interface HttpServerOptions {
   logger: { warn(details: object, message: string): void };
   /** More HTTP endpoints by exact path (after the Host check; each checks its own token and Origin). */
   routes?: Record<string, (request: IncomingMessage, response: ServerResponse) => void>;
+  /** Handles `/` and every path under `/web/` (the web UI), after the Host and Origin checks. */
+  web?: (request: IncomingMessage, response: ServerResponse, pathname: string) => void;
+  /**
+   * Whether a request carries a live web UI session (its cookie): such an upgrade without a
+   * token is authenticated. Default: never.
+   */
+  hasSession?: (request: IncomingMessage) => boolean;
 }
+
+/** Methods that never change state (RFC 9110 §9.2.1); other ones from a foreign `Origin` are refused. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * Whether a secret given by a client is the expected one, compared in constant time (the
@@ -162,6 +174,13 @@ export function createHttpServer(options: HttpServerOptions): { server: Server; 
       response.end(JSON.stringify({ error: wrongHost(request) }));
       return;
     }
+    if (!SAFE_METHODS.has(request.method ?? '') && !originAllowed(request, options.allowedOrigins)) {
+      // The body is drained, not read, and the connection ends after the answer.
+      request.resume();
+      response.writeHead(403, { 'content-type': 'application/json', 'cache-control': 'no-store', connection: 'close' });
+      response.end(JSON.stringify({ error: `origin ${String(request.headers.origin).slice(0, 200)} may not use this server` }));
+      return;
+    }
     if (request.method === 'GET' && pathname === '/healthz') {
       const token = presentedToken(request);
       const authenticated = token !== undefined && sameSecret(token, options.token);
@@ -171,6 +190,7 @@ export function createHttpServer(options: HttpServerOptions): { server: Server; 
     }
     const route = pathname !== undefined && options.routes && Object.hasOwn(options.routes, pathname) ? options.routes[pathname] : undefined;
     if (route) return route(request, response);
+    if (options.web && pathname !== undefined && (pathname === '/' || pathname === '/web' || pathname.startsWith('/web/'))) return options.web(request, response, pathname);
     if (pathname === API_PATH) {
       response.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket' });
       response.end(JSON.stringify({ error: `${API_PATH} speaks JSON-RPC over WebSocket only` }));
@@ -199,8 +219,9 @@ export function createHttpServer(options: HttpServerOptions): { server: Server; 
     // Every token given must be right (each one is compared, so the time taken says nothing).
     const right = tokens.map((token) => sameSecret(token, options.token));
     if (right.includes(false)) return refuse(socket, 401, 'Unauthorized', 'wrong token');
-    // No token at all: accepted, but the connection must send `initialize` with the token first.
-    const authenticated = tokens.length > 0;
+    // No token at all: a web UI session cookie authenticates it (a browser cannot set headers);
+    // without one it is accepted, but must send `initialize` with the token first.
+    const authenticated = tokens.length > 0 || options.hasSession?.(request) === true;
     webSockets.handleUpgrade(request, socket, head, (webSocket) => options.onConnection(webSocket, socket, request, authenticated));
   });
   return { server, webSockets };

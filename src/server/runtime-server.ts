@@ -6,6 +6,7 @@
  */
 import type { PriceLookup } from '../runtime/usage.js';
 import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { dataDirServerInfoFile, resolvePaths, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
@@ -24,7 +25,7 @@ import { SqliteRecordStorage } from '../storage/sqlite/sqlite-record-storage.js'
 import { StagedLogStorage } from '../storage/staged/staged-log-storage.js';
 import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js';
 import { environmentTools } from '../tools/index.js';
-import { VERSION } from '../package-info.js';
+import { PACKAGE_ROOT, VERSION } from '../package-info.js';
 import { applyConfiguration, buildServerExecutors, ConfigService, type ConfigurationTargets } from './config-service.js';
 import { acquireDataDirLock, processExists } from './data-dir-lock.js';
 import { createHttpServer, sameSecret } from './http-server.js';
@@ -35,6 +36,9 @@ import { DEFAULT_CONNECTION_LIMITS, RpcConnection, type ConnectionLimits } from 
 import { readServerInfo, removeServerInfo, writeServerInfo } from './server-info.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, handleUpload, UPLOAD_PATH, type UploadOptions } from './uploads.js';
 import { AttachmentStore } from '../runtime/attachments.js';
+import { WEB_PATH } from './web/static-files.js';
+import { handleWebRequest, hasWebSession, SIGN_IN_PATH, type WebRouteOptions } from './web/web-routes.js';
+import { sessionCookieName, WebSessions } from './web/web-sessions.js';
 
 /** Listening addresses that mean every interface. */
 const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '::', '[::]', '0:0:0:0:0:0:0:0']);
@@ -68,6 +72,16 @@ export interface RuntimeServerOptions {
   wrapLogStorage?: (storage: LogStorage) => LogStorage;
   /** Prices of models (USD per million tokens) for `session/usage` and turn costs; default: the models catalog's. */
   prices?: PriceLookup;
+  /** Folder of the built web UI served at `/web/v1/`; default `dist/www` of the package (made by `npm run build`). */
+  webRoot?: string;
+}
+
+/** A one-time sign-in link of the web UI (docs/web.md). */
+export interface SignInLink {
+  /** `<server>/web/v1/sign-in#token=<code>`: the code is in the fragment, which browsers never send. */
+  url: string;
+  /** When the code stops working, ms since the epoch. */
+  expiresAt: number;
 }
 
 /** A running server. */
@@ -76,6 +90,10 @@ export interface RunningServer {
   token: string;
   port: number;
   runtime: Runtime;
+  /** Address of the web UI (`<url>/web/v1/`, with a loopback address when listening on every interface). */
+  webUrl: string;
+  /** Makes a new one-time sign-in link of the web UI (single use, valid 5 minutes). */
+  signInLink(): SignInLink;
   /** Resolves when the server has stopped (by `stop`, a signal or idleness). */
   stopped: Promise<void>;
   /** Stops the server cleanly: running turns interrupted and recorded, logs synced, lock and server file removed. */
@@ -179,7 +197,16 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     }
     const connectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
     runtime.attachments = attachments;
-    const uploads: UploadOptions = { token, allowedOrigins, runtime, attachments: runtime.attachments, logger, maxBytes: () => options.maxUploadBytes ?? config.current.server.limits.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES };
+    const sessions = new WebSessions();
+    let webBase = '';
+    const signInLink = (): SignInLink => {
+      const { code, expiresAt } = sessions.createSignInCode();
+      return { url: `${webBase}${SIGN_IN_PATH}#token=${code}`, expiresAt };
+    };
+    // The cookie name holds the port, known once listening (no request comes before that).
+    const web: WebRouteOptions = { webRoot: options.webRoot ?? path.join(PACKAGE_ROOT, 'dist', 'www'), sessions, token, allowedOrigins, cookieName: '', signInLink };
+    const hasSession = (request: IncomingMessage) => hasWebSession(request, web);
+    const uploads: UploadOptions = { token, allowedOrigins, runtime, attachments: runtime.attachments, logger, hasSession, maxBytes: () => options.maxUploadBytes ?? config.current.server.limits.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES };
     const { server, webSockets } = createHttpServer({
       token,
       allowedOrigins,
@@ -187,6 +214,8 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       health: () => ({ pid: process.pid, version: VERSION, connections: connections.size, sendBufferBytes: [...connections].reduce((total, connection) => total + connection.bufferedBytes, 0), sendBuffers: [...connections].map((connection) => connection.sendBuffer), pendingServerRequests: [...connections].reduce((total, connection) => total + connection.pendingServerRequests, 0) }),
       logger,
       routes: { [UPLOAD_PATH]: (request, response) => handleUpload(request, response, uploads) },
+      web: (request, response, pathname) => handleWebRequest(request, response, pathname, web),
+      hasSession,
       onConnection: (socket, transport, _request, authenticated) => {
         const authentication = { authenticated, check: (given: string) => sameSecret(given, token) };
         const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger, authentication, connectionLimits);
@@ -201,6 +230,9 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     const port = (server.address() as AddressInfo).port;
     const host = options.host ?? '127.0.0.1';
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    // A browser cannot open a wildcard address: the link names this machine's loopback one.
+    webBase = WILDCARD_ADDRESSES.has(host) ? `http://${host.includes(':') ? '[::1]' : '127.0.0.1'}:${port}` : url;
+    web.cookieName = sessionCookieName(port);
     const infoFile = serverInfoFile(paths);
     const dataDirInfoFile = dataDirServerInfoFile(paths);
     const info = { url, token, pid: process.pid, dataDir: paths.dataDir, configDir: paths.configDir, startedAt: Date.now() };
@@ -241,7 +273,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       }, Math.min(1000, Math.max(50, idleLimit / 4)));
       idleTimer.unref();
     }
-    return { url, token, port, runtime, stopped, stop };
+    return { url, token, port, runtime, webUrl: `${webBase}${WEB_PATH}`, signInLink, stopped, stop };
   } catch (error) {
     await closeStorage();
     lock.release();

@@ -3,8 +3,8 @@
  * sends a file's bytes as the request body; the server stores it in the conversation's
  * directory (in the staging directory until the conversation is committed, see
  * `AttachmentStore`) and answers with the attachment and the `file` content part that names it in
- * `session/input`. Same token, Host and Origin rules as the WebSocket (the Host check is made
- * by the HTTP server before this runs).
+ * `session/input`. Same token, session cookie, Host and Origin rules as the WebSocket (the Host
+ * check is made by the HTTP server before this runs).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NotFoundError, type Runtime } from '../runtime/runtime.js';
@@ -28,6 +28,8 @@ export interface UploadOptions {
   runtime: Runtime;
   attachments: AttachmentStore;
   logger: { error(details: object, message: string): void };
+  /** Whether the request carries a live web UI session cookie (accepted instead of the token). */
+  hasSession?: (request: IncomingMessage) => boolean;
 }
 
 function answer(response: ServerResponse, status: number, body: object): void {
@@ -50,7 +52,8 @@ function refuseBody(request: IncomingMessage, response: ServerResponse, status: 
 /**
  * Handles one request to `UPLOAD_PATH`. Answers (JSON, `{ error }` when refused): 201 with
  * `{ attachment: { id, name, mediaType, size }, contentPart }`; 405 for a method other than
- * POST; 403 for a foreign `Origin`; 401 without the token or with a wrong one; 400 when
+ * POST; 403 for a foreign `Origin`; 401 without the token (and without a web UI session
+ * cookie) or with a wrong one; 400 when
  * `conversationId` or `name` is missing or unusable; 404 for an unknown conversation; 413
  * when the body is over `maxBytes()`; 500 when it cannot be stored (details in the log).
  */
@@ -61,8 +64,9 @@ export function handleUpload(request: IncomingMessage, response: ServerResponse,
   }
   if (!originAllowed(request, options.allowedOrigins)) return refuseBody(request, response, 403, `origin ${String(request.headers.origin).slice(0, 200)} may not use this server`);
   const token = presentedToken(request);
-  if (token === undefined) return refuseBody(request, response, 401, 'missing token: send "Authorization: Bearer <token>"');
-  if (!sameSecret(token, options.token)) return refuseBody(request, response, 401, 'wrong token');
+  if (token === undefined) {
+    if (options.hasSession?.(request) !== true) return refuseBody(request, response, 401, 'missing token: send "Authorization: Bearer <token>" (or sign in to the web UI)');
+  } else if (!sameSecret(token, options.token)) return refuseBody(request, response, 401, 'wrong token');
   const query = new URL(request.url ?? '/', 'http://localhost').searchParams;
   const conversationId = query.get('conversationId') ?? '';
   if (!/^conv_[0-9A-Za-z]{1,64}$/.test(conversationId)) return refuseBody(request, response, 400, 'query conversationId: not a conversation id (expected conv_ followed by letters and digits)');

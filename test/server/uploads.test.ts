@@ -128,7 +128,7 @@ describe('uploads', () => {
 
   it('refuses requests without the right token, from foreign pages and hosts', async () => {
     const missing = await send({ query: query('a.txt'), body: 'x', token: null });
-    expect(missing).toEqual({ status: 401, body: { error: 'missing token: send "Authorization: Bearer <token>"' } });
+    expect(missing).toEqual({ status: 401, body: { error: 'missing token: send "Authorization: Bearer <token>" (or sign in to the web UI)' } });
     expect((await send({ query: query('a.txt'), body: 'x', token: 'wrong' })).status).toBe(401);
     const foreign = await send({ query: query('a.txt'), body: 'x', headers: { origin: 'https://evil.example' } });
     expect(foreign.status).toBe(403);

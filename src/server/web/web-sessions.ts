@@ -1,0 +1,150 @@
+/**
+ * Sign-in of the web UI (docs/web.md): one-time sign-in codes, exchanged once for a browser
+ * session kept in an HttpOnly cookie. Both secrets are random 256-bit values; the server keeps
+ * only their SHA-256 hashes (a leaked memory dump or log line gives no usable secret) with an
+ * expiry. Everything is in memory: a restarted server forgets its sessions and codes.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+/** How long a sign-in code may be used after it was made, ms (5 minutes). */
+export const SIGN_IN_CODE_TTL_MS = 5 * 60 * 1000;
+/** How long a browser session lasts after sign-in, ms (7 days); the cookie's Max-Age says the same. */
+export const WEB_SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+/** Most sign-in codes waiting at once; the oldest is dropped when one more is made. */
+const MAX_PENDING_CODES = 100;
+/** Most sessions at once; the oldest is dropped (signed out) when one more starts. */
+const MAX_SESSIONS = 1000;
+
+function hashOf(secret: string): string {
+  return createHash('sha256').update(secret).digest('base64url');
+}
+
+/** A fresh random secret: 32 bytes, base64url (43 characters). */
+function newSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** Secrets with an expiry, stored by hash. Insertion order is age order (Map keeps it). */
+class ExpiringSecrets {
+  private readonly expiries = new Map<string, number>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly capacity: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** Makes and remembers a new secret; returns it and when it expires (ms since the epoch). */
+  create(): { secret: string; expiresAt: number } {
+    this.prune();
+    while (this.expiries.size >= this.capacity) {
+      const oldest = this.expiries.keys().next().value as string;
+      this.expiries.delete(oldest);
+    }
+    const secret = newSecret();
+    const expiresAt = this.now() + this.ttlMs;
+    this.expiries.set(hashOf(secret), expiresAt);
+    return { secret, expiresAt };
+  }
+
+  /** Whether `secret` is known and not expired; removes it when `consume` is set. */
+  check(secret: string, consume: boolean): boolean {
+    const key = hashOf(secret);
+    const expiresAt = this.expiries.get(key);
+    if (expiresAt === undefined) return false;
+    if (consume || expiresAt <= this.now()) this.expiries.delete(key);
+    return expiresAt > this.now();
+  }
+
+  /** Forgets a secret (sign-out). */
+  remove(secret: string): void {
+    this.expiries.delete(hashOf(secret));
+  }
+
+  private prune(): void {
+    const now = this.now();
+    for (const [key, expiresAt] of this.expiries) if (expiresAt <= now) this.expiries.delete(key);
+  }
+}
+
+/** The outcome of exchanging a sign-in code. */
+export type ExchangeResult = { ok: true; sessionId: string; expiresAt: number } | { ok: false; reason: string };
+
+/**
+ * Sign-in codes and browser sessions of one server. A code is single use and valid for
+ * `SIGN_IN_CODE_TTL_MS`; a session id is valid for `WEB_SESSION_TTL_MS` or until signed out.
+ */
+export class WebSessions {
+  private readonly codes: ExpiringSecrets;
+  private readonly sessions: ExpiringSecrets;
+
+  /** @param now clock, ms since the epoch (tests move it) */
+  constructor(now: () => number = Date.now) {
+    this.codes = new ExpiringSecrets(SIGN_IN_CODE_TTL_MS, MAX_PENDING_CODES, now);
+    this.sessions = new ExpiringSecrets(WEB_SESSION_TTL_MS, MAX_SESSIONS, now);
+  }
+
+  /** A new one-time sign-in code and when it expires (ms since the epoch). */
+  createSignInCode(): { code: string; expiresAt: number } {
+    const { secret, expiresAt } = this.codes.create();
+    return { code: secret, expiresAt };
+  }
+
+  /** Uses up a sign-in code and starts a session for it; a code unknown, used or expired is refused. */
+  exchange(code: string): ExchangeResult {
+    if (!this.codes.check(code, true)) return { ok: false, reason: 'the sign-in code is unknown, already used or expired; run `openvaala open` for a new link' };
+    const { secret, expiresAt } = this.sessions.create();
+    return { ok: true, sessionId: secret, expiresAt };
+  }
+
+  /** Whether a session id (from the cookie) belongs to a live session. */
+  isSession(sessionId: string): boolean {
+    return this.sessions.check(sessionId, false);
+  }
+
+  /** Ends a session (sign-out). */
+  endSession(sessionId: string): void {
+    this.sessions.remove(sessionId);
+  }
+}
+
+/**
+ * Name of the session cookie. Cookies are not separated by port (RFC 6265 §8.5), so the port
+ * is part of the name: two servers on one machine do not overwrite each other's session.
+ */
+export function sessionCookieName(port: number): string {
+  return `openvaala_session_${port}`;
+}
+
+/** The value of cookie `name` in a request's `Cookie` header (RFC 6265 §5.4), or undefined. */
+export function cookieValue(request: IncomingMessage, name: string): string | undefined {
+  const header = request.headers.cookie;
+  if (header === undefined) return undefined;
+  for (const pair of header.split(';')) {
+    const separator = pair.indexOf('=');
+    if (separator < 0) continue;
+    if (pair.slice(0, separator).trim() === name) return pair.slice(separator + 1).trim();
+  }
+  return undefined;
+}
+
+/**
+ * Whether the browser reached the server over https: directly (a TLS socket) or through a
+ * reverse proxy that says so (`X-Forwarded-Proto: https`) or whose page origin is https. Used
+ * only to add `Secure` to the cookie, so trusting the header can only make the cookie stricter.
+ */
+export function reachedOverHttps(request: IncomingMessage): boolean {
+  const forwarded = request.headers['x-forwarded-proto'];
+  const proto = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim().toLowerCase();
+  return (request.socket as { encrypted?: boolean }).encrypted === true || proto === 'https' || (request.headers.origin ?? '').toLowerCase().startsWith('https://');
+}
+
+/**
+ * The `Set-Cookie` value that stores a session: HttpOnly (page scripts cannot read it),
+ * SameSite=Strict, Path=/, Max-Age of the session, `Secure` over https (RFC 6265bis §4.1).
+ * An empty `sessionId` with `maxAgeSeconds` 0 deletes the cookie.
+ */
+export function sessionCookie(name: string, sessionId: string, maxAgeSeconds: number, secure: boolean): string {
+  return `${name}=${sessionId}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
+}
