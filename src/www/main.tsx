@@ -13,7 +13,13 @@ import { applyTheme } from './views/theme.js';
 applyTheme();
 matchMedia('(prefers-color-scheme: dark)').addEventListener('change', applyTheme);
 
-const client = new ProtocolClient({ clientName: 'openvaala-web' });
+const client = new ProtocolClient({
+  clientName: 'openvaala-web',
+  signedIn: async () => {
+    const response = await fetch(`${import.meta.env.BASE_URL}api/session`, { credentials: 'same-origin', cache: 'no-store' });
+    return response.ok && ((await response.json()) as { signedIn?: boolean }).signedIn === true;
+  },
+});
 const app = new AppState(client);
 // Tests and the console reach the state through this (read-only use).
 (globalThis as { openvaala?: AppState }).openvaala = app;

@@ -51,6 +51,14 @@ export interface ProtocolClientOptions {
   initialDelayMs?: number;
   /** Longest reconnect delay, ms; default 5000. */
   maxDelayMs?: number;
+  /**
+   * Whether the page is signed in again (`GET /web/v1/api/session`). While `unauthorized` the
+   * client asks it every `signInPollMs` and reconnects once it says yes: a restarted server
+   * forgets its browser sessions, and signing in again in any tab brings every tab back.
+   */
+  signedIn?: () => Promise<boolean>;
+  /** How often `signedIn` is asked while unauthorized, ms; default 2000. */
+  signInPollMs?: number;
 }
 
 interface PendingRequest {
@@ -187,12 +195,24 @@ export class ProtocolClient {
       this.failPending(new Error(`connection closed (${event.code ?? 'no code'})`));
       if (unauthorized || event.code === UNAUTHORIZED_CLOSE_CODE) {
         this.setStatus('unauthorized');
+        this.waitForSignIn();
         return;
       }
       this.scheduleReconnect();
     });
     // An error is always followed by close, which decides what happens next.
     socket.addEventListener('error', () => undefined);
+  }
+
+  private waitForSignIn(): void {
+    const check = this.options.signedIn;
+    if (!check || this.stopped) return;
+    this.timer = setTimeout(() => {
+      check().then(
+        (signedIn) => (signedIn ? this.connect() : this.waitForSignIn()),
+        () => this.waitForSignIn(),
+      );
+    }, this.options.signInPollMs ?? 2000);
   }
 
   private scheduleReconnect(): void {

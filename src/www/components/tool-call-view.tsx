@@ -122,7 +122,7 @@ export function ToolCallView({ call, review, subagents }: { call: ToolCallModel;
               {call.executor ? ` on ${call.executor}` : ''}
               {details.signal ? ` · signal ${details.signal}` : ''}
             </div>
-            <pre class="command-output" aria-label="Command output" aria-live={call.running ? 'polite' : 'off'}>
+            <pre class="command-output" role="log" aria-label="Command output">
               {stripAnsi(call.output)}
             </pre>
           </>
