@@ -175,7 +175,6 @@ export async function forkRewindRenameDelete(web: WebSession, page: Page, conver
   await firstAnswer.getByRole('menuitem', { name: 'Fork from here' }).click();
   await page.waitForURL((url) => /#\/c\/conv_/.test(url.hash) && !url.hash.includes(conversationId));
   const forkId = conversationIdOf(page);
-  await page.locator(`article[data-item-id]`).last().waitFor();
   const forkLog = await logOf(web, forkId);
   // The copy ends with the answer it was forked from.
   const last = forkLog.at(-1)?.item;
