@@ -102,6 +102,10 @@ export function Transcript({ state, review, actions }: { state: ConversationStat
   const top = useRef<HTMLDivElement>(null);
   const atBottom = useRef(true);
   const [limit, setLimit] = useState(INITIAL_ROWS);
+  // Rows are first mounted once the subscription's replay is over: mounted during it, the
+  // window of the last rows would move on every frame and parse each message it passes.
+  const shownOnce = useRef(false);
+  if (state.synced) shownOnce.current = true;
   const total = root ? transcriptRows(state, root).length : 0;
 
   useEffect(() => {
@@ -119,7 +123,7 @@ export function Transcript({ state, review, actions }: { state: ConversationStat
     if (element && atBottom.current) element.scrollTop = element.scrollHeight;
   });
 
-  if (!root) return <div class="transcript empty">{state.error ? <p role="alert">{state.error}</p> : <p>Loading…</p>}</div>;
+  if (!root || !shownOnce.current) return <div class="transcript empty">{state.error ? <p role="alert">{state.error}</p> : <p role="status">Loading{root ? ` ${state.itemsOf(root).length} items` : ''}…</p>}</div>;
   return (
     <div
       class="transcript"
