@@ -27,6 +27,8 @@ import { startRuntimeServer } from '../src/server/runtime-server.js';
 const LARGE = 5000;
 const SMALL = 50;
 const ITEMS_PER_TURN = 5;
+/** More items than the first read of a conversation holds (200 newest). */
+const TAIL_CHECK = 201;
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const packageRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -147,6 +149,11 @@ async function main(): Promise<void> {
         ])) as number;
         const contentful = (await page.evaluate(`performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? 0`)) as number;
         const mounted = (await page.evaluate(`document.querySelectorAll('.transcript article[data-item-id]').length`)) as number;
+        if (round === 0 && conversation.count === LARGE) {
+          // Scrolling back reads earlier items from the server (a check, not a figure).
+          for (let step = 0; step < 3; step++) await page.getByRole('button', { name: /Show earlier/ }).click();
+          await page.waitForFunction(`document.querySelectorAll('.transcript article[data-item-id]').length > ${TAIL_CHECK}`);
+        }
         const entry = results.get(conversation.count) ?? { paint: [], contentful: [], mounted };
         entry.paint.push(paint);
         entry.contentful.push(contentful);

@@ -28,7 +28,8 @@ function requester(sessions: () => Session[]): ConversationRequester & { calls: 
   const calls: unknown[] = [];
   return {
     calls,
-    async request(_method, params) {
+    async request(method: string, params: unknown) {
+      if (method === 'items/list') return { items: [] };
       calls.push(params);
       return { conversation: { id: 'conv_1', title: 't', workLocation: [{ executor: 'local', cwd: '/w' }], rootSessionId: 'sess_1', createdAt: 1, updatedAt: 1 }, sessions: sessions(), turns: [], heads: {}, metadataSeq: 0 };
     },
@@ -65,7 +66,8 @@ describe('conversation state', () => {
     const server = requester(() => [session()]);
     const state = new ConversationState(server, 'conv_1');
     await state.subscribe();
-    expect(server.calls[0]).toEqual({ conversationId: 'conv_1' });
+    // Opened the first time: nothing stored replayed, the newest items read with items/list.
+    expect(server.calls[0]).toEqual({ conversationId: 'conv_1', afterSeq: 'head' });
     state.handle(completed(1, message('item_a', 'one')));
     state.handle(completed(2, message('item_b', 'two')));
     state.handle(completed(2, message('item_b', 'two')));

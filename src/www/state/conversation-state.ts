@@ -32,9 +32,15 @@ export interface LiveItem {
   output: string;
 }
 
+/** Stored items read when a conversation is first opened, per session: the newest ones. */
+export const TAIL_ITEMS = 200;
+/** Stored items read per step when the reader scrolls back. */
+export const EARLIER_ITEMS = 500;
+
 /** The part of the protocol client the state needs (a real `ProtocolClient`, or a test double). */
 export interface ConversationRequester {
-  request(method: 'conversation/subscribe', params: { conversationId: string; afterSeq?: Record<string, number>; historyEpoch?: Record<string, number> }): Promise<{
+  request(method: 'items/list', params: { conversationId: string; sessionId?: string; direction?: 'forward' | 'backward'; cursor?: number; limit?: number }): Promise<{ items: StoredItem[]; nextCursor?: number }>;
+  request(method: 'conversation/subscribe', params: { conversationId: string; afterSeq?: Record<string, number> | 'head'; historyEpoch?: Record<string, number> }): Promise<{
     conversation: Conversation;
     sessions: Session[];
     turns: Turn[];
@@ -60,8 +66,10 @@ export class ConversationState {
   readonly usage = new Map<string, SessionUsage>();
   /** The last `turn/retrying` of a running turn, cleared when the turn ends. */
   retrying: NotificationParams<'turn/retrying'> | undefined;
-  /** True once the current subscription's replay is over (`conversation/synced`). */
+  /** True once the current subscription's replay is over (`conversation/synced`) and the first items are read. */
   synced = false;
+  /** Sessions whose log holds items before the first one held (read with `loadEarlier`). */
+  readonly earlier = new Set<string>();
   deleted = false;
   /** Set when subscribing failed (shown to the user). */
   error: string | undefined;
@@ -71,6 +79,9 @@ export class ConversationState {
   private readonly listeners = new Set<() => void>();
   /** Item ids of each session's stored items, to tell a replayed item from a new one. */
   private readonly storedIds = new Map<string, Set<string>>();
+  private replayOver = false;
+  private tailsRead = true;
+  private loadingEarlier = false;
 
   constructor(
     private readonly client: ConversationRequester,
@@ -117,13 +128,19 @@ export class ConversationState {
     const afterSeq: Record<string, number> = {};
     for (const [sessionId, list] of this.items) if (list.length > 0) afterSeq[sessionId] = (list[list.length - 1] as StoredItem).seq;
     const historyEpoch = Object.fromEntries(this.epochs);
+    // The first time, nothing stored is replayed ("head"): the newest items of each session are
+    // read with items/list up to the subscription's heads, so a long conversation opens as
+    // fast as a short one; earlier items are read when the reader scrolls back.
+    const first = this.items.size === 0;
     // The replay sends the text so far of items in progress: what was assembled goes.
     this.live.clear();
     this.synced = false;
+    this.replayOver = false;
+    this.tailsRead = !first;
     try {
       const result = await this.client.request('conversation/subscribe', {
         conversationId: this.conversationId,
-        ...(Object.keys(afterSeq).length > 0 ? { afterSeq } : {}),
+        ...(first ? { afterSeq: 'head' as const } : Object.keys(afterSeq).length > 0 ? { afterSeq } : {}),
         ...(Object.keys(historyEpoch).length > 0 ? { historyEpoch } : {}),
       });
       this.error = undefined;
@@ -134,10 +151,41 @@ export class ConversationState {
       this.approvals.clear();
       this.userInputs.clear();
       for (const session of result.sessions) this.applySession(session);
+      this.changed();
+      if (first) await this.readTails(result.heads);
     } catch (error) {
       this.error = error instanceof Error ? error.message : String(error);
     }
+    this.tailsRead = true;
+    this.synced = this.replayOver;
     this.changed();
+  }
+
+  /** Reads the items of a session before the first one held (when the log has some). */
+  async loadEarlier(sessionId: string): Promise<void> {
+    const first = this.items.get(sessionId)?.[0];
+    if (!first || !this.earlier.has(sessionId) || this.loadingEarlier) return;
+    this.loadingEarlier = true;
+    try {
+      const page = await this.client.request('items/list', { conversationId: this.conversationId, sessionId, direction: 'backward', cursor: first.seq, limit: EARLIER_ITEMS });
+      for (const stored of page.items) this.store(sessionId, stored);
+      if (page.nextCursor === undefined || page.items.length === 0) this.earlier.delete(sessionId);
+    } finally {
+      this.loadingEarlier = false;
+      this.changed();
+    }
+  }
+
+  private async readTails(heads: Record<string, number>): Promise<void> {
+    await Promise.all(
+      Object.entries(heads).map(async ([sessionId, head]) => {
+        if (head === 0) return;
+        const page = await this.client.request('items/list', { conversationId: this.conversationId, sessionId, direction: 'backward', cursor: head + 1, limit: TAIL_ITEMS });
+        for (const stored of page.items) this.store(sessionId, stored);
+        const oldest = this.items.get(sessionId)?.[0];
+        if (oldest && oldest.seq > 1 && page.nextCursor !== undefined) this.earlier.add(sessionId);
+      }),
+    );
   }
 
   /** Applies one notification (those of other conversations are ignored). */
@@ -153,7 +201,8 @@ export class ConversationState {
         this.deleted = true;
         break;
       case 'conversation/synced':
-        this.synced = true;
+        this.replayOver = true;
+        this.synced = this.tailsRead;
         break;
       case 'session/updated':
         this.applySession(event.params.session);

@@ -108,15 +108,20 @@ export function Transcript({ state, review, actions }: { state: ConversationStat
   if (state.synced) shownOnce.current = true;
   const total = root ? transcriptRows(state, root).length : 0;
 
+  const earlierStored = root !== undefined && state.earlier.has(root);
+  const showEarlier = () => {
+    if (total > limit) setLimit((current) => current + ROWS_PER_STEP);
+    else if (root && earlierStored) void state.loadEarlier(root).then(() => setLimit((current) => current + ROWS_PER_STEP));
+  };
   useEffect(() => {
     const sentinel = top.current;
-    if (!sentinel || total <= limit) return undefined;
+    if (!sentinel || (total <= limit && !earlierStored)) return undefined;
     const observer = new IntersectionObserver((entries) => {
-      if (entries.some((entry) => entry.isIntersecting)) setLimit((current) => current + ROWS_PER_STEP);
+      if (entries.some((entry) => entry.isIntersecting)) showEarlier();
     }, { root: scroller.current });
     observer.observe(sentinel);
     return () => observer.disconnect();
-  }, [total, limit]);
+  }, [total, limit, earlierStored]);
 
   useLayoutEffect(() => {
     const element = scroller.current;
@@ -136,10 +141,10 @@ export function Transcript({ state, review, actions }: { state: ConversationStat
         atBottom.current = element.scrollHeight - element.scrollTop - element.clientHeight < 40;
       }}
     >
-      {total > limit ? (
+      {total > limit || earlierStored ? (
         <div ref={top} class="load-earlier">
-          <button type="button" class="secondary" onClick={() => setLimit(limit + ROWS_PER_STEP)}>
-            Show earlier ({total - limit} more)
+          <button type="button" class="secondary" onClick={showEarlier}>
+            Show earlier{total > limit ? ` (${total - limit} more)` : ''}
           </button>
         </div>
       ) : null}
