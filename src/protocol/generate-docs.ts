@@ -48,6 +48,8 @@ const CONFLICT_REASONS: Record<StateConflictReason, string> = {
   no_terminal_support: 'the executor has no PTY (the virtual executor)',
   terminal_ended: 'input to a terminal whose process has ended',
   file_too_large: '`fs/read` of a file larger than the protocol reads (64 MiB)',
+  not_a_git_repository: '`workspace/gitLog` or `workspace/gitShow` in a working directory that is not inside a git repository (the message quotes git)',
+  git_unavailable: '`workspace/gitLog` or `workspace/gitShow` on an executor where the `git` command is not installed',
 };
 
 function escapeCell(text: string): string {

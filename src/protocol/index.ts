@@ -12,6 +12,7 @@ export * from './agents.js';
 export * from './plans.js';
 export * from './conversation-context.js';
 export * from './workspace.js';
+export * from './workspace-git.js';
 export * from './transport.js';
 export * from './codex-ids.js';
 export * from './tool-details.js';

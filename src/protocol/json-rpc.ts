@@ -57,6 +57,8 @@ export const StateConflictReasonSchema = z.enum([
   'no_terminal_support',
   'terminal_ended',
   'file_too_large',
+  'not_a_git_repository',
+  'git_unavailable',
 ]);
 /** Why a request was refused with `conflict`. */
 export type StateConflictReason = z.infer<typeof StateConflictReasonSchema>;

@@ -17,6 +17,7 @@ import { conversationMethods } from './conversations.js';
 import { sessionMethods } from './sessions.js';
 import { approvalIdParam, conversationIdParam, ReasoningEffortSchema, sessionIdParam } from './request-params.js';
 import { workspaceMethods, workspaceNotifications } from './workspace.js';
+import { workspaceGitMethods } from './workspace-git.js';
 
 /** Version of the message shapes; bumped on any incompatible change. */
 export const PROTOCOL_VERSION = 2;
@@ -175,6 +176,7 @@ export const methods = {
   ...turnControlMethods,
   ...agentMethods,
   ...workspaceMethods,
+  ...workspaceGitMethods,
   ...userInputMethods,
 } as const;
 

@@ -22,6 +22,7 @@ import { UnknownModelError } from '../models/model-registry.js';
 import { createAgentHandlers } from './handlers/agents.js';
 import { conversationContext } from './handlers/conversation-context.js';
 import { checkAttachments, createWorkspaceHandlers } from './handlers/workspace.js';
+import { createWorkspaceGitHandlers } from './handlers/workspace-git.js';
 
 /** Per-request helpers given to a handler. */
 export interface RequestContext {
@@ -62,6 +63,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     ...turnControlHandlers(connection),
     ...createAgentHandlers(connection),
     ...createWorkspaceHandlers(connection),
+    ...createWorkspaceGitHandlers(connection),
     ...createUserInputHandlers(connection),
     async initialize(params) {
       if (params.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {

@@ -2,6 +2,7 @@
  * A stand-in for the built web UI (`dist/www`) in a temp folder, so the server's web routes
  * can be tested without building the app: an index page whose script opens the protocol
  * WebSocket and sends `initialize`, a hashed asset, a service worker, a manifest and an icon.
+ * The index page also holds an inline script, which the Content Security Policy must block.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -34,7 +35,7 @@ export function writeWebFixture(directory: string): string {
   mkdirSync(path.join(directory, 'assets'), { recursive: true });
   writeFileSync(
     path.join(directory, 'index.html'),
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>OpenVaala fixture</title><link rel="manifest" href="/web/v1/manifest.webmanifest"><script type="module" src="/web/v1/assets/${FIXTURE_SCRIPT}"></script></head><body><p id="app">fixture app</p></body></html>\n`,
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>OpenVaala fixture</title><link rel="manifest" href="/web/v1/manifest.webmanifest"><script type="module" src="/web/v1/assets/${FIXTURE_SCRIPT}"></script></head><body><p id="app">fixture app</p><script>window.__inlineRan = true;</script></body></html>\n`,
   );
   writeFileSync(path.join(directory, 'assets', FIXTURE_SCRIPT), PAGE_SCRIPT);
   writeFileSync(path.join(directory, 'assets', 'index-Def456.css'), 'body { font-family: sans-serif; }\n');

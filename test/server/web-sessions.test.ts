@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { cookieValue, SIGN_IN_CODE_TTL_MS, WEB_SESSION_TTL_MS, WebSessions } from '../../src/server/web/web-sessions.js';
+import { cookieValues, SIGN_IN_CODE_TTL_MS, WEB_SESSION_TTL_MS, WebSessions } from '../../src/server/web/web-sessions.js';
 
 describe('WebSessions', () => {
   it('accepts a code once, before it expires', () => {
@@ -52,12 +52,12 @@ describe('WebSessions', () => {
   });
 });
 
-describe('cookieValue', () => {
-  it('finds a cookie by exact name', () => {
-    const request = { headers: { cookie: 'a=1; openvaala_session_80=abc; openvaala_session_8=zzz' } } as unknown as IncomingMessage;
-    expect(cookieValue(request, 'openvaala_session_80')).toBe('abc');
-    expect(cookieValue(request, 'openvaala_session_8')).toBe('zzz');
-    expect(cookieValue(request, 'openvaala_session')).toBeUndefined();
-    expect(cookieValue({ headers: {} } as IncomingMessage, 'a')).toBeUndefined();
+describe('cookieValues', () => {
+  it('finds every cookie of exactly that name', () => {
+    const request = { headers: { cookie: 'a=1; openvaala_session_80=abc; openvaala_session_8=zzz;openvaala_session_80=def' } } as unknown as IncomingMessage;
+    expect(cookieValues(request, 'openvaala_session_80')).toEqual(['abc', 'def']);
+    expect(cookieValues(request, 'openvaala_session_8')).toEqual(['zzz']);
+    expect(cookieValues(request, 'openvaala_session')).toEqual([]);
+    expect(cookieValues({ headers: {} } as IncomingMessage, 'a')).toEqual([]);
   });
 });

@@ -128,6 +128,9 @@ describe('cookie authentication', () => {
     const cookie = await signIn();
     const outcome = await initializeOverWebSocket(server.url, { cookie, origin });
     expect(outcome.kind).toBe('initialized');
+    // A stale cookie of the same name sent beside the live one does not hide it.
+    const both = await initializeOverWebSocket(server.url, { cookie: `${cookieName}=${'A'.repeat(43)}; ${cookie}`, origin });
+    expect(both.kind).toBe('initialized');
   });
 
   it('refuses the WebSocket from a foreign origin even with the cookie', async () => {

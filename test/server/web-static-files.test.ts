@@ -41,6 +41,9 @@ describe('web UI files', () => {
       expect(answer.status, target).toBe(302);
       expect(answer.headers.location, target).toBe('/web/v1/');
     }
+    const post = await rawRequest(server.url, '/', { method: 'POST', body: 'x' });
+    expect(post.status).toBe(405);
+    expect(post.headers.allow).toBe('GET, HEAD');
   });
 
   it('serves index.html with no-cache and the security headers', async () => {

@@ -26,7 +26,7 @@ export type WorkspaceHandlers = { [M in WorkspaceMethod & MethodName]: (params: 
  * @throws RpcError notFound for an unknown conversation; invalidParams naming
  *   `params.executor` when the executor is not in its work location
  */
-async function workspaceOf(connection: RpcConnection, method: string, conversationId: string, executor: string | undefined): Promise<Workspace> {
+export async function workspaceOf(connection: RpcConnection, method: string, conversationId: string, executor: string | undefined): Promise<Workspace> {
   const conversation = await connection.runtime.getConversation(conversationId);
   if (executor === undefined) return conversation.workspaces[0];
   const found = conversation.workspaces.find((workspace) => workspace.executor.name === executor);

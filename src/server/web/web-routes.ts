@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { originAllowed, presentedToken, sameSecret } from '../http-server.js';
 import { setSecurityHeaders } from './security-headers.js';
 import { serveWebFile, WEB_PATH } from './static-files.js';
-import { cookieValue, reachedOverHttps, sessionCookie, WEB_SESSION_TTL_MS, type WebSessions } from './web-sessions.js';
+import { cookieValues, reachedOverHttps, sessionCookie, WEB_SESSION_TTL_MS, type WebSessions } from './web-sessions.js';
 
 /** Path of the sign-in page; the link carries the code in its fragment: `#token=<code>`. */
 export const SIGN_IN_PATH = `${WEB_PATH}sign-in`;
@@ -56,8 +56,7 @@ function sendStatic(request: IncomingMessage, response: ServerResponse, body: Bu
 
 /** Whether the request carries the cookie of a live session. */
 export function hasWebSession(request: IncomingMessage, options: Pick<WebRouteOptions, 'sessions' | 'cookieName'>): boolean {
-  const sessionId = cookieValue(request, options.cookieName);
-  return sessionId !== undefined && sessionId !== '' && options.sessions.isSession(sessionId);
+  return cookieValues(request, options.cookieName).some((sessionId) => sessionId !== '' && options.sessions.isSession(sessionId));
 }
 
 /** Reads a request body up to `limit` bytes; resolves undefined when it is longer. */
@@ -89,8 +88,7 @@ async function handleSession(request: IncomingMessage, response: ServerResponse,
   const secure = reachedOverHttps(request);
   if (request.method === 'GET') return answerJson(response, 200, { signedIn: hasWebSession(request, options) });
   if (request.method === 'DELETE') {
-    const sessionId = cookieValue(request, options.cookieName);
-    if (sessionId) options.sessions.endSession(sessionId);
+    for (const sessionId of cookieValues(request, options.cookieName)) options.sessions.endSession(sessionId);
     return answerJson(response, 200, { signedIn: false }, { 'set-cookie': sessionCookie(options.cookieName, '', 0, secure) });
   }
   if (request.method !== 'POST') return refuseMethod(response, SESSION_PATH, 'POST, DELETE, GET');
@@ -135,6 +133,8 @@ function handleSignInLink(request: IncomingMessage, response: ServerResponse, op
  */
 export function handleWebRequest(request: IncomingMessage, response: ServerResponse, pathname: string, options: WebRouteOptions): void {
   if (pathname === '/' || pathname === WEB_PATH.slice(0, -1)) {
+    request.resume();
+    if (request.method !== 'GET' && request.method !== 'HEAD') return refuseMethod(response, pathname, 'GET, HEAD');
     response.writeHead(302, { location: WEB_PATH, 'cache-control': 'no-store' });
     response.end();
     return;

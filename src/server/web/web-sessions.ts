@@ -117,16 +117,19 @@ export function sessionCookieName(port: number): string {
   return `openvaala_session_${port}`;
 }
 
-/** The value of cookie `name` in a request's `Cookie` header (RFC 6265 §5.4), or undefined. */
-export function cookieValue(request: IncomingMessage, name: string): string | undefined {
+/**
+ * Every value of cookie `name` in a request's `Cookie` header (RFC 6265 §5.4), in order: a
+ * browser may send two cookies of one name (an old one beside a new one).
+ */
+export function cookieValues(request: IncomingMessage, name: string): string[] {
   const header = request.headers.cookie;
-  if (header === undefined) return undefined;
+  if (header === undefined) return [];
+  const values: string[] = [];
   for (const pair of header.split(';')) {
     const separator = pair.indexOf('=');
-    if (separator < 0) continue;
-    if (pair.slice(0, separator).trim() === name) return pair.slice(separator + 1).trim();
+    if (separator >= 0 && pair.slice(0, separator).trim() === name) values.push(pair.slice(separator + 1).trim());
   }
-  return undefined;
+  return values;
 }
 
 /**
