@@ -46,8 +46,8 @@ describe(`web UI at ${VIEWPORT.width}×${VIEWPORT.height}`, { timeout: 120_000 }
     await queueSteerInterrupt(web, page, PREFIX);
   });
 
-  it('opens a terminal on the executor and the workspace files', async () => {
-    await terminalDrawer(page, conversationId, PREFIX);
+  it('opens a terminal on the executor, the workspace files and the git history', async () => {
+    await terminalDrawer(web, page, conversationId, PREFIX);
   });
 
   it('forks from an item, rewinds the fork, renames and deletes it', async () => {

@@ -3,6 +3,7 @@
  * browser per test file, the pages reused). Timing comes from mock holds and gates, and from
  * a command that waits for a file the test writes, never from sleeps.
  */
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -205,8 +206,8 @@ export async function forkRewindRenameDelete(web: WebSession, page: Page, conver
   expect(await page.locator(`[data-conversation-id="${forkId}"]`).count()).toBe(0);
 }
 
-/** The terminal drawer runs a command on the conversation's executor. */
-export async function terminalDrawer(page: Page, conversationId: string, prefix: string): Promise<void> {
+/** The terminal drawer runs a command on the conversation's executor; the files and history drawers. */
+export async function terminalDrawer(web: WebSession, page: Page, conversationId: string, prefix: string): Promise<void> {
   await page.goto(page.url().replace(/#.*$/, `#/c/${conversationId}`));
   await page.getByRole('button', { name: 'Terminal' }).click();
   await page.getByText('Terminal: running').waitFor({ timeout: 15_000 });
@@ -218,6 +219,19 @@ export async function terminalDrawer(page: Page, conversationId: string, prefix:
   await page.getByRole('tree', { name: 'Workspace files' }).getByRole('button', { name: 'notes.md', exact: true }).click();
   await page.getByRole('region', { name: 'File notes.md' }).getByText('written by the agent').waitFor();
   await expectAccessible(page);
+
+  // The git history of the working directory, and one commit's diff.
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: web.environment.workDir, env: { ...process.env, GIT_AUTHOR_NAME: 'Tester', GIT_AUTHOR_EMAIL: 'tester@example.com', GIT_COMMITTER_NAME: 'Tester', GIT_COMMITTER_EMAIL: 'tester@example.com' } });
+  git('init', '-q');
+  git('add', 'notes.md');
+  git('commit', '-q', '-m', 'Add the notes');
+  await page.getByRole('button', { name: 'History' }).click();
+  const drawer = page.getByRole('complementary', { name: 'git drawer' });
+  await drawer.locator('.commits, [role="alert"]').first().waitFor();
+  if ((await drawer.getByRole('alert').count()) > 0) throw new Error(`the history drawer failed: ${await drawer.getByRole('alert').innerText()}`);
+  await page.getByRole('list', { name: 'Commits' }).getByRole('button', { name: /Add the notes/ }).click();
+  await page.getByRole('region', { name: /Commit / }).getByText('+written by the agent').waitFor();
+  await screenshot(page, `${prefix}-history`);
   await page.getByRole('button', { name: 'Close drawer' }).click();
 }
 

@@ -9,12 +9,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
+import { ARTIFACTS_DIR, CHROMIUM_PATH, SIGN_IN_LINK } from './browser.js';
 import { createTestEnvironment, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
 import { until } from '../helpers/processes.js';
 
 const repositoryRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-/** Where screenshots go (ignored by git). */
-export const ARTIFACTS = path.join(repositoryRoot, 'test', 'artifacts');
 
 /** Chromium's flags for the tests: headless, no sandbox (containers), nothing that calls out. */
 export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -49,7 +48,7 @@ export interface WebSessionOptions {
 }
 
 function printedSignInLink(output: string): string | undefined {
-  const links = output.match(/http:\/\/127\.0\.0\.1:\d+\/web\/v1\/sign-in#token=[A-Za-z0-9_-]+/g);
+  const links = output.match(new RegExp(SIGN_IN_LINK.source, 'g'));
   return links?.[links.length - 1];
 }
 
@@ -64,7 +63,7 @@ export async function startWebSession(options: WebSessionOptions): Promise<WebSe
   let serve = await startServe(environment);
   const port = new URL(serve.info.url).port;
   let client = await RuntimeClient.connect({ url: serve.info.url, token: serve.info.token, clientName: 'web-test' });
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_FLAGS });
   const context = await browser.newContext({ viewport: options.viewport, colorScheme: 'dark' });
   const webUrl = `${serve.info.url}/web/v1/`;
   const session: WebSession = {
@@ -122,8 +121,8 @@ export async function seriousAccessibilityViolations(page: Page): Promise<string
 
 /** Saves a screenshot under test/artifacts/. */
 export async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+  mkdirSync(ARTIFACTS_DIR, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS_DIR, `${name}.png`) });
 }
 
 /** The ids, in order, of the stored items the page holds of a conversation's root session. */
