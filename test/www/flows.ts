@@ -172,8 +172,9 @@ export async function queueSteerInterrupt(web: WebSession, page: Page, prefix: s
 /** Fork from the first answer, rewind the fork to its first message, rename it and delete it. */
 export async function forkRewindRenameDelete(web: WebSession, page: Page, conversationId: string): Promise<void> {
   const firstAnswer = page.locator('article[data-kind="assistant_message"]').first();
-  await firstAnswer.locator('.item-menu summary').click();
-  await firstAnswer.getByRole('menuitem', { name: 'Fork from here' }).click();
+  // By keyboard: what a pointer would hit depends on the rows around the menu.
+  await firstAnswer.locator('.item-menu summary').press('Enter');
+  await firstAnswer.getByRole('menuitem', { name: 'Fork from here' }).press('Enter');
   await page.waitForURL((url) => /#\/c\/conv_/.test(url.hash) && !url.hash.includes(conversationId));
   const forkId = conversationIdOf(page);
   const forkLog = await logOf(web, forkId);
@@ -184,8 +185,8 @@ export async function forkRewindRenameDelete(web: WebSession, page: Page, conver
   await expect.poll(() => pageItemIds(page, forkId)).toEqual(forkLog.map((stored) => stored.item.id));
 
   const firstMessage = page.locator('article[data-kind="user_message"]').first();
-  await firstMessage.locator('.item-menu summary').click();
-  await firstMessage.getByRole('menuitem', { name: 'Rewind to here' }).click();
+  await firstMessage.locator('.item-menu summary').press('Enter');
+  await firstMessage.getByRole('menuitem', { name: 'Rewind to here' }).press('Enter');
   await page.getByRole('dialog').getByRole('button', { name: 'Rewind' }).click();
   await expect.poll(async () => (await logOf(web, forkId)).at(-1)?.item.kind).toBe('user_message');
   const rewound = await logOf(web, forkId);
@@ -240,6 +241,15 @@ export async function settingsPage(page: Page, prefix: string): Promise<void> {
   await page.getByRole('button', { name: 'Settings' }).click();
   await page.getByRole('heading', { name: 'Providers and keys' }).waitFor();
   await page.getByRole('rowheader', { name: 'mock' }).waitFor();
+  // A value the server refuses: the files are restored and the error names file and key.
+  const form = page.getByRole('region', { name: 'Any value' });
+  await form.getByLabel('File').selectOption('server');
+  await form.getByLabel('Key path (dots)').fill('limits.maxUploadBytes');
+  await form.getByLabel('Value (JSON or text)').fill('"lots"');
+  await form.getByRole('button', { name: 'Save value' }).click();
+  const problem = page.getByRole('alert');
+  await problem.waitFor();
+  expect(await problem.innerText()).toMatch(/server\.yaml[\s\S]*maxUploadBytes/);
   await expectAccessible(page);
   await screenshot(page, `${prefix}-settings`);
 }

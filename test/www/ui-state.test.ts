@@ -26,14 +26,12 @@ function completed(seq: number, item: Item): AnyNotification {
 /** A server double that records each subscription's params and answers with `sessions`. */
 function requester(sessions: () => Session[]): ConversationRequester & { calls: unknown[] } {
   const calls: unknown[] = [];
-  return {
-    calls,
-    async request(method: string, params: unknown) {
-      if (method === 'items/list') return { items: [] };
-      calls.push(params);
-      return { conversation: { id: 'conv_1', title: 't', workLocation: [{ executor: 'local', cwd: '/w' }], rootSessionId: 'sess_1', createdAt: 1, updatedAt: 1 }, sessions: sessions(), turns: [], heads: {}, metadataSeq: 0 };
-    },
+  const request = async (method: string, params: unknown): Promise<unknown> => {
+    if (method === 'items/list') return { items: [] };
+    calls.push(params);
+    return { conversation: { id: 'conv_1', title: 't', workLocation: [{ executor: 'local', cwd: '/w' }], rootSessionId: 'sess_1', createdAt: 1, updatedAt: 1 }, sessions: sessions(), turns: [], heads: {}, metadataSeq: 0 };
   };
+  return { calls, request: request as ConversationRequester['request'] };
 }
 
 describe('unified diff parsing', () => {
