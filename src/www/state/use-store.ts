@@ -17,20 +17,26 @@ export function useStore(store: Observable | undefined): void {
     if (!store) return undefined;
     let scheduled = false;
     let frame = 0;
+    let timer = 0;
+    const flush = () => {
+      if (!scheduled) return;
+      scheduled = false;
+      cancelAnimationFrame(frame);
+      clearTimeout(timer);
+      setTick((tick) => tick + 1);
+    };
     const remove = store.onChange(() => {
       if (scheduled) return;
       scheduled = true;
-      const flush = () => {
-        scheduled = false;
-        setTick((tick) => tick + 1);
-      };
-      // Hidden tabs get no animation frames; a timer keeps their state (and title) current.
-      frame = document.hidden ? window.setTimeout(flush, 100) : requestAnimationFrame(flush);
+      // A frame when the tab is shown; the timer covers a tab hidden meanwhile, which gets no
+      // frames, so its state (and title) stay current.
+      frame = requestAnimationFrame(flush);
+      timer = window.setTimeout(flush, 100);
     });
     return () => {
       remove();
       cancelAnimationFrame(frame);
-      clearTimeout(frame);
+      clearTimeout(timer);
     };
   }, [store]);
 }
