@@ -33,6 +33,8 @@ export function useStore(store: Observable | undefined): void {
       frame = requestAnimationFrame(flush);
       timer = window.setTimeout(flush, 100);
     });
+    // Changes between the render and this effect had no listener yet: render once more.
+    setTick((tick) => tick + 1);
     return () => {
       remove();
       cancelAnimationFrame(frame);
