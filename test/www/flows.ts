@@ -39,6 +39,8 @@ responses:
       - name: exec_command
         arguments: { command: "rm -f nothing.txt" }
   - text: "Removed it."
+  - text: "Got the file."
+  - text: "Thanks for the review."
   - deltas: ["Working ", "slowly."]
     holds:
       - { afterDeltas: 1, gate: slow }
@@ -137,6 +139,33 @@ export async function approvalFromAnotherTab(web: WebSession, page: Page, conver
   await expect.poll(() => pageItemIds(other, conversationId)).toEqual(await pageItemIds(page, conversationId));
   await expect.poll(() => other.locator('article[data-kind]').count()).toBe(await page.locator('article[data-kind]').count());
   return other;
+}
+
+/** An attachment and an @-mention in one input, then line comments sent as a review. */
+export async function attachmentMentionReview(page: Page): Promise<void> {
+  const box = page.getByRole('textbox', { name: 'Message' });
+  await page.getByLabel('Attach files').setInputFiles({ name: 'hello.txt', mimeType: 'text/plain', buffer: Buffer.from('hello attachment\n') });
+  await page.locator('.attachments').getByText('hello.txt').waitFor();
+  await box.fill('');
+  await box.pressSequentially('Read @no');
+  await page.getByRole('listbox', { name: 'Files' }).getByRole('option', { name: 'notes.md' }).waitFor();
+  await box.press('Enter');
+  expect(await box.inputValue()).toBe('Read @notes.md ');
+  await box.press('Control+Enter');
+  const sent = page.locator('article[data-kind="user_message"]', { hasText: 'Read @notes.md' });
+  await sent.getByText('hello.txt').waitFor();
+  await page.getByRole('log').getByText('Got the file.').waitFor();
+
+  const diff = page.locator('.transcript > .rows .diff[data-path="notes.md"]').first();
+  await diff.getByRole('button', { name: 'Comment on line 2 of notes.md' }).click();
+  await diff.getByRole('textbox', { name: 'Comment on line 2' }).fill('Say more here.');
+  await diff.getByRole('button', { name: 'Add comment' }).click();
+  const review = page.getByRole('region', { name: 'Review' });
+  await review.getByText('Say more here.').waitFor();
+  await review.getByRole('button', { name: 'Send review' }).click();
+  await review.waitFor({ state: 'detached' });
+  await page.locator('article[data-kind="user_message"]', { hasText: 'Review comments on your changes' }).getByText('written by the agent').waitFor();
+  await page.getByRole('log').getByText('Thanks for the review.').waitFor();
 }
 
 /** Queue and withdraw an input, steer the running turn, interrupt it with Escape. */

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { MockProviderServer, parseMockScript } from '../../src/models/mock/index.js';
-import { AGENTS_YAML, approvalFromAnotherTab, CHILD_SCRIPT, firstTurn, FLOW_SCRIPT, forkRewindRenameDelete, queueSteerInterrupt, settingsPage, terminalDrawer } from './flows.js';
+import { AGENTS_YAML, approvalFromAnotherTab, attachmentMentionReview, CHILD_SCRIPT, firstTurn, FLOW_SCRIPT, forkRewindRenameDelete, queueSteerInterrupt, settingsPage, terminalDrawer } from './flows.js';
 import { startWebSession, type WebSession } from './web-session.js';
 
 const PREFIX = 'phone';
@@ -40,6 +40,10 @@ describe(`web UI at ${VIEWPORT.width}×${VIEWPORT.height}`, { timeout: 120_000 }
 
   it('asks for approval in every tab, takes the answer from the second and shows the same transcript there', async () => {
     await approvalFromAnotherTab(web, page, conversationId, PREFIX);
+  });
+
+  it('sends an attachment with an @-mention of a file, and line comments on a diff as a review', async () => {
+    await attachmentMentionReview(page);
   });
 
   it('queues and withdraws an input, steers the running turn and interrupts it', async () => {
