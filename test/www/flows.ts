@@ -265,8 +265,10 @@ export async function terminalDrawer(web: WebSession, page: Page, conversationId
   await page.getByRole('button', { name: 'Close drawer' }).click();
 }
 
-/** Settings show the configuration; an accessibility check of the page. */
+/** Settings show the configuration; an accessibility check of the page; the app shell's service worker. */
 export async function settingsPage(page: Page, prefix: string): Promise<void> {
+  // The service worker that caches the app shell is active for the UI's scope.
+  expect(await page.evaluate('navigator.serviceWorker.ready.then((registration) => registration.scope)')).toMatch(/\/web\/v1\/$/);
   await page.getByRole('button', { name: 'Settings' }).click();
   await page.getByRole('heading', { name: 'Providers and keys' }).waitFor();
   await page.getByRole('rowheader', { name: 'mock' }).waitFor();
