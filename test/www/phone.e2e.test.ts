@@ -13,7 +13,7 @@ import { startWebSession, type WebSession } from './web-session.js';
 const PREFIX = 'phone';
 const VIEWPORT = { width: 390, height: 844 };
 
-describe(`web UI at ${VIEWPORT.width}×${VIEWPORT.height}`, { timeout: 120_000 }, () => {
+describe(`web UI at ${VIEWPORT.width}×${VIEWPORT.height}, light theme`, { timeout: 120_000 }, () => {
   let web: WebSession;
   let child: MockProviderServer;
   let page: Page;
@@ -25,6 +25,8 @@ describe(`web UI at ${VIEWPORT.width}×${VIEWPORT.height}`, { timeout: 120_000 }
     web = await startWebSession({
       script: FLOW_SCRIPT,
       viewport: VIEWPORT,
+      // The phone runs in the light theme, the desktop in the dark one: axe checks both.
+      colorScheme: 'light',
       configFiles: { 'agents.yaml': AGENTS_YAML },
       providersYaml: (baseURL) => `providers:\n  mock: { kind: openai, baseURL: ${baseURL}, apiKey: none }\n  child: { kind: openai, baseURL: ${childURL}, apiKey: none }\ndefaultModel: mock/mock-model\n`,
     });

@@ -41,6 +41,8 @@ export interface WebSession {
 export interface WebSessionOptions {
   script: string;
   viewport: { width: number; height: number };
+  /** The system theme the page sees (default dark). */
+  colorScheme?: 'dark' | 'light';
   /** Extra files of the configuration directory (e.g. `agents.yaml`). */
   configFiles?: Record<string, string>;
   /** Rewrites `providers.yaml` from the mock's base URL. */
@@ -64,7 +66,7 @@ export async function startWebSession(options: WebSessionOptions): Promise<WebSe
   const port = new URL(serve.info.url).port;
   let client = await RuntimeClient.connect({ url: serve.info.url, token: serve.info.token, clientName: 'web-test' });
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_FLAGS });
-  const context = await browser.newContext({ viewport: options.viewport, colorScheme: 'dark' });
+  const context = await browser.newContext({ viewport: options.viewport, colorScheme: options.colorScheme ?? 'dark' });
   const webUrl = `${serve.info.url}/web/v1/`;
   const session: WebSession = {
     environment,
