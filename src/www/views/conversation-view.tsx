@@ -180,7 +180,7 @@ export function ConversationView({ conversationId }: { conversationId: string })
       ) : null}
       <div class="conversation-body">
         <div class="conversation-main">
-          {root?.plan && root.activeTurnId ? (
+          {root?.plan && root.activeTurnId !== null && root.plan.turnId === root.activeTurnId ? (
             <div class="current-plan">
               <PlanView steps={root.plan.steps} explanation={root.plan.explanation} />
             </div>
