@@ -22,6 +22,11 @@ export default tseslint.config(
     },
   },
   {
+    // The web UI's service worker is plain JavaScript run by the browser.
+    files: ['src/www/public/sw.js'],
+    languageOptions: { globals: { self: 'readonly', caches: 'readonly', fetch: 'readonly', location: 'readonly', URL: 'readonly', Response: 'readonly' } },
+  },
+  {
     // The web UI's sign-in page script runs in the browser.
     files: ['src/server/web/**/*.js'],
     languageOptions: { globals: { document: 'readonly', location: 'readonly', history: 'readonly', fetch: 'readonly', URLSearchParams: 'readonly' } },

@@ -1,0 +1,43 @@
+// Service worker of the OpenVaala web UI: caches the app shell only (the page, its hashed
+// scripts and styles, icons) so the app opens offline. Conversation data travels over the
+// WebSocket and the /api/ endpoints, which are never cached; the sign-in page is never cached.
+const CACHE = 'openvaala-shell-v1';
+const SCOPE = new URL(self.registration.scope).pathname; // "/web/v1/"
+
+self.addEventListener('install', (event) => {
+  event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll([SCOPE, `${SCOPE}manifest.webmanifest`, `${SCOPE}icons/icon.svg`])).catch(() => undefined));
+  self.skipWaiting();
+});
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil(caches.keys().then((names) => Promise.all(names.filter((name) => name !== CACHE).map((name) => caches.delete(name)))).then(() => self.clients.claim()));
+});
+
+self.addEventListener('fetch', (event) => {
+  const request = event.request;
+  const url = new URL(request.url);
+  if (request.method !== 'GET' || url.origin !== location.origin || !url.pathname.startsWith(SCOPE) || url.pathname.includes('sign-in')) return;
+  if (url.pathname.startsWith(`${SCOPE}assets/`)) {
+    // Hashed names never change content: cache first.
+    event.respondWith(
+      caches.match(request).then(
+        (cached) =>
+          cached ||
+          fetch(request).then((response) => {
+            if (response.ok) void caches.open(CACHE).then((cache) => cache.put(request, response.clone()));
+            return response;
+          }),
+      ),
+    );
+    return;
+  }
+  // The page and the rest: network first, the cached copy when offline.
+  event.respondWith(
+    fetch(request)
+      .then((response) => {
+        if (response.ok) void caches.open(CACHE).then((cache) => cache.put(request.mode === 'navigate' ? SCOPE : request, response.clone()));
+        return response;
+      })
+      .catch(() => caches.match(request.mode === 'navigate' ? SCOPE : request).then((cached) => cached || Response.error())),
+  );
+});

@@ -1,0 +1,116 @@
+/**
+ * A new conversation: the work location (an executor from `executors/list` and a directory,
+ * typed, suggested from earlier conversations, or browsed with `fs/list`), the agent
+ * (`agents/list`), the model (`models/list`), a title and the first message.
+ */
+import { useMemo, useState } from 'preact/hooks';
+import { useApp } from '../state/app-state.js';
+import { navigate } from '../state/route.js';
+import { useStore } from '../state/use-store.js';
+import { DirectoryPicker } from './directory-picker.js';
+
+/** The new-conversation form. */
+export function NewConversation() {
+  const app = useApp();
+  useStore(app);
+  const catalog = app.catalog;
+  const recent = useMemo(() => [...new Set(app.list.conversations.map((summary) => summary.cwd))], [app.list.conversations]);
+  const [executor, setExecutor] = useState('');
+  const [cwd, setCwd] = useState(recent[0] ?? '');
+  const [agent, setAgent] = useState('');
+  const [model, setModel] = useState('');
+  const [title, setTitle] = useState('');
+  const [message, setMessage] = useState('');
+  const [error, setError] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+
+  const create = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const result = await app.client.request('conversation/create', {
+        cwd: cwd.trim(),
+        ...(executor ? { executor } : {}),
+        ...(agent ? { agent } : {}),
+        ...(model ? { model } : {}),
+        ...(title.trim() ? { title: title.trim() } : {}),
+        clientMessageId: `web-create-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
+      });
+      if (message.trim()) await app.client.request('session/input', { conversationId: result.conversation.id, input: message.trim(), clientMessageId: `web-first-${result.conversation.id}` });
+      navigate({ view: 'conversation', conversationId: result.conversation.id });
+    } catch (failure) {
+      setError(failure instanceof Error ? failure.message : String(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main class="new-conversation" id="main" aria-label="New conversation">
+      <h2>New conversation</h2>
+      <form onSubmit={(event) => void create(event)} class="form">
+        <label>
+          Executor
+          <select value={executor} onChange={(event) => setExecutor(event.currentTarget.value)}>
+            <option value="">default (local)</option>
+            {catalog.executors.map((entry) => (
+              <option key={entry.name} value={entry.name}>
+                {entry.name} ({entry.kind})
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Working directory
+          <input type="text" required placeholder="/absolute/path/to/project" value={cwd} list="recent-directories" onInput={(event) => setCwd(event.currentTarget.value)} />
+          <datalist id="recent-directories">
+            {recent.map((directory) => (
+              <option key={directory} value={directory} />
+            ))}
+          </datalist>
+        </label>
+        <DirectoryPicker executor={executor || undefined} path={cwd} onPick={setCwd} />
+        <label>
+          Agent
+          <select value={agent} onChange={(event) => setAgent(event.currentTarget.value)}>
+            <option value="">default{catalog.defaultAgent ? ` (${catalog.defaultAgent})` : ''}</option>
+            {catalog.agents.map((entry) => (
+              <option key={entry.name} value={entry.name}>
+                {entry.name}
+                {entry.description ? ` — ${entry.description}` : ''}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Model
+          <select value={model} onChange={(event) => setModel(event.currentTarget.value)}>
+            <option value="">default{catalog.defaultModel ? ` (${catalog.defaultModel})` : ''}</option>
+            {catalog.models.map((entry) => (
+              <option key={entry.id} value={entry.id}>
+                {entry.displayName} ({entry.id})
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Title (optional)
+          <input type="text" value={title} onInput={(event) => setTitle(event.currentTarget.value)} />
+        </label>
+        <label>
+          First message (optional)
+          <textarea rows={4} value={message} onInput={(event) => setMessage(event.currentTarget.value)} />
+        </label>
+        {error ? (
+          <p role="alert" class="error-text">
+            {error}
+          </p>
+        ) : null}
+        <button type="submit" disabled={busy || !cwd.startsWith('/')}>
+          Create conversation
+        </button>
+      </form>
+    </main>
+  );
+}

@@ -1,0 +1,65 @@
+/**
+ * The web UI across a server restart in the middle of a turn: the page notices, waits for a
+ * new sign-in (a restarted server forgets its browser sessions), reconnects by itself,
+ * resubscribes with `afterSeq`, and ends with the items of the log (`items/list`) — none lost,
+ * none doubled — and goes on working.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { conversationIdOf, pageItemIds, screenshot, startWebSession, type WebSession } from './web-session.js';
+
+const SCRIPT = `
+responses:
+  - text: "Before the restart."
+  - deltas: ["Half ", "an ", "answer."]
+    holds:
+      - { afterDeltas: 1, gate: restart-here }
+  - text: "Answered after the restart."
+`;
+
+describe('web UI across a server restart', { timeout: 120_000 }, () => {
+  let web: WebSession;
+
+  beforeAll(async () => {
+    web = await startWebSession({ script: SCRIPT, viewport: { width: 1280, height: 800 } });
+  }, 60_000);
+  afterAll(async () => {
+    await web?.stop();
+  });
+
+  it('recovers from a restart mid-turn with an item list equal to the log', async () => {
+    const { conversation } = await web.client.request('conversation/create', { cwd: web.environment.workDir, title: 'Restarted' });
+    const page = await web.open(`#/c/${conversation.id}`);
+    expect(conversationIdOf(page)).toBe(conversation.id);
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('first');
+    await box.press('Control+Enter');
+    await page.getByRole('log', { name: 'Transcript' }).getByText('Before the restart.').waitFor();
+    await box.fill('second');
+    await box.press('Control+Enter');
+    await web.environment.mock.waitForHold('restart-here', 15_000);
+    await page.locator('article.live[data-kind="assistant_message"]', { hasText: 'Half' }).waitFor();
+    const before = await pageItemIds(page, conversation.id);
+
+    await web.restart();
+    // The old session cookie is gone with the old server: the page says so and waits.
+    await page.locator('[data-status="unauthorized"]').waitFor({ timeout: 20_000 });
+    await screenshot(page, 'restart-signed-out');
+    await web.signIn();
+    await page.locator('[data-status="open"]').waitFor({ timeout: 20_000 });
+
+    // The turn cut by the restart is recorded as interrupted; the page shows what the log holds.
+    await page.locator('.transcript > .rows > .row > .turn-end').nth(1).waitFor({ timeout: 20_000 });
+    const log = (await web.client.request('items/list', { conversationId: conversation.id, limit: 1000 })).items.map((stored) => stored.item.id);
+    await expect.poll(() => pageItemIds(page, conversation.id)).toEqual(log);
+    expect(log.slice(0, before.length)).toEqual(before);
+    expect(await page.locator('article.live').count()).toBe(0);
+
+    await box.fill('third');
+    await box.press('Control+Enter');
+    await page.getByRole('log', { name: 'Transcript' }).getByText('Answered after the restart.').waitFor({ timeout: 20_000 });
+    const after = (await web.client.request('items/list', { conversationId: conversation.id, limit: 1000 })).items.map((stored) => stored.item.id);
+    await expect.poll(() => pageItemIds(page, conversation.id)).toEqual(after);
+    expect(new Set(after).size).toBe(after.length);
+    await screenshot(page, 'restart-recovered');
+  });
+});
