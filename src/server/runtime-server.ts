@@ -39,7 +39,7 @@ import { DEFAULT_MAX_UPLOAD_BYTES, handleUpload, UPLOAD_PATH, type UploadOptions
 import { AttachmentStore } from '../runtime/attachments.js';
 import { WEB_PATH } from './web/static-files.js';
 import { handleWebRequest, hasWebSession, SIGN_IN_PATH, type WebRouteOptions } from './web/web-routes.js';
-import { sessionCookieName, WebSessions } from './web/web-sessions.js';
+import { sessionCookieName, WEB_SESSIONS_FILE, WebSessions } from './web/web-sessions.js';
 
 /** Listening addresses that mean every interface. */
 const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '::', '[::]', '0:0:0:0:0:0:0:0']);
@@ -198,7 +198,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     }
     const connectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
     runtime.attachments = attachments;
-    const sessions = new WebSessions();
+    const sessions = new WebSessions(Date.now, path.join(paths.dataDir, WEB_SESSIONS_FILE));
     let webBase = '';
     const signInLink = (): SignInLink => {
       const { code, expiresAt } = sessions.createSignInCode();

@@ -3,7 +3,10 @@
  * code works once and only for 5 minutes, a session for 7 days or until it ends; the cookie
  * header is parsed by name.
  */
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cookieValues, SIGN_IN_CODE_TTL_MS, WEB_SESSION_TTL_MS, WebSessions } from '../../src/server/web/web-sessions.js';
 
@@ -49,6 +52,45 @@ describe('WebSessions', () => {
     expect(sessions.exchange(codes[0] as string).ok).toBe(false);
     expect(sessions.exchange(codes[1] as string).ok).toBe(true);
     expect(sessions.exchange(codes[100] as string).ok).toBe(true);
+  });
+});
+
+describe('WebSessions kept in a file', () => {
+  it('keeps sessions (as hashes only) across a restart, but not sign-in codes, and starts empty from a damaged file', () => {
+    const directory = mkdtempSync(path.join(os.tmpdir(), 'openvaala-web-sessions-'));
+    try {
+      const file = path.join(directory, 'web-sessions.json');
+      const before = new WebSessions(Date.now, file);
+      const signedIn = before.exchange(before.createSignInCode().code);
+      if (!signedIn.ok) throw new Error(signedIn.reason);
+      const pendingCode = before.createSignInCode().code;
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(readFileSync(file, 'utf8')).not.toContain(signedIn.sessionId);
+      const after = new WebSessions(Date.now, file);
+      expect(after.isSession(signedIn.sessionId)).toBe(true);
+      expect(after.exchange(pendingCode).ok).toBe(false);
+      after.endSession(signedIn.sessionId);
+      expect(new WebSessions(Date.now, file).isSession(signedIn.sessionId)).toBe(false);
+      writeFileSync(file, '{ not json');
+      expect(new WebSessions(Date.now, file).isSession(signedIn.sessionId)).toBe(false);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('drops kept sessions that expired while the server was stopped', () => {
+    const directory = mkdtempSync(path.join(os.tmpdir(), 'openvaala-web-sessions-'));
+    try {
+      const file = path.join(directory, 'web-sessions.json');
+      let now = 1_000_000;
+      const before = new WebSessions(() => now, file);
+      const signedIn = before.exchange(before.createSignInCode().code);
+      if (!signedIn.ok) throw new Error(signedIn.reason);
+      now += WEB_SESSION_TTL_MS + 1;
+      expect(new WebSessions(() => now, file).isSession(signedIn.sessionId)).toBe(false);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });
 

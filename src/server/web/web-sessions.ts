@@ -1,11 +1,16 @@
 /**
  * Sign-in of the web UI (docs/web.md): one-time sign-in codes, exchanged once for a browser
  * session kept in an HttpOnly cookie. Both secrets are random 256-bit values; the server keeps
- * only their SHA-256 hashes (a leaked memory dump or log line gives no usable secret) with an
- * expiry. Everything is in memory: a restarted server forgets its sessions and codes.
+ * only their SHA-256 hashes (a leaked memory dump, log line or data directory gives no usable
+ * secret) with an expiry. Sessions are kept in the data directory, so a restarted server keeps
+ * its browsers signed in and their pages reconnect by themselves; codes are in memory only.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
+
+/** The file in the data directory that keeps the web sessions' hashes and expiries. */
+export const WEB_SESSIONS_FILE = 'web-sessions.json';
 
 /** How long a sign-in code may be used after it was made, ms (5 minutes). */
 export const SIGN_IN_CODE_TTL_MS = 5 * 60 * 1000;
@@ -29,11 +34,39 @@ function newSecret(): string {
 class ExpiringSecrets {
   private readonly expiries = new Map<string, number>();
 
+  /**
+   * @param file where the hashes and expiries are kept across restarts (JSON, mode 0600); none = memory only
+   */
   constructor(
     private readonly ttlMs: number,
     private readonly capacity: number,
     private readonly now: () => number,
-  ) {}
+    private readonly file?: string,
+  ) {
+    if (file !== undefined) this.load(file);
+  }
+
+  /** Reads the kept hashes; a missing or unreadable file starts empty (everyone signs in again). */
+  private load(file: string): void {
+    let kept: unknown;
+    try {
+      kept = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      return;
+    }
+    if (kept === null || typeof kept !== 'object') return;
+    for (const [hash, expiresAt] of Object.entries(kept as Record<string, unknown>)) {
+      if (typeof expiresAt === 'number' && expiresAt > this.now() && this.expiries.size < this.capacity) this.expiries.set(hash, expiresAt);
+    }
+  }
+
+  /** Writes the hashes (never the secrets) to the file, replacing it atomically. */
+  private save(): void {
+    if (this.file === undefined) return;
+    const temporary = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(temporary, JSON.stringify(Object.fromEntries(this.expiries)), { mode: 0o600 });
+    renameSync(temporary, this.file);
+  }
 
   /** Makes and remembers a new secret; returns it and when it expires (ms since the epoch). */
   create(): { secret: string; expiresAt: number } {
@@ -45,6 +78,7 @@ class ExpiringSecrets {
     const secret = newSecret();
     const expiresAt = this.now() + this.ttlMs;
     this.expiries.set(hashOf(secret), expiresAt);
+    this.save();
     return { secret, expiresAt };
   }
 
@@ -53,13 +87,16 @@ class ExpiringSecrets {
     const key = hashOf(secret);
     const expiresAt = this.expiries.get(key);
     if (expiresAt === undefined) return false;
-    if (consume || expiresAt <= this.now()) this.expiries.delete(key);
+    if (consume || expiresAt <= this.now()) {
+      this.expiries.delete(key);
+      this.save();
+    }
     return expiresAt > this.now();
   }
 
   /** Forgets a secret (sign-out). */
   remove(secret: string): void {
-    this.expiries.delete(hashOf(secret));
+    if (this.expiries.delete(hashOf(secret))) this.save();
   }
 
   private prune(): void {
@@ -79,10 +116,14 @@ export class WebSessions {
   private readonly codes: ExpiringSecrets;
   private readonly sessions: ExpiringSecrets;
 
-  /** @param now clock, ms since the epoch (tests move it) */
-  constructor(now: () => number = Date.now) {
+  /**
+   * @param now clock, ms since the epoch (tests move it)
+   * @param sessionsFile where sessions are kept (their SHA-256 hashes and expiries, mode 0600),
+   *   so a restarted server keeps its browsers signed in; sign-in codes stay in memory only
+   */
+  constructor(now: () => number = Date.now, sessionsFile?: string) {
     this.codes = new ExpiringSecrets(SIGN_IN_CODE_TTL_MS, MAX_PENDING_CODES, now);
-    this.sessions = new ExpiringSecrets(WEB_SESSION_TTL_MS, MAX_SESSIONS, now);
+    this.sessions = new ExpiringSecrets(WEB_SESSION_TTL_MS, MAX_SESSIONS, now, sessionsFile);
   }
 
   /** A new one-time sign-in code and when it expires (ms since the epoch). */
