@@ -34,13 +34,16 @@ export async function runAcp(options: AcpOptions, streams: { stdin: NodeJS.Reada
   const bridge = new AcpBridge(runtime);
   const stream = acp.ndJsonStream(Writable.toWeb(streams.stdout as Writable) as WritableStream<Uint8Array>, Readable.toWeb(streams.stdin as Readable) as ReadableStream<Uint8Array>);
   const connection = bridge.app().connect(stream);
+  let leaving = false;
   const serverGone = new Promise<number>((resolve) => {
     runtime.onClose((error) => {
-      streams.stderr.write(`openvaala acp: the runtime server closed the connection (${error.message})\n`);
+      // Closing it ourselves once the editor left is no news.
+      if (!leaving) streams.stderr.write(`openvaala acp: the runtime server closed the connection (${error.message})\n`);
       resolve(1);
     });
   });
   const code = await Promise.race([connection.closed.then(() => 0), serverGone]);
+  leaving = true;
   connection.close();
   await runtime.close();
   // Without a server there is nothing to serve: stop reading, so the process can end.

@@ -46,10 +46,9 @@ export async function runAppServer(options: AppServerOptions): Promise<number> {
     trace: process.env.OPENVAALA_APP_SERVER_TRACE === '1',
   };
   if (!listenAddress) {
-    const peer = lineStreamPeer(process.stdin, process.stdout);
-    const ended = new Promise<void>((resolve) => peer.onClose(resolve));
-    new CodexConnection(peer, connectionOptions);
-    await ended;
+    const connection = new CodexConnection(lineStreamPeer(process.stdin, process.stdout), connectionOptions);
+    // Stdin ended: the requests already read are answered before the process ends.
+    await connection.finished;
     return 0;
   }
   const listener = await listenWebSocket(listenAddress.host, listenAddress.port, (peer) => new CodexConnection(peer, connectionOptions));

@@ -42,11 +42,11 @@ describe('web UI across a server restart', { timeout: 120_000 }, () => {
 
     const statuses: string[] = [];
     await page.exposeFunction('recordStatus', (status: string) => statuses.push(status));
-    await page.evaluate(() => {
+    // Runs in the page (a string: the test's TypeScript has no DOM types).
+    await page.evaluate(`(() => {
       const element = document.querySelector('[data-status]');
-      const record = (window as unknown as { recordStatus: (status: string) => void }).recordStatus;
-      if (element) new MutationObserver(() => record(element.getAttribute('data-status') ?? '')).observe(element, { attributes: true, attributeFilter: ['data-status'] });
-    });
+      new MutationObserver(() => window.recordStatus(element.getAttribute('data-status'))).observe(element, { attributes: true, attributeFilter: ['data-status'] });
+    })()`);
     await web.restart();
     // No new sign-in: the session cookie still holds with the restarted server.
     await expect.poll(() => statuses.includes('reconnecting'), { timeout: 20_000 }).toBe(true);

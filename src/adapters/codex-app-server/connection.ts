@@ -58,6 +58,8 @@ interface PendingApproval {
 export class CodexConnection {
   private runtime: RuntimeClient | undefined;
   private initializing = false;
+  /** The first `initialize` under way or done. */
+  private initialization: Promise<void> | undefined;
   private holds = 0;
   private readonly queue: object[] = [];
   private nextServerRequestId = 0;
@@ -65,6 +67,11 @@ export class CodexConnection {
   private readonly approvals = new Map<string, PendingApproval>();
   private readonly translator = new EventTranslator((method, params) => this.send({ method, params }));
   private closed = false;
+  /** Requests being answered; a client that leaves still gets the answers to what it sent. */
+  private readonly inFlight = new Set<Promise<void>>();
+  private resolveFinished!: () => void;
+  /** Resolves once the client has left and every request it sent was answered. */
+  readonly finished = new Promise<void>((resolve) => (this.resolveFinished = resolve));
 
   constructor(
     private readonly peer: CodexPeer,
@@ -72,9 +79,13 @@ export class CodexConnection {
   ) {
     peer.onMessage((text) => {
       // receive answers every failure itself; a rejection here would be a bug to report, not to lose.
-      this.receive(text).catch((error: unknown) => options.log(`internal error: ${(error as Error).stack ?? String(error)}`));
+      const handling = this.receive(text).catch((error: unknown) => options.log(`internal error: ${(error as Error).stack ?? String(error)}`));
+      this.inFlight.add(handling);
+      void handling.finally(() => this.inFlight.delete(handling));
     });
-    peer.onClose(() => this.dispose());
+    peer.onClose(() => {
+      void Promise.allSettled([...this.inFlight]).then(() => this.dispose());
+    });
   }
 
   /** Sends a message now, or after the answers being prepared (see the module comment). */
@@ -113,7 +124,14 @@ export class CodexConnection {
   private async request(id: CodexRequestId, method: string, params: unknown): Promise<void> {
     const release = this.hold();
     try {
-      const result = method === 'initialize' ? await this.initialize(params) : await this.dispatch(method, params);
+      let result: object;
+      if (method === 'initialize') {
+        const initializing = this.initialize(params);
+        if (!this.initialization) this.initialization = initializing.then(() => undefined);
+        result = await initializing;
+      } else {
+        result = await this.dispatch(method, params);
+      }
       this.peer.send({ id, result });
       if (this.options.trace) this.options.log(`${method} ${JSON.stringify(params ?? null).slice(0, 400)}: answered`);
     } catch (error) {
@@ -125,7 +143,9 @@ export class CodexConnection {
     }
   }
 
-  private dispatch(method: string, params: unknown): Promise<object> {
+  private async dispatch(method: string, params: unknown): Promise<object> {
+    // A request sent right behind `initialize` (a client piping its messages) waits for it.
+    if (!this.runtime && this.initialization) await this.initialization.catch(() => undefined);
     if (!this.runtime) throw new CodexRpcError(CodexErrorCodes.invalidRequest, 'Not initialized');
     const handler = CODEX_METHODS[method];
     if (!handler) throw new CodexRpcError(CodexErrorCodes.methodNotFound, `method not found: ${method} is not supported by openvaala app-server`);
@@ -229,7 +249,8 @@ export class CodexConnection {
     if (this.closed) return;
     this.closed = true;
     // The turns go on in the runtime; only this client's view of them ends.
-    this.runtime?.close().catch(() => undefined);
+    const closing = this.runtime?.close().catch(() => undefined) ?? Promise.resolve();
+    void closing.then(() => this.resolveFinished());
   }
 }
 

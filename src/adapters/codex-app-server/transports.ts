@@ -23,16 +23,17 @@ export interface CodexPeer {
 export function lineStreamPeer(input: Readable, output: Writable): CodexPeer {
   const lines = createInterface({ input, crlfDelay: Infinity });
   const closeListeners: (() => void)[] = [];
-  let closed = false;
-  const close = () => {
-    if (closed) return;
-    closed = true;
+  let inputEnded = false;
+  let outputClosed = false;
+  lines.on('close', () => {
+    if (inputEnded) return;
+    inputEnded = true;
     for (const listener of closeListeners) listener();
-  };
-  lines.on('close', close);
+  });
   return {
+    // The output stays open after the input ended: the answers to the last requests still go out.
     send(message) {
-      if (!closed) output.write(`${JSON.stringify(message)}\n`);
+      if (!outputClosed) output.write(`${JSON.stringify(message)}\n`);
     },
     onMessage(listener) {
       lines.on('line', (line) => {
@@ -44,6 +45,7 @@ export function lineStreamPeer(input: Readable, output: Writable): CodexPeer {
       closeListeners.push(listener);
     },
     close() {
+      outputClosed = true;
       lines.close();
     },
   };

@@ -88,9 +88,12 @@ responses:
     // Literal values are redacted for clients; the entry itself is the editor's.
     expect(conversation.mcpServers).toEqual({ files: { transport: 'stdio', command: 'mcp-files', args: ['--root', environment.workDir], env: { FILES_MODE: '***' } } });
     const tap = running.tap;
+    const stderr = running.stderr;
     const exitCode = await running.stop();
     running = undefined;
     expect(exitCode).toBe(0);
+    // The editor left: nothing to report about the server.
+    expect(stderr()).not.toContain('closed the connection');
     expect(tap.problems).toEqual([]);
   });
 

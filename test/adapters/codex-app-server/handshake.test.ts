@@ -107,6 +107,22 @@ for (const transport of ['stdio', 'websocket'] as const) {
   });
 }
 
+describe('openvaala app-server over stdio, input ending at once', () => {
+  it('answers every request it read before its input ended, then exits 0', async () => {
+    server = await startInProcessServer('responses: []\n');
+    const input = [
+      JSON.stringify({ id: 1, method: 'initialize', params: { clientInfo: { name: 'piped', version: '1' } } }),
+      JSON.stringify({ method: 'initialized' }),
+      JSON.stringify({ id: 2, method: 'thread/list', params: {} }),
+    ].join('\n');
+    const result = await runCli(['app-server'], { env: server.environment.env, cwd: server.environment.workDir, input: `${input}\n`, timeoutMs: 30_000 });
+    expect(result.code).toBe(0);
+    const answers = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { id?: number; result?: unknown });
+    expect(answers.filter((answer) => answer.id !== undefined).map((answer) => answer.id)).toEqual([1, 2]);
+    expect(answers.find((answer) => answer.id === 2)?.result).toEqual({ data: [], nextCursor: null });
+  });
+});
+
 describe('openvaala app-server --listen', () => {
   it('refuses a value that is not ws://LOOPBACK:PORT with a usage error naming it', async () => {
     server = await startInProcessServer('responses: []\n');
