@@ -18,6 +18,7 @@ import { EFFORT_OPTION, MODEL_OPTION, parseEffort, sessionSettings, type Session
 import { eventSessionId, eventUpdates, itemUpdates, type UpdateContext } from './session-updates.js';
 import { stopReason } from './stop-reason.js';
 import { TurnEnds } from './turn-ends.js';
+import { EditorTerminals } from './editor-terminals.js';
 
 /** What the bridge knows of a conversation the editor follows. */
 interface Followed {
@@ -61,6 +62,8 @@ export class AcpBridge {
   private readonly turns = new TurnEnds();
   /** Every message to the editor goes out in order through this chain. */
   private outgoing: Promise<unknown> = Promise.resolve();
+  /** The editor terminals running the runtime's commands. */
+  private readonly terminals = new EditorTerminals({ editor: () => this.requireEditor(), update: (sessionId, update) => this.sendUpdate(sessionId, update) });
 
   /** @param runtime a connection to the runtime server, initialized with `approvals` and `deltas` */
   constructor(private readonly runtime: RuntimeClient) {
@@ -75,6 +78,8 @@ export class AcpBridge {
       await this.requireEditor().request('fs/write_text_file', { sessionId: conversationId, path, content });
       return {};
     });
+    runtime.handleServerRequest('client/terminal/run', (params) => this.terminals.run(params));
+    runtime.handleServerRequest('client/terminal/kill', (params) => this.terminals.kill(params));
   }
 
   /** The ACP agent app serving the editor. */
@@ -267,6 +272,8 @@ export class AcpBridge {
     if (followed.local && (fs?.readTextFile || fs?.writeTextFile)) {
       await this.runtime.request('conversation/serveFiles', { conversationId, read: fs.readTextFile === true, write: fs.writeTextFile === true });
     }
+    // Commands too: the editor's terminal runs on this machine.
+    if (followed.local && this.editorCapabilities.terminal === true) await this.runtime.request('conversation/serveCommands', { conversationId, run: true });
     const waiting = subscribed.sessions.flatMap((session) => session.pendingApprovals);
     // Asked once the editor has the session (after the answer that opens it).
     if (waiting.length > 0) setImmediate(() => this.askWaitingApprovals(conversationId, waiting));
@@ -352,15 +359,19 @@ export class AcpBridge {
       root: followed.root,
       streamed: this.streamed,
       outputs: this.outputs,
+      terminals: this.terminals.byToolCall,
       notices: this.editorCapabilities.session?.notices !== undefined && this.editorCapabilities.session.notices !== null,
       isOwnInput: (id) => id !== undefined && this.ownInputs.has(id),
     };
   }
 
-  private sendUpdate(sessionId: string, update: acp.SessionUpdate): void {
+  /** Queues an update; resolves once it has gone out (or failed to). */
+  private sendUpdate(sessionId: string, update: acp.SessionUpdate): Promise<void> {
     const editor = this.editor;
-    if (!editor) return;
-    this.outgoing = this.outgoing.then(() => editor.notify('session/update', { sessionId, update })).catch(() => undefined);
+    if (!editor) return Promise.resolve();
+    const sent = this.outgoing.then(() => editor.notify('session/update', { sessionId, update })).catch(() => undefined);
+    this.outgoing = sent;
+    return sent;
   }
 
   private followedOrThrow(conversationId: string): Followed {
