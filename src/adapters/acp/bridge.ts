@@ -19,6 +19,7 @@ import { eventSessionId, eventUpdates, itemUpdates, type UpdateContext } from '.
 import { stopReason } from './stop-reason.js';
 import { TurnEnds } from './turn-ends.js';
 import { EditorTerminals } from './editor-terminals.js';
+import { handleFileRequests } from './editor-files.js';
 
 /** What the bridge knows of a conversation the editor follows. */
 interface Followed {
@@ -63,21 +64,20 @@ export class AcpBridge {
   /** Every message to the editor goes out in order through this chain. */
   private outgoing: Promise<unknown> = Promise.resolve();
   /** The editor terminals running the runtime's commands. */
-  private readonly terminals = new EditorTerminals({ editor: () => this.requireEditor(), update: (sessionId, update) => this.sendUpdate(sessionId, update) });
+  private readonly terminals = new EditorTerminals({
+    editor: () => this.requireEditor(),
+    update: (sessionId, update) => {
+      this.sendUpdate(sessionId, update);
+      return this.outgoing;
+    },
+  });
 
   /** @param runtime a connection to the runtime server, initialized with `approvals` and `deltas` */
   constructor(private readonly runtime: RuntimeClient) {
     runtime.onNotification((event) => this.onRuntimeEvent(event));
     runtime.onClose((error) => this.turns.closed(error));
     runtime.handleServerRequest('approval/request', (approval) => this.askPermission(approval));
-    runtime.handleServerRequest('client/fs/readTextFile', async ({ conversationId, path }) => {
-      const { content } = await this.requireEditor().request('fs/read_text_file', { sessionId: conversationId, path });
-      return { content };
-    });
-    runtime.handleServerRequest('client/fs/writeTextFile', async ({ conversationId, path, content }) => {
-      await this.requireEditor().request('fs/write_text_file', { sessionId: conversationId, path, content });
-      return {};
-    });
+    handleFileRequests(runtime, () => this.requireEditor());
     runtime.handleServerRequest('client/terminal/run', (params) => this.terminals.run(params));
     runtime.handleServerRequest('client/terminal/kill', (params) => this.terminals.kill(params));
   }
@@ -365,13 +365,10 @@ export class AcpBridge {
     };
   }
 
-  /** Queues an update; resolves once it has gone out (or failed to). */
-  private sendUpdate(sessionId: string, update: acp.SessionUpdate): Promise<void> {
+  private sendUpdate(sessionId: string, update: acp.SessionUpdate): void {
     const editor = this.editor;
-    if (!editor) return Promise.resolve();
-    const sent = this.outgoing.then(() => editor.notify('session/update', { sessionId, update })).catch(() => undefined);
-    this.outgoing = sent;
-    return sent;
+    if (!editor) return;
+    this.outgoing = this.outgoing.then(() => editor.notify('session/update', { sessionId, update })).catch(() => undefined);
   }
 
   private followedOrThrow(conversationId: string): Followed {

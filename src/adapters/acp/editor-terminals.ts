@@ -14,7 +14,7 @@ export interface TerminalHost {
   /** The editor connection. @throws Error when no editor is connected */
   editor(): acp.AgentContext;
   /** Sends a session update in order with the others; resolves once it has gone out. */
-  update(sessionId: string, update: acp.SessionUpdate): Promise<void>;
+  update(sessionId: string, update: acp.SessionUpdate): Promise<unknown>;
 }
 
 /** One run in progress: its terminal once created, and whether a kill was asked for. */
