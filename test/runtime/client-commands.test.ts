@@ -4,6 +4,8 @@
  * the client that declared it runs commands, is killed there on interruption and timeout, and
  * runs on the executor when no client does.
  */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient, RuntimeClientError, type ServerRequestParams } from '../../src/client/runtime-client.js';
 import { ErrorCodes } from '../../src/protocol/index.js';
@@ -111,6 +113,32 @@ responses:
     await harness.turnsCompleted(2);
     expect(kills).toHaveLength(2);
     expect(toolOutputs(harness)[1]).toBe('partial\n[timed out after 300 ms]');
+  });
+
+  it('leaves commands of a sandboxed local executor to the executor, so none runs outside the sandbox', async () => {
+    harness = await startInProcessServer(
+      `
+responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo in-the-sandbox" } }]
+  - text: "ran"
+`,
+      // The sandbox has a private /tmp: the test's work directory is shown in it explicitly.
+      { beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'executors.yaml'), `executors:\n  sandboxed: { kind: local, sandbox: bwrap, writablePaths: ["${environment.workDir}"] }\n`) },
+    );
+    const { conversation } = await harness.client.request('conversation/create', { cwd: harness.environment.workDir, executor: 'sandboxed' });
+    const conversationId = conversation.id;
+    await harness.client.request('conversation/subscribe', { conversationId });
+    const client = await editor(harness);
+    let asked = 0;
+    client.handleServerRequest('client/terminal/run', async () => {
+      asked += 1;
+      return { exitCode: 0, signal: null, output: 'in-the-editor\n', truncated: false };
+    });
+    await client.request('conversation/serveCommands', { conversationId, run: true });
+    await harness.client.request('session/input', { conversationId, input: 'run it' });
+    await harness.turnsCompleted(1);
+    expect(asked).toBe(0);
+    expect(toolOutputs(harness)[0]).toBe('in-the-sandbox\n[exit code 0]');
   });
 
   it('fails the call with the client error, naming the request', async () => {
