@@ -69,6 +69,7 @@ export class ClientCommandServers {
  * Runs one command through a client: kills it (`client/terminal/kill`) when `timeoutMs` has
  * passed or the signal aborts, and waits at most `CLIENT_KILL_GRACE_MS` after that for the
  * client to report its end, so a client that never answers cannot hold the turn.
+ * @throws Error with the client's message, or saying the client did not answer after the kill
  */
 async function runOnClient(server: ClientCommandServer, sessionId: string, itemId: string, request: ClientCommandRequest): Promise<CommandResult> {
   const startedAt = performance.now();
@@ -100,9 +101,7 @@ async function runOnClient(server: ClientCommandServer, sessionId: string, itemI
   answer.catch(() => undefined);
   try {
     const end = await Promise.race([answer, gaveUp]);
-    if (end === undefined) {
-      return { exitCode: null, signal: null, output: `[the client did not report the end of the command within ${CLIENT_KILL_GRACE_MS} ms of being asked to kill it]\n`, truncated: false, timedOut, aborted, durationMs: elapsed() };
-    }
+    if (end === undefined) throw new Error(`the client did not answer client/terminal/run within ${CLIENT_KILL_GRACE_MS} ms of client/terminal/kill; the command may still be running there`);
     // The client should keep to the limit; its output is cut here too, head and tail kept.
     const cut = truncateMiddle(end.output, request.maxOutputBytes);
     return { exitCode: end.exitCode, signal: end.signal, output: cut.text, truncated: end.truncated || cut.text !== end.output, timedOut, aborted, durationMs: elapsed() };
