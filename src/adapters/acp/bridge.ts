@@ -66,6 +66,7 @@ export class AcpBridge {
   /** The editor terminals running the runtime's commands. */
   private readonly terminals = new EditorTerminals({
     editor: () => this.requireEditor(),
+    shows: (conversationId, sessionId) => this.followed.get(conversationId)?.rootSessionId === sessionId,
     update: (sessionId, update) => {
       this.sendUpdate(sessionId, update);
       return this.outgoing;

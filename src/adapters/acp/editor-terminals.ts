@@ -13,6 +13,8 @@ import type { ServerRequestParams, ServerRequestResult } from '../../client/runt
 export interface TerminalHost {
   /** The editor connection. @throws Error when no editor is connected */
   editor(): acp.AgentContext;
+  /** Whether the editor's thread shows the session's tool calls (the conversation's root session; subagents' are not shown). */
+  shows(conversationId: string, sessionId: string): boolean;
   /** Sends a session update in order with the others; resolves once it has gone out. */
   update(sessionId: string, update: acp.SessionUpdate): Promise<unknown>;
 }
@@ -52,9 +54,13 @@ export class EditorTerminals {
         outputByteLimit: params.outputByteLimit,
       });
       run.terminal = terminal;
-      this.byToolCall.set(params.itemId, terminal.id);
-      // ACP: a terminal is embedded before it is released.
-      const shown = this.host.update(sessionId, { sessionUpdate: 'tool_call_update', toolCallId: params.itemId, content: [{ type: 'terminal', terminalId: terminal.id }] });
+      // ACP: a terminal is embedded before it is released. A subagent's call has no place in
+      // the thread: its terminal runs unseen.
+      let shown: Promise<unknown> = Promise.resolve();
+      if (this.host.shows(sessionId, params.sessionId)) {
+        this.byToolCall.set(params.itemId, terminal.id);
+        shown = this.host.update(sessionId, { sessionUpdate: 'tool_call_update', toolCallId: params.itemId, content: [{ type: 'terminal', terminalId: terminal.id }] });
+      }
       try {
         // A kill asked for while the terminal was being created applies now.
         if (run.killRequested) await terminal.kill();
