@@ -19,6 +19,7 @@ import { approvalIdParam, conversationIdParam, ReasoningEffortSchema, sessionIdP
 import { workspaceMethods, workspaceNotifications } from './workspace.js';
 import { workspaceGitMethods } from './workspace-git.js';
 import { clientFileMethods, clientFileServerRequests } from './client-files.js';
+import { clientCommandMethods, clientCommandServerRequests } from './client-commands.js';
 
 export { PROTOCOL_VERSION } from './version.js';
 
@@ -179,6 +180,7 @@ export const methods = {
   ...workspaceGitMethods,
   ...userInputMethods,
   ...clientFileMethods,
+  ...clientCommandMethods,
 } as const;
 
 /** Server-to-client notifications: name → params schema. */
@@ -276,6 +278,7 @@ export const serverRequests = {
   },
   ...userInputServerRequests,
   ...clientFileServerRequests,
+  ...clientCommandServerRequests,
 } as const;
 
 /** A request method name. */

@@ -72,6 +72,8 @@ export interface AgentEnvironment {
   authorize(call: RequestedToolCall, hookPermission: 'allow' | 'ask' | undefined, executor: string | undefined, shown: { itemId: string; details?: ToolDetails; sideEffects?: boolean }): Promise<{ allowed: boolean; message?: string }>;
   /** Text files served by a client on the local executor's machine (an editor); given to calls routed to a `local` executor. */
   clientFiles?: ToolContext['clientFiles'];
+  /** Commands run by a client on the local executor's machine (an editor's terminal), for the call `itemId`; given to calls routed to an unsandboxed `local` executor. */
+  clientCommands?(itemId: string): NonNullable<ToolContext['clientCommands']>;
   /** Asks the user a question for a tool call (`request_user_input`); absent = nobody can be asked. */
   askUser?(question: UserQuestion, call: { callId: string; itemId: string }): Promise<UserAnswer>;
   /** Hooks around tool calls, the stop and compaction (`hooks.yaml`), and skill loading; absent = none. */
@@ -153,6 +155,9 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
     let details: ToolDetails | undefined;
     // A client serving files is on the server's machine: only local calls go through it.
     const clientFiles = (routed: typeof workspace) => (environment.clientFiles && routed?.executor.kind === 'local' ? { clientFiles: environment.clientFiles } : {});
+    // Nor does a sandboxed one: the client's terminal would run the command outside the sandbox.
+    const clientCommands = (routed: typeof workspace) =>
+      environment.clientCommands && routed?.executor.kind === 'local' && (routed.executor as { sandbox?: unknown }).sandbox === undefined ? { clientCommands: environment.clientCommands(itemId) } : {};
     const description = workspace ? tool?.describe?.(call.arguments, { workspace: environment.workspace, ...clientFiles(workspace) }) : undefined;
     const announced = previousAnnouncement.then(async () => {
       details = await description;
@@ -178,6 +183,7 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
         ...(environment.commands ? { commands: environment.commands } : {}),
         ...(askUser ? { askUser: (question) => askUser(question, { callId: call.callId, itemId }) } : {}),
         ...clientFiles(workspace),
+        ...clientCommands(workspace),
       };
       // A call naming an executor outside the work location fails in the tool without running: nothing to approve.
       if (!workspace) return tool.invoke(effectiveCall.arguments, toolContext);

@@ -12,6 +12,7 @@ import { McpClientManager, type McpSettings } from '../mcp/client-manager.js';
 import type { AnyNotification, Conversation, Item, ItemDelta, Session, SessionHeads, StoredItem, Turn } from '../protocol/index.js';
 import { ApprovalBroker } from './approvals/broker.js';
 import { UserInputBroker } from './user-input/broker.js';
+import { ClientCommandServers } from './client-commands.js';
 import { ClientFileServers } from './client-files.js';
 import { EventBus, type EventListener } from './event-bus.js';
 import type { Runtime } from './runtime.js';
@@ -50,6 +51,8 @@ export class LiveConversation {
   });
   /** Clients serving the conversation's text files to its tools (`conversation/serveFiles`). */
   readonly clientFiles = new ClientFileServers();
+  /** Clients running the conversation's commands for `exec_command` (`conversation/serveCommands`). */
+  readonly clientCommands = new ClientCommandServers();
   /** Questions of `request_user_input` waiting for the user. */
   readonly userInputs = new UserInputBroker({
     requested: (request) => {

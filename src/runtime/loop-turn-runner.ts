@@ -64,6 +64,7 @@ export function loopTurnRunner(options: LoopTurnOptions): TurnRunner {
         // A policy given with conversation/create wins over the agent's, in every session of the conversation.
         authorize: (call, hookPermission, executor, shown) => host.approvals.authorize(turnId, conversation.state.approvalPolicy ?? definition.approvals, call, controller.signal, hookPermission, executor, shown),
         clientFiles: conversation.clientFiles.accessFor(host.id),
+        clientCommands: (itemId) => conversation.clientCommands.accessFor(host.id, itemId),
         askUser: (question, call) => conversation.userInputs.request({ conversationId: conversation.id, sessionId: host.id, turnId, ...call, ...question }, controller.signal),
         hooks: extensions.hooks,
         takeSteering: () => host.queue.takeSteering(),

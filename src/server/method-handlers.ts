@@ -8,6 +8,7 @@ import { ErrorCodes, PROTOCOL_VERSION, resolveClientCapabilities, RpcError, type
 import { serverCapabilities } from './handlers/capabilities.js';
 import { createUserInputHandlers } from './handlers/user-input.js';
 import { createClientFileHandlers } from './handlers/client-files.js';
+import { createClientCommandHandlers } from './handlers/client-commands.js';
 import type { LiveConversation } from '../runtime/conversation.js';
 import { InvalidWorkLocationError } from '../runtime/runtime.js';
 import type { LiveSession } from '../runtime/session.js';
@@ -67,6 +68,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     ...createWorkspaceGitHandlers(connection),
     ...createUserInputHandlers(connection),
     ...createClientFileHandlers(connection),
+    ...createClientCommandHandlers(connection),
     async initialize(params) {
       if (params.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {
         throw new RpcError(ErrorCodes.invalidParams, `initialize: params.protocolVersion: this server speaks protocol version ${PROTOCOL_VERSION}, the client asked for version ${params.protocolVersion}; use a client for version ${PROTOCOL_VERSION}`);

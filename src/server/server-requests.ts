@@ -91,12 +91,12 @@ export class ServerRequests {
 
   /**
    * Sends a request whose answer the caller waits for (`client/fs/readTextFile`,
-   * `client/fs/writeTextFile`), checked against the method's result schema.
+   * `client/fs/writeTextFile`, `client/terminal/run`, `client/terminal/kill`), checked against the method's result schema.
    * @returns the client's result
    * @throws Error with the client's error message, for a result of the wrong shape, or when the
    *   connection ends or the conversation's requests are dropped before the answer
    */
-  ask<M extends 'client/fs/readTextFile' | 'client/fs/writeTextFile'>(method: M, params: z.infer<(typeof serverRequests)[M]['params']>): Promise<z.infer<(typeof serverRequests)[M]['result']>> {
+  ask<M extends 'client/fs/readTextFile' | 'client/fs/writeTextFile' | 'client/terminal/run' | 'client/terminal/kill'>(method: M, params: z.infer<(typeof serverRequests)[M]['params']>): Promise<z.infer<(typeof serverRequests)[M]['result']>> {
     const id = `server-${this.nextRequestId++}`;
     return new Promise((resolve, reject) => {
       this.outgoing.set(id, {

@@ -14,6 +14,12 @@ export const EXEC_COMMAND_DEFAULT_TIMEOUT_MS = 120_000;
 /** Longest timeout the model may ask for, in ms (10 minutes). */
 export const EXEC_COMMAND_MAX_TIMEOUT_MS = 600_000;
 
+/**
+ * Variables a command run in a client's terminal gets: an editor's terminal is a real terminal,
+ * where a pager would wait for a key that never comes (the executor's pipes never page).
+ */
+export const CLIENT_TERMINAL_ENVIRONMENT: Readonly<Record<string, string>> = { PAGER: 'cat', GIT_PAGER: 'cat', GH_PAGER: 'cat' };
+
 /** Arguments of `exec_command`. */
 export const execCommandParameters = z.object({
   command: z.string().min(1).describe('Shell command line, run by bash.'),
@@ -56,7 +62,8 @@ export function describeCommandEnd(result: CommandResult, timeoutMs: number): st
 }
 
 /**
- * Builds the `exec_command` tool: runs a shell command on the workspace's executor in `cwd`
+ * Builds the `exec_command` tool: runs a shell command on the workspace's executor (or in the
+ * terminal of a client serving commands, `context.clientCommands`) in `cwd`
  * (relative to the workspace root), killing it after `timeout_ms` ms or when the turn is
  * interrupted, and streaming its output through `context.onOutput`. The result text is the
  * interleaved output (all of it, or its head and tail within `maxOutputBytes` bytes around a
@@ -89,15 +96,19 @@ export function createExecCommandTool(options: ExecCommandToolOptions = {}): Too
       }
       const timeoutMs = args.timeout_ms ?? EXEC_COMMAND_DEFAULT_TIMEOUT_MS;
 
-      const result = await workspace.executor.run({
-        command: args.command,
-        cwd,
-        workspaceRoot: workspace.root,
-        timeoutMs,
-        maxOutputBytes,
-        signal: context.signal,
-        onOutput: context.onOutput,
-      });
+      // A client serving commands (an editor) runs it in its terminal, where the person sees it;
+      // without one, the executor runs it.
+      const result =
+        (await context.clientCommands?.run({ command: args.command, cwd, env: { ...CLIENT_TERMINAL_ENVIRONMENT }, timeoutMs, maxOutputBytes, signal: context.signal })) ??
+        (await workspace.executor.run({
+          command: args.command,
+          cwd,
+          workspaceRoot: workspace.root,
+          timeoutMs,
+          maxOutputBytes,
+          signal: context.signal,
+          onOutput: context.onOutput,
+        }));
       const text = result.output;
       const separator = text === '' || text.endsWith('\n') ? '' : '\n';
       return {

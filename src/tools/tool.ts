@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { truncateMiddle } from '../executors/output-truncation.js';
+import type { CommandResult } from '../executors/executor.js';
 import type { Workspace } from '../executors/workspace.js';
 import type { ToolDetails } from '../protocol/tool-details.js';
 import type { BackgroundCommandRegistry } from '../runtime/background-commands.js';
@@ -64,6 +65,38 @@ export interface ClientFileAccess {
   writeTextFile(absolutePath: string, content: string): Promise<boolean>;
 }
 
+/** A command for a client to run (see `ClientCommandAccess`). */
+export interface ClientCommandRequest {
+  /** Shell command line, run by `bash -c`. */
+  command: string;
+  /** Absolute working directory (already confined to the workspace). */
+  cwd: string;
+  /** Variables to set besides the client's own environment. */
+  env: Record<string, string>;
+  /** Kill the command after this many ms. */
+  timeoutMs: number;
+  /** Bound on the output kept, in bytes (UTF-8). */
+  maxOutputBytes: number;
+  /** Aborting kills the command. */
+  signal: AbortSignal;
+}
+
+/**
+ * Commands run by the client that shows them (an editor's terminal; protocol
+ * `conversation/serveCommands`). Given only for calls routed to the unsandboxed executor on the
+ * client's machine. `exec_command` runs through it first and uses the executor when it says no
+ * client runs commands now.
+ */
+export interface ClientCommandAccess {
+  /**
+   * Runs the command in the client's terminal until it ends, times out or is aborted.
+   * @returns how it ended (output cut to `maxOutputBytes`; `omitted` never set), or undefined
+   *   when no client runs commands now
+   * @throws Error with the client's message when the client fails to run it
+   */
+  run(request: ClientCommandRequest): Promise<CommandResult | undefined>;
+}
+
 /** What a tool receives besides its arguments. */
 export interface ToolContext {
   /** Workspace of the executor the call is routed to. */
@@ -84,6 +117,8 @@ export interface ToolContext {
   askUser?: (question: UserQuestion) => Promise<UserAnswer>;
   /** Text files served by a client (see `ClientFileAccess`); absent when the call's executor is not the client's machine. */
   clientFiles?: ClientFileAccess;
+  /** Commands run by a client (see `ClientCommandAccess`); absent when the call's executor is not the client's machine or is sandboxed. */
+  clientCommands?: ClientCommandAccess;
 }
 
 /**

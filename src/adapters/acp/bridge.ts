@@ -18,6 +18,8 @@ import { EFFORT_OPTION, MODEL_OPTION, parseEffort, sessionSettings, type Session
 import { eventSessionId, eventUpdates, itemUpdates, type UpdateContext } from './session-updates.js';
 import { stopReason } from './stop-reason.js';
 import { TurnEnds } from './turn-ends.js';
+import { EditorTerminals } from './editor-terminals.js';
+import { handleFileRequests } from './editor-files.js';
 
 /** What the bridge knows of a conversation the editor follows. */
 interface Followed {
@@ -61,20 +63,24 @@ export class AcpBridge {
   private readonly turns = new TurnEnds();
   /** Every message to the editor goes out in order through this chain. */
   private outgoing: Promise<unknown> = Promise.resolve();
+  /** The editor terminals running the runtime's commands. */
+  private readonly terminals = new EditorTerminals({
+    editor: () => this.requireEditor(),
+    shows: (conversationId, sessionId) => this.followed.get(conversationId)?.rootSessionId === sessionId,
+    update: (sessionId, update) => {
+      this.sendUpdate(sessionId, update);
+      return this.outgoing;
+    },
+  });
 
   /** @param runtime a connection to the runtime server, initialized with `approvals` and `deltas` */
   constructor(private readonly runtime: RuntimeClient) {
     runtime.onNotification((event) => this.onRuntimeEvent(event));
     runtime.onClose((error) => this.turns.closed(error));
     runtime.handleServerRequest('approval/request', (approval) => this.askPermission(approval));
-    runtime.handleServerRequest('client/fs/readTextFile', async ({ conversationId, path }) => {
-      const { content } = await this.requireEditor().request('fs/read_text_file', { sessionId: conversationId, path });
-      return { content };
-    });
-    runtime.handleServerRequest('client/fs/writeTextFile', async ({ conversationId, path, content }) => {
-      await this.requireEditor().request('fs/write_text_file', { sessionId: conversationId, path, content });
-      return {};
-    });
+    handleFileRequests(runtime, () => this.requireEditor());
+    runtime.handleServerRequest('client/terminal/run', (params) => this.terminals.run(params));
+    runtime.handleServerRequest('client/terminal/kill', (params) => this.terminals.kill(params));
   }
 
   /** The ACP agent app serving the editor. */
@@ -267,6 +273,8 @@ export class AcpBridge {
     if (followed.local && (fs?.readTextFile || fs?.writeTextFile)) {
       await this.runtime.request('conversation/serveFiles', { conversationId, read: fs.readTextFile === true, write: fs.writeTextFile === true });
     }
+    // Commands too: the editor's terminal runs on this machine.
+    if (followed.local && this.editorCapabilities.terminal === true) await this.runtime.request('conversation/serveCommands', { conversationId, run: true });
     const waiting = subscribed.sessions.flatMap((session) => session.pendingApprovals);
     // Asked once the editor has the session (after the answer that opens it).
     if (waiting.length > 0) setImmediate(() => this.askWaitingApprovals(conversationId, waiting));
@@ -352,6 +360,7 @@ export class AcpBridge {
       root: followed.root,
       streamed: this.streamed,
       outputs: this.outputs,
+      terminals: this.terminals.byToolCall,
       notices: this.editorCapabilities.session?.notices !== undefined && this.editorCapabilities.session.notices !== null,
       isOwnInput: (id) => id !== undefined && this.ownInputs.has(id),
     };

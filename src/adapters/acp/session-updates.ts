@@ -19,6 +19,8 @@ export interface UpdateContext {
   streamed: Set<string>;
   /** Output of running tool calls so far, by item id (ACP replaces a call's content as a whole). */
   outputs: Map<string, string>;
+  /** Editor terminals embedded in running tool calls, by item id (their updates keep showing them). */
+  terminals?: Map<string, string>;
   /** Whether the editor shows `notice` updates (`clientCapabilities.session.notices`). */
   notices: boolean;
 }
@@ -56,7 +58,10 @@ export function itemUpdates(item: Item, context: UpdateContext, replay: boolean)
     }
     case 'tool_call':
       context.outputs.delete(item.id);
-      if (!replay) return [toolCallEnd(item, context.root)];
+      if (!replay) {
+        const terminalShown = context.terminals?.delete(item.id) ?? false;
+        return [toolCallEnd(item, context.root, terminalShown)];
+      }
       return [toolCallStart(item.id, item, context.root, 'in_progress'), toolCallEnd(item, context.root)];
     case 'plan':
       // Live plans come with `plan/updated`.

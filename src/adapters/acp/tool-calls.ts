@@ -149,8 +149,12 @@ export function toolCallStart(itemId: string, facts: ToolCallFacts, root: string
   };
 }
 
-/** The `tool_call_update` finishing a call from its completed item. */
-export function toolCallEnd(item: ItemOf<'tool_call'>, root: string): acp.SessionUpdate {
+/**
+ * The `tool_call_update` finishing a call from its completed item. `terminalShown`: the call ran
+ * in an editor terminal embedded in it, which keeps showing the output, so the content is left
+ * as it is (ACP leaves fields a `tool_call_update` omits unchanged).
+ */
+export function toolCallEnd(item: ItemOf<'tool_call'>, root: string, terminalShown = false): acp.SessionUpdate {
   const locations = toolLocations(item, root);
   return {
     sessionUpdate: 'tool_call_update',
@@ -158,7 +162,7 @@ export function toolCallEnd(item: ItemOf<'tool_call'>, root: string): acp.Sessio
     status: completedStatus(item),
     title: toolTitle(item),
     kind: toolKind(item),
-    content: completedContent(item, root),
+    ...(terminalShown ? {} : { content: completedContent(item, root) }),
     ...(locations.length > 0 ? { locations } : {}),
     rawOutput: { output: item.output, isError: item.isError, ...(item.exitCode !== undefined ? { exitCode: item.exitCode } : {}) },
   };

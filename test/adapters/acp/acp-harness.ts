@@ -29,6 +29,11 @@ const DEFINITIONS: Record<string, [string, string | undefined]> = {
   'session/request_permission': ['RequestPermissionRequest', 'RequestPermissionResponse'],
   'fs/read_text_file': ['ReadTextFileRequest', 'ReadTextFileResponse'],
   'fs/write_text_file': ['WriteTextFileRequest', 'WriteTextFileResponse'],
+  'terminal/create': ['CreateTerminalRequest', 'CreateTerminalResponse'],
+  'terminal/output': ['TerminalOutputRequest', 'TerminalOutputResponse'],
+  'terminal/wait_for_exit': ['WaitForTerminalExitRequest', 'WaitForTerminalExitResponse'],
+  'terminal/kill': ['KillTerminalRequest', 'KillTerminalResponse'],
+  'terminal/release': ['ReleaseTerminalRequest', 'ReleaseTerminalResponse'],
 };
 
 /** One message seen on the wire. */
@@ -116,6 +121,14 @@ export interface EditorHandlers {
   requestPermission?: (params: acp.RequestPermissionRequest) => Promise<acp.RequestPermissionResponse>;
   readTextFile?: (params: acp.ReadTextFileRequest) => Promise<acp.ReadTextFileResponse>;
   writeTextFile?: (params: acp.WriteTextFileRequest) => Promise<acp.WriteTextFileResponse>;
+  /** The editor's terminals (`terminal/*`), when it offers them. */
+  terminals?: {
+    create: (params: acp.CreateTerminalRequest) => Promise<acp.CreateTerminalResponse>;
+    output: (params: acp.TerminalOutputRequest) => Promise<acp.TerminalOutputResponse>;
+    waitForExit: (params: acp.WaitForTerminalExitRequest) => Promise<acp.WaitForTerminalExitResponse>;
+    kill: (params: acp.KillTerminalRequest) => Promise<acp.KillTerminalResponse>;
+    release: (params: acp.ReleaseTerminalRequest) => Promise<acp.ReleaseTerminalResponse>;
+  };
 }
 
 /** Starts `node bin/openvaala acp` in the environment and connects an ACP client app to it. */
@@ -148,6 +161,14 @@ export function startAcp(environment: TestEnvironment, handlers: EditorHandlers 
   if (handlers.requestPermission) app.onRequest('session/request_permission', ({ params }) => handlers.requestPermission!(params));
   if (handlers.readTextFile) app.onRequest('fs/read_text_file', ({ params }) => handlers.readTextFile!(params));
   if (handlers.writeTextFile) app.onRequest('fs/write_text_file', ({ params }) => handlers.writeTextFile!(params));
+  const terminals = handlers.terminals;
+  if (terminals) {
+    app.onRequest('terminal/create', ({ params }) => terminals.create(params));
+    app.onRequest('terminal/output', ({ params }) => terminals.output(params));
+    app.onRequest('terminal/wait_for_exit', ({ params }) => terminals.waitForExit(params));
+    app.onRequest('terminal/kill', ({ params }) => terminals.kill(params));
+    app.onRequest('terminal/release', ({ params }) => terminals.release(params));
+  }
   const connection = app.connect({ writable: outgoing.writable, readable });
   return {
     child,
@@ -167,9 +188,9 @@ export function startAcp(environment: TestEnvironment, handlers: EditorHandlers 
   };
 }
 
-/** The client capabilities of an editor that serves files (as Zed does) or not. */
-export function editorCapabilities(files: boolean): acp.ClientCapabilities {
-  return { fs: { readTextFile: files, writeTextFile: files }, terminal: false };
+/** The client capabilities of an editor that serves files and offers terminals (as Zed does) or not. */
+export function editorCapabilities(files: boolean, terminal = false): acp.ClientCapabilities {
+  return { fs: { readTextFile: files, writeTextFile: files }, terminal };
 }
 
 /** The text of the chunks of one kind, joined. */
