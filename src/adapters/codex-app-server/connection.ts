@@ -81,10 +81,13 @@ export class CodexConnection {
       // receive answers every failure itself; a rejection here would be a bug to report, not to lose.
       const handling = this.receive(text).catch((error: unknown) => options.log(`internal error: ${(error as Error).stack ?? String(error)}`));
       this.inFlight.add(handling);
-      void handling.finally(() => this.inFlight.delete(handling));
+      handling.then(() => this.inFlight.delete(handling), () => this.inFlight.delete(handling));
     });
     peer.onClose(() => {
-      void Promise.allSettled([...this.inFlight]).then(() => this.dispose());
+      Promise.allSettled([...this.inFlight]).then(
+        () => this.dispose(),
+        () => this.dispose(),
+      );
     });
   }
 
@@ -250,7 +253,10 @@ export class CodexConnection {
     this.closed = true;
     // The turns go on in the runtime; only this client's view of them ends.
     const closing = this.runtime?.close().catch(() => undefined) ?? Promise.resolve();
-    void closing.then(() => this.resolveFinished());
+    closing.then(
+      () => this.resolveFinished(),
+      () => this.resolveFinished(),
+    );
   }
 }
 
