@@ -6,7 +6,7 @@
  *
  * Why not the AI SDK here: on the runtime's hot path (one request per agent step) the SDK's
  * stream stages and its schema validation of every event cost about five times the CPU of
- * this direct parse (see docs/performance.md, "The model stream"). Events are checked by hand
+ * this direct parse (`npm run bench:model-stream`; docs/performance.md, "The performance work"). Events are checked by hand
  * for the fields this client reads, so a malformed event is still reported by name and field.
  * Other providers keep going through the SDK.
  */
