@@ -83,7 +83,8 @@ describe('commands of a server killed with SIGKILL', () => {
     for (const name of ['plain', 'forked', 'setsid']) pids.push(Number(await waitForFileContent(path.join(workDir, `${name}.pid`))));
     const outputs = ['plain.txt', 'forked.txt', 'setsid.txt'].map((name) => path.join(workDir, name));
     const recordsDir = path.join(paths.dataDir, 'processes');
-    expect(records(recordsDir)).toHaveLength(3);
+    // A command can write its pid file before the server has synced its record: wait for all three.
+    await expect.poll(() => records(recordsDir).length).toBe(3);
 
     serve.child.kill('SIGKILL');
     await serve.stop();
