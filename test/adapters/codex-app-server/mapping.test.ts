@@ -14,7 +14,7 @@ import { CodexSchema } from './codex-schema.js';
 const schema = new CodexSchema();
 const ITEM = 'codex#/definitions/v2/ThreadItem';
 const ids = { id: 'item_01jd6k8g3mzx4y0q2w7e5r9t1b', sessionId: 'sess_01jd6k8g3mzx4y0q2w7e5r9t1c', turnId: 'turn_01jd6k8g3mzx4y0q2w7e5r9t1d', createdAt: 1_000, completedAt: 2_000, status: 'completed' as const };
-const place = { sessionThreadId: toCodexId(ids.sessionId), cwd: '/work/project' };
+const place = { sessionThreadId: toCodexId(ids.sessionId), cwd: '/home/dev/project' };
 
 function toolCall(fields: Partial<ItemOf<'tool_call'>>): Item {
   return { ...ids, kind: 'tool_call', callId: 'call_1', toolName: 'tool', arguments: {}, output: 'out', isError: false, durationMs: 12.4, ...fields };
@@ -50,7 +50,7 @@ describe('Codex ThreadItems of OpenVaala items', () => {
 
   it('announces tool calls in progress as valid items', () => {
     const started = startedThreadItemOf(ids.id, 'tool_call', { toolName: 'apply_patch', details: { kind: 'fileChange', changes: [{ path: 'a.txt', kind: 'move', movePath: 'b.txt', unifiedDiff: '--- a/a.txt\n+++ b/b.txt\n' }] } }, place);
-    expect(started).toMatchObject({ type: 'fileChange', status: 'inProgress', changes: [{ path: '/work/project/a.txt', kind: { type: 'update', move_path: '/work/project/b.txt' } }] });
+    expect(started).toMatchObject({ type: 'fileChange', status: 'inProgress', changes: [{ path: '/home/dev/project/a.txt', kind: { type: 'update', move_path: '/home/dev/project/b.txt' } }] });
     expect(schema.errorsAgainst(ITEM, started)).toEqual([]);
   });
 });
