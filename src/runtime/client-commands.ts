@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { CommandResult } from '../executors/executor.js';
 import { truncateMiddle } from '../executors/output-truncation.js';
 import type { ClientCommandAccess, ClientCommandRequest } from '../tools/tool.js';
+import { AttachedClients } from './attached-clients.js';
 
 /** How long a killed command's client may take to report its end before the call gives up, ms. */
 export const CLIENT_KILL_GRACE_MS = 5_000;
@@ -34,23 +35,7 @@ export interface ClientCommandServer {
 }
 
 /** The clients running one conversation's commands, latest first. */
-export class ClientCommandServers {
-  private readonly servers: ClientCommandServer[] = [];
-
-  /** Adds a client (asked before those attached earlier); returns the function that removes it. */
-  attach(server: ClientCommandServer): () => void {
-    this.servers.unshift(server);
-    return () => {
-      const index = this.servers.indexOf(server);
-      if (index >= 0) this.servers.splice(index, 1);
-    };
-  }
-
-  /** True while some client runs commands. */
-  get attached(): boolean {
-    return this.servers.length > 0;
-  }
-
+export class ClientCommandServers extends AttachedClients<ClientCommandServer> {
   /**
    * What one tool call of a session uses: its command goes to the latest client, and the answer
    * is "not served" (undefined) when none runs commands.

@@ -6,6 +6,7 @@
  * its next file operation on.
  */
 import type { ClientFileAccess } from '../tools/tool.js';
+import { AttachedClients } from './attached-clients.js';
 
 /** One client serving files, as its connection offers it. */
 export interface ClientFileServer {
@@ -20,23 +21,7 @@ export interface ClientFileServer {
 }
 
 /** The clients serving one conversation's files, latest first. */
-export class ClientFileServers {
-  private readonly servers: ClientFileServer[] = [];
-
-  /** Adds a client (asked before those attached earlier); returns the function that removes it. */
-  attach(server: ClientFileServer): () => void {
-    this.servers.unshift(server);
-    return () => {
-      const index = this.servers.indexOf(server);
-      if (index >= 0) this.servers.splice(index, 1);
-    };
-  }
-
-  /** True while some client serves reads or writes. */
-  get attached(): boolean {
-    return this.servers.length > 0;
-  }
-
+export class ClientFileServers extends AttachedClients<ClientFileServer> {
   /**
    * What the tools of one session use: reads and writes go to the latest client serving them,
    * and answer "not served" (undefined, false) when none does.
