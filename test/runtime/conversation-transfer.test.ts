@@ -193,7 +193,7 @@ describe('conversation/export → conversation/import', { timeout: 60_000 }, () 
         return JSON.stringify(entry);
       })
       .join('\n');
-    const error = await source.client.request('conversation/import', { archive: misplaced }).catch((caught: unknown) => caught as RuntimeClientError);
+    const error = (await source.client.request('conversation/import', { archive: misplaced }).catch((caught: unknown) => caught)) as RuntimeClientError;
     expect(error.message).toContain(`stream "${childId}" seq 1: sessionId is "${rootId}", not the stream's session`);
     expect((await source.client.request('conversation/list', {})).conversations).toEqual([]);
   });
