@@ -140,6 +140,35 @@ describe('Codex rollout conversion', () => {
     expect(() => parseArchive(serializeArchive(archive))).not.toThrow();
   });
 
+  it('maps reasoning, AGENTS.md instructions, custom tool calls, a call left without output and an aborted turn', () => {
+    const line = (second: number, type: string, payload: Record<string, unknown>) => JSON.stringify({ timestamp: `2026-11-30T12:00:${String(second).padStart(2, '0')}.000Z`, type, payload });
+    const rollout = [
+      line(0, 'session_meta', { id: 'thread-1', cwd: '/home/user/project', model_provider: 'openai' }),
+      line(1, 'turn_context', { model: 'gpt-5.5' }),
+      line(1, 'event_msg', { type: 'task_started', turn_id: 't1' }),
+      line(2, 'response_item', { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Codex rules' }] }),
+      line(2, 'response_item', { type: 'message', role: 'user', content: [{ type: 'input_text', text: '<user_instructions>Use tabs.</user_instructions>' }] }),
+      line(3, 'response_item', { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'patch it' }] }),
+      line(4, 'response_item', { type: 'reasoning', summary: [{ type: 'summary_text', text: 'First part.' }, { type: 'summary_text', text: 'Second part.' }], content: null, encrypted_content: 'gAAAA' }),
+      line(5, 'response_item', { type: 'custom_tool_call', call_id: 'call_p', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch' }),
+      line(6, 'response_item', { type: 'custom_tool_call_output', call_id: 'call_p', output: 'Success' }),
+      line(7, 'response_item', { type: 'function_call', call_id: 'call_x', name: 'exec_command', arguments: '{"cmd":"sleep 100"}' }),
+      line(9, 'event_msg', { type: 'turn_aborted', reason: 'interrupted' }),
+    ].join('\n');
+    const archive = convertCodexRollout(rollout, { model: 'mock/mock-model', agent: 'default' });
+    const items = archive.streams.find((stream) => stream.stream !== 'metadata')!.entries.map((entry) => entry.value as Item);
+    expect(items.map((item) => item.kind)).toEqual(['instruction', 'user_message', 'reasoning', 'tool_call', 'tool_call']);
+    expect(items[0]).toMatchObject({ source: 'agents_md', body: '<user_instructions>Use tabs.</user_instructions>' });
+    expect(items[2]).toMatchObject({ summary: 'First part.\n\nSecond part.', summaryParts: ['First part.', 'Second part.'], providerData: { codex: { encryptedContent: 'gAAAA' } } });
+    expect(items[2]).not.toHaveProperty('model');
+    expect(items[3]).toMatchObject({ toolName: 'apply_patch', arguments: '*** Begin Patch\n*** End Patch', output: 'Success', status: 'completed', isError: false, durationMs: 1000 });
+    expect(items[4]).toMatchObject({ toolName: 'exec_command', arguments: { cmd: 'sleep 100' }, status: 'interrupted', isError: true, output: '' });
+    const turns = archive.streams[0]!.entries.flatMap((entry) => ((entry.value as { turn?: Turn }).turn ? [(entry.value as { turn: Turn }).turn] : []));
+    expect(turns.map((turn) => turn.status)).toEqual(['interrupted']);
+    expect(turns[0]?.completedAt).toBe(Date.parse('2026-11-30T12:00:09.000Z'));
+    expect(() => parseArchive(serializeArchive(archive))).not.toThrow();
+  });
+
   it('refuses text that is not a rollout, naming the line', () => {
     const options = { model: 'mock/mock-model', agent: 'default' };
     expect(() => convertCodexRollout('{"type":"event_msg","payload":{}}\n', options)).toThrow('no session_meta line: this is not a Codex session rollout');
