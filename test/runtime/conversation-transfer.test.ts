@@ -151,6 +151,27 @@ describe('conversation/export → conversation/import', { timeout: 60_000 }, () 
     expect((await source.client.request('conversation/list', {})).conversations).toHaveLength(2);
   });
 
+  it('records a turn that was running at export as interrupted when it is imported', async () => {
+    const source = await start();
+    const target = await start();
+    const { conversationId, rootId } = await buildConversation(source);
+    const store = source.server.runtime.store;
+    const state = (await store.loadConversation(conversationId))!;
+    const root = state.sessions.find((session) => session.id === rootId)!;
+    const running: Turn = { id: newId('turn'), sessionId: rootId, conversationId, status: 'running', steps: 1, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, startedAt: Date.now(), completedAt: null };
+    await store.appendMetadata(conversationId, [{ type: 'turn', turn: running }, { type: 'session', session: { ...root, status: 'running', activeTurnId: running.id } }]);
+    const { archive } = await source.client.request('conversation/export', { conversationId });
+
+    const imported = await target.client.request('conversation/import', { archive });
+    expect(imported.session).toMatchObject({ status: 'idle', activeTurnId: null });
+    const snapshot = await target.client.request('conversation/get', { conversationId });
+    expect(snapshot.turns.find((turn) => turn.id === running.id)).toMatchObject({ status: 'interrupted' });
+    const [summary] = (await target.client.request('conversation/list', {})).conversations;
+    expect(summary).toMatchObject({ running: false, lastTurnStatus: 'interrupted' });
+    const items = await target.client.request('items/list', { conversationId, sessionId: rootId, direction: 'backward', limit: 1 });
+    expect(items.items[0]?.item).toMatchObject({ kind: 'interruption', reason: 'crash_recovery', turnId: running.id });
+  });
+
   it('refuses a damaged archive naming the line, and leaves nothing behind', async () => {
     const source = await start();
     const target = await start();
