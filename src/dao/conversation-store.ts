@@ -433,6 +433,11 @@ export class ConversationStore {
     return Promise.all(names.map(async (stream) => ({ stream, entries: await this.logs.read(path, stream) })));
   }
 
+  /** True when the id has logs (also a conversation marked deleted whose files are not moved yet) or is staged. */
+  async hasLogs(conversationId: string): Promise<boolean> {
+    return this.staged.has(conversationId) || (await this.logs.listStreams(conversationPath(conversationId))).length > 0;
+  }
+
   /**
    * Writes a whole conversation from an archive: the session streams first, then the metadata
    * stream in one append (until it is written, the directory folds to nothing and is never
@@ -443,7 +448,7 @@ export class ConversationStore {
    */
   async importConversation(conversationId: string, streams: { stream: string; values: unknown[] }[]): Promise<ConversationState> {
     const path = conversationPath(conversationId);
-    if (this.staged.has(conversationId) || (await this.logs.listStreams(path)).length > 0) throw new ConversationExistsError(conversationId);
+    if (await this.hasLogs(conversationId)) throw new ConversationExistsError(conversationId);
     const metadata = streams.find((stream) => stream.stream === METADATA_STREAM);
     try {
       for (const { stream, values } of streams) if (stream !== METADATA_STREAM && values.length > 0) await this.logs.append(path, stream, values);

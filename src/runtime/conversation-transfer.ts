@@ -102,10 +102,6 @@ function renamed(archive: ConversationArchive, state: ConversationState): Conver
   };
 }
 
-async function exists(store: ConversationStore, conversationId: string): Promise<boolean> {
-  return store.isStaged(conversationId) || (await store.readStreams(conversationId)) !== undefined || (await store.listConversationIds()).includes(conversationId);
-}
-
 /**
  * Imports an archive (the text of an `openvaala export` file): checks all of it first, then
  * writes its attachments and logs through the store (which updates the index and the search).
@@ -132,7 +128,7 @@ async function importNow(host: TransferHost, text: string): Promise<ImportOutcom
   const parsed = parseArchive(text);
   const state = checkConsistency(parsed);
   if (parsed.attachments.length > 0 && !host.attachments) throw new Error('the archive has attachments but this server stores no attachments');
-  const archive = (await exists(host.store, parsed.conversationId)) ? renamed(parsed, state) : parsed;
+  const archive = (await host.store.hasLogs(parsed.conversationId)) ? renamed(parsed, state) : parsed;
   const conversationId = archive.conversationId;
   try {
     for (const attachment of archive.attachments) host.attachments?.restore(conversationId, attachment.name, attachment.bytes);
