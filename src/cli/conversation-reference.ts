@@ -6,6 +6,9 @@ import { RuntimeClientError, type RuntimeClient } from '../client/runtime-client
 import { ErrorCodes } from '../protocol/error-codes.js';
 import { UsageError } from './usage-error.js';
 
+/** A whole conversation id (the protocol's `conversationId` param rule). */
+const CONVERSATION_ID = /^conv_[0-9A-Za-z]{1,64}$/;
+
 /** Conversations listed per page while looking for a prefix. */
 const PREFIX_PAGE = 500;
 
@@ -33,11 +36,14 @@ export async function resolveConversationId(client: RuntimeClient, reference: st
     if (!latest) throw new UsageError('there is no conversation yet to continue (start one with: openvaala exec "…")');
     return latest.id;
   }
-  try {
-    await client.request('conversation/get', { conversationId: reference });
-    return reference;
-  } catch (error) {
-    if (!(error instanceof RuntimeClientError && (error.code === ErrorCodes.notFound || error.code === ErrorCodes.invalidParams))) throw error;
+  // Only a well-formed id is asked for; anything else can only be a prefix.
+  if (CONVERSATION_ID.test(reference)) {
+    try {
+      await client.request('conversation/get', { conversationId: reference });
+      return reference;
+    } catch (error) {
+      if (!(error instanceof RuntimeClientError && (error.code === ErrorCodes.notFound || error.code === ErrorCodes.invalidParams))) throw error;
+    }
   }
   const matches = reference.length > 0 ? await idsWithPrefix(client, reference) : [];
   if (matches.length === 1) return matches[0] as string;
