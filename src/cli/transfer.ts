@@ -64,10 +64,14 @@ function readInput(file: string): string {
 /**
  * Imports an archive (or with `from: "codex"`, a Codex session rollout) into the local
  * server and prints the new conversation's id.
- * @throws UsageError for an unreadable file, an unknown source, a rollout or archive that is not valid (naming the line), or an archive too large for one protocol message
+ * @throws UsageError for an unreadable file, an unknown source, `--model`/`--agent`/`--cwd` without `--from`, a rollout or archive that is not valid (naming the line), or an archive too large for one protocol message
  */
 export async function runImport(paths: OpenVaalaPaths, file: string, options: ImportOptions, streams: OutputStreams): Promise<number> {
   if (options.from !== undefined && !(IMPORT_SOURCES as readonly string[]).includes(options.from)) throw new UsageError(`--from: unknown source "${options.from}" (known: ${IMPORT_SOURCES.join(', ')})`);
+  if (options.from === undefined) {
+    const given = (['model', 'agent', 'cwd'] as const).filter((option) => options[option] !== undefined);
+    if (given.length > 0) throw new UsageError(`--${given[0]} only applies with --from (an OpenVaala archive keeps its own sessions' models, agents and work location)`);
+  }
   const text = readInput(file);
   const outcome = await withClient(paths, options.requireConfigDir, async (client) => {
     let archive = text;

@@ -74,6 +74,10 @@ describe('openvaala export / import', { timeout: 120_000 }, () => {
     const after = await runCli(['conversations', '--json'], { env: target.env });
     expect((JSON.parse(after.stdout) as unknown[]).length).toBe(2);
 
+    const misused = await runCli(['import', archive, '--model', 'mock/mock-model'], { env: target.env });
+    expect(misused.code).toBe(64);
+    expect(misused.stderr).toContain('--model only applies with --from');
+
     const unknown = await runCli(['export', 'conv_nothing'], { env: target.env });
     expect(unknown.code).toBe(64);
     expect(unknown.stderr).toContain('there is no conversation "conv_nothing"');
