@@ -109,7 +109,7 @@ export function buildProgram(): Command {
     .option('--json', 'print one JSON event per line', false)
     .option('--data-dir <dir>', 'data directory of the server to use')
     .option('--config-dir <dir>', 'configuration directory of the server to use')
-    .option('--resume <id|last>', 'continue a conversation (its id, or last: the most recently updated one) instead of starting one')
+    .option('--resume <id|prefix|last>', 'continue a conversation (its id, a unique prefix of it, or last: the most recently updated one) instead of starting one')
     .action(async (prompt: string | undefined, options: { model?: string; agent?: string; executor: string; cwd: string; json: boolean; dataDir?: string; configDir?: string; resume?: string }) => {
       const text = prompt ?? (process.stdin.isTTY ? '' : await readStdin());
       if (!text.trim()) fail('exec: give a prompt as an argument or on stdin', ExecExitCode.usage);
@@ -207,6 +207,48 @@ export function buildProgram(): Command {
       await run('conversations show', async () => (await import('./conversations.js')).runConversationShow(resolvePaths(options), reference, { json: options.json, requireConfigDir: options.configDir !== undefined }, streams));
     },
   );
+
+  program
+    .command('export')
+    .description('write a conversation as a self-contained archive (JSON Lines: its logs and attachments) to stdout; see docs/storage.md')
+    .argument('<conversation>', 'a conversation id, a unique prefix of one, or last (the most recently updated)')
+    .option('--data-dir <dir>', 'data directory of the server to use')
+    .option('--config-dir <dir>', 'configuration directory of the server to use')
+    .addHelpText('after', '\nExample: openvaala export last > conversation.jsonl')
+    .action(async (reference: string, options: { dataDir?: string; configDir?: string }) => {
+      await run('export', async () => (await import('./transfer.js')).runExport(resolvePaths(options), reference, { requireConfigDir: options.configDir !== undefined }, streams));
+    });
+
+  program
+    .command('import')
+    .description('store a conversation from an archive made by openvaala export (or, with --from codex, from a Codex session rollout) and print its id')
+    .argument('<file>', 'the archive or rollout file; - reads stdin')
+    .option('--from <source>', 'the file is a session of another tool: codex (a rollout-*.jsonl of ~/.codex/sessions)')
+    .option('--model <provider/model>', 'with --from: model to continue with (default: the agent\'s model, else defaultModel)')
+    .option('--agent <name>', 'with --from: agent to continue with (default: the default agent)')
+    .option('--cwd <dir>', 'with --from: working directory of the conversation (default: the one the rollout recorded)')
+    .option('--data-dir <dir>', 'data directory of the server to use')
+    .option('--config-dir <dir>', 'configuration directory of the server to use')
+    .addHelpText(
+      'after',
+      '\nThe conversation keeps its ids unless its id exists on this server already; then it gets new ones.\nA damaged or truncated archive is refused naming the line, and nothing is stored.\n\nExamples:\n  openvaala import conversation.jsonl\n  openvaala import --from codex ~/.codex/sessions/2026/11/30/rollout-….jsonl --cwd "$PWD"',
+    )
+    .action(async (file: string, options: { from?: string; model?: string; agent?: string; cwd?: string; dataDir?: string; configDir?: string }) => {
+      await run('import', async () =>
+        (await import('./transfer.js')).runImport(
+          resolvePaths(options),
+          file,
+          {
+            requireConfigDir: options.configDir !== undefined,
+            ...(options.from !== undefined ? { from: options.from } : {}),
+            ...(options.model !== undefined ? { model: options.model } : {}),
+            ...(options.agent !== undefined ? { agent: options.agent } : {}),
+            ...(options.cwd !== undefined ? { cwd: path.resolve(options.cwd) } : {}),
+          },
+          streams,
+        ),
+      );
+    });
 
   const auth = program.command('auth').description('API keys stored in the configuration directory (credentials.json, mode 0600)');
   auth

@@ -6,6 +6,7 @@ export * from './items.js';
 export * from './entities.js';
 export * from './methods.js';
 export * from './lifecycle.js';
+export * from './conversation-transfer.js';
 export * from './turn-control.js';
 export * from './json-rpc.js';
 export * from './agents.js';

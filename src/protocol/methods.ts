@@ -14,6 +14,7 @@ import { turnControlMethods, turnControlNotifications } from './turn-control.js'
 import { agentMethods } from './agents.js';
 import { planNotifications } from './plans.js';
 import { conversationMethods } from './conversations.js';
+import { conversationTransferMethods } from './conversation-transfer.js';
 import { sessionMethods } from './sessions.js';
 import { approvalIdParam, conversationIdParam, ReasoningEffortSchema, sessionIdParam } from './request-params.js';
 import { workspaceMethods, workspaceNotifications } from './workspace.js';
@@ -174,6 +175,7 @@ export const methods = {
     result: z.object({ items: z.array(StoredItemSchema), nextCursor: z.number().int().optional() }),
   },
   ...lifecycleMethods,
+  ...conversationTransferMethods,
   ...turnControlMethods,
   ...agentMethods,
   ...workspaceMethods,

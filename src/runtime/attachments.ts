@@ -178,6 +178,50 @@ export class AttachmentStore {
   }
 
   /**
+   * The stored files of a conversation (its directory, or the staging directory while it is
+   * staged), sorted by name: what an export archives.
+   * @returns `[]` when it has none
+   */
+  listFiles(conversationId: string): { name: string; bytes: Uint8Array }[] {
+    const directory = this.isStaged(conversationId) ? this.stagingDirectory(conversationId) : this.directory(conversationId);
+    let names: string[];
+    try {
+      names = readdirSync(directory);
+    } catch (error) {
+      if (isMissing(error)) return [];
+      throw error;
+    }
+    return names.sort().map((name) => ({ name, bytes: readFileSync(path.join(directory, name)) }));
+  }
+
+  /**
+   * Puts a file back under the name it had (an import): written under `staging/.incoming/`,
+   * synced, then renamed into `conversations/<id>/attachments/`, so it is complete or absent.
+   * @param fileName `<attachment-id>-<name>` as {@link save} made it, checked by the caller (no path separators)
+   * @throws Error from the file system; nothing is left behind then
+   */
+  restore(conversationId: string, fileName: string, bytes: Uint8Array): void {
+    const incoming = path.join(this.dataDir, STAGING_DIRECTORY, INCOMING_DIRECTORY);
+    mkdirSync(incoming, { recursive: true, mode: 0o700 });
+    const partial = path.join(incoming, `${newId('att')}-${path.basename(fileName)}`);
+    const directory = this.directory(conversationId);
+    try {
+      writeDurably(partial, bytes);
+      mkdirSync(directory, { recursive: true, mode: 0o700 });
+      renameSync(partial, path.join(directory, path.basename(fileName)));
+      syncDirectory(directory);
+    } catch (error) {
+      rmSync(partial, { force: true });
+      throw error;
+    }
+  }
+
+  /** Removes a conversation's attachments directory (an import that failed). */
+  removeFiles(conversationId: string): void {
+    rmSync(this.directory(conversationId), { recursive: true, force: true });
+  }
+
+  /**
    * Moves the uploads of a conversation that was just committed from the staging directory
    * into `conversations/<id>/attachments/`: one rename of the whole directory (file by file
    * when the conversation already has an attachments directory). Must be called in the same

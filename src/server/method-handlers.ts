@@ -17,6 +17,7 @@ import { redactConfiguration } from './config-service.js';
 import { InvalidApprovalAnswerError } from '../runtime/approvals/broker.js';
 import type { RpcConnection } from './rpc-connection.js';
 import { createLifecycleHandlers } from './handlers/lifecycle.js';
+import { createTransferHandlers } from './handlers/conversation-transfer.js';
 import { replayStart } from '../runtime/lifecycle.js';
 import { unwrapCursor } from '../dao/conversation-listing.js';
 import { createOnce, turnControlHandlers } from './handlers/turn-control.js';
@@ -62,6 +63,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
   const runtime = connection.runtime;
   return {
     ...createLifecycleHandlers(connection),
+    ...createTransferHandlers(connection),
     ...turnControlHandlers(connection),
     ...createAgentHandlers(connection),
     ...createWorkspaceHandlers(connection),

@@ -1,0 +1,104 @@
+/**
+ * `openvaala export <conversation>` and `openvaala import FILE` / `import --from codex
+ * ROLLOUT` (SPEC §2; docs/storage.md, "Export and import"). Both go through the local runtime
+ * server (started in the background when none runs, like `openvaala conversations`): it owns
+ * the logs and the index, so an import never races its writes and works on every storage
+ * backend, and an export of a conversation in use reads what the server has stored.
+ */
+import { readFileSync } from 'node:fs';
+import { RuntimeClient, RuntimeClientError } from '../client/runtime-client.js';
+import type { OpenVaalaPaths } from '../config/paths.js';
+import { serializeArchive } from '../dao/conversation-archive.js';
+import { convertCodexRollout } from '../dao/codex-rollout.js';
+import { ErrorCodes, MAX_MESSAGE_BYTES } from '../protocol/index.js';
+import { resolveConversationId } from './conversation-reference.js';
+import type { OutputStreams } from './exec-output.js';
+import { ensureServer } from './server-discovery.js';
+import { UsageError } from './usage-error.js';
+
+/** Sources `import --from` understands. */
+export const IMPORT_SOURCES = ['codex'] as const;
+
+async function withClient<T>(paths: OpenVaalaPaths, requireConfigDir: boolean, work: (client: RuntimeClient) => Promise<T>): Promise<T> {
+  const server = await ensureServer(paths, { requireConfigDir });
+  const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'openvaala-transfer' });
+  try {
+    return await work(client);
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * Writes a conversation's archive to stdout.
+ * @param reference an id, a unique id prefix, or `last`
+ * @throws UsageError when no conversation fits the reference
+ */
+export async function runExport(paths: OpenVaalaPaths, reference: string, options: { requireConfigDir: boolean }, streams: OutputStreams): Promise<number> {
+  const result = await withClient(paths, options.requireConfigDir, async (client) => client.request('conversation/export', { conversationId: await resolveConversationId(client, reference) }));
+  await new Promise<void>((resolve, reject) => streams.stdout.write(result.archive, (error) => (error ? reject(error) : resolve())));
+  streams.stderr.write(`exported conversation ${result.conversationId} (${Buffer.byteLength(result.archive)} bytes)\n`);
+  return 0;
+}
+
+/** Options of {@link runImport}. */
+export interface ImportOptions {
+  /** Read a rollout of another tool instead of an OpenVaala archive. */
+  from?: string;
+  /** With `from`: the model and agent to continue with (default: the server's default agent and its model). */
+  model?: string;
+  agent?: string;
+  /** With `from`: the working directory (default: the one the rollout recorded). */
+  cwd?: string;
+  requireConfigDir: boolean;
+}
+
+function readInput(file: string): string {
+  try {
+    return readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Imports an archive (or with `from: "codex"`, a Codex session rollout) into the local
+ * server and prints the new conversation's id.
+ * @throws UsageError for an unreadable file, an unknown source, `--model`/`--agent`/`--cwd` without `--from`, a rollout or archive that is not valid (naming the line), or an archive too large for one protocol message
+ */
+export async function runImport(paths: OpenVaalaPaths, file: string, options: ImportOptions, streams: OutputStreams): Promise<number> {
+  if (options.from !== undefined && !(IMPORT_SOURCES as readonly string[]).includes(options.from)) throw new UsageError(`--from: unknown source "${options.from}" (known: ${IMPORT_SOURCES.join(', ')})`);
+  if (options.from === undefined) {
+    const given = (['model', 'agent', 'cwd'] as const).filter((option) => options[option] !== undefined);
+    if (given.length > 0) throw new UsageError(`--${given[0]} only applies with --from (an OpenVaala archive keeps its own sessions' models, agents and work location)`);
+  }
+  const text = readInput(file);
+  const outcome = await withClient(paths, options.requireConfigDir, async (client) => {
+    let archive = text;
+    if (options.from === 'codex') {
+      const [{ agents, defaultAgent }, { defaultModel }] = await Promise.all([client.request('agents/list', {}), client.request('models/list', {})]);
+      const agent = options.agent ?? defaultAgent;
+      const model = options.model ?? agents.find((entry) => entry.name === agent)?.model ?? defaultModel;
+      if (!model) throw new UsageError('no default model is configured: give --model provider/model');
+      try {
+        archive = serializeArchive(convertCodexRollout(text, { agent, model, ...(options.cwd !== undefined ? { cwd: options.cwd } : {}) }));
+      } catch (error) {
+        throw new UsageError(`${file}: ${(error as Error).message}`);
+      }
+    }
+    // Inside the request the archive is a JSON string: its quotes and backslashes are escaped.
+    const messageBytes = Buffer.byteLength(JSON.stringify(archive)) + 200;
+    if (messageBytes > MAX_MESSAGE_BYTES) throw new UsageError(`${file}: the archive makes an import request of ${messageBytes} bytes; one request carries at most ${MAX_MESSAGE_BYTES} bytes (16 MiB)`);
+    try {
+      return await client.request('conversation/import', { archive });
+    } catch (error) {
+      if (error instanceof RuntimeClientError && error.code === ErrorCodes.invalidParams) throw new UsageError(`${file}: ${error.message.replace(/^conversation\/import: params\.archive: /, '')}`);
+      throw error;
+    }
+  });
+  const id = outcome.conversation.id;
+  streams.stdout.write(`${id}\n`);
+  const renamed = outcome.renamed ? ` (conversation ${outcome.archivedConversationId} exists here already, so it got new ids)` : '';
+  streams.stderr.write(`imported "${outcome.conversation.title}" as ${id}: ${outcome.items} items, ${outcome.attachments} attachments${renamed}\ncontinue it with: openvaala exec --resume ${id} "…"\n`);
+  return 0;
+}

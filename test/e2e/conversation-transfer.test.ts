@@ -1,0 +1,108 @@
+/**
+ * `openvaala export` and `openvaala import` (SPEC §2) as real processes against servers they
+ * start in the background, with the mock provider over HTTP: a conversation moves from one
+ * installation to another and continues there; a Codex session rollout from the shared
+ * fixtures imports and continues with a new turn; a damaged archive is refused naming the line.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestEnvironment, runCli, stopBackgroundServer, type TestEnvironment } from '../helpers/environment.js';
+
+/** Read from the project root, as the other fixture tests do; a missing file fails the test. */
+const ROLLOUT = path.resolve('../shared/fixtures/codex-rollout/rollout-two-commands.jsonl');
+
+const environments: TestEnvironment[] = [];
+afterEach(async () => {
+  for (const environment of environments.splice(0)) {
+    await stopBackgroundServer(environment);
+    await environment.dispose();
+  }
+});
+
+async function environmentAnswering(...texts: string[]): Promise<TestEnvironment> {
+  const environment = await createTestEnvironment(`responses:\n${texts.map((text) => `  - text: ${JSON.stringify(text)}\n`).join('')}`);
+  environments.push(environment);
+  return environment;
+}
+
+describe('openvaala export / import', { timeout: 120_000 }, () => {
+  it('moves a conversation to another installation, where it is listed and continues', async () => {
+    const source = await environmentAnswering('First answer.');
+    const target = await environmentAnswering('Continued on the other server.');
+    const first = await runCli(['exec', 'Plan the release'], { env: source.env, cwd: source.workDir });
+    expect(first.code).toBe(0);
+
+    const exported = await runCli(['export', 'last'], { env: source.env });
+    expect(exported.code).toBe(0);
+    const manifest = JSON.parse(exported.stdout.split('\n')[0] as string) as { conversationId: string };
+    const conversationId = manifest.conversationId;
+    expect(exported.stderr).toContain(`exported conversation ${conversationId}`);
+    // A unique prefix names the same conversation.
+    const byPrefix = await runCli(['export', conversationId.slice(0, 12)], { env: source.env });
+    expect(byPrefix.stdout.split('\n').slice(1)).toEqual(exported.stdout.split('\n').slice(1));
+    const archive = path.join(target.root, 'conversation.jsonl');
+    writeFileSync(archive, exported.stdout);
+
+    const imported = await runCli(['import', archive], { env: target.env });
+    expect(imported.stderr).toContain(`imported "`);
+    expect(imported.code).toBe(0);
+    expect(imported.stdout).toBe(`${conversationId}\n`);
+    const listing = await runCli(['conversations'], { env: target.env });
+    expect(listing.stdout).toContain(conversationId);
+
+    const resumed = await runCli(['exec', '--resume', conversationId, 'And then?'], { env: target.env, cwd: target.workDir });
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain('Continued on the other server.');
+    const request = JSON.stringify(target.mock.requests[0]?.body);
+    expect(request).toContain('Plan the release');
+    expect(request).toContain('First answer.');
+
+    // The same archive again: the id is taken now, so the copy gets a new one.
+    const again = await runCli(['import', archive], { env: target.env });
+    expect(again.code).toBe(0);
+    expect(again.stdout.trim()).toMatch(/^conv_/);
+    expect(again.stdout.trim()).not.toBe(conversationId);
+    expect(again.stderr).toContain(`conversation ${conversationId} exists here already, so it got new ids`);
+
+    const damaged = path.join(target.root, 'damaged.jsonl');
+    const lines = exported.stdout.split('\n');
+    writeFileSync(damaged, [lines[0], lines[1]?.slice(0, 20), ...lines.slice(2)].join('\n'));
+    const refused = await runCli(['import', damaged], { env: target.env });
+    expect(refused.code).toBe(64);
+    expect(refused.stderr).toContain(`openvaala: import: ${damaged}: line 2: not valid JSON`);
+    const after = await runCli(['conversations', '--json'], { env: target.env });
+    expect((JSON.parse(after.stdout) as unknown[]).length).toBe(2);
+
+    const misused = await runCli(['import', archive, '--model', 'mock/mock-model'], { env: target.env });
+    expect(misused.code).toBe(64);
+    expect(misused.stderr).toContain('--model only applies with --from');
+
+    const unknown = await runCli(['export', 'conv_nothing'], { env: target.env });
+    expect(unknown.code).toBe(64);
+    expect(unknown.stderr).toContain('there is no conversation "conv_nothing"');
+  });
+
+  it('imports a Codex session rollout, which continues with a new turn that sees its history', async () => {
+    const environment = await environmentAnswering('Both steps ran; nothing else to do.');
+    const imported = await runCli(['import', '--from', 'codex', ROLLOUT, '--cwd', environment.workDir], { env: environment.env });
+    expect(imported.stderr).toContain('imported "run the two steps"');
+    expect(imported.stderr).toContain('4 items');
+    expect(imported.code).toBe(0);
+    const conversationId = imported.stdout.trim();
+
+    const shown = await runCli(['conversations', 'show', conversationId], { env: environment.env });
+    expect(shown.stdout).toContain('run the two steps');
+    expect(shown.stdout).toContain('Done after 2 steps.');
+
+    const resumed = await runCli(['exec', '--resume', conversationId, 'Did both steps succeed?'], { env: environment.env, cwd: environment.workDir });
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain('Both steps ran; nothing else to do.');
+    const request = JSON.stringify(environment.mock.requests[0]?.body);
+    for (const expected of ['run the two steps', 'exec_command', 'echo step-0', 'Process exited with code 0', 'Done after 2 steps.', 'Did both steps succeed?']) expect(request).toContain(expected);
+
+    const notRollout = await runCli(['import', '--from', 'codex', path.join(environment.root, 'missing.jsonl')], { env: environment.env });
+    expect(notRollout.code).toBe(64);
+    expect(notRollout.stderr).toContain('cannot read');
+  });
+});
