@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { updateConfigurationFiles } from '../../src/config/config-writer.js';
+import { loadConfiguration } from '../../src/config/configuration.js';
 import { addPlugin, setPluginEnabled, type ApplyChanges } from '../../src/plugins/install.js';
 import { writePlugin } from './plugin-fixtures.js';
 
@@ -46,6 +47,15 @@ describe('addPlugin', () => {
     await expect(addPlugin(configDir, writePlugin(path.join(root, 'kit'), 'kit'), apply, root)).rejects.toThrow('the change was not applied, the files are restored');
     expect(existsSync(path.join(configDir, 'plugins', 'kit'))).toBe(false);
     expect(existsSync(path.join(configDir, 'plugins.yaml'))).toBe(false);
+  });
+});
+
+describe('references to plugin MCP servers', () => {
+  it('accepts an approval rule on an installed plugin\'s server, and still names one of no plugin', async () => {
+    writeFileSync(path.join(configDir, 'agents.yaml'), 'agents:\n  default:\n    approvals:\n      rules:\n        - { tool: "mcp__kit_files__*", decision: ask }\n');
+    await expect(loadConfiguration(configDir)).rejects.toThrow('names MCP server "kit_files", which is not defined in mcp.yaml (defined: none), so it never applies');
+    writeFileSync(path.join(configDir, 'plugins.yaml'), 'plugins:\n  kit: { enabled: true }\n');
+    await expect(loadConfiguration(configDir)).resolves.toMatchObject({ plugins: { plugins: { kit: { enabled: true } } } });
   });
 });
 
