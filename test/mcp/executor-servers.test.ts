@@ -11,6 +11,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } 
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 import { requireExecutable } from '../helpers/required-commands.js';
 import { descendantsOf, startSshServer, type TestSshServer } from '../helpers/ssh-server.js';
+import { SshExecutor } from '../../src/executors/ssh/ssh-executor.js';
+import { McpClientManager } from '../../src/mcp/client-manager.js';
 import { packageBin, toolCalls, yamlString } from './mcp-helpers.js';
 
 const FILESYSTEM_BIN = packageBin('@modelcontextprotocol/server-filesystem');
@@ -112,6 +114,27 @@ responses:
     expect(closed).toContain(conversationId);
     await expect.poll(() => processesWith(FILESYSTEM_BIN, workDir), { timeout: 10_000 }).toEqual([]);
   }, 60_000);
+
+  it('names why a server on the SSH executor did not start: a missing program, a missing directory', async () => {
+    const box = new SshExecutor({ name: 'box', host: ssh.host, port: ssh.port, user: ssh.user, identityFile: ssh.identityFile, knownHostsFile: ssh.knownHostsFile });
+    onTestFinished(() => box.close());
+    const manager = new McpClientManager(
+      {
+        servers: {
+          missing: { transport: 'stdio', executor: 'box', command: 'no-such-mcp-server', startupTimeoutMs: 10_000 },
+          nowhere: { transport: 'stdio', executor: 'box', command: process.execPath, args: [FILESYSTEM_BIN, '/tmp'], cwd: '/no/such/directory', startupTimeoutMs: 10_000 },
+        },
+      },
+      { workDirectory: '/tmp', workExecutor: 'local', findExecutor: (name) => (name === 'box' ? box : undefined) },
+    );
+    onTestFinished(() => manager.close());
+    await manager.prepare();
+    const [missing, nowhere] = manager.servers;
+    expect(missing?.state).toBe('failed');
+    expect(missing?.failure).toMatch(/^the server exited before completing the MCP handshake; its stderr ended with: .*no-such-mcp-server: not found$/);
+    expect(nowhere?.state).toBe('failed');
+    expect(nowhere?.failure).toBe('the server exited before completing the MCP handshake; its stderr ended with: cannot change to directory /no/such/directory');
+  }, 30_000);
 
   it('runs the server of a sandboxed local executor inside the bubblewrap sandbox', async () => {
     requireExecutable('bwrap', 'bubblewrap');
