@@ -275,6 +275,42 @@ export function buildProgram(): Command {
       await run('auth list', async () => (await import('./auth.js')).runAuthList(resolvePaths(options).configDir, streams));
     });
 
+  const plugin = program.command('plugin').description('plugins: skills, agents, prompt commands, hooks and MCP servers in one folder or package');
+  plugin
+    .command('add')
+    .description('install a plugin from a folder, a tarball (.tgz) or an npm package, and enable it')
+    .argument('<source>', 'a folder, a tarball, or an npm package name')
+    .option('--config-dir <dir>', 'configuration directory')
+    .action(async (source: string, options: { configDir?: string }) => {
+      await run('plugin add', async () => (await import('./plugin.js')).runPluginAdd(resolvePaths(options).configDir, source, streams));
+    });
+  plugin
+    .command('remove')
+    .description('remove an installed plugin and its folder')
+    .argument('<name>', 'plugin name')
+    .option('--config-dir <dir>', 'configuration directory')
+    .action(async (name: string, options: { configDir?: string }) => {
+      await run('plugin remove', async () => (await import('./plugin.js')).runPluginRemove(resolvePaths(options).configDir, name, streams));
+    });
+  plugin
+    .command('list')
+    .description('list the installed plugins, their parts and their problems (exit 1 when one does not load)')
+    .option('--config-dir <dir>', 'configuration directory')
+    .action(async (options: { configDir?: string }) => {
+      await run('plugin list', async () => (await import('./plugin.js')).runPluginList(resolvePaths(options).configDir, streams));
+    });
+  for (const [verb, enabled] of [['enable', true], ['disable', false]] as const) {
+    plugin
+      .command(verb)
+      .description(`${verb} an installed plugin for the user, or with --project for one project directory`)
+      .argument('<name>', 'plugin name')
+      .option('--project <dir>', 'apply to conversations working in this directory only (<dir>/.openvaala/plugins.yaml)')
+      .option('--config-dir <dir>', 'configuration directory')
+      .action(async (name: string, options: { configDir?: string; project?: string }) => {
+        await run(`plugin ${verb}`, async () => (await import('./plugin.js')).runPluginSetEnabled(resolvePaths(options).configDir, name, enabled, options.project, streams));
+      });
+  }
+
   const config = program.command('config').description('configuration tools');
   config
     .command('check')

@@ -57,7 +57,7 @@ async function writeAtomically(file: string, data: string | Buffer): Promise<voi
  *   or with the load's problems when the result does not validate (the files are then
  *   restored byte for byte)
  */
-export async function updateConfigurationFiles(configDir: string, changes: ConfigurationChange[], accept?: (configuration: Configuration) => void): Promise<Configuration> {
+export async function updateConfigurationFiles(configDir: string, changes: ConfigurationChange[], accept?: (configuration: Configuration) => void | Promise<void>): Promise<Configuration> {
   const files = [...new Set(changes.map((change) => change.file))];
   const originals = new Map<ConfigurationFileKey, Buffer | undefined>();
   const edited = new Map<ConfigurationFileKey, string>();
@@ -89,7 +89,7 @@ export async function updateConfigurationFiles(configDir: string, changes: Confi
   for (const [key, text] of edited) await writeAtomically(path.join(configDir, CONFIGURATION_FILES[key].fileName), text);
   try {
     const configuration = await loadConfiguration(configDir);
-    accept?.(configuration);
+    await accept?.(configuration);
     return configuration;
   } catch (error) {
     for (const [key, original] of originals) {

@@ -11,6 +11,7 @@ import { AgentsFileSchema, type AgentsFile } from './agents.js';
 import { ExecutorsFileSchema, type ExecutorsFile } from './executors.js';
 import { HooksFileSchema, NO_HOOKS, type HooksFile } from './hooks.js';
 import { McpFileSchema, type McpFile } from './mcp.js';
+import { PluginsFileSchema, type PluginsFile } from './plugins.js';
 import { ProvidersFileSchema, type ProvidersFile } from './providers.js';
 import { ServerSettingsSchema, type ServerSettings } from './server-settings.js';
 import { referenceProblems, type LoadedFile, type LoadedFiles } from './references.js';
@@ -38,6 +39,7 @@ export const CONFIGURATION_FILES = {
   mcp: spec<McpFile>('mcp.yaml', McpFileSchema, () => ({ servers: {} }), 'MCP servers whose tools agents may use'),
   hooks: spec<HooksFile>('hooks.yaml', HooksFileSchema, () => NO_HOOKS, 'commands run at session start, on prompts, around tool calls, at the end of a turn and before compaction'),
   executors: spec<ExecutorsFile>('executors.yaml', ExecutorsFileSchema, () => ({ executors: {} }), 'where tools run: local (optionally sandboxed), ssh, virtual'),
+  plugins: spec<PluginsFile>('plugins.yaml', PluginsFileSchema, () => ({ plugins: {} }), 'installed plugins (skills, hooks, agents, MCP servers, prompt commands) and whether each is enabled'),
   server: spec<ServerSettings>('server.yaml', ServerSettingsSchema, () => ServerSettingsSchema.parse({}), 'allowed browser origins and the limits of every turn'),
 };
 

@@ -26,7 +26,7 @@ export interface LoadedFile<T> {
 }
 
 /** The loaded files, by configuration file key (values unchecked: see `LoadedFile`). */
-export type LoadedFiles = Record<'providers' | 'agents' | 'mcp' | 'hooks' | 'executors' | 'server', LoadedFile<unknown>>;
+export type LoadedFiles = Record<'providers' | 'agents' | 'mcp' | 'hooks' | 'executors' | 'plugins' | 'server', LoadedFile<unknown>>;
 
 /** A server part made only of name characters: no glob wildcard or regular expression syntax. */
 const PLAIN_SERVER_NAME = /^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/;
@@ -58,11 +58,14 @@ export function referenceProblems(files: Partial<LoadedFiles>): ConfigError[] {
     const line = from.lineOf?.(keyPath);
     problems.set(from, [...(problems.get(from) ?? []), { ...(line !== undefined ? { line } : {}), keyPath: keyPath.join('.'), message }]);
   };
-  const { providers, agents, mcp, hooks, executors } = files;
+  const { providers, agents, mcp, hooks, executors, plugins } = files;
   const servers = mcp ? entriesAt(mcp, 'servers').map(([name]) => name) : undefined;
+  // An installed plugin's servers are named `<plugin>_<server>`; what they are is only known once the plugin is read.
+  const pluginNames = plugins ? entriesAt(plugins, 'plugins').map(([name]) => name) : [];
+  const fromPlugin = (server: string): boolean => pluginNames.some((name) => server.startsWith(`${name}_`));
   const checkMcpPattern = (from: LoadedFile<unknown>, keyPath: (string | number)[], pattern: unknown, what: string): void => {
     const server = typeof pattern === 'string' ? mcpServerOf(pattern) : undefined;
-    if (servers === undefined || server === undefined || servers.includes(server)) return;
+    if (servers === undefined || server === undefined || servers.includes(server) || fromPlugin(server)) return;
     report(from, keyPath, `${what} "${String(pattern)}" names MCP server "${server}", which is not defined in mcp.yaml (defined: ${listed(servers)}), so it never applies`);
   };
 

@@ -159,6 +159,44 @@ export interface RunningProcess {
   resume?(): void;
 }
 
+/**
+ * A program to start with separate byte pipes for stdin, stdout and stderr
+ * (`Executor.spawnPiped`), for protocols spoken over stdio such as MCP servers.
+ */
+export interface PipedSpawnRequest {
+  /** The program (looked up on the executor's `PATH` when it has no slash). */
+  command: string;
+  /** Its arguments, passed as they are (no shell expansion). */
+  args: string[];
+  /** Absolute working directory; absent: the executor's default (the remote account's home over SSH). */
+  cwd?: string;
+  /** Absolute root of the workspace the program runs for (see `CommandRequest.workspaceRoot`). */
+  workspaceRoot?: string;
+  /** Extra environment variables. */
+  env?: Record<string, string>;
+}
+
+/** A process started by `Executor.spawnPiped`. */
+export interface PipedProcess {
+  /** Process id on its executor, once known (over SSH it arrives after the channel opened). */
+  readonly pid: number | undefined;
+  /**
+   * Writes bytes to the process's standard input.
+   * @throws Error when the process has ended or its input was closed
+   */
+  write(data: string | Uint8Array): void;
+  /** Closes standard input (the program reads end of file). */
+  endInput(): void;
+  /** Subscribes to standard output, as raw bytes. @returns a function that unsubscribes */
+  onStdout(listener: (chunk: Buffer) => void): () => void;
+  /** Subscribes to standard error, as raw bytes. @returns a function that unsubscribes */
+  onStderr(listener: (chunk: Buffer) => void): () => void;
+  /** Settles once the process ended (or could not be started); never rejects. */
+  readonly exited: Promise<ProcessExit>;
+  /** Kills the process and its descendants (SIGTERM, then SIGKILL after a grace period). Safe after the end. */
+  kill(): void;
+}
+
 /** An execution environment (SPEC §7). */
 export interface Executor {
   /** Name from configuration (`local`, `build-box`…), unique in the runtime. */
@@ -175,6 +213,12 @@ export interface Executor {
    * @throws Error when the executor is closed or the process cannot be started.
    */
   spawn?(request: SpawnRequest): RunningProcess;
+  /**
+   * Starts a program with separate stdin/stdout/stderr pipes and returns at once (stdio MCP
+   * servers). Absent on executors that cannot do this (`virtual`).
+   * @throws Error when the executor is closed or the program cannot be started.
+   */
+  spawnPiped?(request: PipedSpawnRequest): PipedProcess;
   /**
    * Told of each workspace root tools will use on this executor (called by `Workspace`).
    * A sandboxed executor makes that root writable for its file operations, as it is for

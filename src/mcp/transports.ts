@@ -1,12 +1,15 @@
 /**
  * Builds the MCP SDK transport for one configured server (MCP specification 2025-06-18,
- * Transports): a child process on the server's machine for `stdio`, Streamable HTTP for
- * `http`. Everything that can be wrong before the first byte is sent (an unknown executor, an
+ * Transports): for `stdio`, a process started by the entry's executor (a child process of the
+ * runtime server for the plain local executor, an SSH exec channel on an `ssh` executor's
+ * host, bubblewrap for a sandboxed local executor); Streamable HTTP for `http`, connected
+ * from the runtime server. Everything that can be wrong before the first byte is sent (an unknown executor, an
  * unset `env:` variable, a missing working directory) is reported here, naming the server.
  */
 import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import { PipedProcessTransport } from './process-transport.js';
 import { loadMcpSdk, type McpSdk } from './sdk.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { HttpMcpServerConfig, McpServerConfig, StdioMcpServerConfig } from '../config/mcp.js';
@@ -72,18 +75,11 @@ function resolveValues(values: Record<string, string> | undefined, field: string
   return resolved;
 }
 
-async function prepareStdio(config: StdioMcpServerConfig, placement: McpServerPlacement, { StdioClientTransport }: McpSdk): Promise<PreparedTransport> {
+async function prepareStdio(config: StdioMcpServerConfig, placement: McpServerPlacement, sdk: McpSdk): Promise<PreparedTransport> {
   const executorName = config.executor ?? DEFAULT_EXECUTOR_NAME;
   const executor = placement.findExecutor(executorName);
   if (executor === undefined) throw new Error(`executor "${executorName}" is not configured`);
-  // The executor contract only runs commands to completion; a stdio server needs a process
-  // that stays up with open pipes, which only the unsandboxed local executor can give today.
-  if (executor.kind !== 'local') {
-    throw new Error(`stdio MCP servers are not supported yet for executor kind ${executor.kind} (executor "${executorName}"): it cannot start an interactive process`);
-  }
-  if ((executor as { sandbox?: unknown }).sandbox !== undefined) {
-    throw new Error(`stdio MCP servers are not supported yet on a sandboxed local executor (executor "${executorName}"): the server would run outside the sandbox`);
-  }
+  if (executor.kind !== 'local' || (executor as { sandbox?: unknown }).sandbox !== undefined) return prepareOnExecutor(config, placement, executor, executorName, sdk);
   const sameMachine = placement.workExecutor === executorName;
   let cwd: string | undefined;
   if (config.cwd !== undefined) {
@@ -98,7 +94,7 @@ async function prepareStdio(config: StdioMcpServerConfig, placement: McpServerPl
   if (cwd !== undefined && !(await stat(cwd).catch(() => undefined))?.isDirectory()) {
     throw new Error(`working directory ${cwd} does not exist`);
   }
-  const transport = new StdioClientTransport({
+  const transport = new sdk.StdioClientTransport({
     command: config.command,
     args: config.args ?? [],
     env: resolveValues(config.env, 'env', placement.environment),
@@ -122,6 +118,47 @@ async function prepareStdio(config: StdioMcpServerConfig, placement: McpServerPl
     if (pid !== null && isOwnChild(pid)) process.kill(pid, 'SIGKILL');
   };
   return { transport, stderrTail: () => stderr.trim(), stopNow };
+}
+
+/**
+ * A stdio server started by an executor other than the plain local one: over an SSH exec
+ * channel on the remote host, or inside bubblewrap for a sandboxed local executor.
+ */
+function prepareOnExecutor(config: StdioMcpServerConfig, placement: McpServerPlacement, executor: Executor, executorName: string, sdk: McpSdk): PreparedTransport {
+  const spawnPiped = executor.spawnPiped?.bind(executor);
+  if (spawnPiped === undefined) {
+    throw new Error(`stdio MCP servers cannot run on executor "${executorName}" (kind ${executor.kind}): it cannot start a process with open pipes`);
+  }
+  const sameMachine = placement.workExecutor === executorName;
+  let cwd: string | undefined;
+  if (config.cwd !== undefined) {
+    if (!path.posix.isAbsolute(config.cwd) && !sameMachine) {
+      throw new Error(`cwd "${config.cwd}" is relative, but the conversation works on executor "${placement.workExecutor}", not "${executorName}": give an absolute cwd`);
+    }
+    cwd = path.posix.resolve(placement.workDirectory, config.cwd);
+  } else if (sameMachine) {
+    cwd = placement.workDirectory;
+  }
+  const isSandboxed = executor.kind === 'local';
+  if (isSandboxed && cwd === undefined) {
+    throw new Error(`the server runs in the sandbox of executor "${executorName}", which needs a workspace: give an absolute cwd, or use it from a conversation working on that executor`);
+  }
+  let stderr = '';
+  const transport = new PipedProcessTransport(
+    spawnPiped,
+    {
+      command: config.command,
+      args: config.args ?? [],
+      env: resolveValues(config.env, 'env', placement.environment),
+      ...(cwd !== undefined ? { cwd } : {}),
+      ...(isSandboxed ? { workspaceRoot: sameMachine ? placement.workDirectory : (cwd as string) } : {}),
+    },
+    sdk.types,
+    (chunk) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
+    },
+  );
+  return { transport, stderrTail: () => stderr.trim(), stopNow: () => transport.stopNow() };
 }
 
 function prepareHttp(config: HttpMcpServerConfig, placement: McpServerPlacement, { StreamableHTTPClientTransport }: McpSdk): PreparedTransport {

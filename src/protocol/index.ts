@@ -10,6 +10,7 @@ export * from './conversation-transfer.js';
 export * from './turn-control.js';
 export * from './json-rpc.js';
 export * from './agents.js';
+export * from './plugins.js';
 export * from './plans.js';
 export * from './conversation-context.js';
 export * from './workspace.js';

@@ -12,6 +12,7 @@ import { ItemSchema, StoredItemSchema } from './items.js';
 import { lifecycleMethods, lifecycleNotifications } from './lifecycle.js';
 import { turnControlMethods, turnControlNotifications } from './turn-control.js';
 import { agentMethods } from './agents.js';
+import { pluginMethods } from './plugins.js';
 import { planNotifications } from './plans.js';
 import { conversationMethods } from './conversations.js';
 import { conversationTransferMethods } from './conversation-transfer.js';
@@ -91,6 +92,7 @@ export const methods = {
   },
   ...conversationMethods,
   ...sessionMethods,
+  ...pluginMethods,
   'executors/list': {
     params: z.object({}),
     result: z.object({ executors: z.array(z.object({ name: z.string(), kind: z.enum(['local', 'ssh', 'virtual']) })) }),

@@ -10,6 +10,7 @@ import { planTurnRecovery, writeTurnRecovery } from '../dao/turn-recovery.js';
 import { defaultAgentName, isExternalAgent, type AgentDefinition, type AgentsFile } from '../config/agents.js';
 import type { Executor } from '../executors/executor.js';
 import type { McpSettings } from '../mcp/client-manager.js';
+import { NO_PLUGINS, type PluginSet } from '../plugins/plugin-set.js';
 import { NO_HOOKS, type HooksFile } from '../config/hooks.js';
 import type { Logger } from '../logger.js';
 import { Workspace } from '../executors/workspace.js';
@@ -118,6 +119,13 @@ export class Runtime {
   mcp: McpSettings | undefined;
   /** Hooks in force; a reload may replace them, and turns started afterwards use the new ones. */
   hooks: HooksFile;
+  /**
+   * The installed plugins (`plugins.yaml`); a reload may replace them. Their agents and MCP
+   * servers are merged into `agents` and `mcp` by whoever applies the configuration; their
+   * skills, prompt commands and hooks join each turn (`beginTurn`), where a project's own
+   * `.openvaala/plugins.yaml` may turn them on or off.
+   */
+  plugins: PluginSet = NO_PLUGINS;
   /** The server's own skills directory, searched before the work location's. */
   readonly skillsDirectory: string | undefined;
   readonly logger: Logger | undefined;

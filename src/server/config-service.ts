@@ -16,6 +16,7 @@ import type { Logger } from '../logger.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { DEFAULT_LIMITS, type Runtime, type RuntimeLimits } from '../runtime/runtime.js';
 import { SerialQueue } from '../runtime/serial-queue.js';
+import { loadPluginSet, NO_PLUGINS, withPluginAgents, withPluginMcpServers, type PluginSet } from '../plugins/plugin-set.js';
 
 /** What `config/updated` says. */
 export interface ConfigurationStatus {
@@ -104,7 +105,7 @@ function buildExecutors(runtime: Runtime, previous: Configuration | undefined, n
  * @throws Error naming the executor when an `executors.yaml` entry cannot be built
  * @returns a function that puts the configuration in force and returns the notes for `config/updated`
  */
-export function prepareConfiguration(runtime: Runtime, configuration: Configuration, targets: ConfigurationTargets, previous?: Configuration): () => string[] {
+export function prepareConfiguration(runtime: Runtime, configuration: Configuration, targets: ConfigurationTargets, previous?: Configuration, plugins: PluginSet = NO_PLUGINS): () => string[] {
   const executors = buildExecutors(runtime, previous, configuration, targets);
   const models = new ModelRegistry(configuration.providers, { configDir: targets.configDir });
   return () => {
@@ -112,7 +113,7 @@ export function prepareConfiguration(runtime: Runtime, configuration: Configurat
     const limits = configuration.server.limits;
     runtime.reconfigure({
       models,
-      agents: configuration.agents,
+      agents: withPluginAgents(configuration.agents, plugins.active),
       limits: {
         ...(limits.maxStepsPerTurn !== undefined ? { maxStepsPerTurn: limits.maxStepsPerTurn } : {}),
         ...(limits.compactionThreshold !== undefined ? { compactionThreshold: limits.compactionThreshold } : {}),
@@ -130,9 +131,13 @@ export function prepareConfiguration(runtime: Runtime, configuration: Configurat
     if (changed('executors') && openConversations > 0) {
       notes.push('executors.yaml: conversations already open keep the executors they use; new conversations and work-location changes use the new definitions');
     }
-    runtime.mcp = { ...runtime.mcp, servers: configuration.mcp.servers };
-    // Turns that start from now on run the new hooks.
+    runtime.mcp = { ...runtime.mcp, servers: withPluginMcpServers(configuration.mcp.servers, plugins.active) };
+    // Turns that start from now on run the new hooks (the plugins' hooks join them per turn).
     runtime.hooks = configuration.hooks;
+    runtime.plugins = plugins;
+    for (const status of plugins.statuses) {
+      if (status.problem) runtime.logger?.warn({ plugin: status.name, file: status.problem.file, keyPath: status.problem.keyPath, problem: status.problem.message }, 'plugin not loaded; the other plugins are used');
+    }
     runtime.replaceExecutors(executors);
     if (targets.allowedOrigins) targets.allowedOrigins.splice(0, targets.allowedOrigins.length, ...configuration.server.allowedOrigins, ...(targets.extraOrigins ?? []));
     return notes;
@@ -144,8 +149,8 @@ export function prepareConfiguration(runtime: Runtime, configuration: Configurat
  * @throws Error naming the executor when an `executors.yaml` entry cannot be built; nothing changed then
  * @returns the notes for `config/updated`
  */
-export function applyConfiguration(runtime: Runtime, configuration: Configuration, targets: ConfigurationTargets, previous?: Configuration): string[] {
-  return prepareConfiguration(runtime, configuration, targets, previous)();
+export function applyConfiguration(runtime: Runtime, configuration: Configuration, targets: ConfigurationTargets, previous?: Configuration, plugins: PluginSet = NO_PLUGINS): string[] {
+  return prepareConfiguration(runtime, configuration, targets, previous, plugins)();
 }
 
 /**
@@ -215,7 +220,7 @@ export class ConfigService {
       let notes: string[] = [];
       try {
         const loaded = await loadConfiguration(this.targets.configDir);
-        notes = applyConfiguration(this.runtime, loaded, this.targets, this.current);
+        notes = applyConfiguration(this.runtime, loaded, this.targets, this.current, await loadPluginSet(this.targets.configDir, loaded.plugins));
         this.current = loaded;
         this.lastError = undefined;
         this.logger.info({ configDir: this.targets.configDir, notes }, 'configuration reloaded and applied');
@@ -238,8 +243,8 @@ export class ConfigService {
   update(changes: ConfigurationChange[]): Promise<Configuration> {
     return this.writes.run(async () => {
       let commit: (() => string[]) | undefined;
-      const loaded = await updateConfigurationFiles(this.targets.configDir, changes, (configuration) => {
-        commit = prepareConfiguration(this.runtime, configuration, this.targets, this.current);
+      const loaded = await updateConfigurationFiles(this.targets.configDir, changes, async (configuration) => {
+        commit = prepareConfiguration(this.runtime, configuration, this.targets, this.current, await loadPluginSet(this.targets.configDir, configuration.plugins));
       });
       const notes = commit?.() ?? [];
       this.current = loaded;

@@ -23,6 +23,7 @@ import { unwrapCursor } from '../dao/conversation-listing.js';
 import { createOnce, turnControlHandlers } from './handlers/turn-control.js';
 import { UnknownModelError } from '../models/model-registry.js';
 import { createAgentHandlers } from './handlers/agents.js';
+import { createPluginHandlers } from './handlers/plugins.js';
 import { conversationContext } from './handlers/conversation-context.js';
 import { checkAttachments, createWorkspaceHandlers } from './handlers/workspace.js';
 import { createWorkspaceGitHandlers } from './handlers/workspace-git.js';
@@ -66,6 +67,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     ...createTransferHandlers(connection),
     ...turnControlHandlers(connection),
     ...createAgentHandlers(connection),
+    ...createPluginHandlers(connection),
     ...createWorkspaceHandlers(connection),
     ...createWorkspaceGitHandlers(connection),
     ...createUserInputHandlers(connection),

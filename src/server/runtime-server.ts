@@ -27,6 +27,7 @@ import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js'
 import { environmentTools } from '../tools/index.js';
 import { PACKAGE_ROOT, VERSION } from '../package-info.js';
 import { applyConfiguration, buildServerExecutors, ConfigService, type ConfigurationTargets } from './config-service.js';
+import { loadPluginSet } from '../plugins/plugin-set.js';
 import { acquireDataDirLock, processExists } from './data-dir-lock.js';
 import { createHttpServer, sameSecret } from './http-server.js';
 import { closeIndexDatabase, openIndexDatabase, rebuildIndex } from './index-database.js';
@@ -185,7 +186,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       tools: environmentTools(),
       ...(options.prices ? { prices: options.prices } : {}),
     });
-    applyConfiguration(runtime, configuration, targets, configuration);
+    applyConfiguration(runtime, configuration, targets, configuration, await loadPluginSet(paths.configDir, configuration.plugins));
     const connections = new Set<RpcConnection>();
     const config = new ConfigService(targets, configuration, runtime, logger, (status) => {
       for (const connection of connections) connection.notify({ method: 'config/updated', params: status });

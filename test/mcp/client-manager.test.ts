@@ -118,8 +118,8 @@ describe('McpClientManager', () => {
     expect(alive()).toBe(false);
   });
 
-  it('refuses executors that cannot start an interactive process, naming kind and executor', async () => {
-    executors.set('build-box', { name: 'build-box', kind: 'ssh' } as Executor);
+  it('refuses executors that cannot start a process with open pipes, naming kind and executor', async () => {
+    executors.set('build-box', { name: 'build-box', kind: 'virtual' } as Executor);
     executors.set('boxed', new LocalExecutor({ name: 'boxed', sandbox: 'bwrap' }));
     try {
       const tools = manager({
@@ -129,12 +129,12 @@ describe('McpClientManager', () => {
       });
       await tools.prepare();
       expect(tools.servers.map((server) => [server.name, server.state, server.failure])).toEqual([
-        ['remote', 'failed', 'stdio MCP servers are not supported yet for executor kind ssh (executor "build-box"): it cannot start an interactive process'],
-        ['boxed', 'failed', 'stdio MCP servers are not supported yet on a sandboxed local executor (executor "boxed"): the server would run outside the sandbox'],
+        ['remote', 'failed', 'stdio MCP servers cannot run on executor "build-box" (kind virtual): it cannot start a process with open pipes'],
+        ['boxed', 'failed', 'the server runs in the sandbox of executor "boxed", which needs a workspace: give an absolute cwd, or use it from a conversation working on that executor'],
         ['nowhere', 'failed', 'executor "nowhere" is not configured'],
       ]);
       expect(await invoke(tools, 'mcp__remote__anything', {})).toEqual({
-        output: 'mcp__remote__anything: MCP server "remote" is not available: stdio MCP servers are not supported yet for executor kind ssh (executor "build-box"): it cannot start an interactive process (it is tried again at the start of the next turn)',
+        output: 'mcp__remote__anything: MCP server "remote" is not available: stdio MCP servers cannot run on executor "build-box" (kind virtual): it cannot start a process with open pipes (it is tried again at the start of the next turn)',
         isError: true,
       });
     } finally {

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { CommandEnvironment, type EnvironmentPolicy } from '../command-environment.js';
-import type { CommandRequest, CommandResult, Executor, ExecutorFileSystem, RunningProcess, SpawnRequest } from '../executor.js';
+import type { CommandRequest, CommandResult, Executor, ExecutorFileSystem, PipedProcess, PipedSpawnRequest, RunningProcess, SpawnRequest } from '../executor.js';
+import { shellQuote } from '../shell-quote.js';
+import { startLocalPipedProcess } from './piped-process.js';
 import { bashProgram, startCommand, type CommandProgram, type RunningCommand } from './run-command.js';
 import { bubblewrapProgram, findBubblewrap, missingBubblewrapError, type BubblewrapPolicy } from './bubblewrap.js';
 import type { ProcessTracker } from '../process-tracker.js';
@@ -53,7 +55,7 @@ export class LocalExecutor implements Executor {
   private readonly environment: CommandEnvironment;
   private readonly running = new Set<RunningCommand>();
   /** Processes started by `spawn` that have not ended yet. */
-  private readonly spawned = new Set<RunningProcess>();
+  private readonly spawned = new Set<RunningProcess | PipedProcess>();
   private closed = false;
   private tracker: ProcessTracker | undefined;
 
@@ -153,6 +155,33 @@ export class LocalExecutor implements Executor {
       if (pid !== undefined) this.tracker?.ended(pid);
     };
     // `exited` never rejects; the second handler is there so nothing can float.
+    started.exited.then(ended, ended);
+    return started;
+  }
+
+  /**
+   * Starts a program with separate stdin/stdout/stderr pipes (stdio MCP servers), inside
+   * bubblewrap when the executor is sandboxed: there the workspace root (or `cwd`) is the
+   * writable directory, as for commands, and the program sees what commands see.
+   * @throws Error when the executor is closed, bubblewrap is missing, or a sandboxed executor
+   *   is given neither `cwd` nor `workspaceRoot` (the sandbox needs a workspace)
+   */
+  spawnPiped(original: PipedSpawnRequest): PipedProcess {
+    if (this.closed) throw new Error(`executor "${this.name}" is closed`);
+    const request = this.tagged(original);
+    const cwd = request.cwd ?? request.workspaceRoot;
+    if (cwd === undefined && this.sandbox !== undefined) throw new Error(`executor "${this.name}" is sandboxed: a program needs a working directory or workspace root to run in`);
+    const command = ['exec', request.command, ...request.args].map(shellQuote).join(' ');
+    const directory = cwd ?? process.cwd();
+    const program = this.program({ command, cwd: directory, ...(request.workspaceRoot !== undefined ? { workspaceRoot: request.workspaceRoot } : {}), ...(request.env ? { env: request.env } : {}) });
+    const started = startLocalPipedProcess({ file: program.file, args: program.args, env: program.env ?? {} }, directory);
+    this.spawned.add(started);
+    const { pid } = started;
+    if (pid !== undefined) this.tracker?.started(pid);
+    const ended = (): void => {
+      this.spawned.delete(started);
+      if (pid !== undefined) this.tracker?.ended(pid);
+    };
     started.exited.then(ended, ended);
     return started;
   }

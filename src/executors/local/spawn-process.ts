@@ -56,7 +56,7 @@ class OutputListeners {
  * Kills a process group and its descendants that left the group: SIGTERM now, SIGKILL after
  * `KILL_GRACE_MS` to whatever is still there. Returns at once.
  */
-function killTree(pid: number, signalFirst: NodeJS.Signals = 'SIGTERM'): void {
+export function killTree(pid: number, signalFirst: NodeJS.Signals = 'SIGTERM'): void {
   const known = new Set(findDescendants(pid));
   sendSignal(-pid, signalFirst);
   for (const descendant of known) sendSignal(descendant, signalFirst);

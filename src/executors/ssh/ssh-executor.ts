@@ -4,10 +4,11 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import type { CommandRequest, CommandResult, Executor, RunningProcess, SpawnRequest } from '../executor.js';
+import type { CommandRequest, CommandResult, Executor, PipedProcess, PipedSpawnRequest, RunningProcess, SpawnRequest } from '../executor.js';
 import { describeTarget, SshConnection, type SshTarget } from './connection.js';
 import { startRemoteCommand, type RunningRemoteCommand } from './remote-command.js';
-import { startRemoteProcess } from './remote-process.js';
+import { startRemotePipedProcess } from './remote-piped-process.js';
+import { startRemoteProcess, type RemoteProcessHost } from './remote-process.js';
 import { SftpFileSystem } from './sftp-file-system.js';
 
 /** Default time allowed to connect, exchange keys and authenticate, in ms. */
@@ -63,7 +64,7 @@ export class SshExecutor implements Executor {
   private connecting: Promise<SshConnection> | undefined;
   private readonly running = new Set<RunningRemoteCommand>();
   /** Processes started by `spawn` that have not ended yet. */
-  private readonly spawned = new Set<RunningProcess>();
+  private readonly spawned = new Set<RunningProcess | PipedProcess>();
   private readonly waiting: (() => void)[] = [];
   private activeCommands = 0;
   private closed = false;
@@ -199,7 +200,27 @@ export class SshExecutor implements Executor {
    */
   spawn(request: SpawnRequest): RunningProcess {
     if (this.closed) throw new Error(`executor "${this.name}" is closed`);
-    const started = startRemoteProcess(request, {
+    const started = startRemoteProcess(request, this.processHost());
+    this.track(started);
+    return started;
+  }
+
+  /**
+   * Starts a program on the remote host with its stdin, stdout and stderr as the bytes of one
+   * exec channel (see `startRemotePipedProcess`); stdio MCP servers run this way. Like
+   * `spawn`, it does not count against the limit of concurrent `run` commands.
+   * @throws Error when the executor is closed; connection failures end the process with exit
+   *   code 255 and the reason on stderr
+   */
+  spawnPiped(request: PipedSpawnRequest): PipedProcess {
+    if (this.closed) throw new Error(`executor "${this.name}" is closed`);
+    const started = startRemotePipedProcess(request, this.processHost());
+    this.track(started);
+    return started;
+  }
+
+  private processHost(): RemoteProcessHost {
+    return {
       openChannel: (commandLine, pty) =>
         this.withConnection((connection) =>
           connection.exec(commandLine, pty).catch((error: unknown) => {
@@ -207,14 +228,16 @@ export class SshExecutor implements Executor {
           }),
         ),
       runHelper: (commandLine) => this.runHelper(commandLine),
-    });
+    };
+  }
+
+  private track(started: RunningProcess | PipedProcess): void {
     this.spawned.add(started);
     // `exited` never rejects; the handler is there so nothing can float.
     started.exited.then(
       () => this.spawned.delete(started),
       () => this.spawned.delete(started),
     );
-    return started;
   }
 
   /** Runs a short helper command and returns its stdout (used for killing process groups). */

@@ -18,6 +18,9 @@ import { describeSkillProblem, type SkillProblem } from '../skills/skill-file.js
 import { discoverSkills, workLocationSkillDirectories, type Skill, type SkillRoot } from '../skills/skill-discovery.js';
 import { createLoadSkillTool, findSkillMentions, skillCatalog, skillInstructionBody } from '../skills/skill-tool.js';
 import { collectAgentsMd, type AgentsMdFile } from './agents-md.js';
+import type { LoadedPlugin } from '../../plugins/plugin-loader.js';
+import { withPluginHooks } from '../../plugins/plugin-set.js';
+import { commandPrompt, findPromptCommand, pluginsForTurn } from './plugin-turn.js';
 
 /** Name of the `instruction` item that reports skipped skills. */
 export const SKILL_PROBLEMS_INSTRUCTION = 'skill-problems';
@@ -74,11 +77,12 @@ function reportedProblemLines(history: Item[]): Set<string> {
   return lines;
 }
 
-/** The skills directories of a conversation, lowest precedence first. */
-function skillRoots(conversation: LiveConversation): SkillRoot[] {
+/** The skills directories of a conversation, lowest precedence first (plugins' skills are named `<plugin>:<skill>`, so they never clash). */
+function skillRoots(conversation: LiveConversation, plugins: readonly LoadedPlugin[]): SkillRoot[] {
   const workspace = conversation.workspace;
   const serverDirectory = conversation.runtime.skillsDirectory;
   return [
+    ...plugins.flatMap((plugin) => plugin.skillDirectories.map((directory) => ({ fileSystem: new LocalFileSystem(), directory, location: 'server', namespace: plugin.name }))),
     ...(serverDirectory ? [{ fileSystem: new LocalFileSystem(), directory: path.resolve(serverDirectory), location: 'server' }] : []),
     ...workLocationSkillDirectories(workspace.root).map((directory) => ({ fileSystem: workspace.executor.fs, directory, location: workspace.executor.name })),
   ];
@@ -93,14 +97,16 @@ function skillRoots(conversation: LiveConversation): SkillRoot[] {
 export async function beginTurn(conversation: LiveConversation, options: TurnStartOptions): Promise<TurnExtensions> {
   const runtime = conversation.runtime;
   const workspace = conversation.workspace;
-  const runner = new HookRunner(runtime.hooks);
+  const turnPlugins = await pluginsForTurn(runtime.plugins, workspace.executor.fs, workspace.root);
+  if (turnPlugins.problem !== undefined) runtime.logger?.warn({ conversationId: conversation.id, problem: turnPlugins.problem }, 'project plugin settings ignored');
+  const runner = new HookRunner(withPluginHooks(runtime.hooks, turnPlugins.plugins));
   const hookContext: HookRunContext = { conversationId: conversation.id, sessionId: options.sessionId, turnId: options.turnId, workspace, signal: options.signal, record: options.record };
   const recordInstruction = (source: 'agents_md' | 'skill' | 'agent' | 'client', name: string, body: string): Promise<void> => {
     const now = Date.now();
     return options.record({ id: newId('item'), sessionId: options.sessionId, turnId: options.turnId, createdAt: now, completedAt: now, status: 'completed', kind: 'instruction', source, name, body });
   };
 
-  const { skills, problems } = await discoverSkills(skillRoots(conversation));
+  const { skills, problems } = await discoverSkills(skillRoots(conversation, turnPlugins.plugins));
   await reportSkillProblems(conversation, options, problems, (body) => recordInstruction('skill', SKILL_PROBLEMS_INSTRUCTION, body));
 
   if (options.carriesInput && isFirstTurn(options.history())) {
@@ -148,6 +154,9 @@ export async function beginTurn(conversation: LiveConversation, options: TurnSta
       }
       await recordMessage('completed');
       for (const text of outcome.additionalContext) await recordInstruction('agent', 'hook:user_prompt_submit', text);
+      // A prompt command's text is recorded like a loaded skill: standing instructions for this prompt.
+      const invocation = findPromptCommand(prompt, turnPlugins.plugins);
+      if (invocation) await recordInstruction('skill', invocation.command.name, `${commandPrompt(invocation)}\n\n(Prompt command ${invocation.command.name} from ${invocation.command.file}.)`);
       for (const name of findSkillMentions(prompt, skills)) {
         const skill = skills.get(name) as Skill;
         if (!loadedInContext(name)) await recordInstruction('skill', name, skillInstructionBody(skill));

@@ -22,6 +22,8 @@ export interface SkillRoot {
   directory: string;
   /** Where it is, for the model: `server` (config directory) or the executor's name. */
   location: string;
+  /** A plugin's name: its skills are named `<namespace>:<skill>`. */
+  namespace?: string;
 }
 
 /** A skill found in a root. */
@@ -67,7 +69,8 @@ async function readSkill(root: SkillRoot, folderName: string): Promise<{ skill?:
     const text = Buffer.from(await root.fileSystem.readFile(file)).toString('utf8');
     const parsed = parseSkillFile(file, folderName, text);
     if (!parsed.skill) return { problems: parsed.problems };
-    return { skill: { ...parsed.skill, directory, file, location: root.location }, problems: [] };
+    const name = root.namespace !== undefined ? `${root.namespace}:${parsed.skill.name}` : parsed.skill.name;
+    return { skill: { ...parsed.skill, name, directory, file, location: root.location }, problems: [] };
   } catch (error) {
     return { problems: [{ file, field: '(file)', message: `cannot be read: ${(error as Error).message}` }] };
   }

@@ -37,7 +37,7 @@ export function skillInstructionBody(skill: Skill): string {
  */
 export function findSkillMentions(text: string, known: ReadonlyMap<string, Skill>): string[] {
   const found: string[] = [];
-  for (const match of text.matchAll(/(?<![\w$])\$([a-z0-9]+(?:-[a-z0-9]+)*)(?![\w-])/g)) {
+  for (const match of text.matchAll(/(?<![\w$])\$([a-z0-9]+(?:-[a-z0-9]+)*(?::[a-z0-9]+(?:-[a-z0-9]+)*)?)(?![\w-])/g)) {
     const name = match[1] as string;
     if (known.has(name) && !found.includes(name)) found.push(name);
   }

@@ -1,0 +1,157 @@
+/**
+ * A plugin folder laid out as the Claude Code plugin documentation shows it loads unchanged,
+ * and `openvaala plugin add | list | enable | disable | remove` run as real processes on a
+ * configuration directory.
+ */
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { loadPlugin } from '../../src/plugins/plugin-loader.js';
+import { runCli } from '../helpers/environment.js';
+
+let root: string;
+beforeEach(() => {
+  root = mkdtempSync(path.join(os.tmpdir(), 'openvaala-plugin-cli-'));
+});
+afterEach(() => {
+  rmSync(root, { recursive: true, force: true });
+});
+
+function write(file: string, text: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, text);
+}
+
+/** A plugin as Claude Code's documentation lays one out, with keys and parts this runtime does not use. */
+function claudeCodePlugin(directory: string): string {
+  write(
+    path.join(directory, '.claude-plugin', 'plugin.json'),
+    JSON.stringify({
+      name: 'code-tools',
+      version: '2.1.0',
+      description: 'Review and formatting helpers',
+      author: { name: 'Dev Team', email: 'dev@example.org', url: 'https://example.org' },
+      homepage: 'https://example.org/docs',
+      repository: 'https://example.org/code-tools',
+      license: 'MIT',
+      keywords: ['review'],
+      commands: ['./custom/commands/special.md'],
+      outputStyles: './styles/',
+    }),
+  );
+  write(path.join(directory, 'commands', 'review.md'), '---\ndescription: Review the current change\nargument-hint: [file]\nallowed-tools: Read, Grep\n---\nReview $ARGUMENTS for bugs.\n');
+  write(path.join(directory, 'custom', 'commands', 'special.md'), 'Do the special thing.\n');
+  write(path.join(directory, 'agents', 'security-reviewer.md'), '---\nname: security-reviewer\ndescription: Looks for security problems\ntools: Read, Grep, Glob\nmodel: inherit\n---\nYou review code for security problems.\n');
+  write(path.join(directory, 'skills', 'code-review', 'SKILL.md'), '---\nname: code-review\ndescription: Reviews code for style and bugs.\n---\nRead the diff, then comment.\n');
+  write(path.join(directory, 'skills', 'code-review', 'scripts', 'lint.sh'), '#!/bin/sh\nexit 0\n');
+  write(
+    path.join(directory, 'hooks', 'hooks.json'),
+    JSON.stringify({
+      hooks: {
+        PostToolUse: [{ matcher: 'Write|Edit', hooks: [{ type: 'command', command: '${CLAUDE_PLUGIN_ROOT}/scripts/format.sh', timeout: 30 }] }],
+        SessionStart: [{ hooks: [{ type: 'command', command: 'echo "session started"' }] }],
+        UserPromptSubmit: [{ hooks: [{ type: 'prompt', prompt: 'Is this prompt safe?' }] }],
+        SubagentStop: [{ hooks: [{ type: 'command', command: 'true' }] }],
+      },
+    }),
+  );
+  write(path.join(directory, 'scripts', 'format.sh'), '#!/bin/sh\nexit 0\n');
+  chmodSync(path.join(directory, 'scripts', 'format.sh'), 0o755);
+  write(
+    path.join(directory, '.mcp.json'),
+    JSON.stringify({
+      mcpServers: {
+        'plugin-db': { command: '${CLAUDE_PLUGIN_ROOT}/servers/db-server', args: ['--config', '${CLAUDE_PLUGIN_ROOT}/config.json'], env: { DB_PATH: '${CLAUDE_PLUGIN_ROOT}/data' } },
+        tracker: { type: 'http', url: 'https://mcp.example.org/mcp', headers: { Authorization: 'env:TRACKER_TOKEN' } },
+      },
+    }),
+  );
+  return directory;
+}
+
+describe('the Claude Code plugin format', () => {
+  it('loads a plugin folder as Claude Code lays it out, unchanged', async () => {
+    const directory = claudeCodePlugin(path.join(root, 'code-tools'));
+    const { plugin, problem } = await loadPlugin(directory);
+    expect(problem).toBeUndefined();
+    expect(plugin).toMatchObject({ name: 'code-tools', version: '2.1.0', description: 'Review and formatting helpers', skillDirectories: [path.join(directory, 'skills')] });
+    expect(plugin?.agents).toEqual({ 'code-tools:security-reviewer': { description: 'Looks for security problems', instructions: 'You review code for security problems.' } });
+    expect(Object.keys(plugin?.commands ?? {})).toEqual(['code-tools:review', 'code-tools:special']);
+    expect(plugin?.commands['code-tools:review']).toMatchObject({ description: 'Review the current change', body: 'Review $ARGUMENTS for bugs.' });
+    expect(plugin?.hooks).toEqual({
+      post_tool_use: [{ matcher: 'Write|Edit', command: `${directory}/scripts/format.sh`, timeoutMs: 30_000 }],
+      session_start: [{ command: 'echo "session started"', timeoutMs: 60_000 }],
+    });
+    expect(plugin?.mcpServers).toEqual({
+      'code-tools_plugin-db': { transport: 'stdio', command: `${directory}/servers/db-server`, args: ['--config', `${directory}/config.json`], env: { DB_PATH: `${directory}/data` } },
+      'code-tools_tracker': { transport: 'http', url: 'https://mcp.example.org/mcp', headers: { Authorization: 'env:TRACKER_TOKEN' } },
+    });
+    // What is not used is said, not dropped silently.
+    expect(plugin?.notes).toEqual([
+      '.claude-plugin/plugin.json: outputStyles is not used here',
+      'hooks/hooks.json: hooks.UserPromptSubmit.0.hooks.0: hooks of type "prompt" are not run (only "command")',
+      'hooks/hooks.json: SubagentStop hooks are not run (events run here: PreToolUse, PostToolUse, UserPromptSubmit, SessionStart, Stop, PreCompact)',
+    ]);
+  });
+
+  it('names the file and key of each kind of mistake', async () => {
+    const cases: [string, (directory: string) => void, string, string][] = [
+      ['a manifest that is not JSON', (directory) => write(path.join(directory, '.claude-plugin', 'plugin.json'), '{ "name": '), '.claude-plugin/plugin.json', ''],
+      ['a component path leading outside the folder', (directory) => write(path.join(directory, '.claude-plugin', 'plugin.json'), JSON.stringify({ name: 'code-tools', agents: '../elsewhere' })), '.claude-plugin/plugin.json', 'agents'],
+      ['an SSE server', (directory) => write(path.join(directory, '.mcp.json'), JSON.stringify({ mcpServers: { old: { type: 'sse', url: 'https://example.org/sse' } } })), '.mcp.json', 'mcpServers.old.type'],
+      ['a matcher on an event without tools', (directory) => write(path.join(directory, 'hooks', 'hooks.json'), JSON.stringify({ hooks: { Stop: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'true' }] }] } })), 'hooks/hooks.json', 'hooks.Stop.0.matcher'],
+      ['agent front matter that is not YAML', (directory) => write(path.join(directory, 'agents', 'broken.md'), '---\nname: [unclosed\n---\nbody\n'), 'agents/broken.md', '(front matter)'],
+    ];
+    for (const [what, breakIt, file, keyPath] of cases) {
+      const directory = claudeCodePlugin(path.join(root, what.replaceAll(' ', '-')));
+      breakIt(directory);
+      const { plugin, problem } = await loadPlugin(directory);
+      expect(plugin, what).toBeUndefined();
+      expect(problem, what).toMatchObject({ file: path.join(directory, file), keyPath });
+    }
+  });
+});
+
+describe('openvaala plugin', () => {
+  it('adds, lists, disables per project and for the user, and removes, editing plugins.yaml', async () => {
+    const configDir = path.join(root, 'config');
+    const env = { ...process.env, XDG_CONFIG_HOME: path.join(root, 'xdg-config'), XDG_DATA_HOME: path.join(root, 'data'), XDG_STATE_HOME: path.join(root, 'state') };
+    const cli = (...args: string[]) => runCli([...args, '--config-dir', configDir], { env, cwd: root });
+    const source = claudeCodePlugin(path.join(root, 'code-tools'));
+
+    const added = await cli('plugin', 'add', source);
+    expect(added.stderr).toBe('');
+    expect(added.code).toBe(0);
+    expect(added.stdout).toContain(`installed code-tools 2.1.0 in ${path.join(configDir, 'plugins', 'code-tools')}`);
+    expect(added.stdout).toContain('MCP servers: code-tools_plugin-db, code-tools_tracker');
+    expect(existsSync(path.join(configDir, 'plugins', 'code-tools', 'skills', 'code-review', 'scripts', 'lint.sh'))).toBe(true);
+    expect(parseYaml(readFileSync(path.join(configDir, 'plugins.yaml'), 'utf8'))).toEqual({ plugins: { 'code-tools': { enabled: true, source } } });
+
+    const again = await cli('plugin', 'add', source);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('plugin add: a plugin named "code-tools" is already installed');
+
+    const project = path.join(root, 'project');
+    mkdirSync(project);
+    expect((await cli('plugin', 'disable', 'code-tools', '--project', project)).stdout).toBe(`disabled code-tools for ${project}\n`);
+    expect(parseYaml(readFileSync(path.join(project, '.openvaala', 'plugins.yaml'), 'utf8'))).toEqual({ plugins: { 'code-tools': { enabled: false } } });
+    expect((await cli('plugin', 'disable', 'code-tools')).code).toBe(0);
+    const listed = await cli('plugin', 'list');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(`code-tools\tdisabled\t2.1.0\t${source}`);
+    expect(listed.stdout).toContain('  command /code-tools:review');
+
+    // A plugin broken by hand is listed with its file and key, and the list exits 1.
+    writeFileSync(path.join(configDir, 'plugins', 'code-tools', '.claude-plugin', 'plugin.json'), JSON.stringify({ name: 'code-tools', skills: 7 }));
+    const broken = await cli('plugin', 'list');
+    expect(broken.code).toBe(1);
+    expect(broken.stdout).toContain(`plugin "code-tools": ${path.join(configDir, 'plugins', 'code-tools', '.claude-plugin', 'plugin.json')}: skills: expected a path relative to the plugin folder, or a list of such paths`);
+
+    expect((await cli('plugin', 'enable', 'nope')).stderr).toContain('plugin enable: no plugin named "nope" is installed (installed: code-tools)');
+    expect((await cli('plugin', 'remove', 'code-tools')).stdout).toBe('removed code-tools\n');
+    expect(existsSync(path.join(configDir, 'plugins', 'code-tools'))).toBe(false);
+    expect(parseYaml(readFileSync(path.join(configDir, 'plugins.yaml'), 'utf8'))).toEqual({ plugins: {} });
+  }, 60_000);
+});
