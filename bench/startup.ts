@@ -5,7 +5,9 @@
  * - `openvaala --help` next to `node -e 0`: the command table only (each command's module is
  *   imported when it runs), so its cost over a bare Node.js start is what the CLI adds.
  * - `openvaala serve` from spawn to `/healthz` answering (a fresh temporary data directory each
- *   time, polled tightly), next to `node -e` of a tiny HTTP server listening and answering.
+ *   time, polled tightly), next to `node -e` of a tiny HTTP server listening and answering. The
+ *   server listens before it opens its storage and runtime (`/healthz` says `starting` until
+ *   then), so the time until it says `ok` (ready to serve clients) is given too.
  * - `openvaala exec` against an already running server (one scripted text reply): wall time and
  *   the client's peak resident memory (VmHWM, written at exit by `peak-memory-recorder.ts`
  *   loaded with `node --import`), next to a bare `ws` client connecting and exchanging one
@@ -40,30 +42,48 @@ function timeRun(args: string[]): number {
   return elapsed;
 }
 
-/** One GET of `/healthz`: true when it answered 200, false when nothing listens yet. */
-function healthy(port: number): Promise<boolean> {
+/**
+ * One GET of `/healthz`: undefined when nothing listens yet, else the `status` of its 200
+ * answer (`ok`, or `starting` while the server opens its services).
+ */
+function healthStatus(port: number): Promise<string | undefined> {
   return new Promise((resolve) => {
     const probe = request({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (response) => {
-      response.resume();
-      response.once('end', () => resolve(response.statusCode === 200));
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.once('end', () => {
+        if (response.statusCode !== 200) return resolve(undefined);
+        try {
+          resolve(String((JSON.parse(body) as { status?: unknown }).status));
+        } catch {
+          resolve(undefined);
+        }
+      });
     });
-    probe.once('error', () => resolve(false));
+    probe.once('error', () => resolve(undefined));
     probe.end();
   });
 }
 
-/** Spawns `node ...args` (a server on `port`), polls `/healthz` until it answers, and returns the time from spawn in ms. */
-async function timeToHealthy(args: string[], port: number, env: NodeJS.ProcessEnv): Promise<number> {
+/**
+ * Spawns `node ...args` (a server on `port`) and polls `/healthz`; the times from spawn, in ms,
+ * to its first 200 answer and to its first answer saying `ok`.
+ */
+async function timeToHealthy(args: string[], port: number, env: NodeJS.ProcessEnv): Promise<{ answering: number; ready: number }> {
   const started = performance.now();
   const child = spawn(process.execPath, args, { env, stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let answering: number | undefined;
   try {
-    while (!(await healthy(port))) {
+    for (;;) {
+      const status = await healthStatus(port);
+      if (status !== undefined) answering ??= performance.now() - started;
+      if (status === 'ok') return { answering: answering!, ready: performance.now() - started };
       if (child.exitCode !== null) throw new Error(`node ${args.join(' ')} exited ${child.exitCode} before answering`);
       // A short pause between attempts: a busy loop would take a core from the starting server.
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
-    return performance.now() - started;
   } finally {
     child.kill('SIGTERM');
     await exited;
@@ -71,21 +91,24 @@ async function timeToHealthy(args: string[], port: number, env: NodeJS.ProcessEn
 }
 
 /** `openvaala serve` to `/healthz` next to a tiny HTTP server, alternating. */
-async function serveStart(): Promise<{ serve: number[]; bare: number[] }> {
+async function serveStart(): Promise<{ serve: number[]; serveReady: number[]; bare: number[] }> {
   const serve: number[] = [];
+  const serveReady: number[] = [];
   const bare: number[] = [];
   for (let sample = 0; sample < SERVE_SAMPLES; sample++) {
     const bareport = await freePort();
-    bare.push(await timeToHealthy(['-e', TINY_HTTP_SERVER, String(bareport)], bareport, process.env));
+    bare.push((await timeToHealthy(['-e', TINY_HTTP_SERVER, String(bareport)], bareport, process.env)).answering);
     const home = createBenchHome('serve-start');
     try {
       const port = await freePort();
-      serve.push(await timeToHealthy([CLI, 'serve', '--port', String(port)], port, home.env));
+      const times = await timeToHealthy([CLI, 'serve', '--port', String(port)], port, home.env);
+      serve.push(times.answering);
+      serveReady.push(times.ready);
     } finally {
       home.remove();
     }
   }
-  return { serve, bare };
+  return { serve, serveReady, bare };
 }
 
 /** Runs `node --import PEAK_RECORDER ...args`; its wall time in ms and peak resident memory in KiB. */
@@ -141,10 +164,12 @@ export async function runStartupBenchmark(): Promise<void> {
 
   const start = await serveStart();
   const serveMs = median(start.serve);
+  const readyMs = median(start.serveReady);
   const tinyMs = median(start.bare);
   printTable(`server start: spawn → /healthz answers 200 (median of ${SERVE_SAMPLES}, alternating)`, [
     ['node -e tiny http server (baseline)', `${tinyMs.toFixed(1)} ms (p99 ${percentile(start.bare, 99).toFixed(1)})`],
     ['openvaala serve, fresh data directory', `${serveMs.toFixed(1)} ms (p99 ${percentile(start.serve, 99).toFixed(1)}; ${(serveMs / tinyMs).toFixed(2)}x the baseline)`],
+    ['openvaala serve: until /healthz says "ok" (ready)', `${readyMs.toFixed(1)} ms (p99 ${percentile(start.serveReady, 99).toFixed(1)}; ${(readyMs / tinyMs).toFixed(2)}x the baseline)`],
   ]);
 
   const client = await execClient();

@@ -23,7 +23,6 @@ const WELL_KNOWN_PROVIDERS: Record<string, { kind: 'openai' | 'anthropic' | 'goo
  * @throws UsageError when given up
  */
 export function readSecretFromTerminal(question: string, input: NodeJS.ReadStream, output: NodeJS.WritableStream): Promise<string> {
-  output.write(question);
   return new Promise((resolve, reject) => {
     let secret = '';
     const finish = (error?: Error) => {
@@ -42,7 +41,9 @@ export function readSecretFromTerminal(question: string, input: NodeJS.ReadStrea
         else if (character >= ' ') secret += character;
       }
     };
+    // Echo off before the question shows: a key typed as soon as it shows is never echoed.
     input.setRawMode(true);
+    output.write(question);
     input.resume();
     input.on('data', onData);
   });

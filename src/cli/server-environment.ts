@@ -7,7 +7,6 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import type { RuntimeClient } from '../client/runtime-client.js';
-import { readStoredApiKey } from '../config/credentials.js';
 import type { ServerInfo } from '../server/server-info.js';
 
 /**
@@ -45,6 +44,9 @@ export async function missingServerEnvironment(client: RuntimeClient, server: Se
   const variable = apiKey.slice(4);
   if (!environment[variable]) return undefined;
   try {
+    // Imported only here: the credentials module builds a zod schema, which a client whose
+    // provider needs no environment variable never has to load.
+    const { readStoredApiKey } = await import('../config/credentials.js');
     if (readStoredApiKey(configDir, providerName) !== undefined) return undefined;
   } catch {
     // An unreadable credentials file does not hold a usable key either.

@@ -30,6 +30,12 @@ export interface HttpServerOptions {
   /** Body of `GET /healthz` for a request carrying the token (without it: only `status`). */
   health: () => Record<string, unknown>;
   /**
+   * Settles when what serves requests is open. Until it resolves, `GET /healthz` answers
+   * `{"status":"starting"}` (with or without the token) and every other request and upgrade
+   * waits; when it rejects they are refused with 503. Default: ready from the start.
+   */
+  ready?: Promise<void>;
+  /**
    * Called for each accepted WebSocket, with the TCP socket under it (used to batch the
    * frames of one tick into one write). `authenticated` is true when the upgrade carried the
    * right token; false when it carried none, and the connection must authenticate with its
@@ -167,8 +173,28 @@ export function createHttpServer(options: HttpServerOptions): { server: Server; 
     handleProtocols: (protocols) => [...protocols].find((value) => value.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) ?? false,
   });
   const wrongHost = (request: IncomingMessage) => `host ${JSON.stringify(request.headers.host ?? '')} is not this server's (allowed: loopback names${options.allowedHosts.length ? ` and ${options.allowedHosts.join(', ')}` : ''})`;
+  let state: 'starting' | 'ready' | 'failed' = options.ready ? 'starting' : 'ready';
+  options.ready?.then(
+    () => (state = 'ready'),
+    () => (state = 'failed'),
+  );
+  const unavailable = JSON.stringify({ error: 'the server failed to start' });
+  /** Runs `handle` once the server is ready; refuses with `refuse` when it failed to start. */
+  const whenReady = (handle: () => void, refuse: () => void): void => {
+    if (state === 'ready') return handle();
+    if (state === 'failed' || !options.ready) return refuse();
+    options.ready.then(handle, refuse);
+  };
   const server = createServer((request, response) => {
     const pathname = pathOf(request);
+    if (state !== 'ready' && !(request.method === 'GET' && pathname === '/healthz')) {
+      const refuseUnavailable = () => {
+        request.resume();
+        response.writeHead(503, { 'content-type': 'application/json', 'cache-control': 'no-store', connection: 'close' });
+        response.end(unavailable);
+      };
+      return whenReady(() => server.emit('request', request, response), refuseUnavailable);
+    }
     if (!hostAllowed(request, options.allowedHosts)) {
       response.writeHead(421, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ error: wrongHost(request) }));
@@ -184,8 +210,8 @@ export function createHttpServer(options: HttpServerOptions): { server: Server; 
     if (request.method === 'GET' && pathname === '/healthz') {
       const token = presentedToken(request);
       const authenticated = token !== undefined && sameSecret(token, options.token);
-      response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      response.end(JSON.stringify({ status: 'ok', ...(authenticated ? options.health() : {}) }));
+      response.writeHead(state === 'failed' ? 503 : 200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      response.end(JSON.stringify(state === 'ready' ? { status: 'ok', ...(authenticated ? options.health() : {}) } : { status: state }));
       return;
     }
     const route = pathname !== undefined && options.routes && Object.hasOwn(options.routes, pathname) ? options.routes[pathname] : undefined;
@@ -208,6 +234,12 @@ export function createHttpServer(options: HttpServerOptions): { server: Server; 
     // Node removes its own error handling from upgraded sockets; without this a peer that
     // resets the connection while being refused would end the process.
     socket.on('error', (error) => options.logger.warn({ error: error.message }, 'connection error during the WebSocket handshake'));
+    whenReady(
+      () => upgrade(request, socket, head),
+      () => refuse(socket, 503, 'Service Unavailable', 'the server failed to start'),
+    );
+  });
+  const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const pathname = pathOf(request);
     if (!hostAllowed(request, options.allowedHosts)) return refuse(socket, 421, 'Misdirected Request', wrongHost(request));
     if (pathname !== API_PATH) return refuse(socket, 404, 'Not Found', `no WebSocket endpoint at ${(pathname ?? 'a malformed target').slice(0, 200)}`);
@@ -223,6 +255,6 @@ export function createHttpServer(options: HttpServerOptions): { server: Server; 
     // without one it is accepted, but must send `initialize` with the token first.
     const authenticated = tokens.length > 0 || options.hasSession?.(request) === true;
     webSockets.handleUpgrade(request, socket, head, (webSocket) => options.onConnection(webSocket, socket, request, authenticated));
-  });
+  };
   return { server, webSockets };
 }

@@ -5,23 +5,52 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { z } from 'zod';
 
 /** Contents of `runtime-server.yaml`. */
-export const ServerInfoSchema = z.object({
+export interface ServerInfo {
   /** Base URL, e.g. `http://127.0.0.1:8790`. */
-  url: z.string(),
+  url: string;
   /** Bearer token for the WebSocket API. */
-  token: z.string(),
-  pid: z.number().int(),
-  dataDir: z.string(),
+  token: string;
+  pid: number;
+  dataDir: string;
   /** Configuration directory the server loaded (absent in files written by older versions). */
-  configDir: z.string().optional(),
+  configDir?: string;
   /** ms since the epoch. */
-  startedAt: z.number(),
-});
-/** Contents of `runtime-server.yaml`. */
-export type ServerInfo = z.infer<typeof ServerInfoSchema>;
+  startedAt: number;
+}
+
+/** The fields of {@link ServerInfo}, each with whether it is optional and a check of its value. */
+const FIELDS: readonly { key: keyof ServerInfo; optional: boolean; check: (value: unknown) => string | undefined }[] = [
+  { key: 'url', optional: false, check: (value) => (typeof value === 'string' ? undefined : 'expected a string') },
+  { key: 'token', optional: false, check: (value) => (typeof value === 'string' ? undefined : 'expected a string') },
+  { key: 'pid', optional: false, check: (value) => (Number.isInteger(value) ? undefined : 'expected an integer') },
+  { key: 'dataDir', optional: false, check: (value) => (typeof value === 'string' ? undefined : 'expected a string') },
+  { key: 'configDir', optional: true, check: (value) => (typeof value === 'string' ? undefined : 'expected a string') },
+  { key: 'startedAt', optional: false, check: (value) => (typeof value === 'number' && Number.isFinite(value) ? undefined : 'expected a number') },
+];
+
+/**
+ * Checks the parsed contents of a server file. Checked by hand rather than with a zod schema:
+ * every client command reads this file, and building zod (its core and this schema) was a
+ * measurable part of a client's start-up time and memory.
+ * @returns the problems, each `<key path>: <message>` (`(root)` for the document), empty when valid
+ */
+export function serverInfoProblems(value: unknown): string[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return ['(root): expected a mapping'];
+  const record = value as Record<string, unknown>;
+  const problems: string[] = [];
+  for (const field of FIELDS) {
+    const given = record[field.key];
+    if (given === undefined) {
+      if (!field.optional) problems.push(`${field.key}: missing`);
+      continue;
+    }
+    const problem = field.check(given);
+    if (problem) problems.push(`${field.key}: ${problem}`);
+  }
+  return problems;
+}
 
 /** Writes the file atomically (temp file + rename) with mode 0600. */
 export function writeServerInfo(file: string, info: ServerInfo): void {
@@ -45,11 +74,12 @@ export function readServerInfo(file: string): ServerInfo | undefined {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-  const parsed = ServerInfoSchema.safeParse(parse(text));
-  if (!parsed.success) {
-    throw new Error(`${file}: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}`);
-  }
-  return parsed.data;
+  const parsed: unknown = parse(text);
+  const problems = serverInfoProblems(parsed);
+  if (problems.length > 0) throw new Error(`${file}: ${problems.join('; ')}`);
+  const record = parsed as ServerInfo;
+  // Only the known fields: a newer server may write more.
+  return { url: record.url, token: record.token, pid: record.pid, dataDir: record.dataDir, ...(record.configDir !== undefined ? { configDir: record.configDir } : {}), startedAt: record.startedAt };
 }
 
 /** Removes the file if it still describes this process. */

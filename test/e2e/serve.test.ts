@@ -2,7 +2,7 @@
  * The real `openvaala serve` process driven over a real WebSocket: lock, auth, origin,
  * streaming to several clients, items on disk, request validation.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -48,6 +48,20 @@ describe('openvaala serve', () => {
     await serve?.stop();
     serve = undefined;
     await environment.dispose();
+  });
+
+  it('exits 1 naming the file and key of an invalid configuration, and leaves no lock or server file behind', async () => {
+    writeFileSync(path.join(environment.paths.configDir, 'server.yaml'), 'limits:\n  maxUploadBytes: many\n');
+    const failed = await runCli(['serve', '--port', '0'], { env: environment.env, timeoutMs: 15_000 });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('server.yaml');
+    expect(failed.stderr).toContain('maxUploadBytes');
+    expect(existsSync(serverInfoFile(environment.paths))).toBe(false);
+    expect(existsSync(path.join(environment.paths.dataDir, 'runtime-server.yaml'))).toBe(false);
+    // The lock was released: a server starts once the file is fixed.
+    rmSync(path.join(environment.paths.configDir, 'server.yaml'));
+    serve = await startServe(environment);
+    expect(serve.child.exitCode).toBeNull();
   });
 
   it('holds the data dir: a second server exits non-zero naming the running pid', async () => {

@@ -11,16 +11,20 @@ import type { Logger } from '../../logger.js';
 import { ZERO_USAGE, type AgentOutcome } from '../agent.js';
 import { describeError, RecordWriteError } from '../session-turn.js';
 import type { TurnContext } from '../turn-runner.js';
-import { openAcpConnection } from './acp-connection.js';
 import { AgentProcess } from './agent-process.js';
-import { openCodexConnection } from './codex-connection.js';
 import type { ConnectionOpener, ExternalAgentConnection } from './connection.js';
 
 /** Default of `idleTimeoutMs`: a process without a turn for this long is stopped, ms. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 600_000;
 
-/** The openers by agent kind. */
-const OPENERS: Record<'acp' | 'codex-app-server', ConnectionOpener> = { acp: openAcpConnection, 'codex-app-server': openCodexConnection };
+/**
+ * The openers by agent kind, each imported on its first use: the ACP one loads the ACP SDK and
+ * its zod schemas, which a server whose conversations never use such an agent does not need.
+ */
+const OPENERS: Record<'acp' | 'codex-app-server', ConnectionOpener> = {
+  acp: async (options) => (await import('./acp-connection.js')).openAcpConnection(options),
+  'codex-app-server': async (options) => (await import('./codex-connection.js')).openCodexConnection(options),
+};
 
 /** One session's agent process. */
 interface Running {

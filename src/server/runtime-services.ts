@@ -1,0 +1,209 @@
+/**
+ * What `openvaala serve` runs behind its HTTP server (SPEC §2): storage, model providers,
+ * executors, tools, the configuration service, web sessions and uploads. Opened by
+ * `runtime-server.ts` once it listens, imported then (it is most of the server's code), so the
+ * server answers `/healthz` while this opens; requests other than `/healthz` wait for it.
+ */
+import type { PriceLookup } from '../runtime/usage.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import path from 'node:path';
+import type { WebSocket } from 'ws';
+import type { OpenVaalaPaths } from '../config/paths.js';
+import { loadConfiguration } from '../config/configuration.js';
+import { CONVERSATIONS_PATH, ConversationStore } from '../dao/conversation-store.js';
+import { recoverStaleTurns } from '../dao/turn-recovery.js';
+import { SqliteConversationSearchIndex } from '../dao/sqlite-conversation-search-index.js';
+import type { Logger } from '../logger.js';
+import { setToolFailureLogger } from '../tools/internal-errors.js';
+import { ModelRegistry } from '../models/model-registry.js';
+import { Runtime, type RuntimeLimits } from '../runtime/runtime.js';
+import { FileLogStorage } from '../storage/file/file-log-storage.js';
+import type { LogStorage } from '../storage/log-storage.js';
+import type { SqliteDatabase } from '../storage/sqlite/sqlite-database.js';
+import { SqliteRecordStorage } from '../storage/sqlite/sqlite-record-storage.js';
+import { StagedLogStorage } from '../storage/staged/staged-log-storage.js';
+import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js';
+import { environmentTools } from '../tools/index.js';
+import { PACKAGE_ROOT, VERSION } from '../package-info.js';
+import { applyConfiguration, buildServerExecutors, ConfigService, type ConfigurationTargets } from './config-service.js';
+import { loadPluginSet } from '../plugins/plugin-set.js';
+import { sameSecret } from './http-server.js';
+import { closeIndexDatabase, openIndexDatabase, rebuildIndex } from './index-database.js';
+import { tightenPermissions } from './private-files.js';
+import { ProcessRecords, stopLeftoverProcesses } from './process-records.js';
+import { DEFAULT_CONNECTION_LIMITS, RpcConnection, type ConnectionLimits } from './rpc-connection.js';
+import { DEFAULT_MAX_UPLOAD_BYTES, handleUpload, UPLOAD_PATH, type UploadOptions } from './uploads.js';
+import { AttachmentStore } from '../runtime/attachments.js';
+import { handleWebRequest, hasWebSession, SIGN_IN_PATH, type WebRouteOptions } from './web/web-routes.js';
+import { sessionCookieName, WEB_SESSIONS_FILE, WebSessions } from './web/web-sessions.js';
+
+/** The options of `startRuntimeServer` this module uses (see `RuntimeServerOptions` there). */
+export interface RuntimeServiceOptions {
+  connectionLimits?: Partial<ConnectionLimits>;
+  limits?: Partial<RuntimeLimits>;
+  maxUploadBytes?: number;
+  allowedOrigins?: string[];
+  wrapLogStorage?: (storage: LogStorage) => LogStorage;
+  prices?: PriceLookup;
+  webRoot?: string;
+}
+
+/** Where the server listens, known before the services open. */
+export interface ListeningAddress {
+  /** The port it listens on. */
+  port: number;
+  /** The base of links given to browsers (`http://host:port`, a loopback address for a wildcard host). */
+  webBase: string;
+}
+
+/** A one-time sign-in link of the web UI (docs/web.md). */
+export interface SignInLink {
+  /** `<server>/web/v1/sign-in#token=<code>`: the code is in the fragment, which browsers never send. */
+  url: string;
+  /** When the code stops working, ms since the epoch. */
+  expiresAt: number;
+}
+
+/** The opened services, as the HTTP server and `startRuntimeServer` use them. */
+export interface RuntimeServices {
+  runtime: Runtime;
+  /** The body of an authenticated `/healthz` (pid, version, connections and their send buffers). */
+  health(): Record<string, unknown>;
+  /** Serves one accepted WebSocket as a JSON-RPC connection. */
+  onConnection(socket: WebSocket, transport: Duplex, request: IncomingMessage, authenticated: boolean): void;
+  /** HTTP endpoints by exact path (uploads). */
+  routes: Record<string, (request: IncomingMessage, response: ServerResponse) => void>;
+  /** Handles the web UI's paths. */
+  web(request: IncomingMessage, response: ServerResponse, pathname: string): void;
+  /** Whether a request carries a live web UI session. */
+  hasSession(request: IncomingMessage): boolean;
+  /** Makes a new one-time sign-in link of the web UI (single use, valid 5 minutes). */
+  signInLink(): SignInLink;
+  /** Stops watching the configuration and ends running turns (recorded as interrupted, announced). */
+  shutdown(): Promise<void>;
+  /** Closes the storage (last, after the clients are gone). */
+  closeStorage(): Promise<void>;
+}
+
+/**
+ * Opens storage, configuration, runtime and the handlers of the HTTP server.
+ * @param allowedOrigins the array the HTTP server reads on every request: filled here from the configuration, and refilled in place by reloads
+ * @throws ConfigurationError when the configuration directory is invalid (names file, line and key path of every problem)
+ * @throws Error when the index database cannot be opened or rebuilt (storage closed again)
+ */
+export async function openRuntimeServices(options: RuntimeServiceOptions, paths: OpenVaalaPaths, logger: Logger, token: string, allowedOrigins: string[], address: ListeningAddress): Promise<RuntimeServices> {
+  setToolFailureLogger(logger);
+  let logs: StagedLogStorage | undefined;
+  let database: SqliteDatabase | undefined;
+  let index: StagedRecordStorage | undefined;
+  let search: SqliteConversationSearchIndex | undefined;
+  let store: ConversationStore | undefined;
+  // Closes what was opened, in reverse order; the database last, as the index and search share it.
+  const closeStorage = async (): Promise<void> => {
+    await store?.close();
+    await search?.close();
+    await index?.close();
+    await logs?.close();
+    if (database) closeIndexDatabase(paths.dataDir, database);
+  };
+  try {
+    // Directories a user (or an older version) left open to others are closed before anything is read.
+    tightenPermissions(paths, logger);
+    // The whole configuration directory is validated before anything starts (SPEC §8).
+    const configuration = await loadConfiguration(paths.configDir);
+    // New conversations are staged in memory until their first input (SPEC §4), so an empty
+    // conversation leaves nothing on disk; the dao decides when to stage and to commit.
+    const files = new FileLogStorage(paths.dataDir, { onProblem: (problem) => logger.warn({ problem }, 'damaged log entry skipped') });
+    logs = new StagedLogStorage(options.wrapLogStorage ? options.wrapLogStorage(files) : files);
+    const opened = openIndexDatabase(paths.dataDir);
+    database = opened.database;
+    // A missing or damaged index is rebuilt from the logs before any client sees the listing.
+    const rebuilt = opened.rebuild !== undefined && (await files.listPaths(CONVERSATIONS_PATH)).length > 0;
+    if (rebuilt && opened.rebuild) await rebuildIndex(paths.dataDir, files, database, opened.rebuild, logger);
+    index = new StagedRecordStorage(new SqliteRecordStorage(database));
+    search = new SqliteConversationSearchIndex(database);
+    // Uploads to a conversation not yet committed wait in <dataDir>/staging and move with its commit.
+    const attachments = new AttachmentStore(paths.dataDir, { isStaged: (conversationId) => store?.isStaged(conversationId) ?? false });
+    const abandoned = attachments.removeStagingLeftovers();
+    if (abandoned > 0) logger.info({ conversations: abandoned }, 'uploads of conversations that never received an input were removed');
+    store = new ConversationStore(logs, index, {
+      search,
+      onInvalidEntry: (report) => logger.warn({ report }, 'invalid log entry skipped'),
+      onCommitted: (conversationId) => attachments.commitStaged(conversationId),
+    });
+    if (!rebuilt && search.createdTables && (await store.listConversations({ limit: 1 })).conversations.length > 0) {
+      logger.warn({ dataDir: paths.dataDir }, 'the conversation search index is new: run `openvaala reindex` (server stopped) to make existing conversations searchable');
+    }
+    // Commands a dead predecessor left running are stopped before anything else runs.
+    await stopLeftoverProcesses(paths.dataDir, logger);
+    const processRecords = new ProcessRecords(paths.dataDir, logger);
+    // Turns a dead predecessor left running end now, so no listing shows them running.
+    const recovery = await recoverStaleTurns(store);
+    if (recovery.conversations.length > 0 || recovery.failures.length > 0) {
+      logger.warn({ conversations: recovery.conversations.length, turns: recovery.turns, droppedApprovals: recovery.approvals, droppedUserInputs: recovery.userInputs, failures: recovery.failures }, 'turns left running by a server that stopped were recorded as interrupted');
+    }
+    // Limits given by the caller (tests, embedding) win over server.yaml, also after a reload;
+    // the HTTP server reads the origins array on every upgrade, so a reload refills it in place.
+    const targets: ConfigurationTargets = {
+      configDir: paths.configDir,
+      ...(options.limits ? { limits: options.limits } : {}),
+      allowedOrigins,
+      extraOrigins: options.allowedOrigins ?? [],
+      // Sandboxed executors must never see the server's own directories (its token is there).
+      protectedDirectories: [paths.configDir, paths.dataDir, paths.stateDir],
+      processTracker: processRecords,
+    };
+    const executors = buildServerExecutors(configuration, targets);
+    const runtime = new Runtime({
+      store,
+      models: new ModelRegistry(configuration.providers, { configDir: paths.configDir }),
+      agents: configuration.agents,
+      mcp: { servers: configuration.mcp.servers, logger },
+      hooks: configuration.hooks,
+      skillsDirectory: path.join(paths.configDir, 'skills'),
+      logger,
+      executors,
+      tools: environmentTools(),
+      ...(options.prices ? { prices: options.prices } : {}),
+    });
+    applyConfiguration(runtime, configuration, targets, configuration, await loadPluginSet(paths.configDir, configuration.plugins));
+    const connections = new Set<RpcConnection>();
+    const config = new ConfigService(targets, configuration, runtime, logger, (status) => {
+      for (const connection of connections) connection.notify({ method: 'config/updated', params: status });
+    });
+    config.watch();
+    const connectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
+    runtime.attachments = attachments;
+    const sessions = new WebSessions(Date.now, path.join(paths.dataDir, WEB_SESSIONS_FILE));
+    const signInLink = (): SignInLink => {
+      const { code, expiresAt } = sessions.createSignInCode();
+      return { url: `${address.webBase}${SIGN_IN_PATH}#token=${code}`, expiresAt };
+    };
+    const web: WebRouteOptions = { webRoot: options.webRoot ?? path.join(PACKAGE_ROOT, 'dist', 'www'), sessions, token, allowedOrigins, cookieName: sessionCookieName(address.port), signInLink };
+    const hasSession = (request: IncomingMessage) => hasWebSession(request, web);
+    const uploads: UploadOptions = { token, allowedOrigins, runtime, attachments: runtime.attachments, logger, hasSession, maxBytes: () => options.maxUploadBytes ?? config.current.server.limits.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES };
+    return {
+      runtime,
+      health: () => ({ pid: process.pid, version: VERSION, connections: connections.size, sendBufferBytes: [...connections].reduce((total, connection) => total + connection.bufferedBytes, 0), sendBuffers: [...connections].map((connection) => connection.sendBuffer), pendingServerRequests: [...connections].reduce((total, connection) => total + connection.pendingServerRequests, 0) }),
+      onConnection: (socket, transport, _request, authenticated) => {
+        const authentication = { authenticated, check: (given: string) => sameSecret(given, token) };
+        const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger, authentication, connectionLimits);
+        connections.add(connection);
+        socket.on('close', () => connections.delete(connection));
+      },
+      routes: { [UPLOAD_PATH]: (request, response) => handleUpload(request, response, uploads) },
+      web: (request, response, pathname) => handleWebRequest(request, response, pathname, web),
+      hasSession,
+      signInLink,
+      shutdown: async () => {
+        config.close();
+        await runtime.shutdown();
+      },
+      closeStorage,
+    };
+  } catch (error) {
+    await closeStorage();
+    throw error;
+  }
+}
