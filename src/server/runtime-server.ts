@@ -40,6 +40,10 @@ import { AttachmentStore } from '../runtime/attachments.js';
 import { WEB_PATH } from './web/static-files.js';
 import { handleWebRequest, hasWebSession, SIGN_IN_PATH, type WebRouteOptions } from './web/web-routes.js';
 import { sessionCookieName, WEB_SESSIONS_FILE, WebSessions } from './web/web-sessions.js';
+import { accessEndedFor, Platform } from '../platform/platform.js';
+import { openPlatformStorage } from '../platform/platform-storage.js';
+import { OidcSignIn } from '../platform/sign-in/oidc.js';
+import { platformCookieNames, sessionSecrets, type PlatformRouteOptions } from './web/platform-routes.js';
 
 /** Listening addresses that mean every interface. */
 const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '::', '[::]', '0:0:0:0:0:0:0:0']);
@@ -75,6 +79,8 @@ export interface RuntimeServerOptions {
   prices?: PriceLookup;
   /** Folder of the built web UI served at `/web/v1/`; default `dist/www` of the package (made by `npm run build`). */
   webRoot?: string;
+  /** Platform mode (`serve --platform`): users, sign-in, roles (docs/platform.md); default `platform.enabled` of `server.yaml`. */
+  platform?: boolean;
 }
 
 /** A one-time sign-in link of the web UI (docs/web.md). */
@@ -91,6 +97,8 @@ export interface RunningServer {
   token: string;
   port: number;
   runtime: Runtime;
+  /** The platform's identity services, when platform mode is on. */
+  platform?: Platform;
   /** Address of the web UI (`<url>/web/v1/`, with a loopback address when listening on every interface). */
   webUrl: string;
   /** Makes a new one-time sign-in link of the web UI (single use, valid 5 minutes). */
@@ -116,8 +124,10 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   let index: StagedRecordStorage | undefined;
   let search: SqliteConversationSearchIndex | undefined;
   let store: ConversationStore | undefined;
+  let platform: Platform | undefined;
   // Closes what was opened, in reverse order; the database last, as the index and search share it.
   const closeStorage = async (): Promise<void> => {
+    await platform?.storage.close();
     await store?.close();
     await search?.close();
     await index?.close();
@@ -206,6 +216,14 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     };
     // The cookie name holds the port, known once listening (no request comes before that).
     const web: WebRouteOptions = { webRoot: options.webRoot ?? path.join(PACKAGE_ROOT, 'dist', 'www'), sessions, token, allowedOrigins, cookieName: '', signInLink };
+    const platformSettings = configuration.server.platform;
+    if (options.platform ?? platformSettings.enabled) platform = new Platform(openPlatformStorage(paths.dataDir), platformSettings);
+    const platformRoutes: PlatformRouteOptions | undefined = platform ? { platform, oidc: new OidcSignIn(platformSettings.oidc), allowedOrigins, cookies: platformCookieNames(0), logger } : undefined;
+    if (platformRoutes) web.platform = platformRoutes;
+    // Connections of callers who lost access (revoked session or token, removed user) end at once.
+    platform?.onAccessEnded((ended) => {
+      for (const connection of connections) if (accessEndedFor(connection.caller, ended)) connection.close(1008, ended.reason);
+    });
     const hasSession = (request: IncomingMessage) => hasWebSession(request, web);
     const uploads: UploadOptions = { token, allowedOrigins, runtime, attachments: runtime.attachments, logger, hasSession, maxBytes: () => options.maxUploadBytes ?? config.current.server.limits.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES };
     const { server, webSockets } = createHttpServer({
@@ -217,9 +235,21 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       routes: { [UPLOAD_PATH]: (request, response) => handleUpload(request, response, uploads) },
       web: (request, response, pathname) => handleWebRequest(request, response, pathname, web),
       hasSession,
-      onConnection: (socket, transport, _request, authenticated) => {
+      ...(platform && platformRoutes
+        ? {
+            apiTokenCaller: (given: string) => (platform as Platform).callerOfToken(given),
+            sessionCaller: async (request: IncomingMessage) => {
+              for (const secret of sessionSecrets(request, platformRoutes)) {
+                const caller = await (platform as Platform).callerOfSession(secret);
+                if (caller) return caller;
+              }
+              return undefined;
+            },
+          }
+        : {}),
+      onConnection: (socket, transport, _request, authenticated, caller) => {
         const authentication = { authenticated, check: (given: string) => sameSecret(given, token) };
-        const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger, authentication, connectionLimits);
+        const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger, authentication, connectionLimits, caller, platform);
         connections.add(connection);
         socket.on('close', () => connections.delete(connection));
       },
@@ -234,6 +264,8 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     // A browser cannot open a wildcard address: the link names this machine's loopback one.
     webBase = WILDCARD_ADDRESSES.has(host) ? `http://${host.includes(':') ? '[::1]' : '127.0.0.1'}:${port}` : url;
     web.cookieName = sessionCookieName(port);
+    if (platformRoutes) platformRoutes.cookies = platformCookieNames(port);
+    if (platform && !platform.settings.publicUrl) platform.linkBase = webBase;
     const infoFile = serverInfoFile(paths);
     const dataDirInfoFile = dataDirServerInfoFile(paths);
     const info = { url, token, pid: process.pid, dataDir: paths.dataDir, configDir: paths.configDir, startedAt: Date.now() };
@@ -276,7 +308,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       }, Math.min(1000, Math.max(50, idleLimit / 4)));
       idleTimer.unref();
     }
-    return { url, token, port, runtime, webUrl: `${webBase}${WEB_PATH}`, signInLink, stopped, stop };
+    return { url, token, port, runtime, ...(platform ? { platform } : {}), webUrl: `${webBase}${WEB_PATH}`, signInLink, stopped, stop };
   } catch (error) {
     await closeStorage();
     lock.release();
