@@ -112,7 +112,7 @@ export class UserStore {
    * @throws PlatformConflictError `already_claimed` when a user exists
    * @throws PlatformInputError naming `email`, `password` or `displayName`
    */
-  claim(input: { email: unknown; password: unknown; displayName?: unknown }): Promise<UserRecord> {
+  async claim(input: { email: unknown; password: unknown; displayName?: unknown }): Promise<UserRecord> {
     const email = checkEmail(input.email);
     const password = checkNewPassword(input.password);
     const displayName = checkDisplayName(input.displayName, email);
@@ -126,7 +126,7 @@ export class UserStore {
    * Creates a user (an accepted invitation, a first OpenID Connect sign-in).
    * @throws PlatformConflictError `email_taken` when the email address has a user already
    */
-  create(input: { email: string; displayName?: unknown; role: PlatformRole; password?: string; identity?: string }): Promise<UserRecord> {
+  async create(input: { email: string; displayName?: unknown; role: PlatformRole; password?: string; identity?: string }): Promise<UserRecord> {
     const email = checkEmail(input.email);
     const displayName = checkDisplayName(input.displayName, email);
     const password = input.password === undefined ? undefined : checkNewPassword(input.password);
