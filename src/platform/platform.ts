@@ -82,6 +82,17 @@ export class Platform {
     return user ? { kind: 'api-token', userId: user.id, role: user.role, tokenId: token.id, scope: token.scope } : undefined;
   }
 
+  /**
+   * Whether a connection's caller may still act: its session is live (not expired, not
+   * removed) or its token exists, and its user still has the role it connected with.
+   */
+  async stillValid(caller: Caller): Promise<boolean> {
+    if (caller.kind === 'local-owner') return true;
+    const user = await this.users.get(caller.userId);
+    if (!user || user.role !== caller.role) return false;
+    return caller.kind === 'user' ? this.sessions.isLive(caller.webSessionId) : this.tokens.exists(caller.tokenId);
+  }
+
   /** Registers a listener told when callers lose access (the server closes their connections); returns its remover. */
   onAccessEnded(listener: (ended: AccessEnded) => void): () => void {
     this.accessListeners.add(listener);

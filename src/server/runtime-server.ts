@@ -45,6 +45,9 @@ import { openPlatformStorage } from '../platform/platform-storage.js';
 import { OidcSignIn } from '../platform/sign-in/oidc.js';
 import { platformCookieNames, sessionSecrets, type PlatformRouteOptions } from './web/platform-routes.js';
 
+/** How often platform-mode connections are checked for expired sessions, ms. */
+const PLATFORM_ACCESS_SWEEP_MS = 60_000;
+
 /** Listening addresses that mean every interface. */
 const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '::', '[::]', '0:0:0:0:0:0:0:0']);
 
@@ -81,6 +84,8 @@ export interface RuntimeServerOptions {
   webRoot?: string;
   /** Platform mode (`serve --platform`): users, sign-in, roles (docs/platform.md); default `platform.enabled` of `server.yaml`. */
   platform?: boolean;
+  /** Platform mode: how often connections are checked for expired sessions, ms (default 60000; tests). */
+  platformAccessSweepMs?: number;
 }
 
 /** A one-time sign-in link of the web UI (docs/web.md). */
@@ -224,6 +229,15 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     platform?.onAccessEnded((ended) => {
       for (const connection of connections) if (accessEndedFor(connection.caller, ended)) connection.close(1008, ended.reason);
     });
+    // Sessions also end by expiring: connections are checked every minute and those whose
+    // session expired (or whose access changed by any other way) are closed.
+    const accessSweep = platform ? setInterval(() => void sweepExpiredAccess(), options.platformAccessSweepMs ?? PLATFORM_ACCESS_SWEEP_MS) : undefined;
+    accessSweep?.unref();
+    const sweepExpiredAccess = async () => {
+      for (const connection of connections) {
+        if (connection.caller.kind !== 'local-owner' && platform && !(await platform.stillValid(connection.caller).catch(() => true))) connection.close(1008, 'the session expired or the access changed; sign in again');
+      }
+    };
     const hasSession = (request: IncomingMessage) => hasWebSession(request, web);
     const uploads: UploadOptions = { token, allowedOrigins, runtime, attachments: runtime.attachments, logger, hasSession, maxBytes: () => options.maxUploadBytes ?? config.current.server.limits.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES };
     const { server, webSockets } = createHttpServer({
@@ -283,6 +297,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       stopping ??= (async () => {
         logger.info({ reason }, 'runtime server stopping');
         if (idleTimer) clearInterval(idleTimer);
+        if (accessSweep) clearInterval(accessSweep);
         config.close();
         // Turns end first (recorded as interrupted, announced to the clients still attached).
         await runtime.shutdown();

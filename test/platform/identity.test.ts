@@ -32,7 +32,7 @@ function newBrowser(): BrowserLike {
 beforeAll(async () => {
   environment = await createTestEnvironment('responses: []\n');
   writeFileSync(path.join(environment.paths.configDir, 'server.yaml'), 'platform:\n  enabled: true\n  trustedProxies: [127.0.0.1]\n  signInAttempts: { max: 5, windowSeconds: 300 }\n');
-  server = await startRuntimeServer({ paths: environment.paths, port: 0, logger: createLogger('silent'), webRoot: writeWebFixture(path.join(environment.root, 'www')) });
+  server = await startRuntimeServer({ paths: environment.paths, port: 0, logger: createLogger('silent'), webRoot: writeWebFixture(path.join(environment.root, 'www')), platformAccessSweepMs: 100 });
   admin = newBrowser();
 }, 60_000);
 
@@ -161,6 +161,18 @@ describe('sessions', () => {
     expect(notMine.code).toBe(-32004);
     expect(notMine.message).toContain('params.sessionId');
     bobSocket.close();
+  });
+
+  it('closes the connection of a session that ended without a notice (expired or removed from the store)', async () => {
+    const tablet = newBrowser();
+    await tablet.state();
+    await tablet.post('sign-in', { email: 'bob@example.com', password: 'bobs long password' });
+    const socket = await tablet.connect();
+    const { sessions } = (await socket.result('account/sessions/list')) as { sessions: { id: string; current: boolean }[] };
+    const current = sessions.find((session) => session.current) as { id: string };
+    // Removed in the store only: no access-ended notice; the periodic check finds it.
+    await server.platform?.sessions.revoke(bobId, current.id);
+    await expect.poll(() => socket.closed).toEqual({ code: 1008, reason: 'the session expired or the access changed; sign in again' });
   });
 
   it('refuses a foreign-origin WebSocket upgrade even with a live session cookie', async () => {

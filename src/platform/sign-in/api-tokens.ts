@@ -76,6 +76,11 @@ export class ApiTokens {
     return found;
   }
 
+  /** Whether the token with public id `tokenId` still exists. */
+  async exists(tokenId: string): Promise<boolean> {
+    return (await this.storage.get(TOKENS, tokenId)) !== undefined;
+  }
+
   /** The tokens of a user, newest first. */
   async listForUser(userId: string): Promise<ApiTokenRecord[]> {
     const page = await this.storage.list<ApiTokenRecord>(TOKENS, { where: { userId }, limit: 1000 });

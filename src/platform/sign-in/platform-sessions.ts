@@ -73,6 +73,12 @@ export class PlatformSessions {
     return found;
   }
 
+  /** Whether the session with public id `sessionId` exists and has not expired. */
+  async isLive(sessionId: string): Promise<boolean> {
+    const session = (await this.storage.get<PlatformSessionRecord>(SESSIONS, sessionId))?.value;
+    return session !== undefined && session.expiresAt > this.now();
+  }
+
   /** The live sessions of a user, newest first (expired ones are deleted on the way). */
   async listForUser(userId: string): Promise<PlatformSessionRecord[]> {
     const page = await this.storage.list<PlatformSessionRecord>(SESSIONS, { where: { userId }, limit: 1000 });
