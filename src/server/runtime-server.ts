@@ -231,7 +231,9 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     });
     // Sessions also end by expiring: connections are checked every minute and those whose
     // session expired (or whose access changed by any other way) are closed.
-    const accessSweep = platform ? setInterval(() => void sweepExpiredAccess(), options.platformAccessSweepMs ?? PLATFORM_ACCESS_SWEEP_MS) : undefined;
+    const accessSweep = platform ? setInterval(() => {
+          sweepExpiredAccess().catch((error: unknown) => logger.warn({ error: (error as Error).message }, 'checking platform sessions failed'));
+        }, options.platformAccessSweepMs ?? PLATFORM_ACCESS_SWEEP_MS) : undefined;
     accessSweep?.unref();
     const sweepExpiredAccess = async () => {
       for (const connection of connections) {
