@@ -63,7 +63,8 @@ export function buildProgram(): Command {
     .option('--allow-origin <origin...>', 'extra browser origins allowed to use the API')
     .option('--allow-host <name...>', 'host names clients may use to reach the server besides loopback ones and --host')
     .option('--web-root <dir>', 'folder of the built web UI to serve at /web/v1/ (default: dist/www of the package)')
-    .action(async (options: { dataDir?: string; configDir?: string; host: string; port: number; exitWhenIdle?: number; allowOrigin?: string[]; allowHost?: string[]; webRoot?: string }) => {
+    .option('--platform', 'platform mode: users, sign-in and roles (docs/platform.md); default platform.enabled of server.yaml')
+    .action(async (options: { dataDir?: string; configDir?: string; host: string; port: number; exitWhenIdle?: number; allowOrigin?: string[]; allowHost?: string[]; webRoot?: string; platform?: boolean }) => {
       const [{ createLogger }, { DataDirLockedError }, { startRuntimeServer }] = await Promise.all([import('../logger.js'), import('../server/data-dir-lock.js'), import('../server/runtime-server.js')]);
       const logger = createLogger();
       // Last resort only: every turn records its own failures, so a rejection nobody handled is
@@ -81,6 +82,7 @@ export function buildProgram(): Command {
           ...(options.allowOrigin ? { allowedOrigins: options.allowOrigin } : {}),
           ...(options.allowHost ? { allowedHosts: options.allowHost } : {}),
           ...(options.webRoot !== undefined ? { webRoot: path.resolve(options.webRoot) } : {}),
+          ...(options.platform ? { platform: true } : {}),
         });
       } catch (error) {
         fail((error as Error).message, error instanceof DataDirLockedError ? 3 : 1);
@@ -88,6 +90,9 @@ export function buildProgram(): Command {
       process.stdout.write(`openvaala runtime server listening on ${server.url} (data dir ${paths.dataDir})\n`);
       // A fresh one-time code, not the server token: the link may end up in a browser's history.
       process.stdout.write(`web UI: ${server.webUrl}\nsign in (link works once, for 5 min; \`openvaala open\` makes a new one): ${server.signInLink().url}\n`);
+      if (server.platform && !(await server.platform.users.hasUsers())) {
+        process.stdout.write(`platform mode: no administrator yet; claim it at ${server.webUrl}sign-in or with \`openvaala users claim --email <address>\`\n`);
+      }
       for (const signal of ['SIGTERM', 'SIGINT'] as const) {
         process.once(signal, () => {
           server.stop(`received ${signal}`).catch((error: unknown) => logger.error({ error: (error as Error).message }, 'stopping the server failed'));
@@ -166,6 +171,18 @@ export function buildProgram(): Command {
         const message = error instanceof DataDirLockedError ? `${error.message}; stop that server before reindexing` : (error as Error).message;
         fail(`reindex: ${message}`, error instanceof DataDirLockedError ? 3 : 1);
       }
+    });
+
+  const users = program.command('users').description('users of a platform-mode server (docs/platform.md)');
+  users
+    .command('claim')
+    .description('create the first administrator of the running platform-mode server; reads the password from stdin')
+    .requiredOption('--email <address>', 'email address of the administrator')
+    .option('--display-name <name>', 'name shown to other users')
+    .option('--data-dir <dir>', 'data directory of the server')
+    .option('--config-dir <dir>', 'configuration directory')
+    .action(async (options: { email: string; displayName?: string; dataDir?: string; configDir?: string }) => {
+      await run('users claim', async () => (await import('./users.js')).runUsersClaim(resolvePaths(options), options, process.stdin, streams));
     });
 
   const serverCommand = program.command('server').description('the local runtime server: status, stop, restart');

@@ -9,9 +9,11 @@
  *   compactionThreshold: 0.8
  *   retry: { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30000 }
  *   subagents: { maxDepth: 1, maxOpenPerSession: 6 }
+ * platform: { enabled: true }   # see platform-settings.ts
  * ```
  */
 import { z } from 'zod';
+import { DEFAULT_PLATFORM_SETTINGS, PlatformSettingsSchema } from './platform-settings.js';
 
 /** The whole `server.yaml`. */
 export const ServerSettingsSchema = z.strictObject({
@@ -47,6 +49,8 @@ export const ServerSettingsSchema = z.strictObject({
         .optional(),
     })
     .default({}),
+  /** Platform mode: users, sign-in, roles (see `platform-settings.ts`, docs/platform.md). */
+  platform: PlatformSettingsSchema.default(DEFAULT_PLATFORM_SETTINGS),
 });
 /** The whole `server.yaml`. */
 export type ServerSettings = z.infer<typeof ServerSettingsSchema>;

@@ -50,6 +50,11 @@ const CONFLICT_REASONS: Record<StateConflictReason, string> = {
   file_too_large: '`fs/read` of a file larger than the protocol reads (64 MiB)',
   not_a_git_repository: '`workspace/gitLog` or `workspace/gitShow` in a working directory that is not inside a git repository (the message quotes git)',
   git_unavailable: '`workspace/gitLog` or `workspace/gitShow` on an executor where the `git` command is not installed',
+  platform_off: 'a `users/*` or `account/*` method on a server without platform mode (`serve --platform`)',
+  last_administrator: '`users/setRole` or `users/remove` that would leave the platform without an administrator',
+  already_claimed: '`users/claim` on a platform that already has users',
+  email_taken: '`users/invite` of an email address that already has a user',
+  invitation_invalid: 'an invitation code that is unknown, used or expired',
 };
 
 function escapeCell(text: string): string {

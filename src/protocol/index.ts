@@ -21,3 +21,4 @@ export * from './tool-details.js';
 export * from './capabilities.js';
 export * from './approval-options.js';
 export * from './user-input.js';
+export * from './platform-identity.js';

@@ -16,6 +16,10 @@ export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
  *
  * - `session_closed`: the session was closed and takes no more input.
  * - `provider_key_missing`: the model's provider needs a key the server does not have.
+ * - `platform_off`: a `users/*` or `account/*` method on a server without platform mode.
+ * - `last_administrator`: the change would leave the platform without an administrator.
+ * - `already_claimed`: `users/claim` on a platform that has users.
+ * - `email_taken`: a user with that email address exists.
  */
 export const StateConflictReasonSchema = z.enum([
   'session_closed',
@@ -32,6 +36,11 @@ export const StateConflictReasonSchema = z.enum([
   'file_too_large',
   'not_a_git_repository',
   'git_unavailable',
+  'platform_off',
+  'last_administrator',
+  'already_claimed',
+  'email_taken',
+  'invitation_invalid',
 ]);
 /** Why a request was refused with `conflict`. */
 export type StateConflictReason = z.infer<typeof StateConflictReasonSchema>;

@@ -22,6 +22,7 @@ import { workspaceMethods, workspaceNotifications } from './workspace.js';
 import { workspaceGitMethods } from './workspace-git.js';
 import { clientFileMethods, clientFileServerRequests } from './client-files.js';
 import { clientCommandMethods, clientCommandServerRequests } from './client-commands.js';
+import { platformIdentityMethods } from './platform-identity.js';
 
 export { PROTOCOL_VERSION } from './version.js';
 
@@ -185,6 +186,7 @@ export const methods = {
   ...userInputMethods,
   ...clientFileMethods,
   ...clientCommandMethods,
+  ...platformIdentityMethods,
 } as const;
 
 /** Server-to-client notifications: name → params schema. */

@@ -11,6 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from 'node:stream';
 import { timingSafeEqual } from 'node:crypto';
 import { WebSocket, WebSocketServer } from 'ws';
+import { LOCAL_OWNER, type Caller } from '../platform/caller.js';
 
 // Defined with the protocol (clients need them); re-exported for the server's modules.
 export { API_PATH, MAX_MESSAGE_BYTES, TOKEN_SUBPROTOCOL_PREFIX } from '../protocol/transport.js';
@@ -39,9 +40,11 @@ export interface HttpServerOptions {
    * Called for each accepted WebSocket, with the TCP socket under it (used to batch the
    * frames of one tick into one write). `authenticated` is true when the upgrade carried the
    * right token; false when it carried none, and the connection must authenticate with its
-   * first message.
+   * first message. `caller` is who the connection acts as (SPEC §9): the local owner for the
+   * server token, a local web session or a later `initialize` with the token; a platform user
+   * or API token holder otherwise.
    */
-  onConnection: (webSocket: WebSocket, transport: Duplex, request: IncomingMessage, authenticated: boolean) => void;
+  onConnection: (webSocket: WebSocket, transport: Duplex, request: IncomingMessage, authenticated: boolean, caller: Caller) => void;
   /** Logs problems no client can be told about. */
   logger: { warn(details: object, message: string): void };
   /** More HTTP endpoints by exact path (after the Host check; each checks its own token and Origin). */
@@ -53,6 +56,16 @@ export interface HttpServerOptions {
    * token is authenticated. Default: never.
    */
   hasSession?: (request: IncomingMessage) => boolean;
+  /**
+   * Platform mode: the caller a token other than the server's stands for (a scoped API token),
+   * or undefined when it is none (refused as a wrong token). Default: none.
+   */
+  apiTokenCaller?: (token: string) => Promise<Caller | undefined>;
+  /**
+   * Platform mode: the caller of a platform web session cookie the upgrade carries, or
+   * undefined when it carries none that is live. Default: none.
+   */
+  sessionCaller?: (request: IncomingMessage) => Promise<Caller | undefined>;
 }
 
 /** Methods that never change state (RFC 9110 §9.2.1); other ones from a foreign `Origin` are refused. */
@@ -162,6 +175,25 @@ class ExplainingWebSocket extends WebSocket {
   }
 }
 
+/**
+ * Who an upgrade acts as. The server token (every one given must be right; each is compared,
+ * so the time taken says nothing) is the local owner; in platform mode a single other token may
+ * be a scoped API token. With no token, a platform session cookie, then a local web UI session
+ * cookie (a browser cannot set headers) authenticates it; without either it is accepted
+ * unauthenticated and must send `initialize` with the token first.
+ */
+async function upgradeCaller(request: IncomingMessage, tokens: string[], options: HttpServerOptions): Promise<{ authenticated: boolean; caller: Caller } | 'wrong token'> {
+  const right = tokens.map((token) => sameSecret(token, options.token));
+  if (right.includes(false)) {
+    const caller = tokens.length === 1 && options.apiTokenCaller ? await options.apiTokenCaller(tokens[0] as string) : undefined;
+    return caller ? { authenticated: true, caller } : 'wrong token';
+  }
+  if (tokens.length > 0) return { authenticated: true, caller: LOCAL_OWNER };
+  const sessionCaller = options.sessionCaller ? await options.sessionCaller(request) : undefined;
+  if (sessionCaller) return { authenticated: true, caller: sessionCaller };
+  return { authenticated: options.hasSession?.(request) === true, caller: LOCAL_OWNER };
+}
+
 /** Creates the HTTP server (not yet listening). */
 export function createHttpServer(options: HttpServerOptions): { server: Server; webSockets: WebSocketServer } {
   const webSockets = new WebSocketServer({
@@ -248,13 +280,16 @@ export function createHttpServer(options: HttpServerOptions): { server: Server; 
     }
     const tokens = presentedTokens(request);
     if (tokens === undefined) return refuse(socket, 401, 'Unauthorized', 'unsupported Authorization header: send "Authorization: Bearer <token>"');
-    // Every token given must be right (each one is compared, so the time taken says nothing).
-    const right = tokens.map((token) => sameSecret(token, options.token));
-    if (right.includes(false)) return refuse(socket, 401, 'Unauthorized', 'wrong token');
-    // No token at all: a web UI session cookie authenticates it (a browser cannot set headers);
-    // without one it is accepted, but must send `initialize` with the token first.
-    const authenticated = tokens.length > 0 || options.hasSession?.(request) === true;
-    webSockets.handleUpgrade(request, socket, head, (webSocket) => options.onConnection(webSocket, socket, request, authenticated));
+    upgradeCaller(request, tokens, options)
+      .then((decision) => {
+        if (decision === 'wrong token') return refuse(socket, 401, 'Unauthorized', 'wrong token');
+        const { authenticated, caller } = decision;
+        webSockets.handleUpgrade(request, socket, head, (webSocket) => options.onConnection(webSocket, socket, request, authenticated, caller));
+      })
+      .catch((error: unknown) => {
+        options.logger.warn({ error: (error as Error).message }, 'authenticating a WebSocket upgrade failed');
+        refuse(socket, 500, 'Internal Server Error', 'authentication failed inside the server; see its log');
+      });
   };
   return { server, webSockets };
 }

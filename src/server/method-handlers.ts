@@ -27,6 +27,7 @@ import { createPluginHandlers } from './handlers/plugins.js';
 import { conversationContext } from './handlers/conversation-context.js';
 import { checkAttachments, createWorkspaceHandlers } from './handlers/workspace.js';
 import { createWorkspaceGitHandlers } from './handlers/workspace-git.js';
+import { createPlatformIdentityHandlers } from './handlers/platform-identity.js';
 
 /** Per-request helpers given to a handler. */
 export interface RequestContext {
@@ -73,6 +74,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     ...createUserInputHandlers(connection),
     ...createClientFileHandlers(connection),
     ...createClientCommandHandlers(connection),
+    ...createPlatformIdentityHandlers(connection),
     async initialize(params) {
       if (params.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {
         throw new RpcError(ErrorCodes.invalidParams, `initialize: params.protocolVersion: this server speaks protocol version ${PROTOCOL_VERSION}, the client asked for version ${params.protocolVersion}; use a client for version ${PROTOCOL_VERSION}`);

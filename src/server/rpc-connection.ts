@@ -23,8 +23,13 @@ import {
   DEFAULT_AUTHENTICATION_TIMEOUT_MS,
   type ResolvedClientCapabilities,
   DEFAULT_CLIENT_CAPABILITIES,
+  type StateConflictReason,
 } from '../protocol/index.js';
 import { NotFoundError, type Runtime } from '../runtime/runtime.js';
+import { LOCAL_OWNER, mayWrite, type Caller } from '../platform/caller.js';
+import type { Platform } from '../platform/platform.js';
+import { PlatformConflictError, PlatformInputError, PlatformNotFoundError } from '../platform/platform-errors.js';
+import { isReadOnlyMethod } from '../platform/read-only-methods.js';
 import { UnknownModelError } from '../models/model-registry.js';
 import { MissingSecretError } from '../config/providers.js';
 import { StateConflictError } from '../runtime/state-conflict-error.js';
@@ -107,6 +112,8 @@ export class RpcConnection {
    * @param logger where send failures and internal errors are logged
    * @param authentication whether the upgrade authenticated it, and how to check a token given in `initialize`
    * @param limits send buffer, heartbeat, request and authentication limits
+   * @param caller who this connection acts as (SPEC §9; set at the upgrade, see `HttpServerOptions.onConnection`)
+   * @param platform the platform's identity services when platform mode is on
    */
   constructor(
     private readonly socket: WebSocket,
@@ -117,6 +124,8 @@ export class RpcConnection {
     private readonly logger: ConnectionLogger,
     authentication: ConnectionAuthentication,
     private readonly connectionLimits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+    readonly caller: Caller = LOCAL_OWNER,
+    readonly platform?: Platform,
   ) {
     const limits = connectionLimits;
     this.gate = new FirstMessageGate(authentication, limits.authenticationTimeoutMs, {
@@ -183,6 +192,12 @@ export class RpcConnection {
   /** Send buffer figures of this connection for `/healthz`: bytes waiting now, the most ever waiting, the largest message. */
   get sendBuffer(): { connection: number; client: string; bufferedBytes: number; peakBufferedBytes: number; largestMessageBytes: number } {
     return { connection: this.number, client: this.clientName, bufferedBytes: this.bufferedBytes, peakBufferedBytes: this.queue.peakBytes, largestMessageBytes: this.queue.largestMessageBytes };
+  }
+
+  /** Closes the connection with a WebSocket close code and reason (e.g. 1008 when its session was revoked). */
+  close(code: number, reason: string): void {
+    this.socket.close(code, reason);
+    this.dispose();
   }
 
   /** Marks the connection initialized (called by the `initialize` handler). */
@@ -338,6 +353,8 @@ export class RpcConnection {
     if (!this.initialized && method !== 'initialize') {
       throw new RpcError(ErrorCodes.notInitialized, `${method}: send "initialize" first`);
     }
+    // A read-only API token reaches only methods that change nothing (SPEC §9, scoped tokens).
+    if (!mayWrite(this.caller) && !isReadOnlyMethod(method)) throw new RpcError(ErrorCodes.forbidden, `${method}: this API token is read-only; the method changes state`);
     const parsed = parseParams(method, methods[method].params as z.ZodType<MethodParams<typeof method>>, params);
     return this.invoke(method, parsed, request);
   }
@@ -355,8 +372,11 @@ export class RpcConnection {
     if (error instanceof RpcError) return error;
     if (error instanceof NotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: ${error.message}`);
     if (error instanceof UnknownModelError) return new RpcError(ErrorCodes.invalidParams, `${method}: ${error.message}`);
-    if (error instanceof StateConflictError) return RpcError.conflict(`${method}: ${error.message}`, error.reason);
+    if (error instanceof StateConflictError) return RpcError.conflict(`${method}: ${error.message}`, error.reason as StateConflictReason);
     // The server's configuration lacks a key: the request is fine, the server cannot do it now.
+    if (error instanceof PlatformInputError) return new RpcError(ErrorCodes.invalidParams, `${method}: params.${error.message}`);
+    if (error instanceof PlatformNotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: params.${error.message}`);
+    if (error instanceof PlatformConflictError) return RpcError.conflict(`${method}: ${error.message}`, error.reason as StateConflictReason);
     if (error instanceof MissingSecretError) return RpcError.conflict(`${method}: ${error.message}`, 'provider_key_missing');
     const reference = randomBytes(4).toString('hex');
     this.logger.error({ connection: this.number, method, reference, error: describeError(error) }, 'request failed inside the server');

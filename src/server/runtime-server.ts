@@ -23,6 +23,7 @@ import { releaseMemoryWhenIdle } from './idle-memory.js';
 import type { ConnectionLimits } from './rpc-connection.js';
 import type { RuntimeServices, SignInLink } from './runtime-services.js';
 import { WEB_PATH } from './web/static-files.js';
+import type { Platform } from '../platform/platform.js';
 
 export type { SignInLink };
 
@@ -60,6 +61,10 @@ export interface RuntimeServerOptions {
   prices?: PriceLookup;
   /** Folder of the built web UI served at `/web/v1/`; default `dist/www` of the package (made by `npm run build`). */
   webRoot?: string;
+  /** Platform mode (`serve --platform`): users, sign-in, roles (docs/platform.md); default `platform.enabled` of `server.yaml`. */
+  platform?: boolean;
+  /** Platform mode: how often connections are checked for expired sessions, ms (default 60000; tests). */
+  platformAccessSweepMs?: number;
 }
 
 /** A running server. */
@@ -68,6 +73,8 @@ export interface RunningServer {
   token: string;
   port: number;
   runtime: Runtime;
+  /** The platform's identity services, when platform mode is on. */
+  platform?: Platform;
   /** Address of the web UI (`<url>/web/v1/`, with a loopback address when listening on every interface). */
   webUrl: string;
   /** Makes a new one-time sign-in link of the web UI (single use, valid 5 minutes). */
@@ -117,7 +124,9 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     routes,
     web: (request, response, pathname) => opened().web(request, response, pathname),
     hasSession: (request) => opened().hasSession(request),
-    onConnection: (socket, transport, request, authenticated) => opened().onConnection(socket, transport, request, authenticated),
+    apiTokenCaller: (given) => opened().apiTokenCaller?.(given) ?? Promise.resolve(undefined),
+    sessionCaller: (request) => opened().sessionCaller?.(request) ?? Promise.resolve(undefined),
+    onConnection: (socket, transport, request, authenticated, caller) => opened().onConnection(socket, transport, request, authenticated, caller),
   });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -190,5 +199,5 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     }, Math.min(1000, Math.max(50, idleLimit / 4)));
     idleTimer.unref();
   }
-  return { url, token, port, runtime, webUrl: `${webBase}${WEB_PATH}`, signInLink: () => services.signInLink(), stopped, stop };
+  return { url, token, port, runtime, ...(services.platform ? { platform: services.platform } : {}), webUrl: `${webBase}${WEB_PATH}`, signInLink: () => services.signInLink(), stopped, stop };
 }

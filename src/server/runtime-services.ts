@@ -37,6 +37,14 @@ import { DEFAULT_MAX_UPLOAD_BYTES, handleUpload, UPLOAD_PATH, type UploadOptions
 import { AttachmentStore } from '../runtime/attachments.js';
 import { handleWebRequest, hasWebSession, SIGN_IN_PATH, type WebRouteOptions } from './web/web-routes.js';
 import { sessionCookieName, WEB_SESSIONS_FILE, WebSessions } from './web/web-sessions.js';
+import { accessEndedFor, Platform } from '../platform/platform.js';
+import { openPlatformStorage } from '../platform/platform-storage.js';
+import { OidcSignIn } from '../platform/sign-in/oidc.js';
+import type { Caller } from '../platform/caller.js';
+import { platformCookieNames, sessionSecrets, type PlatformRouteOptions } from './web/platform-routes.js';
+
+/** How often platform-mode connections are checked for expired sessions, ms. */
+const PLATFORM_ACCESS_SWEEP_MS = 60_000;
 
 /** The options of `startRuntimeServer` this module uses (see `RuntimeServerOptions` there). */
 export interface RuntimeServiceOptions {
@@ -47,6 +55,8 @@ export interface RuntimeServiceOptions {
   wrapLogStorage?: (storage: LogStorage) => LogStorage;
   prices?: PriceLookup;
   webRoot?: string;
+  platform?: boolean;
+  platformAccessSweepMs?: number;
 }
 
 /** Where the server listens, known before the services open. */
@@ -68,10 +78,16 @@ export interface SignInLink {
 /** The opened services, as the HTTP server and `startRuntimeServer` use them. */
 export interface RuntimeServices {
   runtime: Runtime;
+  /** The platform's identity services, when platform mode is on. */
+  platform?: Platform;
+  /** The caller an API token (not the server token) stands for, when platform mode is on. */
+  apiTokenCaller?: (token: string) => Promise<Caller | undefined>;
+  /** The caller a platform session cookie of an upgrade request stands for, when platform mode is on. */
+  sessionCaller?: (request: IncomingMessage) => Promise<Caller | undefined>;
   /** The body of an authenticated `/healthz` (pid, version, connections and their send buffers). */
   health(): Record<string, unknown>;
   /** Serves one accepted WebSocket as a JSON-RPC connection. */
-  onConnection(socket: WebSocket, transport: Duplex, request: IncomingMessage, authenticated: boolean): void;
+  onConnection(socket: WebSocket, transport: Duplex, request: IncomingMessage, authenticated: boolean, caller: Caller): void;
   /** HTTP endpoints by exact path (uploads). */
   routes: Record<string, (request: IncomingMessage, response: ServerResponse) => void>;
   /** Handles the web UI's paths. */
@@ -99,8 +115,10 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
   let index: StagedRecordStorage | undefined;
   let search: SqliteConversationSearchIndex | undefined;
   let store: ConversationStore | undefined;
+  let platform: Platform | undefined;
   // Closes what was opened, in reverse order; the database last, as the index and search share it.
   const closeStorage = async (): Promise<void> => {
+    await platform?.storage.close();
     await store?.close();
     await search?.close();
     await index?.close();
@@ -181,14 +199,49 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       return { url: `${address.webBase}${SIGN_IN_PATH}#token=${code}`, expiresAt };
     };
     const web: WebRouteOptions = { webRoot: options.webRoot ?? path.join(PACKAGE_ROOT, 'dist', 'www'), sessions, token, allowedOrigins, cookieName: sessionCookieName(address.port), signInLink };
+    const platformSettings = configuration.server.platform;
+    if (options.platform ?? platformSettings.enabled) platform = new Platform(openPlatformStorage(paths.dataDir), platformSettings);
+    const platformRoutes: PlatformRouteOptions | undefined = platform ? { platform, oidc: new OidcSignIn(platformSettings.oidc), allowedOrigins, cookies: platformCookieNames(address.port), logger } : undefined;
+    if (platformRoutes) web.platform = platformRoutes;
+    if (platform && !platform.settings.publicUrl) platform.linkBase = address.webBase;
+    // Connections of callers who lost access (revoked session or token, removed user) end at once.
+    platform?.onAccessEnded((ended) => {
+      for (const connection of connections) if (accessEndedFor(connection.caller, ended)) connection.close(1008, ended.reason);
+    });
+    // Sessions also end by expiring: connections are checked every minute and those whose
+    // session expired (or whose access changed by any other way) are closed.
+    const sweepExpiredAccess = async (current: Platform) => {
+      for (const connection of connections) {
+        if (connection.caller.kind !== 'local-owner' && !(await current.stillValid(connection.caller).catch(() => true))) connection.close(1008, 'the session expired or the access changed; sign in again');
+      }
+    };
+    const accessSweep = platform
+      ? setInterval((current: Platform) => {
+          sweepExpiredAccess(current).catch((error: unknown) => logger.warn({ error: (error as Error).message }, 'checking platform sessions failed'));
+        }, options.platformAccessSweepMs ?? PLATFORM_ACCESS_SWEEP_MS, platform)
+      : undefined;
+    accessSweep?.unref();
     const hasSession = (request: IncomingMessage) => hasWebSession(request, web);
     const uploads: UploadOptions = { token, allowedOrigins, runtime, attachments: runtime.attachments, logger, hasSession, maxBytes: () => options.maxUploadBytes ?? config.current.server.limits.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES };
     return {
       runtime,
       health: () => ({ pid: process.pid, version: VERSION, connections: connections.size, sendBufferBytes: [...connections].reduce((total, connection) => total + connection.bufferedBytes, 0), sendBuffers: [...connections].map((connection) => connection.sendBuffer), pendingServerRequests: [...connections].reduce((total, connection) => total + connection.pendingServerRequests, 0) }),
-      onConnection: (socket, transport, _request, authenticated) => {
+      ...(platform && platformRoutes
+        ? {
+            platform,
+            apiTokenCaller: (given: string) => (platform as Platform).callerOfToken(given),
+            sessionCaller: async (request: IncomingMessage) => {
+              for (const secret of sessionSecrets(request, platformRoutes)) {
+                const caller = await (platform as Platform).callerOfSession(secret);
+                if (caller) return caller;
+              }
+              return undefined;
+            },
+          }
+        : {}),
+      onConnection: (socket, transport, _request, authenticated, caller) => {
         const authentication = { authenticated, check: (given: string) => sameSecret(given, token) };
-        const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger, authentication, connectionLimits);
+        const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger, authentication, connectionLimits, caller, platform);
         connections.add(connection);
         socket.on('close', () => connections.delete(connection));
       },
@@ -197,6 +250,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       hasSession,
       signInLink,
       shutdown: async () => {
+        if (accessSweep) clearInterval(accessSweep);
         config.close();
         await runtime.shutdown();
       },

@@ -20,6 +20,13 @@ const client = new ProtocolClient({
     return response.ok && ((await response.json()) as { signedIn?: boolean }).signedIn === true;
   },
 });
+// A shared (platform-mode) server sends a browser that is not signed in to the sign-in page.
+void fetch(`${import.meta.env.BASE_URL}api/session`, { credentials: 'same-origin', cache: 'no-store' })
+  .then((response) => (response.ok ? (response.json() as Promise<{ signedIn?: boolean; platform?: boolean }>) : undefined))
+  .then((session) => {
+    if (session?.platform && !session.signedIn) location.replace(`${import.meta.env.BASE_URL}sign-in`);
+  })
+  .catch(() => undefined);
 const app = new AppState(client);
 // Tests and the console reach the state through this (read-only use).
 (globalThis as { openvaala?: AppState }).openvaala = app;

@@ -11,6 +11,7 @@ import { originAllowed, presentedToken, sameSecret } from '../http-server.js';
 import { setSecurityHeaders } from './security-headers.js';
 import { serveWebFile, WEB_PATH } from './static-files.js';
 import { cookieValues, reachedOverHttps, sessionCookie, WEB_SESSION_TTL_MS, type WebSessions } from './web-sessions.js';
+import { handlePlatformRequest, PLATFORM_API_PATH, sessionSecrets, type PlatformRouteOptions } from './platform-routes.js';
 
 /** Path of the sign-in page; the link carries the code in its fragment: `#token=<code>`. */
 export const SIGN_IN_PATH = `${WEB_PATH}sign-in`;
@@ -40,6 +41,8 @@ export interface WebRouteOptions {
   cookieName: string;
   /** A new sign-in link (absolute URL) and its expiry, ms since the epoch. */
   signInLink: () => { url: string; expiresAt: number };
+  /** Platform mode: its sign-in routes (docs/platform.md). Absent: a single-user server. */
+  platform?: PlatformRouteOptions;
 }
 
 function answerJson(response: ServerResponse, status: number, body: object, headers: Record<string, string> = {}): void {
@@ -86,7 +89,14 @@ function refuseMethod(response: ServerResponse, path: string, allowed: string): 
  */
 async function handleSession(request: IncomingMessage, response: ServerResponse, options: WebRouteOptions): Promise<void> {
   const secure = reachedOverHttps(request);
-  if (request.method === 'GET') return answerJson(response, 200, { signedIn: hasWebSession(request, options) });
+  if (request.method === 'GET') {
+    let signedIn = hasWebSession(request, options);
+    // Platform mode: a platform user's session counts too, and the page learns it is a platform.
+    if (!signedIn && options.platform) {
+      for (const secret of sessionSecrets(request, options.platform)) if (await options.platform.platform.callerOfSession(secret)) signedIn = true;
+    }
+    return answerJson(response, 200, { signedIn, ...(options.platform ? { platform: true } : {}) });
+  }
   if (request.method === 'DELETE') {
     for (const sessionId of cookieValues(request, options.cookieName)) options.sessions.endSession(sessionId);
     return answerJson(response, 200, { signedIn: false }, { 'set-cookie': sessionCookie(options.cookieName, '', 0, secure) });
@@ -146,6 +156,15 @@ export function handleWebRequest(request: IncomingMessage, response: ServerRespo
     }
     if (pathname === SIGN_IN_LINK_PATH) return handleSignInLink(request, response, options);
     handleSession(request, response, options).catch(() => response.destroy());
+    return;
+  }
+  if (options.platform && pathname.startsWith(PLATFORM_API_PATH)) {
+    const platform = options.platform;
+    handlePlatformRequest(request, response, pathname, platform).catch((error: unknown) => {
+      platform.logger.error({ path: pathname, error: (error as Error).stack ?? String(error) }, 'platform sign-in request failed');
+      if (!response.headersSent) answerJson(response, 500, { error: 'sign-in failed inside the server; see its log' });
+      else response.destroy();
+    });
     return;
   }
   if (pathname.startsWith(`${WEB_PATH}api/`)) {

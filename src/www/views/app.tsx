@@ -59,7 +59,7 @@ export function App() {
       </header>
       {app.status === 'unauthorized' ? (
         <p role="alert" class="error-box signed-out">
-          This page is not signed in (a restarted server forgets its sign-ins). Open a new sign-in link: run <code>openvaala open</code>. This page reconnects by itself once any tab has signed in.
+          This page is not signed in (a restarted server forgets its sign-ins). Open a new sign-in link: run <code>openvaala open</code>; on a shared server, <a href={`${import.meta.env.BASE_URL}sign-in`}>sign in</a>. This page reconnects by itself once any tab has signed in.
         </p>
       ) : null}
       <div class="app-body">

@@ -8,6 +8,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { askNotificationPermission } from '../client/browser-notifications.js';
 import { useApp } from '../state/app-state.js';
+import { AccountSettings } from './account-settings.js';
 import { setTheme, storedTheme, type Theme } from './theme.js';
 
 type ConfigFile = 'providers' | 'agents' | 'mcp' | 'hooks' | 'executors' | 'server';
@@ -58,6 +59,7 @@ export function Settings() {
   return (
     <main class="settings" id="main" aria-label="Settings">
       <h2>Settings</h2>
+      <AccountSettings />
       {error ? (
         <pre role="alert" class="error-box">
           {error}
