@@ -30,7 +30,7 @@ import { applyConfiguration, buildServerExecutors, ConfigService, type Configura
 import { acquireDataDirLock, processExists } from './data-dir-lock.js';
 import { createHttpServer, sameSecret } from './http-server.js';
 import { closeIndexDatabase, openIndexDatabase, rebuildIndex } from './index-database.js';
-import { releaseMemoryWhenIdle } from './idle-memory.js';
+import { releaseMemoryWhenIdle, stopYoungGenerationGrowth } from './idle-memory.js';
 import { tightenPermissions } from './private-files.js';
 import { ProcessRecords, stopLeftoverProcesses } from './process-records.js';
 import { DEFAULT_CONNECTION_LIMITS, RpcConnection, type ConnectionLimits } from './rpc-connection.js';
@@ -265,6 +265,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       })();
       return stopping;
     };
+    stopYoungGenerationGrowth();
     const stopReleasingMemory = releaseMemoryWhenIdle(() => runtime.isIdle());
     stopped.then(stopReleasingMemory, stopReleasingMemory);
     if (options.exitWhenIdleMs !== undefined) {
