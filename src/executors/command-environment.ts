@@ -92,9 +92,18 @@ export class CommandEnvironment {
     this.excluded = (name) => excludedNames.has(name) || excludedPatterns(name);
   }
 
+  /** Decisions made so far, by name: a glob match per variable and per command was a visible share of a step's CPU. */
+  private readonly decisions = new Map<string, boolean>();
+
   /** Whether a variable of the server's environment is passed to commands. */
   passes(name: string): boolean {
-    return this.included(name) || !this.excluded(name);
+    let passed = this.decisions.get(name);
+    if (passed === undefined) {
+      passed = this.included(name) || !this.excluded(name);
+      // Bounded: names come from the server's environment, but a caller may pass any source.
+      if (this.decisions.size < 4096) this.decisions.set(name, passed);
+    }
+    return passed;
   }
 
   /**

@@ -185,9 +185,14 @@ export function toModelCallError(error: unknown): ModelCallError {
   if (streamError) return streamError;
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as NodeJS.ErrnoException)?.code ?? (cause as NodeJS.ErrnoException)?.code;
-  const connectionFailure = ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_SOCKET'].includes(code ?? '') || /fetch failed|socket|terminated/i.test(message);
+  // `fetch` (the SDK's providers) says "fetch failed" with the system error as its cause; the runtime's own
+  // Responses client keeps the system error's code on its error (`RequestFailedError`).
+  const connectionFailure = CONNECTION_ERROR_CODES.includes(code ?? '') || /fetch failed|socket|terminated/i.test(message);
   return new ModelCallError(message, null, connectionFailure, undefined, 0, connectionFailure ? 'connection' : 'other');
 }
+
+/** System error codes of a request that got no answer: the connection failed, a retry may help. */
+const CONNECTION_ERROR_CODES = ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_SOCKET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED'];
 
 /** Error types and codes of the four APIs that say the provider is busy or failed, not the request. */
 const TRANSIENT_ERROR = /overloaded|rate_limit|server_error|api_error|internal|unavailable|resource_exhausted/i;

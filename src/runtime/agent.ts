@@ -16,6 +16,7 @@ import { callModel, ModelCallError, toModelTools, type ModelCallResult, type Req
 import { workspaceForCall } from './tool-routing.js';
 import { originOf, type SteeringInput } from './input-queue.js';
 import { addUsage } from './usage.js';
+import { StreamedText } from './streamed-text.js';
 
 /** A model call about to be retried (announced to clients as `turn/retrying`). */
 export interface ModelRetry {
@@ -312,7 +313,8 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
     steps++;
     const assistantItemId = newId('item');
     const assistantCreatedAt = Date.now();
-    let streamedText = '';
+    // Joined as it comes (not `+=`, which keeps one rope node per delta until the answer ends).
+    const streamedText = new StreamedText();
     const reasoningItemId = newId('item');
     const reasoningCreatedAt = Date.now();
     let streamedReasoning = false;
@@ -324,8 +326,8 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
         environment.signal,
         {
           onTextDelta: (text) => {
-            if (!streamedText) environment.itemStarted(assistantItemId, 'assistant_message', { model: environment.model.name });
-            streamedText += text;
+            if (streamedText.length === 0) environment.itemStarted(assistantItemId, 'assistant_message', { model: environment.model.name });
+            streamedText.append(text);
             environment.itemDelta(assistantItemId, { text });
           },
           onReasoningDelta: (text, partIndex) => {
@@ -341,8 +343,8 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
     } catch (error) {
       if (environment.signal.aborted) {
         // What the user already saw stays in the transcript.
-        if (streamedText) {
-          await environment.record({ ...items.base(assistantItemId, assistantCreatedAt), kind: 'assistant_message', status: 'interrupted', text: streamedText, model: environment.model.name });
+        if (streamedText.length > 0) {
+          await environment.record({ ...items.base(assistantItemId, assistantCreatedAt), kind: 'assistant_message', status: 'interrupted', text: streamedText.toString(), model: environment.model.name });
         }
         return { status: 'interrupted', steps, usage, stopReason: 'user_interrupt' };
       }

@@ -19,7 +19,7 @@ import type { LogStorage } from '../storage/log-storage.js';
 import type { PriceLookup } from '../runtime/usage.js';
 import { acquireDataDirLock, processExists } from './data-dir-lock.js';
 import { createHttpServer } from './http-server.js';
-import { releaseMemoryWhenIdle } from './idle-memory.js';
+import { releaseMemoryWhenIdle, stopYoungGenerationGrowth } from './idle-memory.js';
 import type { ConnectionLimits } from './rpc-connection.js';
 import type { RuntimeServices, SignInLink } from './runtime-services.js';
 import { WEB_PATH } from './web/static-files.js';
@@ -188,6 +188,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     })();
     return stopping;
   };
+  stopYoungGenerationGrowth();
   const stopReleasingMemory = releaseMemoryWhenIdle(() => runtime.isIdle());
   stopped.then(stopReleasingMemory, stopReleasingMemory);
   if (options.exitWhenIdleMs !== undefined) {

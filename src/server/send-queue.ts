@@ -24,8 +24,11 @@ function mergedFields(texts: Partial<Record<DeltaKey, StreamedText>>, partIndex:
   return fields;
 }
 
-/** JSON text of notifications being fanned out, per event object (gone with the event). */
-const serializedNotifications = new WeakMap<object, string>();
+/**
+ * Notifications being fanned out, as UTF-8 JSON, per event object (gone with the event). Encoded
+ * once: a string handed to `ws` is measured and encoded again for each client it goes to.
+ */
+const serializedNotifications = new WeakMap<object, Buffer>();
 
 /** Limits of one connection's send buffer, in bytes. */
 export interface SendBufferLimits {
@@ -105,13 +108,13 @@ export class SendQueue {
   sendNotification(event: { method: string; params: unknown }): void {
     if (this.closed || this.socket.readyState !== this.socket.OPEN) return;
     if (this.outbox.length === 0 && this.socket.bufferedAmount < this.limits.writeThresholdBytes) {
-      let text = serializedNotifications.get(event);
-      if (text === undefined) {
-        text = JSON.stringify({ jsonrpc: '2.0', method: event.method, params: event.params });
-        serializedNotifications.set(event, text);
+      let encoded = serializedNotifications.get(event);
+      if (encoded === undefined) {
+        encoded = Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: event.method, params: event.params }));
+        serializedNotifications.set(event, encoded);
       }
-      this.write(text);
-      this.measure(text.length * 3 > this.largest ? Buffer.byteLength(text) : 0);
+      this.write(encoded);
+      this.measure(encoded.length);
       return;
     }
     this.send({ jsonrpc: '2.0', method: event.method, params: event.params });
@@ -226,7 +229,8 @@ export class SendQueue {
     for (const waiter of this.waiters.splice(0)) waiter();
   }
 
-  private write(text: string): void {
+  /** Sends one message as a text frame (`binary: false` also for an encoded one: it holds UTF-8 JSON). */
+  private write(text: string | Buffer): void {
     if (this.socket.readyState !== this.socket.OPEN) return;
     // A turn emits several events per tick (deltas, item ends): corking until the next tick
     // turns their frames into one write system call instead of one each.
@@ -234,7 +238,7 @@ export class SendQueue {
       this.transport.cork();
       process.nextTick(() => this.transport.uncork());
     }
-    this.socket.send(text, (error) => {
+    this.socket.send(text, { binary: false }, (error) => {
       if (!error || this.failed) return;
       this.failed = true;
       this.events.writeFailed(error);

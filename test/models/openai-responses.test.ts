@@ -1,12 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ModelCallError } from '../../src/models/model-errors.js';
+import { ModelCallError, toModelCallError } from '../../src/models/model-errors.js';
 import { responsesInput, responsesRequestBody } from '../../src/models/openai-responses/request-body.js';
 import { streamResponse, type ResponsesStreamHandlers } from '../../src/models/openai-responses/response-stream.js';
 
 /** What the next request gets: a status, headers and raw body chunks (a chunk of `null` destroys the socket). */
-let nextAnswer: { status: number; headers?: Record<string, string>; chunks: (string | null)[] };
+let nextAnswer: { status: number; headers?: Record<string, string>; chunks: (string | Buffer | null)[] };
 let server: http.Server;
 let baseURL: string;
 
@@ -144,6 +144,43 @@ describe('the OpenAI Responses stream client', () => {
     const short = await run({ status: 200, chunks: sse({ type: 'response.output_text.delta', delta: 'x' }) });
     expect(short.failure?.kind).toBe('dropped_stream');
     expect(short.failure?.message).toMatch(/^the connection to the provider dropped mid-answer/);
+  });
+
+  it('decodes a character whose UTF-8 bytes arrive in two separate writes', async () => {
+    const bytes = Buffer.from(sse({ type: 'response.output_text.delta', delta: 'ü✓' }, completed).join(''));
+    const cut = bytes.indexOf(Buffer.from('✓')) + 1;
+    const { seen, failure } = await run({ status: 200, chunks: [bytes.subarray(0, cut), bytes.subarray(cut)] });
+    expect(failure).toBeUndefined();
+    expect(seen).toEqual(['text ü✓', 'finish stop 10/4/3/2']);
+  });
+
+  it('reports a refused connection as a retryable connection failure naming the address', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const thrown = await streamResponse({ connection: { baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'key' }, body: {}, signal: new AbortController().signal, handlers: recorder().handlers }).catch((error: unknown) => error);
+    const failure = toModelCallError(thrown);
+    expect(failure.message).toMatch(new RegExp(`^the request to http://127\\.0\\.0\\.1:${port} failed: connect ECONNREFUSED`));
+    expect(failure.kind).toBe('connection');
+    expect(failure.retryable).toBe(true);
+  });
+
+  it('rejects with the abort reason when aborted before the answer begins, and refuses a baseURL that is not HTTP', async () => {
+    const silent = http.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const controller = new AbortController();
+      const pending = streamResponse({ connection: { baseURL: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, apiKey: 'key' }, body: {}, signal: controller.signal, handlers: recorder().handlers });
+      const reason = new Error('turn interrupted');
+      controller.abort(reason);
+      await expect(pending).rejects.toBe(reason);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+    const ftp = streamResponse({ connection: { baseURL: 'ftp://example.invalid/v1', apiKey: 'key' }, body: {}, signal: new AbortController().signal, handlers: recorder().handlers });
+    await expect(ftp).rejects.toThrow('unsupported scheme "ftp:" in the provider\'s baseURL ftp://example.invalid/v1/responses: use http: or https:');
   });
 
   it('refuses to send a request without an API key, saying where to give one', async () => {

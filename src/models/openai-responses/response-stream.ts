@@ -14,6 +14,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { ProviderConnection } from '../model-registry.js';
 import { droppedStream, httpFailure, malformedEventField, ModelCallError, unparsableEvent } from '../model-errors.js';
 import type { TokenUsage } from '../../protocol/index.js';
+import { postRequest, readText } from './http-post.js';
 
 /** Default address of the API when the provider configures none (as the OpenAI SDKs use). */
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -178,15 +179,16 @@ function requestHeaders(connection: ProviderConnection): Record<string, string> 
  * Makes one streaming request and delivers its events to the handlers.
  * @throws ModelCallError for an HTTP error answer (`http`), an answer that broke off or ended
  *   before its last event (`dropped_stream`), an event that is not JSON or lacks a field
- *   (`malformed_event`), an error event (`stream_error`); the fetch error for a failed
+ *   (`malformed_event`), an error event (`stream_error`); RequestFailedError for a failed
  *   connection (classified by `toModelCallError`); the abort reason when `signal` is aborted
  */
 export async function streamResponse(call: ResponsesCall): Promise<void> {
   const baseURL = (call.connection.baseURL ?? process.env.OPENAI_BASE_URL ?? OPENAI_DEFAULT_BASE_URL).replace(/\/+$/, '');
-  const response = await fetch(`${baseURL}/responses`, { method: 'POST', headers: requestHeaders(call.connection), body: JSON.stringify(call.body), signal: call.signal });
-  if (!response.ok || !response.body) {
-    const body = await response.text().catch(() => undefined);
-    throw httpFailure(response.status, body, response.headers.get('retry-after') ?? undefined, `${response.status} ${response.statusText}`.trim());
+  const response = await postRequest(`${baseURL}/responses`, requestHeaders(call.connection), JSON.stringify(call.body), call.signal);
+  if (response.status < 200 || response.status >= 300) {
+    const body = await readText(response.body).catch(() => undefined);
+    const retryAfter = response.headers['retry-after'];
+    throw httpFailure(response.status, body, typeof retryAfter === 'string' ? retryAfter : undefined, `${response.status} ${response.statusText}`.trim());
   }
   const fold = new ResponseFold(call.handlers);
   let failure: unknown;
@@ -211,10 +213,11 @@ export async function streamResponse(call: ResponsesCall): Promise<void> {
       }
     },
   });
-  const decoder = new TextDecoder();
+  // The decoder keeps a multi-byte character cut between two chunks until its last byte arrives.
+  response.body.setEncoding('utf8');
   try {
     for await (const chunk of response.body) {
-      parser.feed(decoder.decode(chunk, { stream: true }));
+      parser.feed(chunk as string);
       if (failure !== undefined) break;
     }
   } catch (error) {
@@ -222,7 +225,7 @@ export async function streamResponse(call: ResponsesCall): Promise<void> {
     throw droppedStream(error, (error as Error).message);
   }
   if (failure !== undefined) {
-    await response.body.cancel().catch(() => undefined);
+    response.body.destroy();
     throw failure;
   }
   if (!fold.finished) throw droppedStream(undefined, 'the event stream ended before response.completed');
