@@ -60,7 +60,10 @@ CREATE TABLE conversation_search_text (
   body TSVECTOR NOT NULL,
   PRIMARY KEY (conversation_id, ordinal)
 );
-CREATE INDEX conversation_search_text__body ON conversation_search_text USING GIN (body);`,
+CREATE INDEX conversation_search_text__body ON conversation_search_text USING GIN (body);
+-- Optional: with unaccent, search ignores diacritics as the SQLite backend does. Without the
+-- privilege or the contrib module it is simply not used.
+DO $$ BEGIN CREATE EXTENSION IF NOT EXISTS unaccent SCHEMA public; EXCEPTION WHEN others THEN NULL; END $$;`,
   },
   {
     version: 3,
