@@ -13,7 +13,7 @@ export const QUERY_SYNTAX_HINT = 'query syntax: words, "quoted phrases", prefix*
 type Token = { kind: 'open' | 'close' | 'and' | 'or' | 'not' } | { kind: 'term'; text: string; prefix: boolean; phrase: boolean };
 
 /** Characters of an unquoted word: letters, digits, `_` and anything beyond ASCII (as FTS5's barewords). */
-const BAREWORD = /[\p{L}\p{N}_]|[^\x00-\x7f]/u;
+const BAREWORD = /[\p{L}\p{N}_]|[^\p{ASCII}]/u;
 
 function fail(reason: string): never {
   throw new InvalidSearchQueryError(`${reason} (${QUERY_SYNTAX_HINT})`);
