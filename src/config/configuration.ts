@@ -13,6 +13,7 @@ import { HooksFileSchema, NO_HOOKS, type HooksFile } from './hooks.js';
 import { McpFileSchema, type McpFile } from './mcp.js';
 import { ProvidersFileSchema, type ProvidersFile } from './providers.js';
 import { ServerSettingsSchema, type ServerSettings } from './server-settings.js';
+import { StorageSettingsSchema, type StorageSettings } from './storage-settings.js';
 import { referenceProblems, type LoadedFile, type LoadedFiles } from './references.js';
 import { ConfigError, parseYamlDocument } from './yaml-file.js';
 
@@ -39,6 +40,7 @@ export const CONFIGURATION_FILES = {
   hooks: spec<HooksFile>('hooks.yaml', HooksFileSchema, () => NO_HOOKS, 'commands run at session start, on prompts, around tool calls, at the end of a turn and before compaction'),
   executors: spec<ExecutorsFile>('executors.yaml', ExecutorsFileSchema, () => ({ executors: {} }), 'where tools run: local (optionally sandboxed), ssh, virtual'),
   server: spec<ServerSettings>('server.yaml', ServerSettingsSchema, () => ServerSettingsSchema.parse({}), 'allowed browser origins and the limits of every turn'),
+  storage: spec<StorageSettings>('storage.yaml', StorageSettingsSchema, () => StorageSettingsSchema.parse({}), 'where conversations are stored: the data directory (default) or PostgreSQL (read at start)'),
 };
 
 /** Key of a configuration file. */
