@@ -121,6 +121,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   setToolFailureLogger(logger);
   const lock = acquireDataDirLock(paths.dataDir);
   let storage: ServerStorage | undefined;
+  let stopWhenLockLost: ((reason: string) => Promise<void>) | undefined;
   let store: ConversationStore | undefined;
   // Closes what was opened, in reverse order: the dao, then the storage (its shared database last).
   const closeStorage = async (): Promise<void> => {
@@ -135,7 +136,16 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     // New conversations are staged in memory until their first input (SPEC §4), so an empty
     // conversation leaves nothing on disk; the dao decides when to stage and to commit.
     const selection = storageSelection(configuration, paths.configDir);
-    storage = await openServerStorage({ dataDir: paths.dataDir, selection, logger, ...(options.wrapLogStorage ? { wrapLogStorage: options.wrapLogStorage } : {}) });
+    storage = await openServerStorage({
+      dataDir: paths.dataDir,
+      selection,
+      logger,
+      ...(options.wrapLogStorage ? { wrapLogStorage: options.wrapLogStorage } : {}),
+      // Another server may now take the schema over: this one must stop serving it.
+      onActiveLockLost: () => {
+        stopWhenLockLost?.('lost the active-server lock of the PostgreSQL schema').catch(() => undefined);
+      },
+    });
     const { logs, index, search } = storage;
     // Uploads to a conversation not yet committed wait in <dataDir>/staging and move with its commit.
     const attachments = new AttachmentStore(paths.dataDir, { isStaged: (conversationId) => store?.isStaged(conversationId) ?? false });
@@ -262,6 +272,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       })();
       return stopping;
     };
+    stopWhenLockLost = stop;
     const stopReleasingMemory = releaseMemoryWhenIdle(() => runtime.isIdle());
     stopped.then(stopReleasingMemory, stopReleasingMemory);
     if (options.exitWhenIdleMs !== undefined) {

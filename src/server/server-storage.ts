@@ -12,6 +12,7 @@ import type { StorageSelection } from '../config/storage-settings.js';
 import type { Logger } from '../logger.js';
 import { FileLogStorage } from '../storage/file/file-log-storage.js';
 import type { LogStorage } from '../storage/log-storage.js';
+import { acquireActiveServerLock, type ActiveServerLock } from '../storage/postgres/active-server-lock.js';
 import { PostgresDatabase } from '../storage/postgres/postgres-database.js';
 import { PostgresLogStorage } from '../storage/postgres/postgres-log-storage.js';
 import { PostgresRecordStorage } from '../storage/postgres/postgres-record-storage.js';
@@ -40,6 +41,8 @@ export interface OpenServerStorageOptions {
   logger: Logger;
   /** Wraps the real log storage (tests: fault injection). */
   wrapLogStorage?: (storage: LogStorage) => LogStorage;
+  /** PostgreSQL: called when the active-server lock is lost after start (the server should stop). */
+  onActiveLockLost?: (error: Error) => void;
 }
 
 /**
@@ -56,8 +59,19 @@ export async function openServerStorage(options: OpenServerStorageOptions): Prom
       ...(selection.schema !== undefined ? { schema: selection.schema } : {}),
       ...(selection.maxConnections !== undefined ? { maxConnections: selection.maxConnections } : {}),
     });
+    let lock: ActiveServerLock;
     try {
       await database.ready();
+      // One active server per schema; another one started on it waits here until this one is gone.
+      lock = await acquireActiveServerLock({
+        connectionString: selection.connectionString,
+        schema: database.schema,
+        onWaiting: () => logger.warn({ schema: database.schema }, 'another runtime server is active on this PostgreSQL schema: standing by until it stops'),
+        onLost: (error) => {
+          logger.error({ error: error.message }, 'lost the active-server lock of the PostgreSQL schema');
+          options.onActiveLockLost?.(error);
+        },
+      });
     } catch (error) {
       await database.close();
       throw error;
@@ -77,6 +91,7 @@ export async function openServerStorage(options: OpenServerStorageOptions): Prom
         await index.close();
         await logs.close();
         await database.close();
+        await lock.release();
       },
     };
   }
