@@ -65,22 +65,6 @@ CREATE INDEX conversation_search_text__body ON conversation_search_text USING GI
 -- privilege or the contrib module it is simply not used.
 DO $$ BEGIN CREATE EXTENSION IF NOT EXISTS unaccent SCHEMA public; EXCEPTION WHEN others THEN NULL; END $$;`,
   },
-  {
-    version: 3,
-    name: 'conversation leases of runtime servers',
-    sql: `
-CREATE TABLE conversation_leases (
-  conversation_id TEXT COLLATE "C" PRIMARY KEY,
-  server_id TEXT NOT NULL,
-  server_url TEXT NOT NULL,
-  expires_at TIMESTAMPTZ NOT NULL
-);
-CREATE TABLE runtime_servers (
-  server_id TEXT PRIMARY KEY,
-  server_url TEXT NOT NULL,
-  expires_at TIMESTAMPTZ NOT NULL
-);`,
-  },
 ];
 
 /**
