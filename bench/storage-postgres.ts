@@ -66,6 +66,8 @@ async function benchmarkAppends(logs: PostgresLogStorage, raw: pg.Client, batchS
   const values = texts.map((text) => JSON.parse(text) as unknown);
   const storageSamples: number[] = [];
   const rawSamples: number[] = [];
+  const rawPath = `bench/raw-${batchSize}`;
+  await raw.query("INSERT INTO log_streams (path, stream, last_seq) VALUES ($1, 'main', 0)", [rawPath]);
   let rawSeq = 0;
   for (let round = -20; round < APPEND_ROUNDS; round += 1) {
     let began = performance.now();
@@ -73,8 +75,8 @@ async function benchmarkAppends(logs: PostgresLogStorage, raw: pg.Client, batchS
     const storageTime = performance.now() - began;
     began = performance.now();
     await raw.query('BEGIN');
-    await raw.query("UPDATE log_streams SET last_seq = last_seq + $1 WHERE path = 'bench/raw' AND stream = 'main'", [batchSize]);
-    await raw.query("INSERT INTO log_entries (path, stream, seq, value) SELECT 'bench/raw', 'main', $1::bigint + ordinality, value FROM unnest($2::text[]) WITH ORDINALITY AS batch(value, ordinality)", [rawSeq, texts]);
+    await raw.query("UPDATE log_streams SET last_seq = last_seq + $1 WHERE path = $2 AND stream = 'main'", [batchSize, rawPath]);
+    await raw.query("INSERT INTO log_entries (path, stream, seq, value) SELECT $3, 'main', $1::bigint + ordinality, value FROM unnest($2::text[]) WITH ORDINALITY AS batch(value, ordinality)", [rawSeq, texts, rawPath]);
     await raw.query('COMMIT');
     rawSeq += batchSize;
     const rawTime = performance.now() - began;
@@ -98,7 +100,6 @@ export async function benchmarkPostgres(report: Report): Promise<PostgresFigures
     await raw.connect();
     console.log(`PostgreSQL (throwaway cluster on 127.0.0.1:${cluster.port}, fsync on, synchronous_commit on)`);
     const logs = new PostgresLogStorage(database);
-    await raw.query("INSERT INTO log_streams (path, stream, last_seq) VALUES ('bench/raw', 'main', 0)");
     const appends: Summary[] = [];
     for (const batchSize of [1, 100]) {
       const result = await benchmarkAppends(logs, raw, batchSize);
