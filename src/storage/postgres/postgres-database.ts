@@ -77,10 +77,14 @@ export class PostgresDatabase {
     return this.readyPromise;
   }
 
-  /** Runs one statement on any pooled connection. */
-  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, parameters: unknown[] = []): Promise<pg.QueryResult<R>> {
+  /**
+   * Runs one statement on any pooled connection. With `name`, the statement is prepared once
+   * per connection and reused (saves parsing and planning on hot reads); a name must always
+   * go with the same SQL text.
+   */
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, parameters: unknown[] = [], name?: string): Promise<pg.QueryResult<R>> {
     this.checkOpen();
-    return this.pool.query<R>(sql, parameters);
+    return name === undefined ? this.pool.query<R>(sql, parameters) : this.pool.query<R>({ name, text: sql, values: parameters });
   }
 
   /** Runs `work` on one connection inside `BEGIN … COMMIT` (rolled back when it throws). */

@@ -75,6 +75,7 @@ export class PostgresLogStorage implements LogStorage {
     const { rows } = await this.database.query<EntryRow>(
       `SELECT seq, value FROM log_entries WHERE path = $1 AND stream = $2 AND seq > $3 AND seq < $4 ORDER BY seq ${order} LIMIT $5`,
       [path, stream, after, Number.isFinite(before) ? before : Number.MAX_SAFE_INTEGER, Number.isFinite(limit) ? limit : null],
+      `openvaala_log_read_${direction}`,
     );
     const entries: LogEntry<T>[] = [];
     for (const row of rows) {
@@ -92,7 +93,7 @@ export class PostgresLogStorage implements LogStorage {
     this.checkOpen();
     this.checkStream(path, stream);
     await this.database.ready();
-    const { rows } = await this.database.query<{ last_seq: string }>('SELECT last_seq FROM log_streams WHERE path = $1 AND stream = $2', [path, stream]);
+    const { rows } = await this.database.query<{ last_seq: string }>('SELECT last_seq FROM log_streams WHERE path = $1 AND stream = $2', [path, stream], 'openvaala_log_last_seq');
     return rows[0] === undefined ? 0 : Number(rows[0].last_seq);
   }
 
