@@ -98,7 +98,8 @@ export async function benchmarkConversationList(directory: string): Promise<bool
   const { words } = createTexts(7);
   for (let first = 0; first < LIST_CONVERSATIONS; first += 10_000) {
     const batch = Array.from({ length: 10_000 }, (_, offset) => summaryOf(first + offset));
-    await records.mset(CONVERSATION_INDEX, batch.map((summary) => ({ key: summary.id, value: summary, updatedAt: summary.updatedAt })));
+    // Stored as the dao stores them: with the listState the listing filters on.
+    await records.mset(CONVERSATION_INDEX, batch.map((summary) => ({ key: summary.id, value: { ...summary, listState: 'active' }, updatedAt: summary.updatedAt })));
     await search.setConversations(batch.map((summary) => ({ conversationId: summary.id, title: `${summary.title} ${words(6)}`, updatedAt: summary.updatedAt })));
   }
   database.exec('ANALYZE');

@@ -6,7 +6,9 @@
  *   - reading the last 100 entries of a 1,000,000-entry stream vs reading the file's last
  *     64 KiB raw;
  *   - SqliteRecordStorage first list page over 100,000 records vs a raw better-sqlite3 SELECT;
- *   - `conversation/list` through the dao and `reindex` (see `storage-index.ts`).
+ *   - `conversation/list` through the dao and `reindex` (see `storage-index.ts`);
+ *   - the same measurements on PostgreSQL, on a throwaway cluster (see `storage-postgres.ts`),
+ *     and a table of both backends side by side.
  *
  * Usage: `node dist/bench/storage.js [directory]` (default: a new directory under the
  * system temp directory, removed afterwards). Targets: append median within 1.3x of the raw
@@ -20,6 +22,7 @@ import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { FileLogStorage, SqliteRecordStorage } from '../src/storage/index.js';
 import { benchmarkConversationList, benchmarkReindex } from './storage-index.js';
+import { benchmarkPostgres, type PostgresFigures } from './storage-postgres.js';
 
 const APPEND_ROUNDS = 1000;
 const READ_ROUNDS = 200;
@@ -102,7 +105,7 @@ async function benchmarkAppends(directory: string, batchSize: number): Promise<{
   return { storage: summarize(samples.storage), raw: summarize(samples.raw), rawAsync: summarize(samples.rawAsync) };
 }
 
-async function benchmarkTail(directory: string): Promise<void> {
+async function benchmarkTail(directory: string): Promise<Summary> {
   const root = path.join(directory, 'tail');
   const writer = new FileLogStorage(root);
   const started = performance.now();
@@ -160,9 +163,10 @@ async function benchmarkTail(directory: string): Promise<void> {
   report('100 after a cursor in the last 100k of 1M', summarize(cursor), 'raw read 64 KiB, open fd', summarize(rawWarm));
   const target = summarize(cold).median <= 5 && summarize(warm).median <= 5;
   console.log(`target "last 100 of 1M <= 5 ms" (median, new and open storage): ${target ? 'met' : 'NOT met'}`);
+  return summarize(warm);
 }
 
-async function benchmarkRecords(directory: string): Promise<void> {
+async function benchmarkRecords(directory: string): Promise<{ list: Summary; listFiltered: Summary }> {
   const database = new Database(path.join(directory, 'metadata.db'));
   const records = new SqliteRecordStorage(database);
   records.defineNamespace({ name: 'conversations', filterFields: ['cwd'] });
@@ -192,20 +196,28 @@ async function benchmarkRecords(directory: string): Promise<void> {
     }
     return summarize(samples);
   };
-  report(
-    'record list page 1 (100 of 100k, by update time)',
-    await measure(() => records.list('conversations', { orderBy: 'updatedAt', order: 'desc', limit: 100 })),
-    'raw SELECT (+JSON.parse)',
-    await measure(() => decode(rawStatement.all())),
-  );
-  report(
-    'record list page 1, filtered on cwd',
-    await measure(() => records.list('conversations', { orderBy: 'updatedAt', order: 'desc', limit: 100, where: { cwd: '/home/dev/project-7' } })),
-    'raw SELECT (+JSON.parse)',
-    await measure(() => decode(rawFiltered.all('/home/dev/project-7'))),
-  );
+  const list = await measure(() => records.list('conversations', { orderBy: 'updatedAt', order: 'desc', limit: 100 }));
+  report('record list page 1 (100 of 100k, by update time)', list, 'raw SELECT (+JSON.parse)', await measure(() => decode(rawStatement.all())));
+  const listFiltered = await measure(() => records.list('conversations', { orderBy: 'updatedAt', order: 'desc', limit: 100, where: { cwd: '/home/dev/project-7' } }));
+  report('record list page 1, filtered on cwd', listFiltered, 'raw SELECT (+JSON.parse)', await measure(() => decode(rawFiltered.all('/home/dev/project-7'))));
   await records.close();
   database.close();
+  return { list, listFiltered };
+}
+
+/** One line per measurement: the embedded backend's median and p99 beside PostgreSQL's. */
+function printComparison(embedded: Omit<PostgresFigures, 'search'>, postgres: PostgresFigures): void {
+  const cell = (summary: Summary | undefined): string => (summary ? `${milliseconds(summary.median)} / ${milliseconds(summary.p99)}` : '—').padStart(26);
+  console.log(`\n${'backends side by side (median / p99)'.padEnd(44)}${'file + SQLite'.padStart(26)}${'PostgreSQL'.padStart(26)}`);
+  const rows: [string, keyof PostgresFigures][] = [
+    ['append 1 entry', 'append1'],
+    ['append 100 entries', 'append100'],
+    ['last 100 of 1M (open storage)', 'tail'],
+    ['record list page 1 (100 of 100k)', 'list'],
+    ['record list page 1, filtered on cwd', 'listFiltered'],
+    ['search page 1 (index only, 100k)', 'search'],
+  ];
+  for (const [label, key] of rows) console.log(`${label.padEnd(44)}${cell(key === 'search' ? undefined : embedded[key])}${cell(postgres[key])}`);
 }
 
 /**
@@ -219,18 +231,22 @@ export async function runStorageBenchmark(given?: string): Promise<void> {
   console.log(`storage benchmark in ${directory} (node ${process.version}, ${os.cpus().length} CPUs)`);
   try {
     let appendsMet = true;
+    const appends: Summary[] = [];
     for (const batchSize of [1, 100]) {
       const { storage, raw, rawAsync } = await benchmarkAppends(directory, batchSize);
+      appends.push(storage);
       const label = `append ${batchSize} ${batchSize === 1 ? 'entry' : 'entries'} (FileLogStorage)`;
       report(label, storage, 'raw writeSync+fsyncSync', raw);
       report(label, storage, 'raw writeSync+fs.fsync (thread pool)', rawAsync);
       appendsMet &&= storage.median <= raw.median * 1.3;
     }
     console.log(`target "append median within 1.3x of the raw fsync loop": ${appendsMet ? 'met' : 'NOT met'}`);
-    await benchmarkTail(directory);
-    await benchmarkRecords(directory);
+    const tail = await benchmarkTail(directory);
+    const records = await benchmarkRecords(directory);
     await benchmarkConversationList(directory);
     await benchmarkReindex(directory);
+    const postgres = await benchmarkPostgres(report);
+    printComparison({ append1: appends[0] as Summary, append100: appends[1] as Summary, tail, ...records }, postgres);
   } finally {
     fs.rmSync(directory, { recursive: true, force: true });
   }

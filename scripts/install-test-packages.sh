@@ -5,7 +5,9 @@
 #   bwrap (bubblewrap) for the sandboxed local executor tests;
 #   rg (ripgrep) for the grep tool's ripgrep engine;
 #   chromium for the web UI's browser tests (driven by playwright-core);
-#   tmux for the terminal UI's tests (a real pseudo-terminal, send-keys / capture-pane).
+#   tmux for the terminal UI's tests (a real pseudo-terminal, send-keys / capture-pane);
+#   postgresql (initdb and postgres) for the PostgreSQL storage tests and benchmark, which
+#        start their own throwaway cluster on 127.0.0.1 (the system service is not started).
 # Idempotent: does nothing when all are present. Debian/Ubuntu (apt-get) only; uses sudo
 # when not run as root.
 set -euo pipefail
@@ -22,8 +24,18 @@ have rg || missing+=(ripgrep)
 have chromium || missing+=(chromium)
 have tmux || missing+=(tmux)
 
+# Debian keeps initdb and postgres in /usr/lib/postgresql/<version>/bin, off PATH.
+have_postgresql() {
+  local bin
+  for bin in /usr/lib/postgresql/*/bin; do
+    if [ -x "$bin/initdb" ] && [ -x "$bin/postgres" ]; then return 0; fi
+  done
+  have initdb && have postgres
+}
+have_postgresql || missing+=(postgresql)
+
 if [ "${#missing[@]}" -eq 0 ]; then
-  echo "install-test-packages: sshd, ssh-keygen, ssh-agent, bwrap, rg, chromium and tmux are present"
+  echo "install-test-packages: sshd, ssh-keygen, ssh-agent, bwrap, rg, chromium, tmux and PostgreSQL are present"
   exit 0
 fi
 
@@ -41,8 +53,9 @@ if [ "$(id -u)" -ne 0 ]; then
   sudo=(sudo)
 fi
 
-# Installing openssh-server would start the system's sshd; the tests start their own. A
-# policy-rc.d that denies service starts prevents that, when the system has none already.
+# Installing openssh-server or postgresql would start the system's sshd or PostgreSQL cluster;
+# the tests start their own. A policy-rc.d that denies service starts prevents that, when the
+# system has none already.
 policy=/usr/sbin/policy-rc.d
 created_policy=false
 if [ ! -e "$policy" ]; then

@@ -106,6 +106,7 @@ export const VALUE_TEXT_RULES: Record<string, ValueTextRules> = {
   'hooks.yaml': { verbatim: ['hooks.*.*.command', 'hooks.*.*.matcher'], envReferences: [] },
   'executors.yaml': { verbatim: ['executors.*.files.*'], envReferences: [] },
   'server.yaml': { verbatim: [], envReferences: [] },
+  'storage.yaml': { verbatim: [], envReferences: ['postgres.connectionString'] },
 };
 
 /** Shell option whose next argument is a script the shell expands itself. */

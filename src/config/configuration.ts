@@ -14,6 +14,7 @@ import { McpFileSchema, type McpFile } from './mcp.js';
 import { PluginsFileSchema, type PluginsFile } from './plugins.js';
 import { ProvidersFileSchema, type ProvidersFile } from './providers.js';
 import { ServerSettingsSchema, type ServerSettings } from './server-settings.js';
+import { StorageSettingsSchema, type StorageSettings } from './storage-settings.js';
 import { referenceProblems, type LoadedFile, type LoadedFiles } from './references.js';
 import { ConfigError, parseYamlDocument } from './yaml-file.js';
 
@@ -41,6 +42,7 @@ export const CONFIGURATION_FILES = {
   executors: spec<ExecutorsFile>('executors.yaml', ExecutorsFileSchema, () => ({ executors: {} }), 'where tools run: local (optionally sandboxed), ssh, virtual'),
   plugins: spec<PluginsFile>('plugins.yaml', PluginsFileSchema, () => ({ plugins: {} }), 'installed plugins (skills, hooks, agents, MCP servers, prompt commands) and whether each is enabled'),
   server: spec<ServerSettings>('server.yaml', ServerSettingsSchema, () => ServerSettingsSchema.parse({}), 'allowed browser origins and the limits of every turn'),
+  storage: spec<StorageSettings>('storage.yaml', StorageSettingsSchema, () => StorageSettingsSchema.parse({}), 'where conversations are stored: the data directory (default) or PostgreSQL (read at start)'),
 };
 
 /** Key of a configuration file. */

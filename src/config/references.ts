@@ -26,7 +26,7 @@ export interface LoadedFile<T> {
 }
 
 /** The loaded files, by configuration file key (values unchecked: see `LoadedFile`). */
-export type LoadedFiles = Record<'providers' | 'agents' | 'mcp' | 'hooks' | 'executors' | 'plugins' | 'server', LoadedFile<unknown>>;
+export type LoadedFiles = Record<'providers' | 'agents' | 'mcp' | 'hooks' | 'executors' | 'plugins' | 'server' | 'storage', LoadedFile<unknown>>;
 
 /** A server part made only of name characters: no glob wildcard or regular expression syntax. */
 const PLAIN_SERVER_NAME = /^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/;

@@ -103,6 +103,8 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   // Filled from the configuration by the services (and refilled in place by reloads).
   const allowedOrigins: string[] = [];
   let services: RuntimeServices | undefined;
+  // Set once `stop` exists (the storage can be lost only after the services are open).
+  let stopWhenStorageLost: ((reason: string) => Promise<void>) | undefined;
   let serverInfoModule: Promise<typeof import('./server-info.js')> | undefined;
   let markReady!: () => void;
   let markFailed!: (error: Error) => void;
@@ -145,7 +147,9 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     // The server file's module (and its YAML library) is needed only once ready: loaded meanwhile.
     serverInfoModule = import('./server-info.js');
     const { openRuntimeServices } = await import('./runtime-services.js');
-    services = await openRuntimeServices(options, paths, logger, token, allowedOrigins, { port, webBase });
+    services = await openRuntimeServices(options, paths, logger, token, allowedOrigins, { port, webBase }, (reason) => {
+      stopWhenStorageLost?.(reason).catch(() => undefined);
+    });
   } catch (error) {
     markFailed(error as Error);
     for (const client of webSockets.clients) client.terminate();
@@ -188,6 +192,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     })();
     return stopping;
   };
+  stopWhenStorageLost = stop;
   stopYoungGenerationGrowth();
   const stopReleasingMemory = releaseMemoryWhenIdle(() => runtime.isIdle());
   stopped.then(stopReleasingMemory, stopReleasingMemory);

@@ -10,26 +10,22 @@ import type { Duplex } from 'node:stream';
 import path from 'node:path';
 import type { WebSocket } from 'ws';
 import type { OpenVaalaPaths } from '../config/paths.js';
-import { loadConfiguration } from '../config/configuration.js';
-import { CONVERSATIONS_PATH, ConversationStore } from '../dao/conversation-store.js';
+import { CONFIGURATION_FILES, ConfigurationError, loadConfiguration, type Configuration } from '../config/configuration.js';
+import { resolveStorageSelection, type StorageSelection } from '../config/storage-settings.js';
+import { ConfigError } from '../config/yaml-file.js';
+import { ConversationStore } from '../dao/conversation-store.js';
 import { recoverStaleTurns } from '../dao/turn-recovery.js';
-import { SqliteConversationSearchIndex } from '../dao/sqlite-conversation-search-index.js';
 import type { Logger } from '../logger.js';
 import { setToolFailureLogger } from '../tools/internal-errors.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { Runtime, type RuntimeLimits } from '../runtime/runtime.js';
-import { FileLogStorage } from '../storage/file/file-log-storage.js';
 import type { LogStorage } from '../storage/log-storage.js';
-import type { SqliteDatabase } from '../storage/sqlite/sqlite-database.js';
-import { SqliteRecordStorage } from '../storage/sqlite/sqlite-record-storage.js';
-import { StagedLogStorage } from '../storage/staged/staged-log-storage.js';
-import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js';
 import { environmentTools } from '../tools/index.js';
 import { PACKAGE_ROOT, VERSION } from '../package-info.js';
 import { applyConfiguration, buildServerExecutors, ConfigService, type ConfigurationTargets } from './config-service.js';
 import { loadPluginSet } from '../plugins/plugin-set.js';
 import { sameSecret } from './http-server.js';
-import { closeIndexDatabase, openIndexDatabase, rebuildIndex } from './index-database.js';
+import { openServerStorage, type ServerStorage } from './server-storage.js';
 import { tightenPermissions } from './private-files.js';
 import { ProcessRecords, stopLeftoverProcesses } from './process-records.js';
 import { DEFAULT_CONNECTION_LIMITS, RpcConnection, type ConnectionLimits } from './rpc-connection.js';
@@ -42,6 +38,19 @@ import { openPlatformStorage } from '../platform/platform-storage.js';
 import { OidcSignIn } from '../platform/sign-in/oidc.js';
 import type { Caller } from '../platform/caller.js';
 import { platformCookieNames, sessionSecrets, type PlatformRouteOptions } from './web/platform-routes.js';
+
+/**
+ * The storage `storage.yaml` selects, with its `env:NAME` connection string read now.
+ * @throws ConfigurationError naming storage.yaml and the key when the variable is not set
+ */
+function storageSelection(configuration: Configuration, configDir: string): StorageSelection {
+  try {
+    return resolveStorageSelection(configuration.storage, path.join(configDir, CONFIGURATION_FILES.storage.fileName));
+  } catch (error) {
+    if (error instanceof ConfigError) throw new ConfigurationError([error]);
+    throw error;
+  }
+}
 
 /** How often platform-mode connections are checked for expired sessions, ms. */
 const PLATFORM_ACCESS_SWEEP_MS = 60_000;
@@ -104,26 +113,21 @@ export interface RuntimeServices {
 
 /**
  * Opens storage, configuration, runtime and the handlers of the HTTP server.
+ * @param onStorageLost called when the storage can no longer be served by this server (another server took a PostgreSQL schema over): the server must stop
  * @param allowedOrigins the array the HTTP server reads on every request: filled here from the configuration, and refilled in place by reloads
  * @throws ConfigurationError when the configuration directory is invalid (names file, line and key path of every problem)
  * @throws Error when the index database cannot be opened or rebuilt (storage closed again)
  */
-export async function openRuntimeServices(options: RuntimeServiceOptions, paths: OpenVaalaPaths, logger: Logger, token: string, allowedOrigins: string[], address: ListeningAddress): Promise<RuntimeServices> {
+export async function openRuntimeServices(options: RuntimeServiceOptions, paths: OpenVaalaPaths, logger: Logger, token: string, allowedOrigins: string[], address: ListeningAddress, onStorageLost: (reason: string) => void): Promise<RuntimeServices> {
   setToolFailureLogger(logger);
-  let logs: StagedLogStorage | undefined;
-  let database: SqliteDatabase | undefined;
-  let index: StagedRecordStorage | undefined;
-  let search: SqliteConversationSearchIndex | undefined;
+  let storage: ServerStorage | undefined;
   let store: ConversationStore | undefined;
   let platform: Platform | undefined;
-  // Closes what was opened, in reverse order; the database last, as the index and search share it.
+  // Closes what was opened, in reverse order: the platform, the dao, then the storage (its shared database last).
   const closeStorage = async (): Promise<void> => {
     await platform?.storage.close();
     await store?.close();
-    await search?.close();
-    await index?.close();
-    await logs?.close();
-    if (database) closeIndexDatabase(paths.dataDir, database);
+    await storage?.close();
   };
   try {
     // Directories a user (or an older version) left open to others are closed before anything is read.
@@ -132,15 +136,16 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
     const configuration = await loadConfiguration(paths.configDir);
     // New conversations are staged in memory until their first input (SPEC §4), so an empty
     // conversation leaves nothing on disk; the dao decides when to stage and to commit.
-    const files = new FileLogStorage(paths.dataDir, { onProblem: (problem) => logger.warn({ problem }, 'damaged log entry skipped') });
-    logs = new StagedLogStorage(options.wrapLogStorage ? options.wrapLogStorage(files) : files);
-    const opened = openIndexDatabase(paths.dataDir);
-    database = opened.database;
-    // A missing or damaged index is rebuilt from the logs before any client sees the listing.
-    const rebuilt = opened.rebuild !== undefined && (await files.listPaths(CONVERSATIONS_PATH)).length > 0;
-    if (rebuilt && opened.rebuild) await rebuildIndex(paths.dataDir, files, database, opened.rebuild, logger);
-    index = new StagedRecordStorage(new SqliteRecordStorage(database));
-    search = new SqliteConversationSearchIndex(database);
+    const selection = storageSelection(configuration, paths.configDir);
+    storage = await openServerStorage({
+      dataDir: paths.dataDir,
+      selection,
+      logger,
+      ...(options.wrapLogStorage ? { wrapLogStorage: options.wrapLogStorage } : {}),
+      // Another server may now take the schema over: this one must stop serving it.
+      onActiveLockLost: () => onStorageLost('lost the active-server lock of the PostgreSQL schema'),
+    });
+    const { logs, index, search } = storage;
     // Uploads to a conversation not yet committed wait in <dataDir>/staging and move with its commit.
     const attachments = new AttachmentStore(paths.dataDir, { isStaged: (conversationId) => store?.isStaged(conversationId) ?? false });
     const abandoned = attachments.removeStagingLeftovers();
@@ -150,7 +155,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       onInvalidEntry: (report) => logger.warn({ report }, 'invalid log entry skipped'),
       onCommitted: (conversationId) => attachments.commitStaged(conversationId),
     });
-    if (!rebuilt && search.createdTables && (await store.listConversations({ limit: 1 })).conversations.length > 0) {
+    if (storage.searchNeedsReindex() && (await store.listConversations({ limit: 1 })).conversations.length > 0) {
       logger.warn({ dataDir: paths.dataDir }, 'the conversation search index is new: run `openvaala reindex` (server stopped) to make existing conversations searchable');
     }
     // Commands a dead predecessor left running are stopped before anything else runs.

@@ -44,3 +44,7 @@ export { SqliteLogStorage, type SqliteLogStorageOptions } from './sqlite/sqlite-
 export { SqliteRecordStorage } from './sqlite/sqlite-record-storage.js';
 export { StagedLogStorage, type StagedLogStorageOptions } from './staged/staged-log-storage.js';
 export { StagedRecordStorage, type StagedRecordStorageOptions } from './staged/staged-record-storage.js';
+export { PostgresDatabase, quotePostgresIdentifier, type PostgresClient, type PostgresDatabaseOptions } from './postgres/postgres-database.js';
+export { POSTGRES_MIGRATIONS, applyMigrations, type PostgresMigration } from './postgres/postgres-migrations.js';
+export { PostgresLogStorage, type PostgresLogStorageOptions } from './postgres/postgres-log-storage.js';
+export { PostgresRecordStorage } from './postgres/postgres-record-storage.js';

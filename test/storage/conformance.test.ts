@@ -5,6 +5,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { afterAll } from 'vitest';
+import { PostgresDatabase } from '../../src/storage/postgres/postgres-database.js';
+import { PostgresLogStorage } from '../../src/storage/postgres/postgres-log-storage.js';
+import { PostgresRecordStorage } from '../../src/storage/postgres/postgres-record-storage.js';
 import { FileLogStorage } from '../../src/storage/file/file-log-storage.js';
 import type { LogProblem } from '../../src/storage/log-storage.js';
 import { SqliteLogStorage } from '../../src/storage/sqlite/sqlite-log-storage.js';
@@ -13,6 +17,7 @@ import { StagedLogStorage } from '../../src/storage/staged/staged-log-storage.js
 import { StagedRecordStorage } from '../../src/storage/staged/staged-record-storage.js';
 import { runLogStorageConformance, type StorageUnderTest } from './log-storage.conformance.js';
 import { runRecordStorageConformance } from './record-storage.conformance.js';
+import { createTestSchema, dropTestSchema, startTestPostgres, type ThrowawayPostgres } from '../helpers/postgres-server.js';
 import { AutoStagingLogStorage, AutoStagingRecordStorage, type StagingMode } from './staging-adapters.js';
 
 async function temporaryDirectory(): Promise<string> {
@@ -39,7 +44,45 @@ async function sqliteFile(): Promise<{ database: Database.Database; directory: s
   return { database: new Database(path.join(directory, 'storage.db')), directory };
 }
 
+/** One throwaway PostgreSQL cluster for the whole file, started by the first test that needs it. */
+let postgres: Promise<ThrowawayPostgres> | undefined;
+afterAll(async () => {
+  await (await postgres)?.stop();
+});
+
+/** A fresh schema in the shared cluster, with its own pool; cleanup drops the schema. */
+async function postgresDatabase(): Promise<{ database: PostgresDatabase; cleanup: () => Promise<void> }> {
+  postgres ??= startTestPostgres();
+  const server = await postgres;
+  const schema = await createTestSchema(server);
+  const database = new PostgresDatabase({ connectionString: server.connectionString, schema, maxConnections: 4 });
+  return {
+    database,
+    cleanup: async () => {
+      await database.close();
+      await dropTestSchema(server, schema);
+    },
+  };
+}
+
 runLogStorageConformance('file', fileLogStorage);
+
+runLogStorageConformance('postgresql', async () => {
+  const { database, cleanup } = await postgresDatabase();
+  const problems: LogProblem[] = [];
+  return {
+    storage: new PostgresLogStorage(database, { onProblem: (problem) => problems.push(problem) }),
+    cleanup: async () => {
+      await cleanup();
+      if (problems.length > 0) throw new Error(`unexpected problems reported: ${JSON.stringify(problems)}`);
+    },
+  };
+});
+
+runRecordStorageConformance('postgresql', async () => {
+  const { database, cleanup } = await postgresDatabase();
+  return { storage: new PostgresRecordStorage(database), cleanup };
+});
 
 runLogStorageConformance('sqlite (database file)', async () => {
   const directory = await temporaryDirectory();

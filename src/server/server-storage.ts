@@ -1,0 +1,125 @@
+/**
+ * Opens the storage a runtime server keeps conversations in (SPEC §4), as `storage.yaml`
+ * selects: the embedded default (JSONL logs in the data directory, `metadata.db` beside them)
+ * or one PostgreSQL database. Either way the dao gets staged storages (new conversations stay
+ * in memory until their first input) and a conversation search.
+ */
+import type { ConversationSearchIndex } from '../dao/conversation-search-index.js';
+import { CONVERSATIONS_PATH } from '../dao/conversation-store.js';
+import { PostgresConversationSearchIndex } from '../dao/postgres-conversation-search-index.js';
+import { SqliteConversationSearchIndex } from '../dao/sqlite-conversation-search-index.js';
+import type { StorageSelection } from '../config/storage-settings.js';
+import type { Logger } from '../logger.js';
+import { FileLogStorage } from '../storage/file/file-log-storage.js';
+import type { LogStorage } from '../storage/log-storage.js';
+import { acquireActiveServerLock, type ActiveServerLock } from '../storage/postgres/active-server-lock.js';
+import { PostgresDatabase } from '../storage/postgres/postgres-database.js';
+import { PostgresLogStorage } from '../storage/postgres/postgres-log-storage.js';
+import { PostgresRecordStorage } from '../storage/postgres/postgres-record-storage.js';
+import { SqliteRecordStorage } from '../storage/sqlite/sqlite-record-storage.js';
+import { StagedLogStorage } from '../storage/staged/staged-log-storage.js';
+import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js';
+import { closeIndexDatabase, openIndexDatabase, rebuildIndex } from './index-database.js';
+
+/** The opened storage of a server. */
+export interface ServerStorage {
+  logs: StagedLogStorage;
+  index: StagedRecordStorage;
+  search: ConversationSearchIndex;
+  /** True when the search tables are new while conversations exist (they need `openvaala reindex`). */
+  searchNeedsReindex: () => boolean;
+  /** The PostgreSQL pool, when the backend is PostgreSQL (shared with the cluster coordination). */
+  postgres?: PostgresDatabase;
+  /** Closes everything, the shared database last. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link openServerStorage}. */
+export interface OpenServerStorageOptions {
+  dataDir: string;
+  selection: StorageSelection;
+  logger: Logger;
+  /** Wraps the real log storage (tests: fault injection). */
+  wrapLogStorage?: (storage: LogStorage) => LogStorage;
+  /** PostgreSQL: called when the active-server lock is lost after start (the server should stop). */
+  onActiveLockLost?: (error: Error) => void;
+}
+
+/**
+ * Opens the selected storage. Embedded: a missing or damaged `metadata.db` is rebuilt from
+ * the logs first. PostgreSQL: the migrations are applied before anything else.
+ * @throws Error when the database cannot be opened or reached (the message says which)
+ */
+export async function openServerStorage(options: OpenServerStorageOptions): Promise<ServerStorage> {
+  const { dataDir, selection, logger } = options;
+  const onProblem = (problem: unknown): void => logger.warn({ problem }, 'damaged log entry skipped');
+  if (selection.backend === 'postgres') {
+    const database = new PostgresDatabase({
+      connectionString: selection.connectionString,
+      ...(selection.schema !== undefined ? { schema: selection.schema } : {}),
+      ...(selection.maxConnections !== undefined ? { maxConnections: selection.maxConnections } : {}),
+    });
+    let lock: ActiveServerLock;
+    try {
+      await database.ready();
+      // One active server per schema; another one started on it waits here until this one is gone.
+      lock = await acquireActiveServerLock({
+        connectionString: selection.connectionString,
+        schema: database.schema,
+        onWaiting: () => logger.warn({ schema: database.schema }, 'another runtime server is active on this PostgreSQL schema: standing by until it stops'),
+        onLost: (error) => {
+          logger.error({ error: error.message }, 'lost the active-server lock of the PostgreSQL schema');
+          options.onActiveLockLost?.(error);
+        },
+      });
+    } catch (error) {
+      await database.close();
+      throw error;
+    }
+    const real = new PostgresLogStorage(database, { onProblem });
+    const logs = new StagedLogStorage(options.wrapLogStorage ? options.wrapLogStorage(real) : real);
+    const index = new StagedRecordStorage(new PostgresRecordStorage(database));
+    const search = new PostgresConversationSearchIndex(database);
+    return {
+      logs,
+      index,
+      search,
+      searchNeedsReindex: () => false,
+      postgres: database,
+      close: async () => {
+        await search.close();
+        await index.close();
+        await logs.close();
+        await database.close();
+        await lock.release();
+      },
+    };
+  }
+  const files = new FileLogStorage(dataDir, { onProblem });
+  const logs = new StagedLogStorage(options.wrapLogStorage ? options.wrapLogStorage(files) : files);
+  const opened = openIndexDatabase(dataDir);
+  const database = opened.database;
+  try {
+    // A missing or damaged index is rebuilt from the logs before any client sees the listing.
+    const rebuilt = opened.rebuild !== undefined && (await files.listPaths(CONVERSATIONS_PATH)).length > 0;
+    if (rebuilt && opened.rebuild) await rebuildIndex(dataDir, files, database, opened.rebuild, logger);
+    const index = new StagedRecordStorage(new SqliteRecordStorage(database));
+    const search = new SqliteConversationSearchIndex(database);
+    return {
+      logs,
+      index,
+      search,
+      searchNeedsReindex: () => !rebuilt && search.createdTables,
+      close: async () => {
+        await search.close();
+        await index.close();
+        await logs.close();
+        closeIndexDatabase(dataDir, database);
+      },
+    };
+  } catch (error) {
+    await logs.close();
+    closeIndexDatabase(dataDir, database);
+    throw error;
+  }
+}
