@@ -104,6 +104,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   const allowedOrigins: string[] = [];
   let services: RuntimeServices | undefined;
   // Set once `stop` exists (the storage can be lost only after the services are open).
+  // eslint-disable-next-line prefer-const -- read by a callback before it is assigned
   let stopWhenStorageLost: ((reason: string) => Promise<void>) | undefined;
   let serverInfoModule: Promise<typeof import('./server-info.js')> | undefined;
   let markReady!: () => void;
