@@ -19,3 +19,4 @@ export * from './tool-details.js';
 export * from './capabilities.js';
 export * from './approval-options.js';
 export * from './user-input.js';
+export * from './projects.js';

@@ -14,6 +14,7 @@ import { turnControlMethods, turnControlNotifications } from './turn-control.js'
 import { agentMethods } from './agents.js';
 import { planNotifications } from './plans.js';
 import { conversationMethods } from './conversations.js';
+import { projectMethods } from './projects.js';
 import { sessionMethods } from './sessions.js';
 import { approvalIdParam, conversationIdParam, ReasoningEffortSchema, sessionIdParam } from './request-params.js';
 import { workspaceMethods, workspaceNotifications } from './workspace.js';
@@ -181,6 +182,7 @@ export const methods = {
   ...userInputMethods,
   ...clientFileMethods,
   ...clientCommandMethods,
+  ...projectMethods,
 } as const;
 
 /** Server-to-client notifications: name → params schema. */

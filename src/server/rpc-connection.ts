@@ -33,6 +33,8 @@ import { redactOutgoing, redactOutgoingNotification } from './conversation-redac
 import { createMethodHandlers, type MethodHandlers, type RequestContext } from './method-handlers.js';
 import { FirstMessageGate, type ConnectionAuthentication } from './first-message-auth.js';
 import { ServerRequests } from './server-requests.js';
+import { LOCAL_OWNER, type Caller } from '../platform/caller.js';
+import type { Platform } from '../platform/platform.js';
 import { DEFAULT_SEND_BUFFER_LIMIT_BYTES, DEFAULT_WRITE_THRESHOLD_BYTES, SendQueue, type SendBufferLimits } from './send-queue.js';
 
 /** Server identity sent in `initialize`. */
@@ -97,6 +99,15 @@ export class RpcConnection {
   private readonly heartbeat: NodeJS.Timeout;
   /** Run once when the connection ends (e.g. to stop its list feed). */
   private readonly disposers = new Set<() => void>();
+  /**
+   * Who this connection acts as (docs/platform.md, "Members and access"); set once when it is
+   * authenticated. Every request and every notification is checked against it.
+   */
+  caller: Caller = LOCAL_OWNER;
+  /** The platform's stores and access rules; set by the server before any message is read. */
+  platform: Platform | undefined;
+  /** What the connection holds open per conversation besides subscriptions (terminals): closed when its access goes. */
+  private readonly conversationHolds = new Map<() => void, string>();
 
   /**
    * @param socket the accepted WebSocket
@@ -263,16 +274,54 @@ export class RpcConnection {
     // Nothing reaches a connection that has not proven it holds the token (e.g. `config/updated`).
     if (!this.gate.authenticated) return;
     if (event.method === 'item/delta' && !this.capabilities.deltas) return;
-    // A conversation in the params goes out redacted (see `redactOutgoing`).
-    this.queue.sendNotification(redactOutgoingNotification(event));
+    // The one access check of every notification: what the caller may not see never leaves.
+    if (this.platform && !this.platform.access.admitsNotification(this.caller, event)) return;
+    // A conversation in the params goes out redacted (see `redactOutgoing`), secret values as `***`.
+    const outgoing = redactOutgoingNotification(event);
+    this.queue.sendNotification(this.platform ? this.platform.redactor.redact(outgoing) : outgoing);
     if (event.method === 'approval/requested' && this.capabilities.approvals) this.serverRequests.askForApproval(event.params.conversationId, event.params.approval);
     if (event.method === 'input/requested' && this.capabilities.userInput) this.serverRequests.askForInput(event.params.conversationId, event.params.request);
     if (event.method === 'approval/resolved') this.serverRequests.drop(event.params.conversationId, event.params.approvalId);
     if (event.method === 'input/resolved') this.serverRequests.drop(event.params.conversationId, event.params.requestId);
   }
 
+  /**
+   * Keeps something this connection holds for a conversation (a terminal) only while the
+   * caller may reach that conversation: `close` runs when {@link recheckAccess} finds the
+   * access gone. Returns the function that forgets it.
+   */
+  holdForConversation(conversationId: string, close: () => void): () => void {
+    this.conversationHolds.set(close, conversationId);
+    return () => this.conversationHolds.delete(close);
+  }
+
+  /**
+   * Ends at once every subscription and hold (terminals, pending questions) of a conversation
+   * the caller may no longer reach (a member removed, a project deleted). Notifications are
+   * filtered anyway; this releases what would otherwise stay open for nothing.
+   */
+  recheckAccess(): void {
+    const access = this.platform?.access;
+    if (!access || this.closed) return;
+    for (const conversationId of [...this.subscriptions.keys()]) if (!access.mayReadConversation(this.caller, conversationId)) this.endSubscription(conversationId);
+    for (const [close, conversationId] of [...this.conversationHolds]) {
+      if (access.mayReadConversation(this.caller, conversationId)) continue;
+      this.conversationHolds.delete(close);
+      try {
+        close();
+      } catch {
+        // Already ended on its own.
+      }
+    }
+  }
+
+  private redactSecrets<T>(payload: T): T {
+    return this.platform ? this.platform.redactor.redact(payload) : payload;
+  }
+
+  /** Sends a response or server-to-client request, secret values replaced by `***`. */
   private send(message: Record<string, unknown>): void {
-    this.queue.send(message);
+    this.queue.send(this.redactSecrets(message));
   }
 
   private async handle(text: string): Promise<void> {
@@ -339,6 +388,8 @@ export class RpcConnection {
       throw new RpcError(ErrorCodes.notInitialized, `${method}: send "initialize" first`);
     }
     const parsed = parseParams(method, methods[method].params as z.ZodType<MethodParams<typeof method>>, params);
+    // The one access check of every request, before its handler runs (docs/platform.md).
+    this.platform?.access.checkRequest(this.caller, method, parsed);
     return this.invoke(method, parsed, request);
   }
 

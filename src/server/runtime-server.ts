@@ -40,6 +40,10 @@ import { AttachmentStore } from '../runtime/attachments.js';
 import { WEB_PATH } from './web/static-files.js';
 import { handleWebRequest, hasWebSession, SIGN_IN_PATH, type WebRouteOptions } from './web/web-routes.js';
 import { sessionCookieName, WEB_SESSIONS_FILE, WebSessions } from './web/web-sessions.js';
+import { LOCAL_OWNER, type Caller } from '../platform/caller.js';
+import { Platform } from '../platform/platform.js';
+import { redactingLogger, redactingLogStorage } from '../platform/secrets/redacting-outputs.js';
+import { recoverProjects } from './project-operations.js';
 
 /** Listening addresses that mean every interface. */
 const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '::', '[::]', '0:0:0:0:0:0:0:0']);
@@ -75,6 +79,11 @@ export interface RuntimeServerOptions {
   prices?: PriceLookup;
   /** Folder of the built web UI served at `/web/v1/`; default `dist/www` of the package (made by `npm run build`). */
   webRoot?: string;
+  /**
+   * Who an authenticated WebSocket upgrade acts as (docs/platform.md); default: the local
+   * owner for every connection. Sign-in sets it from the request's session or API token.
+   */
+  resolveCaller?: (request: IncomingMessage) => Caller;
 }
 
 /** A one-time sign-in link of the web UI (docs/web.md). */
@@ -99,6 +108,8 @@ export interface RunningServer {
   stopped: Promise<void>;
   /** Stops the server cleanly: running turns interrupted and recorded, logs synced, lock and server file removed. */
   stop(reason?: string): Promise<void>;
+  /** Projects, members, secrets and per-user state (`<data-dir>/platform.db`). */
+  platform: Platform;
 }
 
 /**
@@ -108,7 +119,7 @@ export interface RunningServer {
  */
 export async function startRuntimeServer(options: RuntimeServerOptions): Promise<RunningServer> {
   const paths = { ...resolvePaths(), ...options.paths };
-  const logger = options.logger;
+  let logger = options.logger;
   setToolFailureLogger(logger);
   const lock = acquireDataDirLock(paths.dataDir);
   let logs: StagedLogStorage | undefined;
@@ -116,9 +127,11 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   let index: StagedRecordStorage | undefined;
   let search: SqliteConversationSearchIndex | undefined;
   let store: ConversationStore | undefined;
+  let platform: Platform | undefined;
   // Closes what was opened, in reverse order; the database last, as the index and search share it.
   const closeStorage = async (): Promise<void> => {
     await store?.close();
+    await platform?.close();
     await search?.close();
     await index?.close();
     await logs?.close();
@@ -129,10 +142,16 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     tightenPermissions(paths, logger);
     // The whole configuration directory is validated before anything starts (SPEC §8).
     const configuration = await loadConfiguration(paths.configDir);
+    // Projects, members and secrets: opened first, so secret values are redacted from every
+    // log line and conversation log entry written from here on.
+    platform = await Platform.open(paths.dataDir);
+    const redactor = platform.redactor;
+    logger = redactingLogger(logger, redactor);
+    setToolFailureLogger(logger);
     // New conversations are staged in memory until their first input (SPEC §4), so an empty
     // conversation leaves nothing on disk; the dao decides when to stage and to commit.
     const files = new FileLogStorage(paths.dataDir, { onProblem: (problem) => logger.warn({ problem }, 'damaged log entry skipped') });
-    logs = new StagedLogStorage(options.wrapLogStorage ? options.wrapLogStorage(files) : files);
+    logs = new StagedLogStorage(redactingLogStorage(options.wrapLogStorage ? options.wrapLogStorage(files) : files, redactor));
     const opened = openIndexDatabase(paths.dataDir);
     database = opened.database;
     // A missing or damaged index is rebuilt from the logs before any client sees the listing.
@@ -186,7 +205,19 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       ...(options.prices ? { prices: options.prices } : {}),
     });
     applyConfiguration(runtime, configuration, targets, configuration);
+    const projects = platform;
+    // A project's commands receive its secrets as environment variables.
+    runtime.commandEnvironment = (conversation) => {
+      const projectId = projects.projects.projectOf(conversation.id) ?? conversation.projectId;
+      return projectId === undefined ? undefined : Object.fromEntries(projects.secrets.environment(projectId));
+    };
     const connections = new Set<RpcConnection>();
+    // Access taken away (a member removed, a project deleted) ends what each connection holds at once.
+    platform.projects.onAccessChanged(() => {
+      for (const connection of connections) connection.recheckAccess();
+    });
+    // Projects running before a restart are checked and started again; their status is persisted.
+    recoverProjects(platform, runtime, logger).catch((error: unknown) => logger.error({ error: (error as Error).message }, 'projects could not be recovered after the restart'));
     const config = new ConfigService(targets, configuration, runtime, logger, (status) => {
       for (const connection of connections) connection.notify({ method: 'config/updated', params: status });
     });
@@ -217,9 +248,11 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       routes: { [UPLOAD_PATH]: (request, response) => handleUpload(request, response, uploads) },
       web: (request, response, pathname) => handleWebRequest(request, response, pathname, web),
       hasSession,
-      onConnection: (socket, transport, _request, authenticated) => {
+      onConnection: (socket, transport, request, authenticated) => {
         const authentication = { authenticated, check: (given: string) => sameSecret(given, token) };
         const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger, authentication, connectionLimits);
+        connection.caller = options.resolveCaller?.(request) ?? LOCAL_OWNER;
+        connection.platform = projects;
         connections.add(connection);
         socket.on('close', () => connections.delete(connection));
       },
@@ -276,7 +309,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       }, Math.min(1000, Math.max(50, idleLimit / 4)));
       idleTimer.unref();
     }
-    return { url, token, port, runtime, webUrl: `${webBase}${WEB_PATH}`, signInLink, stopped, stop };
+    return { url, token, port, runtime, webUrl: `${webBase}${WEB_PATH}`, signInLink, stopped, stop, platform };
   } catch (error) {
     await closeStorage();
     lock.release();
