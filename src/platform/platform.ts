@@ -16,6 +16,9 @@ import { UserStateStore } from './settings/user-state.js';
 /** Folder of per-project state inside the data directory. */
 export const PROJECTS_DIRECTORY = 'projects';
 
+/** The namespaces this layer keeps in the platform database. */
+export const PLATFORM_NAMESPACES = ['projects', 'project_members', 'project_conversations', 'project_secrets', 'user_settings', 'read_markers'] as const;
+
 /** The platform's stores and rules. */
 export class Platform {
   private constructor(
@@ -58,6 +61,26 @@ export class Platform {
   /** Removes a project's folder in the data directory (its deletion). */
   removeProjectFiles(projectId: string): void {
     fs.rmSync(path.join(this.dataDir, PROJECTS_DIRECTORY, projectId), { recursive: true, force: true });
+  }
+
+  /**
+   * The keys of every platform namespace (`projects`, `project_members`,
+   * `project_conversations`, `project_secrets`, `user_settings`, `read_markers`), for checks
+   * that a deletion left nothing behind and for diagnostics.
+   */
+  async inventory(): Promise<Record<string, string[]>> {
+    const result: Record<string, string[]> = {};
+    for (const namespace of PLATFORM_NAMESPACES) {
+      const keys: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await this.database.records.list(namespace, { limit: 500, ...(cursor ? { cursor } : {}) });
+        keys.push(...page.records.map((record) => record.key));
+        cursor = page.nextCursor;
+      } while (cursor);
+      result[namespace] = keys;
+    }
+    return result;
   }
 
   /** Closes the database. */

@@ -32,6 +32,11 @@ import { listForCaller } from './handlers/project-conversations.js';
 export interface RequestContext {
   /** Runs a function right after the response to this request has been sent. */
   afterResponse(task: () => void): void;
+  /**
+   * Sends this request's result without replacing secret values by `***` (only
+   * `projects/secrets/list` to a caller allowed to read the values; docs/platform.md, "Secrets").
+   */
+  revealSecrets?(): void;
 }
 
 /** One handler per method. */

@@ -369,8 +369,9 @@ export class RpcConnection {
     const { id, method, params } = message.data;
     const afterResponse: (() => void)[] = [];
     let result: unknown;
+    let reveal = false;
     try {
-      result = await this.dispatch(method, params, { afterResponse: (task) => afterResponse.push(task) });
+      result = await this.dispatch(method, params, { afterResponse: (task) => afterResponse.push(task), revealSecrets: () => (reveal = true) });
     } catch (error) {
       if (id === undefined) return;
       const rpcError = this.toRpcError(method, error);
@@ -378,7 +379,11 @@ export class RpcConnection {
       return;
     }
     // A conversation in a result goes out redacted, as in notifications.
-    if (id !== undefined) this.send({ jsonrpc: '2.0', id, result: redactOutgoing(result) });
+    if (id !== undefined) {
+      const response = { jsonrpc: '2.0', id, result: redactOutgoing(result) };
+      if (reveal) this.queue.send(response);
+      else this.send(response);
+    }
     for (const task of afterResponse) task();
   }
 

@@ -42,7 +42,7 @@ import { handleWebRequest, hasWebSession, SIGN_IN_PATH, type WebRouteOptions } f
 import { sessionCookieName, WEB_SESSIONS_FILE, WebSessions } from './web/web-sessions.js';
 import { LOCAL_OWNER, type Caller } from '../platform/caller.js';
 import { Platform } from '../platform/platform.js';
-import { redactingLogger, redactingLogStorage } from '../platform/secrets/redacting-outputs.js';
+import { redactingLogger, redactingLogStorage, redactingWrites } from '../platform/secrets/redacting-outputs.js';
 import { recoverProjects } from './project-operations.js';
 
 /** Listening addresses that mean every interface. */
@@ -157,8 +157,9 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     // A missing or damaged index is rebuilt from the logs before any client sees the listing.
     const rebuilt = opened.rebuild !== undefined && (await files.listPaths(CONVERSATIONS_PATH)).length > 0;
     if (rebuilt && opened.rebuild) await rebuildIndex(paths.dataDir, files, database, opened.rebuild, logger);
-    index = new StagedRecordStorage(new SqliteRecordStorage(database));
-    search = new SqliteConversationSearchIndex(database);
+    // The index and search index hold titles, previews and message text: written redacted too.
+    index = new StagedRecordStorage(redactingWrites(new SqliteRecordStorage(database), ['set', 'mset'], redactor));
+    search = redactingWrites(new SqliteConversationSearchIndex(database), ['setConversations', 'addMessages'], redactor);
     // Uploads to a conversation not yet committed wait in <dataDir>/staging and move with its commit.
     const attachments = new AttachmentStore(paths.dataDir, { isStaged: (conversationId) => store?.isStaged(conversationId) ?? false });
     const abandoned = attachments.removeStagingLeftovers();

@@ -1,22 +1,35 @@
 /**
- * Redaction of secret values on the server's two other outputs (SPEC §9): the conversation
- * logs written to disk and the server log. Both wrap what the server already has, so nothing
- * that writes to them needs to know about secrets.
+ * Redaction of secret values on the server's other outputs (SPEC §9): the conversation logs
+ * written to disk, the conversation index and search index (`metadata.db`: titles, previews,
+ * message text) and the server log. Each wraps what the server already has, so nothing that
+ * writes to them needs to know about secrets.
  */
 import type { Logger } from '../../logger.js';
 import type { LogStorage } from '../../storage/log-storage.js';
 import type { SecretRedactor } from './secret-redactor.js';
 
-/** A log storage whose appended and replaced entries have every secret value replaced by `***` before they reach the disk. */
-export function redactingLogStorage(storage: LogStorage, redactor: SecretRedactor): LogStorage {
-  return new Proxy(storage, {
-    get(target, property) {
-      if (property === 'append') return <T>(path: string, stream: string, values: T[]) => target.append(path, stream, redactor.redact(values));
-      if (property === 'replaceStream') return <T>(path: string, stream: string, values: T[]) => target.replaceStream(path, stream, redactor.redact(values));
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+/**
+ * `target` whose methods named in `writes` get their arguments redacted (every secret value
+ * replaced by `***`) before they run; every other property is the target's own.
+ * @param target a storage (log, record or search index)
+ * @param writes the names of its methods that write
+ */
+export function redactingWrites<T extends object>(target: T, writes: readonly (keyof T & string)[], redactor: SecretRedactor): T {
+  const names = new Set<string | symbol>(writes);
+  return new Proxy(target, {
+    get(object, property) {
+      const value: unknown = Reflect.get(object, property, object);
+      if (typeof value !== 'function') return value;
+      const method = value as (...args: unknown[]) => unknown;
+      if (names.has(property)) return (...args: unknown[]) => method.apply(object, redactor.active ? args.map((argument) => redactor.redact(argument)) : args);
+      return method.bind(object);
     },
   });
+}
+
+/** A log storage whose appended and replaced entries have every secret value replaced by `***` before they reach the disk. */
+export function redactingLogStorage(storage: LogStorage, redactor: SecretRedactor): LogStorage {
+  return redactingWrites(storage, ['append', 'replaceStream'], redactor);
 }
 
 const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace']);

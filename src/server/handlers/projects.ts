@@ -10,11 +10,12 @@ import { ProjectNotFoundError, type StoredProject } from '../../platform/project
 import { REDACTED } from '../../platform/secrets/secret-redactor.js';
 import { stateOwner } from '../../platform/settings/user-state.js';
 import { checkWorkspace, deleteProject, startProject, syncEnvFile, WorkspaceUnavailableError } from '../project-operations.js';
+import type { RequestContext } from '../method-handlers.js';
 import type { RpcConnection } from '../rpc-connection.js';
 
 type PlatformMethod = Extract<MethodName, `projects/${string}` | `settings/${string}` | 'conversations/markRead'>;
 /** The platform handlers, by method. */
-export type PlatformHandlers = { [M in PlatformMethod]: (params: MethodParams<M>) => Promise<MethodResult<M>> };
+export type PlatformHandlers = { [M in PlatformMethod]: (params: MethodParams<M>, request: RequestContext) => Promise<MethodResult<M>> };
 
 /** The platform of a connection. @throws RpcError internal when the server runs without one */
 function platformOf(connection: RpcConnection, method: string): Platform {
@@ -100,11 +101,12 @@ export function createProjectHandlers(connection: RpcConnection): PlatformHandle
       return { removed: await platform.projects.removeMember(params.projectId, params.userId) };
     },
 
-    async 'projects/secrets/list'(params) {
+    async 'projects/secrets/list'(params, request) {
       const platform = platformOf(connection, 'projects/secrets/list');
       const access = platform.access.projectAccess(connection.caller, params.projectId);
-      // Values go only to those who may change them; the redactor would hide them anyway.
+      // Values go only to those who may change them; for everyone else they are `***` here and in every other answer.
       const reveal = access === 'administrator' || access === 'manager';
+      if (reveal) request.revealSecrets?.();
       const secrets = platform.secrets.list(params.projectId).map((secret) => ({ name: secret.name, value: reveal ? secret.value : REDACTED, updatedAt: secret.updatedAt }));
       return { secrets };
     },
