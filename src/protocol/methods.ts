@@ -95,9 +95,20 @@ export const methods = {
     params: z.object({}),
     result: z.object({ executors: z.array(z.object({ name: z.string(), kind: z.enum(['local', 'ssh', 'virtual']) })) }),
   },
+  /**
+   * The model catalog: configured models, plus those the providers list when the server
+   * discovers them (cached; `refresh: true` asks the providers again).
+   */
   'models/list': {
-    params: z.object({}),
-    result: z.object({ models: z.array(ModelInfoSchema), defaultModel: z.string().optional() }),
+    params: z.object({ refresh: z.boolean().optional() }),
+    result: z.object({
+      models: z.array(ModelInfoSchema),
+      defaultModel: z.string().optional(),
+      /** Providers whose model list could not be read (their configured models are still listed). */
+      warnings: z.array(z.string()).optional(),
+      /** When the providers were last asked, ms since the epoch (absent without discovery). */
+      discoveredAt: z.number().optional(),
+    }),
   },
   /** Answers an approval request (alternative to answering the server's `approval/request`). */
   'approval/respond': {

@@ -3,6 +3,7 @@
  * tools, executors, limits) and the table of open conversations, and routes every request to
  * the right conversation.
  */
+import type { ModelDiscovery } from '../models/model-discovery.js';
 import { catalogPrices, type PriceLookup } from './usage.js';
 import path from 'node:path';
 import type { ConversationStore } from '../dao/conversation-store.js';
@@ -306,6 +307,9 @@ export class Runtime {
    * secrets), read at each command's start; absent: none.
    */
   commandEnvironment: ((conversation: Conversation) => Record<string, string> | undefined) | undefined;
+
+  /** The discovered model catalog (`models/list`), when the server discovers providers' models; absent: configured models only. */
+  modelDiscovery: ModelDiscovery | undefined;
 
   private executor(name: string): Executor {
     const executor = this.executors.get(name);

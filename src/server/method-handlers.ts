@@ -213,9 +213,12 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
       return { executors: runtime.listExecutors() };
     },
 
-    async 'models/list'() {
+    async 'models/list'(params) {
       const defaultModel = runtime.models.defaultModel;
-      return { models: runtime.models.list(), ...(defaultModel ? { defaultModel } : {}) };
+      if (!runtime.modelDiscovery) return { models: runtime.models.list(), ...(defaultModel ? { defaultModel } : {}) };
+      // Providers are the server's, so the whole server is one scope.
+      const catalog = await runtime.modelDiscovery.catalog('server', params.refresh === true);
+      return { models: catalog.models, ...(defaultModel ? { defaultModel } : {}), ...(catalog.warnings.length > 0 ? { warnings: catalog.warnings } : {}), discoveredAt: catalog.discoveredAt };
     },
 
     async 'approval/respond'(params) {

@@ -44,6 +44,7 @@ import { LOCAL_OWNER, type Caller } from '../platform/caller.js';
 import { Platform } from '../platform/platform.js';
 import { redactingLogger, redactingLogStorage, redactingWrites } from '../platform/secrets/redacting-outputs.js';
 import { recoverProjects } from './project-operations.js';
+import { ModelDiscovery } from '../models/model-discovery.js';
 
 /** Listening addresses that mean every interface. */
 const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '::', '[::]', '0:0:0:0:0:0:0:0']);
@@ -84,6 +85,12 @@ export interface RuntimeServerOptions {
    * owner for every connection. Sign-in sets it from the request's session or API token.
    */
   resolveCaller?: (request: IncomingMessage) => Caller;
+  /**
+   * Lists the models each provider offers (`GET <baseURL>/models`) in `models/list`, merged with
+   * the configured ones and cached (docs/platform.md, "Settings and the model catalog").
+   * Default off: without it `models/list` shows the configured models only and asks no provider.
+   */
+  discoverModels?: boolean;
 }
 
 /** A one-time sign-in link of the web UI (docs/web.md). */
@@ -206,6 +213,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       ...(options.prices ? { prices: options.prices } : {}),
     });
     applyConfiguration(runtime, configuration, targets, configuration);
+    if (options.discoverModels) runtime.modelDiscovery = new ModelDiscovery(() => runtime.models);
     const projects = platform;
     // A project's commands receive its secrets as environment variables.
     runtime.commandEnvironment = (conversation) => {
