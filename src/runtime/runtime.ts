@@ -4,6 +4,7 @@
  * the right conversation.
  */
 import type { ModelDiscovery } from '../models/model-discovery.js';
+import type { ProcessTracker } from '../executors/process-tracker.js';
 import { catalogPrices, type PriceLookup } from './usage.js';
 import path from 'node:path';
 import type { ConversationStore } from '../dao/conversation-store.js';
@@ -307,6 +308,12 @@ export class Runtime {
    * secrets), read at each command's start; absent: none.
    */
   commandEnvironment: ((conversation: Conversation) => Record<string, string> | undefined) | undefined;
+
+  /** Records external agents' process groups (`processes/<pid>.json`), so a restart after a crash stops them; absent: not recorded. */
+  processTracker: ProcessTracker | undefined;
+
+  /** Variables for the external agent processes of a conversation (a project's `CODEX_HOME`); absent: none. */
+  agentEnvironment: ((conversation: Conversation) => Record<string, string> | undefined) | undefined;
 
   /** The discovered model catalog (`models/list`), when the server discovers providers' models; absent: configured models only. */
   modelDiscovery: ModelDiscovery | undefined;

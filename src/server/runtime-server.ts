@@ -220,6 +220,14 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       const projectId = projects.projects.projectOf(conversation.id) ?? conversation.projectId;
       return projectId === undefined ? undefined : Object.fromEntries(projects.secrets.environment(projectId));
     };
+    // External agents' processes are recorded like commands: a restart after a crash stops them.
+    runtime.processTracker = processRecords;
+    // Each project keeps its external agents' state in its own home (Codex reads CODEX_HOME).
+    runtime.agentEnvironment = (conversation) => {
+      const projectId = projects.projects.projectOf(conversation.id) ?? conversation.projectId;
+      if (projectId === undefined || !projects.projects.find(projectId)) return undefined;
+      return { ...Object.fromEntries(projects.secrets.environment(projectId)), CODEX_HOME: projects.agentHome(projectId) };
+    };
     const connections = new Set<RpcConnection>();
     // Access taken away (a member removed, a project deleted) ends what each connection holds at once.
     platform.projects.onAccessChanged(() => {
