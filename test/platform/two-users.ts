@@ -12,13 +12,21 @@ import { LOCAL_OWNER, type Caller } from '../../src/platform/caller.js';
 import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 
-/** Header naming the user a test connection acts as (`admin-…` users are administrators). */
+/**
+ * Header naming the user a test connection acts as (`admin-…` users are administrators;
+ * `read-only:<user>` and `project:<projectId>:<user>` act as that user's scoped API tokens).
+ */
 export const TEST_USER_HEADER = 'x-test-user';
 
 /** The caller an upgrade names with {@link TEST_USER_HEADER}. */
 export function testCaller(request: IncomingMessage): Caller {
   const user = request.headers[TEST_USER_HEADER];
   if (typeof user !== 'string') return LOCAL_OWNER;
+  // `read-only:<user>` and `project:<projectId>:<user>`: that user's scoped API tokens.
+  const readOnly = /^read-only:(.+)$/.exec(user);
+  if (readOnly) return { kind: 'api-token', userId: readOnly[1]!, role: 'member', tokenId: 'test-token', scope: { kind: 'read-only' } };
+  const scoped = /^project:(proj_[0-9a-z]+):(.+)$/.exec(user);
+  if (scoped) return { kind: 'api-token', userId: scoped[2]!, role: 'member', tokenId: 'test-token', scope: { kind: 'project', projectId: scoped[1]! } };
   return { kind: 'user', userId: user, role: user.startsWith('admin-') ? 'admin' : 'member', webSessionId: `test-${user}` };
 }
 
