@@ -112,16 +112,18 @@ function underlyingExecutor(executor: Executor): Executor {
 
 /**
  * `executor` whose commands (`run`, `spawn`) also get the variables `extra` returns at their
- * start; the request's own `env` wins over them. Everything else is the executor's own.
+ * start (the request's own `env` wins over them) and start with the shell text `prefix`
+ * returns. Everything else is the executor's own.
  */
-function withCommandEnvironment(executor: Executor, extra: () => Record<string, string> | undefined): Executor {
+function withCommandEnvironment(executor: Executor, extra: () => Record<string, string> | undefined, prefix: (executor: Executor) => string | undefined = () => undefined): Executor {
+  const adjusted = <R extends { command: string; env?: Record<string, string> }>(request: R): R => ({ ...request, command: `${prefix(executor) ?? ''}${request.command}`, env: { ...extra(), ...request.env } });
   return new Proxy(executor, {
     get(target, property) {
       if (property === UNDERLYING_EXECUTOR) return target;
-      if (property === 'run') return (request: Parameters<Executor['run']>[0]) => target.run({ ...request, env: { ...extra(), ...request.env } });
+      if (property === 'run') return (request: Parameters<Executor['run']>[0]) => target.run(adjusted(request));
       if (property === 'spawn' && target.spawn) {
         const spawn = target.spawn.bind(target);
-        return (request: Parameters<NonNullable<Executor['spawn']>>[0]) => spawn({ ...request, env: { ...extra(), ...request.env } });
+        return (request: Parameters<NonNullable<Executor['spawn']>>[0]) => spawn(adjusted(request));
       }
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
@@ -309,6 +311,13 @@ export class Runtime {
    */
   commandEnvironment: ((conversation: Conversation) => Record<string, string> | undefined) | undefined;
 
+  /**
+   * Shell text run before every command of a conversation on a given executor (a project's
+   * resource limits as `ulimit` calls on sandboxed executors), read at each command's start;
+   * absent: none.
+   */
+  commandPrefix: ((conversation: Conversation, executor: Executor) => string | undefined) | undefined;
+
   /** Records external agents' process groups (`processes/<pid>.json`), so a restart after a crash stops them; absent: not recorded. */
   processTracker: ProcessTracker | undefined;
 
@@ -415,7 +424,7 @@ export class Runtime {
 
   /** One workspace per work location entry. @throws NotFoundError for an executor not configured (any more) */
   private workspacesOf(conversation: Conversation): [Workspace, ...Workspace[]] {
-    const [first, ...rest] = conversation.workLocation.map((entry) => new Workspace(withCommandEnvironment(this.executor(entry.executor), () => this.commandEnvironment?.(conversation)), entry.cwd));
+    const [first, ...rest] = conversation.workLocation.map((entry) => new Workspace(withCommandEnvironment(this.executor(entry.executor), () => this.commandEnvironment?.(conversation), (executor) => this.commandPrefix?.(conversation, executor)), entry.cwd));
     if (!first) throw new Error(`conversation "${conversation.id}" has no work location`);
     return [first, ...rest];
   }

@@ -29,6 +29,8 @@ export async function checkWorkspace(runtime: Runtime, workspace: StoredProject[
   if (!executor) throw new WorkspaceUnavailableError(`executor "${workspace.executor}" is not configured (configured: ${runtime.listExecutors().map((entry) => entry.name).join(', ')})`);
   let stat;
   try {
+    // A sandboxed executor sees a directory once it is told it is a workspace (as `Workspace` does).
+    executor.useWorkspace?.(workspace.directory);
     stat = await executor.fs.stat(workspace.directory);
   } catch (error) {
     throw new WorkspaceUnavailableError(`executor "${workspace.executor}" cannot be reached: ${(error as Error).message}`);

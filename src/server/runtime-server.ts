@@ -44,6 +44,7 @@ import { LOCAL_OWNER, type Caller } from '../platform/caller.js';
 import { Platform } from '../platform/platform.js';
 import { redactingLogger, redactingLogStorage, redactingWrites } from '../platform/secrets/redacting-outputs.js';
 import { recoverProjects } from './project-operations.js';
+import { resourceLimitPrefix } from '../platform/projects/resource-limits.js';
 import { ModelDiscovery } from '../models/model-discovery.js';
 
 /** Listening addresses that mean every interface. */
@@ -219,6 +220,12 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     runtime.commandEnvironment = (conversation) => {
       const projectId = projects.projects.projectOf(conversation.id) ?? conversation.projectId;
       return projectId === undefined ? undefined : Object.fromEntries(projects.secrets.environment(projectId));
+    };
+    // A project's resource limits hold for its commands on sandboxed executors.
+    runtime.commandPrefix = (conversation, executor) => {
+      if ((executor as { sandbox?: unknown }).sandbox === undefined) return undefined;
+      const projectId = projects.projects.projectOf(conversation.id) ?? conversation.projectId;
+      return projectId === undefined ? undefined : resourceLimitPrefix(projects.projects.find(projectId)?.resources);
     };
     // External agents' processes are recorded like commands: a restart after a crash stops them.
     runtime.processTracker = processRecords;
