@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
+import type { AnyNotification } from '../../src/protocol/index.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { LOCAL_OWNER, type Caller } from '../../src/platform/caller.js';
 import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
@@ -34,7 +35,7 @@ export function testCaller(request: IncomingMessage): Caller {
 export interface RecordingClient {
   client: RuntimeClient;
   /** Every notification, in order. */
-  events: { method: string; params: unknown }[];
+  events: AnyNotification[];
 }
 
 /** A server for platform tests. */
