@@ -58,6 +58,18 @@ export class Platform {
     return home;
   }
 
+  /**
+   * What deleting a user removes here: their memberships of every project (their connections
+   * lose access at once) and their settings and read markers. Sessions and tokens are the
+   * sign-in layer's to remove.
+   * @returns the ids of the projects they were a member of
+   */
+  async removeUser(userId: string): Promise<string[]> {
+    const projects = await this.projects.removeMemberships(userId);
+    await this.userState.forgetUser(userId);
+    return projects;
+  }
+
   /** Removes a project's folder in the data directory (its deletion). */
   removeProjectFiles(projectId: string): void {
     fs.rmSync(path.join(this.dataDir, PROJECTS_DIRECTORY, projectId), { recursive: true, force: true });

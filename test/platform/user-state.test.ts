@@ -75,3 +75,26 @@ it('a read-only token reads but never writes; a project token reaches only its p
   expect((await refusal(scoped.client.request('conversation/get', { conversationId: elsewhere.id })))?.code).toBe(ErrorCodes.forbidden);
   expect((await scoped.client.request('conversation/get', { conversationId: conversation.id })).conversation.projectId).toBe(project.id);
 });
+
+it('removing a user takes their memberships, settings and read markers, and their access ends at once', async () => {
+  harness = await startPlatformServer(SCRIPT);
+  const owner = await harness.connect();
+  const { project } = await owner.client.request('projects/create', { name: 'Leaving', workspace: { executor: 'local', directory: harness.directory('leaving') } });
+  await owner.client.request('projects/members/add', { projectId: project.id, userId: 'carol' });
+  await owner.client.request('projects/members/add', { projectId: project.id, userId: 'dave' });
+  const carol = await harness.connect('carol');
+  const { conversation } = await carol.client.request('conversation/create', { projectId: project.id });
+  await carol.client.request('conversation/subscribe', { conversationId: conversation.id });
+  await carol.client.request('settings/update', { changes: { theme: 'light' } });
+  await carol.client.request('conversations/markRead', { conversationId: conversation.id });
+  expect(await harness.server.platform.removeUser('carol')).toEqual([project.id]);
+  const inventory = await harness.server.platform.inventory();
+  expect(inventory.project_members).toEqual([`${project.id}/dave`]);
+  expect(inventory.user_settings).toEqual([]);
+  expect(inventory.read_markers).toEqual([]);
+  expect((await refusal(carol.client.request('conversation/get', { conversationId: conversation.id })))?.code).toBe(ErrorCodes.forbidden);
+  const before = carol.events.length;
+  await owner.client.request('conversation/update', { conversationId: conversation.id, title: 'after carol left' });
+  await owner.client.request('conversation/get', { conversationId: conversation.id });
+  expect(carol.events.slice(before)).toEqual([]);
+});
