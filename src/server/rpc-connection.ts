@@ -278,7 +278,7 @@ export class RpcConnection {
     if (this.platform && !this.platform.access.admitsNotification(this.caller, event)) return;
     // A conversation in the params goes out redacted (see `redactOutgoing`), secret values as `***`.
     const outgoing = redactOutgoingNotification(event);
-    this.queue.sendNotification(this.platform ? this.platform.redactor.redact(outgoing) : outgoing);
+    this.queue.sendNotification(this.platform ? this.platform.redactor.redactShared(outgoing) : outgoing);
     if (event.method === 'approval/requested' && this.capabilities.approvals) this.serverRequests.askForApproval(event.params.conversationId, event.params.approval);
     if (event.method === 'input/requested' && this.capabilities.userInput) this.serverRequests.askForInput(event.params.conversationId, event.params.request);
     if (event.method === 'approval/resolved') this.serverRequests.drop(event.params.conversationId, event.params.approvalId);

@@ -82,3 +82,14 @@ it('the redactor replaces values longest first, in keys and errors too, and retu
   redactor.setValues(['a.b*c']);
   expect(redactor.redactText('x a.b*c y aXbbc')).toBe('x *** y aXbbc');
 });
+
+it('redacts an object shared by many connections once, and again after the values change', () => {
+  const redactor = new SecretRedactor();
+  redactor.setValues(['shared-secret-1']);
+  const event = { method: 'item/delta', params: { delta: { text: 'has shared-secret-1' } } };
+  const first = redactor.redactShared(event);
+  expect(first).toEqual({ method: 'item/delta', params: { delta: { text: 'has ***' } } });
+  expect(redactor.redactShared(event)).toBe(first);
+  redactor.setValues(['has']);
+  expect(redactor.redactShared(event)).toEqual({ method: 'item/delta', params: { delta: { text: '*** shared-secret-1' } } });
+});

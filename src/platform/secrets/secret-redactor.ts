@@ -19,11 +19,26 @@ function escapeRegExp(text: string): string {
 /** The set of secret values to hide, and the functions that hide them. */
 export class SecretRedactor {
   private pattern: RegExp | undefined;
+  /** Redacted copies of shared objects (one notification goes to many connections), until the values change. */
+  private shared = new WeakMap<object, unknown>();
 
   /** Replaces the values to hide (called whenever a secret is set or removed). */
   setValues(values: Iterable<string>): void {
     const distinct = [...new Set(values)].filter((value) => value.length > 0).sort((a, b) => b.length - a.length);
     this.pattern = distinct.length > 0 ? new RegExp(distinct.map(escapeRegExp).join('|'), 'g') : undefined;
+    this.shared = new WeakMap();
+  }
+
+  /**
+   * {@link redact} of an object sent to many connections, computed once per object (and per
+   * set of values): the object must not change after it is first redacted.
+   */
+  redactShared<T extends object>(value: T): T {
+    if (!this.pattern) return value;
+    if (this.shared.has(value)) return this.shared.get(value) as T;
+    const redacted = this.redact(value);
+    this.shared.set(value, redacted);
+    return redacted;
   }
 
   /** Whether any value is known (when not, every function here returns its input unchanged). */
