@@ -23,7 +23,8 @@ export const PLATFORM_NAMESPACES = ['projects', 'project_members', 'project_conv
 export class Platform {
   private constructor(
     readonly dataDir: string,
-    private readonly database: PlatformDatabase,
+    /** The platform database: other platform modules (users, sessions, tokens) declare their namespaces on its `records`. */
+    readonly database: PlatformDatabase,
     readonly projects: ProjectStore,
     readonly access: AccessControl,
     readonly secrets: SecretStore,
