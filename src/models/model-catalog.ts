@@ -38,7 +38,8 @@ const EFFORTS_BY_KIND: Record<string, ReasoningEffort[]> = {
   google: ['none', 'minimal', 'low', 'medium', 'high'],
 };
 
-function describeModel(providerName: string, kind: string, modelId: string, settings: ModelSettings = {}): ModelInfo {
+/** The catalog entry of one model: configured settings over the known family's, over defaults. */
+export function describeModel(providerName: string, kind: string, modelId: string, settings: ModelSettings = {}): ModelInfo {
   const family = KNOWN_FAMILIES.find((known) => known.pattern.test(modelId));
   const contextWindow = settings.contextWindow ?? family?.contextWindow;
   const reasoning = settings.reasoning !== undefined ? settings.reasoning !== false : (family?.reasoning ?? false);

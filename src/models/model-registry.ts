@@ -123,6 +123,25 @@ export class ModelRegistry {
     return listModels(this.providers);
   }
 
+  /**
+   * Where each provider with an OpenAI-style model list (`GET <baseURL>/models`) is reached:
+   * providers of kind `openai` (default base URL `https://api.openai.com/v1`) and
+   * `openai-compatible`, with their API key; `keyError` says why a key could not be read.
+   */
+  discoveryEndpoints(): { provider: string; kind: string; baseURL: string; apiKey?: string; keyError?: string }[] {
+    return Object.entries(this.providers.providers).flatMap(([provider, config]) => {
+      if (config.kind !== 'openai' && config.kind !== 'openai-compatible') return [];
+      const baseURL = (config.baseURL ?? (config.kind === 'openai' ? 'https://api.openai.com/v1' : '')).replace(/\/+$/, '');
+      if (baseURL === '') return [];
+      try {
+        const apiKey = resolveApiKey(provider, config, this.options.configDir);
+        return [{ provider, kind: config.kind, baseURL, ...(apiKey !== undefined ? { apiKey } : {}) }];
+      } catch (error) {
+        return [{ provider, kind: config.kind, baseURL, keyError: (error as Error).message }];
+      }
+    });
+  }
+
   /** The loaded `providers.yaml` the catalog is made from (for `modelPrices`). */
   get catalog(): ProvidersFile {
     return this.providers;

@@ -6,12 +6,14 @@
 import path from 'node:path';
 import type { RecordStorage } from '../storage/record-storage.js';
 import { SqliteRecordStorage } from '../storage/sqlite/sqlite-record-storage.js';
+import { PLATFORM_DATABASE_FILE } from './platform-database.js';
 
-/** File name of the platform database in the data directory. */
-export const PLATFORM_DATABASE_FILE = 'platform.db';
+export { PLATFORM_DATABASE_FILE };
 
 /**
- * Opens (creating it with mode 0600 when missing) the platform database of a data directory.
+ * Opens (creating it with mode 0600 when missing) the platform database of a data directory as
+ * a record storage of its own, for tools and tests of single stores. The server opens it once,
+ * through `Platform.open` (`openPlatformDatabase`), and every store shares that connection.
  * @throws Error naming the file when it cannot be opened
  */
 export function openPlatformStorage(dataDir: string): RecordStorage {

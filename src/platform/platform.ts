@@ -1,12 +1,26 @@
 /**
- * The identity half of the platform (SPEC §9) put together: users, invitations, web sessions,
- * API tokens, pairing codes and the sign-in rate limit on the platform database, and the rule
- * for turning a cookie or token into a {@link Caller}. The server creates one when platform
- * mode is on (`serve --platform` or `platform.enabled` in `server.yaml`).
+ * The platform layer (SPEC §9) put together, opened once per server on the one platform
+ * database (`<data-dir>/platform.db`, one SQLite connection shared by every store):
+ *
+ * - identity: users, invitations, web sessions, API tokens, pairing codes, the sign-in rate
+ *   limit, and the rule for turning a cookie or token into a {@link Caller}. Sign-in is only
+ *   offered when platform mode is on (`serve --platform` or `platform.enabled` in `server.yaml`);
+ * - projects: projects with their members and conversation bindings, the access rules over them,
+ *   the encrypted secrets with the redactor that hides their values, and per-user state. These
+ *   are always open: without platform mode every connection is the local owner, who reaches all.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import type { PlatformSettings } from '../config/platform-settings.js';
 import type { RecordStorage } from '../storage/record-storage.js';
+import { AccessControl } from './access/access-control.js';
 import type { Caller } from './caller.js';
+import { openPlatformDatabase, type PlatformDatabase } from './platform-database.js';
+import { ProjectStore } from './projects/project-store.js';
+import { SecretCipher } from './secrets/secret-cipher.js';
+import { SecretRedactor } from './secrets/secret-redactor.js';
+import { SecretStore } from './secrets/secret-store.js';
+import { UserStateStore } from './settings/user-state.js';
 import { ApiTokens } from './sign-in/api-tokens.js';
 import { TrustedProxies } from './sign-in/client-address.js';
 import { PairingCodes } from './sign-in/pairing.js';
@@ -14,6 +28,12 @@ import { PlatformSessions } from './sign-in/platform-sessions.js';
 import { SignInRateLimit } from './sign-in/rate-limit.js';
 import { Invitations } from './users/invitations.js';
 import { UserStore } from './users/user-store.js';
+
+/** Folder of per-project state inside the data directory. */
+export const PROJECTS_DIRECTORY = 'projects';
+
+/** The namespaces the projects part keeps in the platform database. */
+export const PLATFORM_NAMESPACES = ['projects', 'project_members', 'project_conversations', 'project_secrets', 'user_settings', 'read_markers'] as const;
 
 /**
  * Which callers lost their access: connections acting as any of them must end at once
@@ -35,8 +55,17 @@ export function accessEndedFor(caller: Caller, ended: AccessEnded): boolean {
   return ended.tokenIds?.includes(caller.tokenId) === true;
 }
 
-/** The platform's identity services. */
+/** The parts of the platform made by {@link Platform.open}. */
+interface ProjectParts {
+  projects: ProjectStore;
+  secrets: SecretStore;
+  redactor: SecretRedactor;
+  userState: UserStateStore;
+}
+
+/** The platform's stores and rules: identity and projects over one database connection. */
 export class Platform {
+  // Identity (sign-in).
   readonly users: UserStore;
   readonly invitations: Invitations;
   readonly sessions: PlatformSessions;
@@ -46,17 +75,26 @@ export class Platform {
   readonly trustedProxies: TrustedProxies;
   /** Base address of links given out (invitations, pairing): `publicUrl`, else the server's own address once listening. */
   linkBase = '';
+  // Projects.
+  readonly projects: ProjectStore;
+  readonly access: AccessControl;
+  readonly secrets: SecretStore;
+  readonly redactor: SecretRedactor;
+  readonly userState: UserStateStore;
   private readonly accessListeners = new Set<(ended: AccessEnded) => void>();
   private readonly userRemovedListeners = new Set<(userId: string) => Promise<void> | void>();
 
-  /**
-   * @param storage the platform database (`openPlatformStorage`)
-   * @param settings the `platform:` section of `server.yaml`
-   */
-  constructor(
-    readonly storage: RecordStorage,
+  private constructor(
+    readonly dataDir: string,
+    /** The platform database: every store declares its namespaces on its `records`. */
+    readonly database: PlatformDatabase,
+    /** The `platform:` section of `server.yaml`. */
     readonly settings: PlatformSettings,
+    /** Whether platform mode is on: users may sign in and API tokens are accepted. */
+    readonly signInEnabled: boolean,
+    parts: ProjectParts,
   ) {
+    const storage = database.records;
     this.users = new UserStore(storage);
     this.invitations = new Invitations(storage);
     this.sessions = new PlatformSessions(storage, settings.sessionTtlHours * 3600 * 1000);
@@ -64,18 +102,53 @@ export class Platform {
     this.rateLimit = new SignInRateLimit(settings.signInAttempts.max, settings.signInAttempts.windowSeconds * 1000);
     this.trustedProxies = new TrustedProxies(settings.trustedProxies);
     if (settings.publicUrl) this.linkBase = settings.publicUrl.replace(/\/+$/, '');
+    this.projects = parts.projects;
+    this.access = new AccessControl(parts.projects);
+    this.secrets = parts.secrets;
+    this.redactor = parts.redactor;
+    this.userState = parts.userState;
+    // A removed user's memberships, settings and read markers go with them.
+    this.onUserRemoved(async (userId) => {
+      await this.removeUserProjectData(userId);
+    });
   }
 
-  /** The caller a platform session cookie's secret stands for, or undefined (unknown, expired, user gone). */
+  /**
+   * Opens `<dataDir>/platform.db` and `<dataDir>/secrets.key` (creating them when missing).
+   * @param settings the `platform:` section of `server.yaml`
+   * @param signInEnabled whether platform mode is on (sign-in, API tokens)
+   * @throws Error naming the file when the database or the key cannot be used
+   */
+  static async open(dataDir: string, settings: PlatformSettings, signInEnabled: boolean): Promise<Platform> {
+    const database = openPlatformDatabase(dataDir);
+    try {
+      const projects = await ProjectStore.open(database.records);
+      const redactor = new SecretRedactor();
+      const secrets = await SecretStore.open(database.records, SecretCipher.open(dataDir), redactor);
+      return new Platform(dataDir, database, settings, signInEnabled, { projects, secrets, redactor, userState: UserStateStore.open(database.records) });
+    } catch (error) {
+      await database.close();
+      throw error;
+    }
+  }
+
+  /** The records of the platform database (every store's namespaces). */
+  get storage(): RecordStorage {
+    return this.database.records;
+  }
+
+  /** The caller a platform session cookie's secret stands for, or undefined (unknown, expired, user gone, platform mode off). */
   async callerOfSession(secret: string): Promise<Caller | undefined> {
+    if (!this.signInEnabled) return undefined;
     const session = await this.sessions.lookup(secret);
     if (!session) return undefined;
     const user = await this.users.get(session.userId);
     return user ? { kind: 'user', userId: user.id, role: user.role, webSessionId: session.id } : undefined;
   }
 
-  /** The caller an API token stands for, or undefined (unknown, revoked, user gone). */
+  /** The caller an API token stands for, or undefined (unknown, revoked, user gone, platform mode off). */
   async callerOfToken(secret: string): Promise<Caller | undefined> {
+    if (!this.signInEnabled) return undefined;
     const token = await this.tokens.lookup(secret);
     if (!token) return undefined;
     const user = await this.users.get(token.userId);
@@ -100,8 +173,8 @@ export class Platform {
   }
 
   /**
-   * Registers a task run when a user is removed, before their sessions end (e.g. removing the
-   * user's project memberships and settings); returns its remover.
+   * Registers a task run when a user is removed, before their sessions end (the projects part
+   * registers the removal of the user's memberships and settings); returns its remover.
    */
   onUserRemoved(task: (userId: string) => Promise<void> | void): () => void {
     this.userRemovedListeners.add(task);
@@ -114,8 +187,9 @@ export class Platform {
   }
 
   /**
-   * Removes a user and everything that is theirs: what `onUserRemoved` tasks remove, their
-   * sessions and tokens; their connections end.
+   * Removes a user and everything that is theirs: what `onUserRemoved` tasks remove (their
+   * project memberships, settings and read markers), their sessions and tokens; their
+   * connections end.
    * @throws PlatformConflictError `last_administrator`, PlatformNotFoundError (from `UserStore.remove`)
    */
   async removeUser(userId: string): Promise<void> {
@@ -124,5 +198,56 @@ export class Platform {
     const webSessionIds = await this.sessions.removeForUser(userId);
     const tokenIds = await this.tokens.removeForUser(userId);
     this.endAccess({ userIds: [userId], webSessionIds, tokenIds, reason: 'the user was removed' });
+  }
+
+  /**
+   * What removing a user takes from the projects part: their memberships of every project
+   * (their connections lose access to those projects at once) and their settings and read
+   * markers. Run by {@link removeUser}; sessions and tokens are the identity part's.
+   * @returns the ids of the projects they were a member of
+   */
+  async removeUserProjectData(userId: string): Promise<string[]> {
+    const projects = await this.projects.removeMemberships(userId);
+    await this.userState.forgetUser(userId);
+    return projects;
+  }
+
+  /**
+   * The persistent home of external agents' state for a project (`<dataDir>/projects/<id>/agent-home`,
+   * mode 0700), created on first use: e.g. `CODEX_HOME` of its Codex sessions.
+   */
+  agentHome(projectId: string): string {
+    const home = path.join(this.dataDir, PROJECTS_DIRECTORY, projectId, 'agent-home');
+    fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+    return home;
+  }
+
+  /** Removes a project's folder in the data directory (its deletion). */
+  removeProjectFiles(projectId: string): void {
+    fs.rmSync(path.join(this.dataDir, PROJECTS_DIRECTORY, projectId), { recursive: true, force: true });
+  }
+
+  /**
+   * The keys of every namespace of the projects part ({@link PLATFORM_NAMESPACES}), for checks
+   * that a deletion left nothing behind and for diagnostics.
+   */
+  async inventory(): Promise<Record<string, string[]>> {
+    const result: Record<string, string[]> = {};
+    for (const namespace of PLATFORM_NAMESPACES) {
+      const keys: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await this.database.records.list(namespace, { limit: 500, ...(cursor ? { cursor } : {}) });
+        keys.push(...page.records.map((record) => record.key));
+        cursor = page.nextCursor;
+      } while (cursor);
+      result[namespace] = keys;
+    }
+    return result;
+  }
+
+  /** Closes the database. */
+  close(): Promise<void> {
+    return this.database.close();
   }
 }

@@ -28,6 +28,11 @@ const READ_ONLY_METHODS: ReadonlySet<string> = new Set([
   'account/sessions/list',
   'account/tokens/list',
   'users/list',
+  'conversation/export',
+  'projects/list',
+  'projects/members/list',
+  'projects/secrets/list',
+  'settings/get',
 ]);
 
 /** Whether `method` only reads (a read-only API token may call it). */

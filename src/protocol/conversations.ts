@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ConversationSchema, ConversationSummarySchema, SessionSchema, TurnSchema } from './entities.js';
 import { ApprovalPolicyParamSchema, McpServersParamSchema } from './conversation-context.js';
 import { ClientMessageIdSchema, SessionHeadsSchema } from './turn-control.js';
-import { conversationIdParam, cwdParam, sessionIdParam, workLocationParam } from './request-params.js';
+import { conversationIdParam, cwdParam, idParam, sessionIdParam, workLocationParam } from './request-params.js';
 
 /** The `conversation/*` request methods: name → params and result schemas. */
 export const conversationMethods = {
@@ -30,7 +30,9 @@ export const conversationMethods = {
       instructions: z.string().min(1).optional(),
       /** Approval policy for this conversation only, over the agent's (`agents.yaml` shape). */
       approvalPolicy: ApprovalPolicyParamSchema.optional(),
-    }).refine((params) => (params.cwd === undefined) !== (params.workLocation === undefined), { message: 'give either cwd (with an optional executor) or workLocation', path: ['cwd'] }),
+      /** The project the conversation belongs to (platform layer); without cwd or workLocation it works in the project's workspace. */
+      projectId: idParam('proj', 'project').optional(),
+    }).refine((params) => (params.cwd === undefined) !== (params.workLocation === undefined) || (params.projectId !== undefined && params.cwd === undefined && params.workLocation === undefined), { message: 'give either cwd (with an optional executor) or workLocation (or neither, with projectId: the project\'s workspace)', path: ['cwd'] }),
     result: z.object({ conversation: ConversationSchema, session: SessionSchema }),
   },
   /** Renames a conversation or changes its work location (recorded as `executor_change` at each session's next turn). */

@@ -36,6 +36,8 @@ export const ConversationSchema = z.object({
   archived: z.boolean().optional(),
   /** For a conversation made by `conversation/fork`: the source conversation and its last item copied. */
   forkedFrom: z.object({ conversationId: z.string(), itemId: z.string() }).optional(),
+  /** The project the conversation belongs to (platform layer, SPEC §9); absent for one outside every project. */
+  projectId: z.string().optional(),
   ...ConversationContextFields,
 });
 /** A conversation. */
@@ -177,6 +179,10 @@ export const ConversationSummarySchema = z.object({
   /** The start of the root session's last user or assistant message (at most 200 characters; empty when none). */
   preview: z.string(),
   archived: z.boolean(),
+  /** Platform layer: the conversation's project, when it has one (`conversation/list` only). */
+  projectId: z.string().optional(),
+  /** Platform layer: whether it changed since the caller last marked it read (`conversations/markRead`; `conversation/list` only). */
+  unread: z.boolean().optional(),
 });
 /** What the conversation list shows of a conversation. */
 export type ConversationSummary = z.infer<typeof ConversationSummarySchema>;

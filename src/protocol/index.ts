@@ -22,3 +22,4 @@ export * from './capabilities.js';
 export * from './approval-options.js';
 export * from './user-input.js';
 export * from './platform-identity.js';
+export * from './projects.js';

@@ -16,6 +16,7 @@ import { pluginMethods } from './plugins.js';
 import { planNotifications } from './plans.js';
 import { conversationMethods } from './conversations.js';
 import { conversationTransferMethods } from './conversation-transfer.js';
+import { projectMethods } from './projects.js';
 import { sessionMethods } from './sessions.js';
 import { approvalIdParam, conversationIdParam, ReasoningEffortSchema, sessionIdParam } from './request-params.js';
 import { workspaceMethods, workspaceNotifications } from './workspace.js';
@@ -98,9 +99,20 @@ export const methods = {
     params: z.object({}),
     result: z.object({ executors: z.array(z.object({ name: z.string(), kind: z.enum(['local', 'ssh', 'virtual']) })) }),
   },
+  /**
+   * The model catalog: configured models, plus those the providers list when the server
+   * discovers them (cached; `refresh: true` asks the providers again).
+   */
   'models/list': {
-    params: z.object({}),
-    result: z.object({ models: z.array(ModelInfoSchema), defaultModel: z.string().optional() }),
+    params: z.object({ refresh: z.boolean().optional() }),
+    result: z.object({
+      models: z.array(ModelInfoSchema),
+      defaultModel: z.string().optional(),
+      /** Providers whose model list could not be read (their configured models are still listed). */
+      warnings: z.array(z.string()).optional(),
+      /** When the providers were last asked, ms since the epoch (absent without discovery). */
+      discoveredAt: z.number().optional(),
+    }),
   },
   /** Answers an approval request (alternative to answering the server's `approval/request`). */
   'approval/respond': {
@@ -187,6 +199,7 @@ export const methods = {
   ...clientFileMethods,
   ...clientCommandMethods,
   ...platformIdentityMethods,
+  ...projectMethods,
 } as const;
 
 /** Server-to-client notifications: name → params schema. */

@@ -100,7 +100,10 @@ export class LiveConversation {
     this.metadataSeq = stored.metadataSeq;
     this.mcpServers = runtime.mcp?.servers;
     this.mcpClients = this.createMcpClients();
-    this.externalAgents = new ExternalAgentPool(() => this.workspace.root, runtime.logger);
+    this.externalAgents = new ExternalAgentPool(() => this.workspace.root, runtime.logger, {
+      ...(runtime.processTracker ? { tracker: runtime.processTracker } : {}),
+      environment: () => runtime.agentEnvironment?.(this.state),
+    });
   }
 
   private createMcpClients(): McpClientManager {

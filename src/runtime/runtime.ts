@@ -3,6 +3,8 @@
  * tools, executors, limits) and the table of open conversations, and routes every request to
  * the right conversation.
  */
+import type { ModelDiscovery } from '../models/model-discovery.js';
+import type { ProcessTracker } from '../executors/process-tracker.js';
 import { catalogPrices, type PriceLookup } from './usage.js';
 import path from 'node:path';
 import type { ConversationStore } from '../dao/conversation-store.js';
@@ -100,6 +102,34 @@ export class InvalidWorkLocationError extends Error {
     super(message);
     this.name = 'InvalidWorkLocationError';
   }
+}
+
+const UNDERLYING_EXECUTOR = Symbol('underlying executor');
+
+/** The configured executor behind a workspace's executor (see {@link withCommandEnvironment}). */
+function underlyingExecutor(executor: Executor): Executor {
+  return ((executor as unknown as Record<symbol, Executor | undefined>)[UNDERLYING_EXECUTOR]) ?? executor;
+}
+
+/**
+ * `executor` whose commands (`run`, `spawn`) also get the variables `extra` returns at their
+ * start (the request's own `env` wins over them) and start with the shell text `prefix`
+ * returns. Everything else is the executor's own.
+ */
+function withCommandEnvironment(executor: Executor, extra: () => Record<string, string> | undefined, prefix: (executor: Executor) => string | undefined = () => undefined): Executor {
+  const adjusted = <R extends { command: string; env?: Record<string, string> }>(request: R): R => ({ ...request, command: `${prefix(executor) ?? ''}${request.command}`, env: { ...extra(), ...request.env } });
+  return new Proxy(executor, {
+    get(target, property) {
+      if (property === UNDERLYING_EXECUTOR) return target;
+      if (property === 'run') return (request: Parameters<Executor['run']>[0]) => target.run(adjusted(request));
+      if (property === 'spawn' && target.spawn) {
+        const spawn = target.spawn.bind(target);
+        return (request: Parameters<NonNullable<Executor['spawn']>>[0]) => spawn(adjusted(request));
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /** The root object of the runtime server. */
@@ -235,7 +265,7 @@ export class Runtime {
   /** Closes retired executors no open conversation uses (all of them with `all`). */
   private async closeRetiredExecutors(all: boolean): Promise<void> {
     const inUse = new Set<Executor>();
-    if (!all) for (const conversation of this.opened.values()) for (const workspace of conversation.workspaces) inUse.add(workspace.executor);
+    if (!all) for (const conversation of this.opened.values()) for (const workspace of conversation.workspaces) inUse.add(underlyingExecutor(workspace.executor));
     const closing: Promise<void>[] = [];
     for (const executor of this.retiredExecutors) {
       if (inUse.has(executor)) continue;
@@ -283,6 +313,28 @@ export class Runtime {
     return this.executors.get(name);
   }
 
+  /**
+   * Extra environment variables for every command of a conversation (the platform's project
+   * secrets), read at each command's start; absent: none.
+   */
+  commandEnvironment: ((conversation: Conversation) => Record<string, string> | undefined) | undefined;
+
+  /**
+   * Shell text run before every command of a conversation on a given executor (a project's
+   * resource limits as `ulimit` calls on sandboxed executors), read at each command's start;
+   * absent: none.
+   */
+  commandPrefix: ((conversation: Conversation, executor: Executor) => string | undefined) | undefined;
+
+  /** Records external agents' process groups (`processes/<pid>.json`), so a restart after a crash stops them; absent: not recorded. */
+  processTracker: ProcessTracker | undefined;
+
+  /** Variables for the external agent processes of a conversation (a project's `CODEX_HOME`); absent: none. */
+  agentEnvironment: ((conversation: Conversation) => Record<string, string> | undefined) | undefined;
+
+  /** The discovered model catalog (`models/list`), when the server discovers providers' models; absent: configured models only. */
+  modelDiscovery: ModelDiscovery | undefined;
+
   private executor(name: string): Executor {
     const executor = this.executors.get(name);
     if (!executor) throw new NotFoundError(`executor "${name}" is not configured (configured: ${[...this.executors.keys()].join(', ')})`);
@@ -293,7 +345,7 @@ export class Runtime {
    * Creates a conversation with its root session and opens it.
    * @throws NotFoundError for an unknown executor; Error for a relative cwd or an unknown model
    */
-  async createConversation(options: { cwd?: string; executor?: string; workLocation?: WorkLocationEntry[]; model?: string; agent?: string; title?: string; context?: Pick<Conversation, 'mcpServers' | 'instructions' | 'approvalPolicy'> }): Promise<LiveConversation> {
+  async createConversation(options: { cwd?: string; executor?: string; workLocation?: WorkLocationEntry[]; model?: string; agent?: string; title?: string; projectId?: string; context?: Pick<Conversation, 'mcpServers' | 'instructions' | 'approvalPolicy'> }): Promise<LiveConversation> {
     const workLocation = options.workLocation ?? (options.cwd !== undefined ? [{ executor: options.executor ?? 'local', cwd: options.cwd }] : []);
     const first = workLocation[0];
     if (!first) throw new InvalidWorkLocationError('give cwd (with an optional executor) or a non-empty workLocation');
@@ -322,6 +374,7 @@ export class Runtime {
       rootSessionId: session.id,
       createdAt: now,
       updatedAt: now,
+      ...(options.projectId !== undefined ? { projectId: options.projectId } : {}),
       // MCP servers, instructions and approval policy given for this conversation only, kept with it.
       ...options.context,
     };
@@ -379,7 +432,7 @@ export class Runtime {
 
   /** One workspace per work location entry. @throws NotFoundError for an executor not configured (any more) */
   private workspacesOf(conversation: Conversation): [Workspace, ...Workspace[]] {
-    const [first, ...rest] = conversation.workLocation.map((entry) => new Workspace(this.executor(entry.executor), entry.cwd));
+    const [first, ...rest] = conversation.workLocation.map((entry) => new Workspace(withCommandEnvironment(this.executor(entry.executor), () => this.commandEnvironment?.(conversation), (executor) => this.commandPrefix?.(conversation, executor)), entry.cwd));
     if (!first) throw new Error(`conversation "${conversation.id}" has no work location`);
     return [first, ...rest];
   }

@@ -28,11 +28,18 @@ import { conversationContext } from './handlers/conversation-context.js';
 import { checkAttachments, createWorkspaceHandlers } from './handlers/workspace.js';
 import { createWorkspaceGitHandlers } from './handlers/workspace-git.js';
 import { createPlatformIdentityHandlers } from './handlers/platform-identity.js';
+import { createProjectHandlers } from './handlers/projects.js';
+import { listForCaller } from './handlers/project-conversations.js';
 
 /** Per-request helpers given to a handler. */
 export interface RequestContext {
   /** Runs a function right after the response to this request has been sent. */
   afterResponse(task: () => void): void;
+  /**
+   * Sends this request's result without replacing secret values by `***` (only
+   * `projects/secrets/list` to a caller allowed to read the values; docs/platform.md, "Secrets").
+   */
+  revealSecrets?(): void;
 }
 
 /** One handler per method. */
@@ -60,6 +67,19 @@ async function invalidParamsOnBadLocation<T>(method: string, field: string, work
   }
 }
 
+/**
+ * The params of `conversation/create` with the project's workspace as work location when it
+ * names a project and no location of its own.
+ * @throws RpcError notFound for an unknown project
+ */
+function projectWorkLocation(connection: RpcConnection, params: Omit<MethodParams<'conversation/create'>, 'clientMessageId'>): Omit<MethodParams<'conversation/create'>, 'clientMessageId'> {
+  if (params.projectId === undefined) return params;
+  const project = connection.platform?.projects.find(params.projectId);
+  if (!project) throw new RpcError(ErrorCodes.notFound, `conversation/create: params.projectId: project "${params.projectId}" does not exist`);
+  if (params.cwd !== undefined || params.workLocation !== undefined) return params;
+  return { ...params, cwd: project.workspace.directory, executor: project.workspace.executor };
+}
+
 /** Builds the handlers bound to one connection. */
 export function createMethodHandlers(connection: RpcConnection): MethodHandlers {
   const runtime = connection.runtime;
@@ -75,6 +95,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     ...createClientFileHandlers(connection),
     ...createClientCommandHandlers(connection),
     ...createPlatformIdentityHandlers(connection),
+    ...createProjectHandlers(connection),
     async initialize(params) {
       if (params.protocolVersion !== undefined && params.protocolVersion !== PROTOCOL_VERSION) {
         throw new RpcError(ErrorCodes.invalidParams, `initialize: params.protocolVersion: this server speaks protocol version ${PROTOCOL_VERSION}, the client asked for version ${params.protocolVersion}; use a client for version ${PROTOCOL_VERSION}`);
@@ -84,10 +105,13 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     },
 
     async 'conversation/create'(params) {
-      const { clientMessageId, ...options } = params;
+      const { clientMessageId, ...given } = params;
       return createOnce(runtime, clientMessageId, async () => {
+        const options = projectWorkLocation(connection, given);
         const context = conversationContext(options, Object.keys(runtime.mcp?.servers ?? {}));
         const conversation = await invalidParamsOnBadLocation('conversation/create', options.cwd !== undefined ? 'cwd' : 'workLocation', runtime.createConversation({ ...options, context }));
+        // Bound before the answer, so every later event of it is checked against its project.
+        if (options.projectId !== undefined) await connection.platform?.projects.bindConversation(conversation.id, options.projectId);
         return { conversation: conversation.state, session: conversation.rootSession.state };
       });
     },
@@ -108,7 +132,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
         }
       }
       try {
-        return await runtime.store.listConversations(params);
+        return await listForCaller(connection, await runtime.store.listConversations(params));
       } catch (error) {
         if (error instanceof InvalidSearchQueryError) throw new RpcError(ErrorCodes.invalidParams, `conversation/list: params.query: ${error.message}`);
         throw error;
@@ -195,9 +219,12 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
       return { executors: runtime.listExecutors() };
     },
 
-    async 'models/list'() {
+    async 'models/list'(params) {
       const defaultModel = runtime.models.defaultModel;
-      return { models: runtime.models.list(), ...(defaultModel ? { defaultModel } : {}) };
+      if (!runtime.modelDiscovery) return { models: runtime.models.list(), ...(defaultModel ? { defaultModel } : {}) };
+      // Providers are the server's, so the whole server is one scope.
+      const catalog = await runtime.modelDiscovery.catalog('server', params.refresh === true);
+      return { models: catalog.models, ...(defaultModel ? { defaultModel } : {}), ...(catalog.warnings.length > 0 ? { warnings: catalog.warnings } : {}), discoveredAt: catalog.discoveredAt };
     },
 
     async 'approval/respond'(params) {

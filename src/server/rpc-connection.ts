@@ -26,10 +26,9 @@ import {
   type StateConflictReason,
 } from '../protocol/index.js';
 import { NotFoundError, type Runtime } from '../runtime/runtime.js';
-import { LOCAL_OWNER, mayWrite, type Caller } from '../platform/caller.js';
+import { LOCAL_OWNER, type Caller } from '../platform/caller.js';
 import type { Platform } from '../platform/platform.js';
 import { PlatformConflictError, PlatformInputError, PlatformNotFoundError } from '../platform/platform-errors.js';
-import { isReadOnlyMethod } from '../platform/read-only-methods.js';
 import { UnknownModelError } from '../models/model-registry.js';
 import { MissingSecretError } from '../config/providers.js';
 import { StateConflictError } from '../runtime/state-conflict-error.js';
@@ -102,6 +101,8 @@ export class RpcConnection {
   private readonly heartbeat: NodeJS.Timeout;
   /** Run once when the connection ends (e.g. to stop its list feed). */
   private readonly disposers = new Set<() => void>();
+  /** What the connection holds open per conversation besides subscriptions (terminals): closed when its access goes. */
+  private readonly conversationHolds = new Map<() => void, string>();
 
   /**
    * @param socket the accepted WebSocket
@@ -112,8 +113,9 @@ export class RpcConnection {
    * @param logger where send failures and internal errors are logged
    * @param authentication whether the upgrade authenticated it, and how to check a token given in `initialize`
    * @param limits send buffer, heartbeat, request and authentication limits
-   * @param caller who this connection acts as (SPEC §9; set at the upgrade, see `HttpServerOptions.onConnection`)
-   * @param platform the platform's identity services when platform mode is on
+   * @param caller who this connection acts as (SPEC §9, docs/platform.md "Members and access"; set
+   *   at the upgrade, see `HttpServerOptions.onConnection`): every request and notification is checked against it
+   * @param platform the platform (projects, access rules, secrets; identity when platform mode is on)
    */
   constructor(
     private readonly socket: WebSocket,
@@ -278,16 +280,54 @@ export class RpcConnection {
     // Nothing reaches a connection that has not proven it holds the token (e.g. `config/updated`).
     if (!this.gate.authenticated) return;
     if (event.method === 'item/delta' && !this.capabilities.deltas) return;
-    // A conversation in the params goes out redacted (see `redactOutgoing`).
-    this.queue.sendNotification(redactOutgoingNotification(event));
+    // The one access check of every notification: what the caller may not see never leaves.
+    if (this.platform && !this.platform.access.admitsNotification(this.caller, event)) return;
+    // A conversation in the params goes out redacted (see `redactOutgoing`), secret values as `***`.
+    const outgoing = redactOutgoingNotification(event);
+    this.queue.sendNotification(this.platform ? this.platform.redactor.redactShared(outgoing) : outgoing);
     if (event.method === 'approval/requested' && this.capabilities.approvals) this.serverRequests.askForApproval(event.params.conversationId, event.params.approval);
     if (event.method === 'input/requested' && this.capabilities.userInput) this.serverRequests.askForInput(event.params.conversationId, event.params.request);
     if (event.method === 'approval/resolved') this.serverRequests.drop(event.params.conversationId, event.params.approvalId);
     if (event.method === 'input/resolved') this.serverRequests.drop(event.params.conversationId, event.params.requestId);
   }
 
+  /**
+   * Keeps something this connection holds for a conversation (a terminal) only while the
+   * caller may reach that conversation: `close` runs when {@link recheckAccess} finds the
+   * access gone. Returns the function that forgets it.
+   */
+  holdForConversation(conversationId: string, close: () => void): () => void {
+    this.conversationHolds.set(close, conversationId);
+    return () => this.conversationHolds.delete(close);
+  }
+
+  /**
+   * Ends at once every subscription and hold (terminals, pending questions) of a conversation
+   * the caller may no longer reach (a member removed, a project deleted). Notifications are
+   * filtered anyway; this releases what would otherwise stay open for nothing.
+   */
+  recheckAccess(): void {
+    const access = this.platform?.access;
+    if (!access || this.closed) return;
+    for (const conversationId of [...this.subscriptions.keys()]) if (!access.mayReadConversation(this.caller, conversationId)) this.endSubscription(conversationId);
+    for (const [close, conversationId] of [...this.conversationHolds]) {
+      if (access.mayReadConversation(this.caller, conversationId)) continue;
+      this.conversationHolds.delete(close);
+      try {
+        close();
+      } catch {
+        // Already ended on its own.
+      }
+    }
+  }
+
+  private redactSecrets<T>(payload: T): T {
+    return this.platform ? this.platform.redactor.redact(payload) : payload;
+  }
+
+  /** Sends a response or server-to-client request, secret values replaced by `***`. */
   private send(message: Record<string, unknown>): void {
-    this.queue.send(message);
+    this.queue.send(this.redactSecrets(message));
   }
 
   private async handle(text: string): Promise<void> {
@@ -335,8 +375,9 @@ export class RpcConnection {
     const { id, method, params } = message.data;
     const afterResponse: (() => void)[] = [];
     let result: unknown;
+    let reveal = false;
     try {
-      result = await this.dispatch(method, params, { afterResponse: (task) => afterResponse.push(task) });
+      result = await this.dispatch(method, params, { afterResponse: (task) => afterResponse.push(task), revealSecrets: () => (reveal = true) });
     } catch (error) {
       if (id === undefined) return;
       const rpcError = this.toRpcError(method, error);
@@ -344,7 +385,11 @@ export class RpcConnection {
       return;
     }
     // A conversation in a result goes out redacted, as in notifications.
-    if (id !== undefined) this.send({ jsonrpc: '2.0', id, result: redactOutgoing(result) });
+    if (id !== undefined) {
+      const response = { jsonrpc: '2.0', id, result: redactOutgoing(result) };
+      if (reveal) this.queue.send(response);
+      else this.send(response);
+    }
     for (const task of afterResponse) task();
   }
 
@@ -354,8 +399,11 @@ export class RpcConnection {
       throw new RpcError(ErrorCodes.notInitialized, `${method}: send "initialize" first`);
     }
     // A read-only API token reaches only methods that change nothing (SPEC §9, scoped tokens).
-    if (!mayWrite(this.caller) && !isReadOnlyMethod(method)) throw new RpcError(ErrorCodes.forbidden, `${method}: this API token is read-only; the method changes state`);
+    this.platform?.access.checkReadOnly(this.caller, method);
     const parsed = parseParams(method, methods[method].params as z.ZodType<MethodParams<typeof method>>, params);
+    // The one access check of every request, before its handler runs (docs/platform.md): roles,
+    // project membership, project-scoped and read-only API tokens.
+    this.platform?.access.checkRequest(this.caller, method, parsed);
     return this.invoke(method, parsed, request);
   }
 

@@ -24,6 +24,7 @@ import type { ConnectionLimits } from './rpc-connection.js';
 import type { RuntimeServices, SignInLink } from './runtime-services.js';
 import { WEB_PATH } from './web/static-files.js';
 import type { Platform } from '../platform/platform.js';
+import type { Caller } from '../platform/caller.js';
 
 export type { SignInLink };
 
@@ -65,6 +66,18 @@ export interface RuntimeServerOptions {
   platform?: boolean;
   /** Platform mode: how often connections are checked for expired sessions, ms (default 60000; tests). */
   platformAccessSweepMs?: number;
+  /**
+   * Tests only: the caller an authenticated WebSocket upgrade acts as, instead of the one the
+   * upgrade's token or cookie stands for (undefined: that one). Lets protocol tests of projects
+   * speak as several users without signing each in.
+   */
+  resolveCaller?: (request: IncomingMessage) => Caller | undefined;
+  /**
+   * Lists the models each provider offers (`GET <baseURL>/models`) in `models/list`, merged with
+   * the configured ones and cached (docs/platform.md, "Settings and the model catalog").
+   * Default off: without it `models/list` shows the configured models only and asks no provider.
+   */
+  discoverModels?: boolean;
 }
 
 /** A running server. */
@@ -73,8 +86,11 @@ export interface RunningServer {
   token: string;
   port: number;
   runtime: Runtime;
-  /** The platform's identity services, when platform mode is on. */
-  platform?: Platform;
+  /**
+   * The platform (`<data-dir>/platform.db`): projects, members, secrets and per-user state
+   * always; users, sessions and tokens used when platform mode is on.
+   */
+  platform: Platform;
   /** Address of the web UI (`<url>/web/v1/`, with a loopback address when listening on every interface). */
   webUrl: string;
   /** Makes a new one-time sign-in link of the web UI (single use, valid 5 minutes). */
@@ -206,5 +222,5 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     }, Math.min(1000, Math.max(50, idleLimit / 4)));
     idleTimer.unref();
   }
-  return { url, token, port, runtime, ...(services.platform ? { platform: services.platform } : {}), webUrl: `${webBase}${WEB_PATH}`, signInLink: () => services.signInLink(), stopped, stop };
+  return { url, token, port, runtime, platform: services.platform, webUrl: `${webBase}${WEB_PATH}`, signInLink: () => services.signInLink(), stopped, stop };
 }

@@ -33,11 +33,12 @@ import { DEFAULT_MAX_UPLOAD_BYTES, handleUpload, UPLOAD_PATH, type UploadOptions
 import { AttachmentStore } from '../runtime/attachments.js';
 import { handleWebRequest, hasWebSession, SIGN_IN_PATH, type WebRouteOptions } from './web/web-routes.js';
 import { sessionCookieName, WEB_SESSIONS_FILE, WebSessions } from './web/web-sessions.js';
-import { accessEndedFor, Platform } from '../platform/platform.js';
-import { openPlatformStorage } from '../platform/platform-storage.js';
+import { Platform } from '../platform/platform.js';
+import { redactingLogger } from '../platform/secrets/redacting-outputs.js';
 import { OidcSignIn } from '../platform/sign-in/oidc.js';
 import type { Caller } from '../platform/caller.js';
-import { platformCookieNames, sessionSecrets, type PlatformRouteOptions } from './web/platform-routes.js';
+import { platformCookieNames, type PlatformRouteOptions } from './web/platform-routes.js';
+import { connectProjectsToRuntime, platformCallers, watchPlatformAccess } from './platform-services.js';
 
 /**
  * The storage `storage.yaml` selects, with its `env:NAME` connection string read now.
@@ -52,9 +53,6 @@ function storageSelection(configuration: Configuration, configDir: string): Stor
   }
 }
 
-/** How often platform-mode connections are checked for expired sessions, ms. */
-const PLATFORM_ACCESS_SWEEP_MS = 60_000;
-
 /** The options of `startRuntimeServer` this module uses (see `RuntimeServerOptions` there). */
 export interface RuntimeServiceOptions {
   connectionLimits?: Partial<ConnectionLimits>;
@@ -66,6 +64,8 @@ export interface RuntimeServiceOptions {
   webRoot?: string;
   platform?: boolean;
   platformAccessSweepMs?: number;
+  resolveCaller?: (request: IncomingMessage) => Caller | undefined;
+  discoverModels?: boolean;
 }
 
 /** Where the server listens, known before the services open. */
@@ -87,8 +87,8 @@ export interface SignInLink {
 /** The opened services, as the HTTP server and `startRuntimeServer` use them. */
 export interface RuntimeServices {
   runtime: Runtime;
-  /** The platform's identity services, when platform mode is on. */
-  platform?: Platform;
+  /** The platform: projects, members, secrets and settings; users, sessions and tokens in platform mode. */
+  platform: Platform;
   /** The caller an API token (not the server token) stands for, when platform mode is on. */
   apiTokenCaller?: (token: string) => Promise<Caller | undefined>;
   /** The caller a platform session cookie of an upgrade request stands for, when platform mode is on. */
@@ -118,14 +118,15 @@ export interface RuntimeServices {
  * @throws ConfigurationError when the configuration directory is invalid (names file, line and key path of every problem)
  * @throws Error when the index database cannot be opened or rebuilt (storage closed again)
  */
-export async function openRuntimeServices(options: RuntimeServiceOptions, paths: OpenVaalaPaths, logger: Logger, token: string, allowedOrigins: string[], address: ListeningAddress, onStorageLost: (reason: string) => void): Promise<RuntimeServices> {
+export async function openRuntimeServices(options: RuntimeServiceOptions, paths: OpenVaalaPaths, serverLogger: Logger, token: string, allowedOrigins: string[], address: ListeningAddress, onStorageLost: (reason: string) => void): Promise<RuntimeServices> {
+  let logger = serverLogger;
   setToolFailureLogger(logger);
   let storage: ServerStorage | undefined;
   let store: ConversationStore | undefined;
   let platform: Platform | undefined;
   // Closes what was opened, in reverse order: the platform, the dao, then the storage (its shared database last).
   const closeStorage = async (): Promise<void> => {
-    await platform?.storage.close();
+    await platform?.close();
     await store?.close();
     await storage?.close();
   };
@@ -134,6 +135,13 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
     tightenPermissions(paths, logger);
     // The whole configuration directory is validated before anything starts (SPEC §8).
     const configuration = await loadConfiguration(paths.configDir);
+    // The platform (projects, secrets; users in platform mode) opens before the storage, so
+    // secret values are redacted from every log line and stored entry written from here on.
+    const platformSettings = configuration.server.platform;
+    const opened = await Platform.open(paths.dataDir, platformSettings, options.platform ?? platformSettings.enabled);
+    platform = opened;
+    logger = redactingLogger(logger, opened.redactor);
+    setToolFailureLogger(logger);
     // New conversations are staged in memory until their first input (SPEC §4), so an empty
     // conversation leaves nothing on disk; the dao decides when to stage and to commit.
     const selection = storageSelection(configuration, paths.configDir);
@@ -141,6 +149,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       dataDir: paths.dataDir,
       selection,
       logger,
+      redactor: opened.redactor,
       ...(options.wrapLogStorage ? { wrapLogStorage: options.wrapLogStorage } : {}),
       // Another server may now take the schema over: this one must stop serving it.
       onActiveLockLost: () => onStorageLost('lost the active-server lock of the PostgreSQL schema'),
@@ -191,6 +200,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       ...(options.prices ? { prices: options.prices } : {}),
     });
     applyConfiguration(runtime, configuration, targets, configuration, await loadPluginSet(paths.configDir, configuration.plugins));
+    connectProjectsToRuntime(opened, runtime, processRecords, options.discoverModels === true);
     const connections = new Set<RpcConnection>();
     const config = new ConfigService(targets, configuration, runtime, logger, (status) => {
       for (const connection of connections) connection.notify({ method: 'config/updated', params: status });
@@ -204,49 +214,20 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       return { url: `${address.webBase}${SIGN_IN_PATH}#token=${code}`, expiresAt };
     };
     const web: WebRouteOptions = { webRoot: options.webRoot ?? path.join(PACKAGE_ROOT, 'dist', 'www'), sessions, token, allowedOrigins, cookieName: sessionCookieName(address.port), signInLink };
-    const platformSettings = configuration.server.platform;
-    if (options.platform ?? platformSettings.enabled) platform = new Platform(openPlatformStorage(paths.dataDir), platformSettings);
-    const platformRoutes: PlatformRouteOptions | undefined = platform ? { platform, oidc: new OidcSignIn(platformSettings.oidc), allowedOrigins, cookies: platformCookieNames(address.port), logger } : undefined;
+    const platformRoutes: PlatformRouteOptions | undefined = opened.signInEnabled ? { platform: opened, oidc: new OidcSignIn(platformSettings.oidc), allowedOrigins, cookies: platformCookieNames(address.port), logger } : undefined;
     if (platformRoutes) web.platform = platformRoutes;
-    if (platform && !platform.settings.publicUrl) platform.linkBase = address.webBase;
-    // Connections of callers who lost access (revoked session or token, removed user) end at once.
-    platform?.onAccessEnded((ended) => {
-      for (const connection of connections) if (accessEndedFor(connection.caller, ended)) connection.close(1008, ended.reason);
-    });
-    // Sessions also end by expiring: connections are checked every minute and those whose
-    // session expired (or whose access changed by any other way) are closed.
-    const sweepExpiredAccess = async (current: Platform) => {
-      for (const connection of connections) {
-        if (connection.caller.kind !== 'local-owner' && !(await current.stillValid(connection.caller).catch(() => true))) connection.close(1008, 'the session expired or the access changed; sign in again');
-      }
-    };
-    const accessSweep = platform
-      ? setInterval((current: Platform) => {
-          sweepExpiredAccess(current).catch((error: unknown) => logger.warn({ error: (error as Error).message }, 'checking platform sessions failed'));
-        }, options.platformAccessSweepMs ?? PLATFORM_ACCESS_SWEEP_MS, platform)
-      : undefined;
-    accessSweep?.unref();
+    if (!opened.settings.publicUrl) opened.linkBase = address.webBase;
+    const stopWatchingAccess = watchPlatformAccess(opened, runtime, connections, logger, options.platformAccessSweepMs);
     const hasSession = (request: IncomingMessage) => hasWebSession(request, web);
     const uploads: UploadOptions = { token, allowedOrigins, runtime, attachments: runtime.attachments, logger, hasSession, maxBytes: () => options.maxUploadBytes ?? config.current.server.limits.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES };
     return {
       runtime,
       health: () => ({ pid: process.pid, version: VERSION, connections: connections.size, sendBufferBytes: [...connections].reduce((total, connection) => total + connection.bufferedBytes, 0), sendBuffers: [...connections].map((connection) => connection.sendBuffer), pendingServerRequests: [...connections].reduce((total, connection) => total + connection.pendingServerRequests, 0) }),
-      ...(platform && platformRoutes
-        ? {
-            platform,
-            apiTokenCaller: (given: string) => (platform as Platform).callerOfToken(given),
-            sessionCaller: async (request: IncomingMessage) => {
-              for (const secret of sessionSecrets(request, platformRoutes)) {
-                const caller = await (platform as Platform).callerOfSession(secret);
-                if (caller) return caller;
-              }
-              return undefined;
-            },
-          }
-        : {}),
-      onConnection: (socket, transport, _request, authenticated, caller) => {
+      platform: opened,
+      ...(platformRoutes ? platformCallers(opened, platformRoutes) : {}),
+      onConnection: (socket, transport, request, authenticated, caller) => {
         const authentication = { authenticated, check: (given: string) => sameSecret(given, token) };
-        const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger, authentication, connectionLimits, caller, platform);
+        const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger, authentication, connectionLimits, options.resolveCaller?.(request) ?? caller, opened);
         connections.add(connection);
         socket.on('close', () => connections.delete(connection));
       },
@@ -255,7 +236,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       hasSession,
       signInLink,
       shutdown: async () => {
-        if (accessSweep) clearInterval(accessSweep);
+        stopWatchingAccess();
         config.close();
         await runtime.shutdown();
       },

@@ -19,6 +19,8 @@ import { PostgresRecordStorage } from '../storage/postgres/postgres-record-stora
 import { SqliteRecordStorage } from '../storage/sqlite/sqlite-record-storage.js';
 import { StagedLogStorage } from '../storage/staged/staged-log-storage.js';
 import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js';
+import { redactingWrites } from '../platform/secrets/redacting-outputs.js';
+import type { SecretRedactor } from '../platform/secrets/secret-redactor.js';
 import { closeIndexDatabase, openIndexDatabase, rebuildIndex } from './index-database.js';
 
 /** The opened storage of a server. */
@@ -43,6 +45,16 @@ export interface OpenServerStorageOptions {
   wrapLogStorage?: (storage: LogStorage) => LogStorage;
   /** PostgreSQL: called when the active-server lock is lost after start (the server should stop). */
   onActiveLockLost?: (error: Error) => void;
+  /**
+   * Hides secret values (docs/platform.md, "Secrets"): the logs, the index and the search index
+   * (titles, previews, message text) are written with every project secret replaced by `***`.
+   */
+  redactor?: SecretRedactor;
+}
+
+/** `storage` with its writes redacted by `redactor` when there is one. */
+function redacted<T extends object>(storage: T, writes: readonly (keyof T & string)[], redactor: SecretRedactor | undefined): T {
+  return redactor ? redactingWrites(storage, writes, redactor) : storage;
 }
 
 /**
@@ -77,13 +89,14 @@ export async function openServerStorage(options: OpenServerStorageOptions): Prom
       throw error;
     }
     const real = new PostgresLogStorage(database, { onProblem });
-    const logs = new StagedLogStorage(options.wrapLogStorage ? options.wrapLogStorage(real) : real);
-    const index = new StagedRecordStorage(new PostgresRecordStorage(database));
+    const logs = new StagedLogStorage(redacted(options.wrapLogStorage ? options.wrapLogStorage(real) : real, ['append', 'replaceStream'], options.redactor));
+    const index = new StagedRecordStorage(redacted(new PostgresRecordStorage(database), ['set', 'mset'], options.redactor));
     const search = new PostgresConversationSearchIndex(database);
+    const searchWrites = redacted(search, ['setConversations', 'addMessages'], options.redactor);
     return {
       logs,
       index,
-      search,
+      search: searchWrites,
       searchNeedsReindex: () => false,
       postgres: database,
       close: async () => {
@@ -96,19 +109,19 @@ export async function openServerStorage(options: OpenServerStorageOptions): Prom
     };
   }
   const files = new FileLogStorage(dataDir, { onProblem });
-  const logs = new StagedLogStorage(options.wrapLogStorage ? options.wrapLogStorage(files) : files);
+  const logs = new StagedLogStorage(redacted(options.wrapLogStorage ? options.wrapLogStorage(files) : files, ['append', 'replaceStream'], options.redactor));
   const opened = openIndexDatabase(dataDir);
   const database = opened.database;
   try {
     // A missing or damaged index is rebuilt from the logs before any client sees the listing.
     const rebuilt = opened.rebuild !== undefined && (await files.listPaths(CONVERSATIONS_PATH)).length > 0;
     if (rebuilt && opened.rebuild) await rebuildIndex(dataDir, files, database, opened.rebuild, logger);
-    const index = new StagedRecordStorage(new SqliteRecordStorage(database));
+    const index = new StagedRecordStorage(redacted(new SqliteRecordStorage(database), ['set', 'mset'], options.redactor));
     const search = new SqliteConversationSearchIndex(database);
     return {
       logs,
       index,
-      search,
+      search: redacted(search, ['setConversations', 'addMessages'], options.redactor),
       searchNeedsReindex: () => !rebuilt && search.createdTables,
       close: async () => {
         await search.close();

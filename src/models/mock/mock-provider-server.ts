@@ -86,9 +86,15 @@ export class MockProviderServer {
   private readonly gates = new Map<string, Gate>();
 
   /** @param script - A validated script (see `parseMockScript` / `loadMockScript`). */
+  /** Model ids `GET /v1/models` lists. */
+  private readonly listedModels: string[];
+  /** Number of `GET /v1/models` requests answered (model discovery). */
+  modelListRequests = 0;
+
   constructor(script: MockScript) {
     this.entries = expandMockScript(script);
     this.defaultDelayMs = script.delayMs ?? 0;
+    this.listedModels = script.models ?? [MOCK_MODEL_ID];
   }
 
   /**
@@ -249,9 +255,10 @@ export class MockProviderServer {
     const path = url.pathname.replace(/\/+$/, '');
     const method = request.method ?? 'GET';
     if (method === 'GET' && path === `${BASE_PATH}/models`) {
+      this.modelListRequests++;
       this.sendJson(response, 200, {
         object: 'list',
-        data: [{ id: MOCK_MODEL_ID, object: 'model', created: 0, owned_by: 'openvaala' }],
+        data: this.listedModels.map((id) => ({ id, object: 'model', created: 0, owned_by: 'openvaala' })),
       });
       return;
     }

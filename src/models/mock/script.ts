@@ -146,6 +146,8 @@ export const mockScriptSchema = z
   .object({
     responses: z.array(mockResponseEntrySchema),
     delayMs: z.number().int().nonnegative().optional(),
+    /** Model ids `GET /v1/models` lists (default: `mock-model` only). */
+    models: z.array(z.string().min(1)).optional(),
   })
   .strict();
 

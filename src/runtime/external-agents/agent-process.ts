@@ -4,6 +4,7 @@
  * kept to explain a crash.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ProcessTracker } from '../../executors/process-tracker.js';
 
 /** How long a process may take to exit after SIGTERM before it is killed, ms. */
 const TERMINATE_GRACE_MS = 2_000;
@@ -18,6 +19,11 @@ export interface AgentProcessOptions {
   env?: Record<string, string>;
   /** Working directory (the conversation's). */
   cwd: string;
+  /**
+   * Records the process group while it runs (`processes/<pid>.json`) and tags its environment,
+   * so a server that restarts after a crash finds and stops an agent left running.
+   */
+  tracker?: ProcessTracker;
 }
 
 /** A running external agent process. */
@@ -33,7 +39,13 @@ export class AgentProcess {
     const [program, ...args] = options.argv;
     if (program === undefined) throw new Error('an agent process needs a command');
     // detached: stopping it stops the agent's own children (shell commands) with it.
-    this.child = spawn(program, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    this.child = spawn(program, args, { cwd: options.cwd, env: { ...process.env, ...options.tracker?.environment, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const pid = this.child.pid;
+    if (pid !== undefined && options.tracker) {
+      const tracker = options.tracker;
+      tracker.started(pid);
+      this.child.once('exit', () => tracker.ended(pid));
+    }
     this.child.stderr.setEncoding('utf8');
     this.child.stderr.on('data', (chunk: string) => {
       this.stderr = (this.stderr + chunk).slice(-STDERR_TAIL_CHARS);

@@ -6,6 +6,7 @@
  * by the next; one idle for the agent's `idleTimeoutMs` is stopped; all are stopped when the
  * conversation closes (deleted, server stopping).
  */
+import type { ProcessTracker } from '../../executors/process-tracker.js';
 import { isExternalAgent, type AgentDefinition } from '../../config/agents.js';
 import type { Logger } from '../../logger.js';
 import { ZERO_USAGE, type AgentOutcome } from '../agent.js';
@@ -50,10 +51,17 @@ export class ExternalAgentPool {
   /**
    * @param cwd the conversation's working directory (read when a process starts)
    * @param logger the server log
+   * @param processes how agent processes are recorded and what environment they get besides their definition's
    */
   constructor(
     private readonly cwd: () => string,
     private readonly logger?: Pick<Logger, 'warn'>,
+    private readonly processes: {
+      /** Records each agent process group, so a restarted server can stop one a crash left running. */
+      tracker?: ProcessTracker;
+      /** Variables added to each agent's environment before its definition's own `env` (e.g. a project's `CODEX_HOME`). */
+      environment?: () => Record<string, string> | undefined;
+    } = {},
   ) {}
 
   /** Number of agent processes running (for tests and status). */
@@ -117,7 +125,8 @@ export class ExternalAgentPool {
     if (current && current.key === key && !current.process.hasExited) return current;
     if (current) await this.stop(sessionId);
     const cwd = this.cwd();
-    const process = new AgentProcess({ argv: agentArgv(definition), cwd, ...(definition.env ? { env: definition.env } : {}) });
+    const env = { ...this.processes.environment?.(), ...definition.env };
+    const process = new AgentProcess({ argv: agentArgv(definition), cwd, env, ...(this.processes.tracker ? { tracker: this.processes.tracker } : {}) });
     const resumeId = this.resumeIds.get(sessionId);
     const connection = OPENERS[definition.kind]({ process, agentName, definition, cwd, ...(resumeId !== undefined ? { resumeId } : {}), ...(this.logger ? { logger: this.logger } : {}) });
     // Awaited by runTurn; a failure there is the turn's.

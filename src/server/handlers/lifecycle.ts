@@ -20,6 +20,9 @@ export function createLifecycleHandlers(connection: RpcConnection): LifecycleHan
   return {
     async 'conversation/delete'(params) {
       await deleteConversation(runtime, params.conversationId);
+      // What the platform keeps of it goes with it (read markers, project binding).
+      await connection.platform?.userState.forgetConversation(params.conversationId);
+      await connection.platform?.projects.unbindConversation(params.conversationId);
       return { conversationId: params.conversationId };
     },
 
@@ -33,6 +36,9 @@ export function createLifecycleHandlers(connection: RpcConnection): LifecycleHan
 
     async 'conversation/fork'(params) {
       const fork = await forkConversation(runtime, params);
+      // A fork stays in its source's project (and so with the same members).
+      const projectId = connection.platform?.projects.projectOf(params.conversationId);
+      if (projectId !== undefined) await connection.platform?.projects.bindConversation(fork.id, projectId);
       return { conversation: fork.state, session: fork.rootSession.state };
     },
 
@@ -42,7 +48,7 @@ export function createLifecycleHandlers(connection: RpcConnection): LifecycleHan
 
     async 'conversations/subscribe'() {
       if (stopFeed) return {};
-      // Every conversation for now; a per-user filter is the predicate passed here.
+      // Every change goes to the connection, whose notification path filters it by the caller's access.
       const unsubscribe = runtime.conversationFeed.subscribe((event) => connection.notify(event), () => true);
       const cancel = connection.onDispose(() => unsubscribe());
       stopFeed = () => {

@@ -15,7 +15,7 @@ type Handlers = { [M in Methods]: (params: MethodParams<M>) => Promise<MethodRes
 
 /** The platform, or `conflict` `platform_off` naming the method. */
 function platformOf(connection: RpcConnection, method: string): Platform {
-  if (!connection.platform) throw RpcError.conflict(`${method}: platform mode is off; start the server with \`openvaala serve --platform\` or set platform.enabled in server.yaml`, 'platform_off');
+  if (!connection.platform?.signInEnabled) throw RpcError.conflict(`${method}: platform mode is off; start the server with \`openvaala serve --platform\` or set platform.enabled in server.yaml`, 'platform_off');
   return connection.platform;
 }
 
@@ -69,7 +69,7 @@ export function createPlatformIdentityHandlers(connection: RpcConnection): Handl
     },
     async 'account/get'() {
       const caller = connection.caller;
-      if (!connection.platform || caller.kind === 'local-owner') return { platform: connection.platform !== undefined, caller: 'local-owner' };
+      if (!connection.platform?.signInEnabled || caller.kind === 'local-owner') return { platform: connection.platform?.signInEnabled === true, caller: 'local-owner' };
       const user = await connection.platform.users.get(caller.userId);
       return { platform: true, caller: caller.kind, ...(user ? { user: summarizeUser(user) } : {}), ...(caller.kind === 'api-token' ? { scope: caller.scope } : {}) };
     },

@@ -154,6 +154,8 @@ export function createWorkspaceHandlers(connection: RpcConnection): WorkspaceHan
       }
       try {
         const terminalId = terminals.create({ executor: workspace.executor, cwd, workspaceRoot: path.posix.resolve(workspace.root), columns: params.cols, rows: params.rows, ...(params.command !== undefined ? { command: params.command } : {}) });
+        // A member removed from the conversation's project loses the terminal at once.
+        connection.holdForConversation(params.conversationId, () => terminals.close(terminalId));
         return { terminalId };
       } catch (error) {
         return terminalFailure('terminal/create', error);

@@ -8,6 +8,7 @@ import { useContext } from 'preact/hooks';
 import type { AgentInfo } from '../../protocol/agents.js';
 import type { ModelInfo } from '../../protocol/methods.js';
 import { ProtocolClient, type ConnectionStatus } from '../client/protocol-client.js';
+import { ProjectState } from './project-state.js';
 import { notifyIfHidden } from '../client/browser-notifications.js';
 import { ConversationListState } from './conversation-list-state.js';
 import { ConversationState } from './conversation-state.js';
@@ -24,6 +25,8 @@ export interface Catalog {
 /** The page's state (one per tab). */
 export class AppState {
   readonly list: ConversationListState;
+  /** The caller's projects and the one picked in the switcher. */
+  readonly projects: ProjectState;
   readonly conversations = new Map<string, ConversationState>();
   catalog: Catalog = { models: [], defaultModel: undefined, agents: [], defaultAgent: undefined, executors: [] };
   status: ConnectionStatus = 'connecting';
@@ -33,6 +36,7 @@ export class AppState {
 
   constructor(readonly client: ProtocolClient) {
     this.list = new ConversationListState(client);
+    this.projects = new ProjectState(client);
     client.onStatus((status) => {
       this.status = status;
       this.changed();
@@ -89,7 +93,7 @@ export class AppState {
   }
 
   private async afterConnect(): Promise<void> {
-    await Promise.all([this.list.start(), this.loadCatalog(), ...[...this.conversations.values()].map((state) => state.subscribe())]);
+    await Promise.all([this.list.start(), this.loadCatalog(), this.projects.load(), ...[...this.conversations.values()].map((state) => state.subscribe())]);
   }
 
   private changed(): void {

@@ -1,17 +1,30 @@
 /**
  * The page's location as a hash route: `#/` (list), `#/new`, `#/c/<conversationId>`,
- * `#/settings`. A hash keeps every route on the one `index.html` the server serves.
+ * `#/settings`, `#/projects`, `#/me` (the settings page, which holds the user's own settings), `#/p/<projectId>/members`,
+ * `#/p/<projectId>/secrets`. A hash keeps every route on the one `index.html` the server serves.
  */
 import { useEffect, useState } from 'preact/hooks';
 
 /** Where the page is. */
-export type Route = { view: 'home' } | { view: 'new' } | { view: 'settings' } | { view: 'conversation'; conversationId: string };
+export type Route =
+  | { view: 'home' }
+  | { view: 'new' }
+  | { view: 'settings' }
+  | { view: 'conversation'; conversationId: string }
+  | { view: 'projects' }
+  | { view: 'me' }
+  | { view: 'project-members'; projectId: string }
+  | { view: 'project-secrets'; projectId: string };
 
 /** Reads a route from a location hash. */
 export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#/, '');
   const conversation = /^\/c\/(conv_[0-9A-Za-z]+)$/.exec(path);
   if (conversation) return { view: 'conversation', conversationId: conversation[1] as string };
+  const project = /^\/p\/(proj_[0-9A-Za-z]+)\/(members|secrets)$/.exec(path);
+  if (project) return project[2] === 'members' ? { view: 'project-members', projectId: project[1] as string } : { view: 'project-secrets', projectId: project[1] as string };
+  if (path === '/projects') return { view: 'projects' };
+  if (path === '/me') return { view: 'me' };
   if (path === '/new') return { view: 'new' };
   if (path === '/settings') return { view: 'settings' };
   return { view: 'home' };
@@ -26,6 +39,14 @@ export function routeHash(route: Route): string {
       return '#/new';
     case 'settings':
       return '#/settings';
+    case 'projects':
+      return '#/projects';
+    case 'me':
+      return '#/me';
+    case 'project-members':
+      return `#/p/${route.projectId}/members`;
+    case 'project-secrets':
+      return `#/p/${route.projectId}/secrets`;
     default:
       return '#/';
   }

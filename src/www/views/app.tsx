@@ -1,5 +1,6 @@
 /**
- * The page: a header (connection state, new conversation, settings, theme), the conversation
+ * The page: a header (connection state, project switcher, new conversation, projects, the
+ * user's settings, server settings, theme), the conversation
  * list, and the routed main view. On a phone-sized screen the list is a panel opened from the
  * header, closed when a conversation is picked.
  */
@@ -12,6 +13,10 @@ import { ConversationView } from './conversation-view.js';
 import { NewConversation } from './new-conversation.js';
 import { Settings } from './settings.js';
 import { setTheme } from './theme.js';
+import { ProjectMembers } from './project-members.js';
+import { ProjectSecrets } from './project-secrets.js';
+import { ProjectSwitcher } from './project-switcher.js';
+import { ProjectsPage } from './projects-page.js';
 
 const STATUS_TEXT = { connecting: 'Connecting…', open: 'Connected', reconnecting: 'Reconnecting…', unauthorized: 'Not signed in', closed: 'Disconnected' } as const;
 
@@ -47,8 +52,12 @@ export function App() {
           </span>
         ) : null}
         <span class="spacer" />
+        <ProjectSwitcher />
         <button type="button" onClick={() => navigate({ view: 'new' })}>
           New
+        </button>
+        <button type="button" class="secondary" onClick={() => navigate({ view: 'projects' })}>
+          Projects
         </button>
         <button type="button" class="secondary" onClick={() => navigate({ view: 'settings' })}>
           Settings
@@ -70,8 +79,14 @@ export function App() {
           <ConversationView key={route.conversationId} conversationId={route.conversationId} />
         ) : route.view === 'new' ? (
           <NewConversation />
-        ) : route.view === 'settings' ? (
+        ) : route.view === 'settings' || route.view === 'me' ? (
           <Settings />
+        ) : route.view === 'projects' ? (
+          <ProjectsPage />
+        ) : route.view === 'project-members' ? (
+          <ProjectMembers key={route.projectId} projectId={route.projectId} />
+        ) : route.view === 'project-secrets' ? (
+          <ProjectSecrets key={route.projectId} projectId={route.projectId} />
         ) : (
           <main class="home" id="main" aria-label="Start">
             <h2>Conversations</h2>

@@ -13,6 +13,10 @@ export function ConversationList({ current }: { current: string | undefined }) {
   const app = useApp();
   const list = app.list;
   useStore(list);
+  useStore(app.projects);
+  const project = app.projects.current;
+  // The switcher narrows the list to the picked project's conversations.
+  const shown = project === undefined ? list.conversations : list.conversations.filter((summary) => summary.projectId === project);
   const [query, setQuery] = useState(list.filters.query ?? '');
   const [cwd, setCwd] = useState(list.filters.cwd ?? '');
   const [archived, setArchived] = useState(list.filters.archived ?? false);
@@ -44,11 +48,12 @@ export function ConversationList({ current }: { current: string | undefined }) {
         </p>
       ) : null}
       <ul class="conversations" aria-busy={list.loading}>
-        {list.conversations.map((summary) => (
+        {shown.map((summary) => (
           <li key={summary.id} class={summary.id === current ? 'current' : ''} data-conversation-id={summary.id}>
             <a href={`#/c/${summary.id}`} aria-current={summary.id === current ? 'page' : undefined} onClick={(event) => (event.preventDefault(), navigate({ view: 'conversation', conversationId: summary.id }))}>
               <span class="conversation-name">
                 {summary.running ? <span class="running-dot" role="img" aria-label="running" /> : null}
+                {summary.unread ? <span class="unread-dot" role="img" aria-label="unread" /> : null}
                 {summary.title}
               </span>
               <span class="muted conversation-meta">
@@ -59,7 +64,7 @@ export function ConversationList({ current }: { current: string | undefined }) {
           </li>
         ))}
       </ul>
-      {list.conversations.length === 0 && !list.loading ? <p class="muted empty-list">No conversations{list.filters.query ? ' match' : ' yet'}.</p> : null}
+      {shown.length === 0 && !list.loading ? <p class="muted empty-list">No conversations{list.filters.query ? ' match' : ' yet'}.</p> : null}
       {list.nextCursor ? (
         <button type="button" class="secondary load-more" onClick={() => void list.loadMore()} disabled={list.loading}>
           Load more

@@ -1,7 +1,8 @@
 /**
  * A new conversation: the work location (an executor from `executors/list` and a directory,
  * typed, suggested from earlier conversations, or browsed with `fs/list`), the agent
- * (`agents/list`), the model (`models/list`), a title and the first message.
+ * (`agents/list`), the model (`models/list`), a title and the first message. With a project
+ * picked in the header's switcher, the conversation is made in that project's workspace.
  */
 import { useMemo, useState } from 'preact/hooks';
 import { useApp } from '../state/app-state.js';
@@ -23,6 +24,9 @@ export function NewConversation() {
   const [message, setMessage] = useState('');
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
+  useStore(app.projects);
+  // With a project picked in the switcher, the conversation is made in its workspace.
+  const project = app.projects.currentProject;
 
   const create = async (event: Event) => {
     event.preventDefault();
@@ -30,8 +34,7 @@ export function NewConversation() {
     setError(undefined);
     try {
       const result = await app.client.request('conversation/create', {
-        cwd: cwd.trim(),
-        ...(executor ? { executor } : {}),
+        ...(project ? { projectId: project.id } : { cwd: cwd.trim(), ...(executor ? { executor } : {}) }),
         ...(agent ? { agent } : {}),
         ...(model ? { model } : {}),
         ...(title.trim() ? { title: title.trim() } : {}),
@@ -50,6 +53,12 @@ export function NewConversation() {
     <main class="new-conversation" id="main" aria-label="New conversation">
       <h2>New conversation</h2>
       <form onSubmit={(event) => void create(event)} class="form">
+        {project ? (
+          <p class="muted project-note">
+            In project <strong>{project.name}</strong>: it works in {project.workspace.executor}:{project.workspace.directory}.
+          </p>
+        ) : (
+          <>
         <label>
           Executor
           <select value={executor} onChange={(event) => setExecutor(event.currentTarget.value)}>
@@ -71,6 +80,8 @@ export function NewConversation() {
           </datalist>
         </label>
         <DirectoryPicker executor={executor || undefined} path={cwd} onPick={setCwd} />
+          </>
+        )}
         <label>
           Agent
           <select value={agent} onChange={(event) => setAgent(event.currentTarget.value)}>
@@ -107,7 +118,7 @@ export function NewConversation() {
             {error}
           </p>
         ) : null}
-        <button type="submit" disabled={busy || !cwd.startsWith('/')}>
+        <button type="submit" disabled={busy || (!project && !cwd.startsWith('/'))}>
           Create conversation
         </button>
       </form>

@@ -3,12 +3,14 @@
  * server"): providers and their keys, the default model, each agent's approval policy default,
  * MCP servers, and any other value by file and key path. The server edits the YAML files
  * keeping comments and restores them when the result does not load; its error (with file,
- * line and key) is shown as given. Also the theme and browser notifications.
+ * line and key) is shown as given. Also the signed-in account (sessions, API tokens), the
+ * user's own settings kept by the server, the theme of this browser and browser notifications.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { askNotificationPermission } from '../client/browser-notifications.js';
 import { useApp } from '../state/app-state.js';
 import { AccountSettings } from './account-settings.js';
+import { UserSettings } from './user-settings.js';
 import { setTheme, storedTheme, type Theme } from './theme.js';
 
 type ConfigFile = 'providers' | 'agents' | 'mcp' | 'hooks' | 'executors' | 'server';
@@ -60,6 +62,7 @@ export function Settings() {
     <main class="settings" id="main" aria-label="Settings">
       <h2>Settings</h2>
       <AccountSettings />
+      <UserSettings />
       {error ? (
         <pre role="alert" class="error-box">
           {error}

@@ -1,0 +1,127 @@
+/**
+ * The one place that decides what a caller may reach (SPEC §9: "every live event sent to a
+ * member is filtered by that member's access"). Consulted at two choke points: the method
+ * dispatch of each connection (`checkRequest`, before any handler runs) and its notification
+ * path (`admitsNotification`, for every event it would send, the conversation list feed
+ * included). Both read the live project store, so a member removed now is refused now.
+ *
+ * Rules: the local owner and administrators reach everything. Other callers reach a
+ * conversation through the project it is bound to, when they are a member of it (and, for a
+ * project-scoped API token, when it is that token's project). Conversations outside every
+ * project are the administrators'. Read-only tokens never write.
+ */
+import { ErrorCodes, RpcError, type AnyNotification, type MethodName } from '../../protocol/index.js';
+import type { ProjectRole } from '../../protocol/projects.js';
+import { isAdministrator, mayWrite, type Caller } from '../caller.js';
+import type { ProjectStore } from '../projects/project-store.js';
+import { isReadOnlyMethod } from '../read-only-methods.js';
+import { METHOD_RULES, NOTIFICATION_RULES } from './access-rules.js';
+
+/** What a caller is in a project: an administrator, a manager or a member; undefined for no access. */
+export type ProjectAccess = 'administrator' | ProjectRole | undefined;
+
+function refuse(method: string, why: string): RpcError {
+  return new RpcError(ErrorCodes.forbidden, `${method}: forbidden: ${why}`);
+}
+
+function readOnlyRefusal(method: string): RpcError {
+  return new RpcError(ErrorCodes.forbidden, `${method}: this API token is read-only; the method changes state`);
+}
+
+function stringParam(params: unknown, key: string): string | undefined {
+  if (typeof params !== 'object' || params === null) return undefined;
+  const value = (params as Record<string, unknown>)[key];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Access decisions over the project store. */
+export class AccessControl {
+  constructor(private readonly projects: ProjectStore) {}
+
+  /** What `caller` is in a project (see {@link ProjectAccess}); undefined for a project that does not exist. */
+  projectAccess(caller: Caller, projectId: string): ProjectAccess {
+    if (!this.projects.find(projectId)) return undefined;
+    if (caller.kind === 'api-token' && caller.scope.kind === 'project' && caller.scope.projectId !== projectId) return undefined;
+    if (isAdministrator(caller)) return 'administrator';
+    if (caller.kind === 'local-owner') return 'administrator';
+    return this.projects.roleOf(projectId, caller.userId);
+  }
+
+  /**
+   * Whether `caller` may see a conversation.
+   * @param projectHint the project the event itself names (a conversation just created, not bound yet)
+   */
+  mayReadConversation(caller: Caller, conversationId: string, projectHint?: string): boolean {
+    const projectId = this.projects.projectOf(conversationId) ?? projectHint;
+    if (projectId === undefined) return isAdministrator(caller) && !(caller.kind === 'api-token' && caller.scope.kind === 'project');
+    return this.projectAccess(caller, projectId) !== undefined;
+  }
+
+  /**
+   * Refuses to a read-only API token every method not listed as changing nothing
+   * (read-only-methods.ts; a new method is refused until listed). Cheap and independent of the
+   * params, so the connection runs it before validating them.
+   * @throws RpcError forbidden (-32003) naming the method
+   */
+  checkReadOnly(caller: Caller, method: string): void {
+    if (!mayWrite(caller) && !isReadOnlyMethod(method)) throw readOnlyRefusal(method);
+  }
+
+  /**
+   * Refuses a request the caller may not make, before its handler runs: a read-only token
+   * anything that writes (by {@link checkReadOnly} and by the method's rule), a project-scoped
+   * token anything outside its project, a member anything outside their projects.
+   * @param method a method name (validated)
+   * @param params its validated params
+   * @throws RpcError forbidden (-32003) naming the method and what was missing
+   */
+  checkRequest(caller: Caller, method: MethodName, params: unknown): void {
+    if (caller.kind === 'local-owner') return;
+    const rule = METHOD_RULES[method];
+    const writes = rule.kind === 'create-conversation' || (rule.kind !== 'own-terminal' && rule.write);
+    if (writes && !mayWrite(caller)) throw readOnlyRefusal(method);
+    this.checkReadOnly(caller, method);
+    switch (rule.kind) {
+      case 'open':
+      case 'own-terminal':
+        return;
+      case 'administrator':
+        if (!isAdministrator(caller)) throw refuse(method, 'only administrators may do this');
+        return;
+      case 'conversation': {
+        const conversationId = stringParam(params, 'conversationId') ?? '';
+        if (!this.mayReadConversation(caller, conversationId)) throw refuse(method, `params.conversationId: conversation ${conversationId} is not in a project you are a member of`);
+        return;
+      }
+      case 'create-conversation': {
+        const projectId = stringParam(params, 'projectId');
+        if (projectId === undefined) {
+          if (!isAdministrator(caller) || (caller.kind === 'api-token' && caller.scope.kind === 'project')) throw refuse(method, 'params.projectId: only administrators create conversations outside a project; name a project you are a member of');
+          return;
+        }
+        if (this.projectAccess(caller, projectId) === undefined) throw refuse(method, `params.projectId: you are not a member of project ${projectId}`);
+        return;
+      }
+      case 'project': {
+        const projectId = stringParam(params, 'projectId') ?? '';
+        const access = this.projectAccess(caller, projectId);
+        if (access === undefined) throw refuse(method, `params.projectId: you are not a member of project ${projectId}`);
+        if (rule.need === 'manager' && access === 'member') throw refuse(method, `only managers of project ${projectId} may do this`);
+        return;
+      }
+    }
+  }
+
+  /** Whether `caller` may hear an event (see `NOTIFICATION_RULES`). */
+  admitsNotification(caller: Caller, event: AnyNotification): boolean {
+    if (caller.kind === 'local-owner') return true;
+    const rule = NOTIFICATION_RULES[event.method];
+    if (rule === 'connection') return true;
+    if (rule === 'administrator') return isAdministrator(caller);
+    const params = event.params as { conversationId?: unknown; conversation?: { id?: unknown; projectId?: unknown } };
+    const conversationId = typeof params.conversationId === 'string' ? params.conversationId : params.conversation?.id;
+    if (typeof conversationId !== 'string') return false;
+    const hint = typeof params.conversation?.projectId === 'string' ? params.conversation.projectId : undefined;
+    return this.mayReadConversation(caller, conversationId, hint);
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * What each protocol method and each notification needs of its caller (docs/platform.md,
+ * "Members and access"). One table per direction, typed over every method and notification
+ * name, so a new method cannot be added without deciding who may call it.
+ */
+import type { MethodName, NotificationName } from '../../protocol/index.js';
+
+/** What a request needs. */
+export type MethodRule =
+  /** Any authenticated caller; the handler narrows what it answers to the caller's projects. */
+  | { kind: 'open'; write: boolean }
+  /** Administrators only (the local owner, admin users, admin tokens). */
+  | { kind: 'administrator'; write: boolean }
+  /** Access to the conversation in `params.conversationId` (through its project). */
+  | { kind: 'conversation'; write: boolean }
+  /** Membership of the project in `params.projectId`; `manager` asks for the manager role. */
+  | { kind: 'project'; need: 'member' | 'manager'; write: boolean }
+  /** `conversation/create`: writing to the project in `params.projectId`; without one, administrators only. */
+  | { kind: 'create-conversation' }
+  /** A terminal of the calling connection (terminals refuse other connections' ids themselves). */
+  | { kind: 'own-terminal' };
+
+const read = (kind: 'open' | 'administrator' | 'conversation'): MethodRule => ({ kind, write: false });
+const write = (kind: 'open' | 'administrator' | 'conversation'): MethodRule => ({ kind, write: true });
+
+/** The rule of every request method a client may send. */
+export const METHOD_RULES: Record<MethodName, MethodRule> = {
+  initialize: read('open'),
+  'agents/list': read('open'),
+  'executors/list': read('open'),
+  'models/list': read('open'),
+  'conversation/list': read('open'),
+  'conversations/subscribe': read('open'),
+  'conversations/unsubscribe': read('open'),
+  'projects/list': read('open'),
+  'projects/create': write('open'),
+  'settings/get': read('open'),
+  'settings/update': write('open'),
+  'config/get': read('administrator'),
+  'config/update': write('administrator'),
+  'config/reload': write('administrator'),
+  'server/status': read('administrator'),
+  'conversation/create': { kind: 'create-conversation' },
+  'conversation/get': read('conversation'),
+  'conversation/subscribe': read('conversation'),
+  'conversation/unsubscribe': read('conversation'),
+  'conversations/markRead': read('conversation'),
+  'items/list': read('conversation'),
+  'session/list': read('conversation'),
+  'fs/list': read('conversation'),
+  'fs/read': read('conversation'),
+  'fs/stat': read('conversation'),
+  'workspace/gitLog': read('conversation'),
+  'workspace/gitShow': read('conversation'),
+  'conversation/update': write('conversation'),
+  'conversation/delete': write('conversation'),
+  'conversation/archive': write('conversation'),
+  'conversation/unarchive': write('conversation'),
+  'conversation/fork': write('conversation'),
+  'conversation/rewind': write('conversation'),
+  'conversation/serveFiles': write('conversation'),
+  'conversation/serveCommands': write('conversation'),
+  'session/input': write('conversation'),
+  'session/interrupt': write('conversation'),
+  'session/setModel': write('conversation'),
+  'session/setAgent': write('conversation'),
+  'session/compact': write('conversation'),
+  'session/dequeue': write('conversation'),
+  'approval/respond': write('conversation'),
+  'input/respond': write('conversation'),
+  'terminal/create': write('conversation'),
+  'terminal/input': { kind: 'own-terminal' },
+  'terminal/resize': { kind: 'own-terminal' },
+  'terminal/close': { kind: 'own-terminal' },
+  'projects/members/list': { kind: 'project', need: 'member', write: false },
+  'projects/secrets/list': { kind: 'project', need: 'member', write: false },
+  'projects/update': { kind: 'project', need: 'manager', write: true },
+  'projects/delete': { kind: 'project', need: 'manager', write: true },
+  'projects/start': { kind: 'project', need: 'member', write: true },
+  'projects/stop': { kind: 'project', need: 'member', write: true },
+  'projects/members/add': { kind: 'project', need: 'manager', write: true },
+  'projects/members/remove': { kind: 'project', need: 'manager', write: true },
+  'projects/secrets/set': { kind: 'project', need: 'manager', write: true },
+  'projects/secrets/remove': { kind: 'project', need: 'manager', write: true },
+  'conversation/export': read('conversation'),
+  // An imported conversation belongs to no project: like `conversation/create` without one.
+  'conversation/import': write('administrator'),
+  'plugins/list': read('administrator'),
+  'plugins/add': write('administrator'),
+  'plugins/remove': write('administrator'),
+  'plugins/setEnabled': write('administrator'),
+  'users/list': read('administrator'),
+  'users/invite': write('administrator'),
+  'users/setRole': write('administrator'),
+  'users/remove': write('administrator'),
+  // The handler admits only the local owner (the holder of the server token).
+  'users/claim': write('open'),
+  // A caller's own account: the handlers act on the caller's user only.
+  'account/get': read('open'),
+  'account/sessions/list': read('open'),
+  'account/sessions/revoke': write('open'),
+  'account/tokens/list': read('open'),
+  'account/tokens/create': write('open'),
+  'account/tokens/revoke': write('open'),
+  'account/pairing/create': write('open'),
+};
+
+/** Who hears a notification. */
+export type NotificationRule =
+  /** Callers with access to the conversation it names (`params.conversationId` or `params.conversation.id`). */
+  | 'conversation'
+  /** Only the connection it was made for (terminal output). */
+  | 'connection'
+  /** Administrators only. */
+  | 'administrator';
+
+/** The rule of every notification. */
+export const NOTIFICATION_RULES: Record<NotificationName, NotificationRule> = {
+  'conversation/created': 'conversation',
+  'conversation/updated': 'conversation',
+  'conversation/deleted': 'conversation',
+  'conversation/synced': 'conversation',
+  'session/updated': 'conversation',
+  'session/rewound': 'conversation',
+  'session/usage': 'conversation',
+  'turn/started': 'conversation',
+  'turn/completed': 'conversation',
+  'turn/retrying': 'conversation',
+  'item/started': 'conversation',
+  'item/delta': 'conversation',
+  'item/completed': 'conversation',
+  'approval/requested': 'conversation',
+  'approval/resolved': 'conversation',
+  'input/requested': 'conversation',
+  'input/resolved': 'conversation',
+  'plan/updated': 'conversation',
+  'terminal/output': 'connection',
+  // Its error names configuration files and keys: the configuration is the administrators'.
+  'config/updated': 'administrator',
+};

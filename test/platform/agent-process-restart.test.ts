@@ -1,0 +1,65 @@
+/**
+ * Gap "provider processes surviving a restart with no way to find or stop them": an external
+ * agent's process (here the test's ACP agent, `kind: acp`) is recorded in
+ * `<data-dir>/processes/<pid>.json` while it runs; after `openvaala serve` is killed with
+ * SIGKILL the agent is still running, and the next server start finds and stops it.
+ * Runs the built CLI as a real process (`npm run build` first).
+ */
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { RuntimeClient } from '../../src/client/runtime-client.js';
+import { createTestEnvironment, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
+import { ACP_AGENT } from '../runtime/external-agents/acp-harness.js';
+
+let environment: TestEnvironment | undefined;
+const servers: ServeProcess[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.stop();
+  await environment?.dispose();
+  environment = undefined;
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Pids of recorded processes whose command line runs the test's ACP agent. */
+function recordedAgents(dataDir: string): number[] {
+  const directory = path.join(dataDir, 'processes');
+  if (!existsSync(directory)) return [];
+  return readdirSync(directory).flatMap((name) => {
+    const pid = Number.parseInt(name, 10);
+    if (!Number.isInteger(pid) || !existsSync(`/proc/${pid}/cmdline`)) return [];
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('acp-agent.mjs') ? [pid] : [];
+  });
+}
+
+it('an external agent left running by a killed server is recorded, and stopped by the next start', async () => {
+  environment = await createTestEnvironment('responses: []\n');
+  writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), `agents:\n  tester:\n    default: true\n    kind: acp\n    command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(ACP_AGENT)}]\n`);
+  const first = await startServe(environment);
+  servers.push(first);
+  const client = await RuntimeClient.connect({ url: first.info.url, token: first.info.token, clientName: 'test' });
+  const { conversation } = await client.request('conversation/create', { cwd: environment.workDir });
+  await client.request('session/input', { conversationId: conversation.id, input: 'start the agent' });
+  const dataDir = environment.paths.dataDir;
+  await expect.poll(() => recordedAgents(dataDir).length, { timeout: 15_000 }).toBe(1);
+  const [agent] = recordedAgents(dataDir);
+  await client.close().catch(() => undefined);
+
+  first.child.kill('SIGKILL');
+  await new Promise((resolve) => first.child.once('exit', resolve));
+  // The gap: nothing of the server is left, yet its agent still runs.
+  expect(alive(agent!)).toBe(true);
+
+  const second = await startServe(environment);
+  servers.push(second);
+  await expect.poll(() => alive(agent!), { timeout: 10_000 }).toBe(false);
+  expect(recordedAgents(dataDir)).toEqual([]);
+});

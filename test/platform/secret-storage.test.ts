@@ -1,0 +1,95 @@
+/**
+ * The pieces under project secrets (docs/platform.md, "Secrets"): AES-256-GCM sealing bound to
+ * the secret's name, the key file's checks, the `.env` managed block that keeps the user's
+ * lines, and the redactor.
+ */
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { LocalExecutor } from '../../src/executors/local/local-executor.js';
+import { ENV_BLOCK_BEGIN, ENV_BLOCK_END, withManagedBlock, writeEnvFile } from '../../src/platform/secrets/env-file.js';
+import { SecretCipher, SecretDecryptionError, SECRETS_KEY_FILE } from '../../src/platform/secrets/secret-cipher.js';
+import { SecretRedactor } from '../../src/platform/secrets/secret-redactor.js';
+
+const directories: string[] = [];
+afterEach(() => {
+  for (const directory of directories.splice(0)) rmSync(directory, { recursive: true, force: true });
+});
+function temporaryDirectory(): string {
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'openvaala-secrets-'));
+  directories.push(directory);
+  return directory;
+}
+
+it('seals with a 0600 key file, opens only under the same name, and refuses a bad key file naming it', () => {
+  const dataDir = temporaryDirectory();
+  const cipher = SecretCipher.open(dataDir);
+  expect(statSync(path.join(dataDir, SECRETS_KEY_FILE)).mode & 0o777).toBe(0o600);
+  const sealed = cipher.encrypt('hunter2-value', 'proj_a/TOKEN');
+  expect(sealed).not.toContain('hunter2');
+  expect(cipher.encrypt('hunter2-value', 'proj_a/TOKEN')).not.toBe(sealed);
+  expect(SecretCipher.open(dataDir).decrypt(sealed, 'proj_a/TOKEN')).toBe('hunter2-value');
+  expect(() => cipher.decrypt(sealed, 'proj_b/TOKEN')).toThrow(SecretDecryptionError);
+  expect(() => cipher.decrypt(`${sealed.slice(0, -2)}AA`, 'proj_a/TOKEN')).toThrow('cannot be decrypted');
+  expect(() => cipher.decrypt('garbage', 'proj_a/TOKEN')).toThrow('not a sealed value');
+  chmodSync(path.join(dataDir, SECRETS_KEY_FILE), 0o644);
+  expect(() => SecretCipher.open(dataDir)).toThrow(`${path.join(dataDir, SECRETS_KEY_FILE)}: the secrets key is readable by other users (mode 644)`);
+  writeFileSync(path.join(dataDir, SECRETS_KEY_FILE), 'short', { mode: 0o600 });
+  chmodSync(path.join(dataDir, SECRETS_KEY_FILE), 0o600);
+  expect(() => SecretCipher.open(dataDir)).toThrow('a secrets key holds 32 bytes, this file holds 5');
+});
+
+it('the managed block keeps the user lines, is replaced whole, and disappears with the last secret', () => {
+  const user = 'A=1\n# comment\n\nB="two words"\n';
+  const once = withManagedBlock(user, new Map([['Z_KEY', 'zz-value'], ['A_KEY', "it's $x"]]));
+  expect(once).toBe(`${user}${ENV_BLOCK_BEGIN}\nA_KEY="it's \\$x"\nZ_KEY=zz-value\n${ENV_BLOCK_END}\n`);
+  const edited = `${once}C=after\n`;
+  const twice = withManagedBlock(edited, new Map([['Z_KEY', 'new value']]));
+  expect(twice).toBe(`${user}C=after\n${ENV_BLOCK_BEGIN}\nZ_KEY='new value'\n${ENV_BLOCK_END}\n`);
+  expect(withManagedBlock(twice, new Map())).toBe(`${user}C=after\n`);
+  expect(withManagedBlock('', new Map())).toBe('');
+  expect(withManagedBlock('NO_NEWLINE=1', new Map([['K', 'value-1']]))).toBe(`NO_NEWLINE=1\n${ENV_BLOCK_BEGIN}\nK=value-1\n${ENV_BLOCK_END}\n`);
+});
+
+it('writes .env atomically with mode 0600 and leaves nothing behind when it cannot', async () => {
+  const workspace = temporaryDirectory();
+  const executor = new LocalExecutor({ name: 'local' });
+  writeFileSync(path.join(workspace, '.env'), 'MINE=1\n', { mode: 0o644 });
+  await writeEnvFile(executor, workspace, new Map([['TOKEN', 'value-123']]));
+  expect(statSync(path.join(workspace, '.env')).mode & 0o777).toBe(0o600);
+  expect(readFileSync(path.join(workspace, '.env'), 'utf8')).toContain('MINE=1\n');
+  expect(readdirSync(workspace)).toEqual(['.env']);
+  // A workspace that is gone: the error names the file, and nothing is created.
+  const missing = path.join(workspace, 'missing');
+  await expect(writeEnvFile(executor, missing, new Map([['TOKEN', 'value-123']]))).rejects.toThrow(`${missing}/.env: could not be replaced`);
+  expect(readdirSync(workspace)).toEqual(['.env']);
+  // No secrets and no file: nothing is created.
+  const empty = temporaryDirectory();
+  await writeEnvFile(executor, empty, new Map());
+  expect(readdirSync(empty)).toEqual([]);
+  await executor.close();
+});
+
+it('the redactor replaces values longest first, in keys and errors too, and returns the same object when nothing matched', () => {
+  const redactor = new SecretRedactor();
+  const payload = { a: 'nothing here', list: ['x'] };
+  expect(redactor.redact(payload)).toBe(payload);
+  redactor.setValues(['abc-secret', 'abc-secret-longer']);
+  expect(redactor.redact(payload)).toBe(payload);
+  expect(redactor.redact({ text: 'see abc-secret-longer and abc-secret', ['key abc-secret']: 1 })).toEqual({ text: 'see *** and ***', 'key ***': 1 });
+  expect(redactor.redact(new Error('failed with abc-secret')).message).toBe('failed with ***');
+  redactor.setValues(['a.b*c']);
+  expect(redactor.redactText('x a.b*c y aXbbc')).toBe('x *** y aXbbc');
+});
+
+it('redacts an object shared by many connections once, and again after the values change', () => {
+  const redactor = new SecretRedactor();
+  redactor.setValues(['shared-secret-1']);
+  const event = { method: 'item/delta', params: { delta: { text: 'has shared-secret-1' } } };
+  const first = redactor.redactShared(event);
+  expect(first).toEqual({ method: 'item/delta', params: { delta: { text: 'has ***' } } });
+  expect(redactor.redactShared(event)).toBe(first);
+  redactor.setValues(['has']);
+  expect(redactor.redactShared(event)).toEqual({ method: 'item/delta', params: { delta: { text: '*** shared-secret-1' } } });
+});
