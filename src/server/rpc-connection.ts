@@ -37,6 +37,7 @@ import { redactOutgoing, redactOutgoingNotification } from './conversation-redac
 import { createMethodHandlers, type MethodHandlers, type RequestContext } from './method-handlers.js';
 import { FirstMessageGate, type ConnectionAuthentication } from './first-message-auth.js';
 import { ServerRequests } from './server-requests.js';
+import { StreamRedaction } from '../platform/secrets/stream-redaction.js';
 import { DEFAULT_SEND_BUFFER_LIMIT_BYTES, DEFAULT_WRITE_THRESHOLD_BYTES, SendQueue, type SendBufferLimits } from './send-queue.js';
 
 /** Server identity sent in `initialize`. */
@@ -101,6 +102,8 @@ export class RpcConnection {
   private readonly heartbeat: NodeJS.Timeout;
   /** Run once when the connection ends (e.g. to stop its list feed). */
   private readonly disposers = new Set<() => void>();
+  /** The streams of items in progress this client receives, redacted across their deltas. */
+  private streamRedaction: StreamRedaction | undefined;
   /** What the connection holds open per conversation besides subscriptions (terminals): closed when its access goes. */
   private readonly conversationHolds = new Map<() => void, string>();
 
@@ -233,6 +236,7 @@ export class RpcConnection {
     if (!current || (signal && current.signal !== signal)) return;
     current.abort();
     this.subscriptions.delete(conversationId);
+    this.streamRedaction?.forgetConversation(conversationId);
     // Nothing will tell this connection when those are resolved: stop waiting for its answers.
     this.serverRequests.drop(conversationId);
   }
@@ -284,7 +288,13 @@ export class RpcConnection {
     if (this.platform && !this.platform.access.admitsNotification(this.caller, event)) return;
     // A conversation in the params goes out redacted (see `redactOutgoing`), secret values as `***`.
     const outgoing = redactOutgoingNotification(event);
-    this.queue.sendNotification(this.platform ? this.platform.redactor.redactShared(outgoing) : outgoing);
+    if (!this.platform) this.queue.sendNotification(outgoing);
+    else {
+      // Streamed text is redacted as a stream per item, across deltas (see `StreamRedaction`).
+      this.streamRedaction ??= new StreamRedaction(this.platform.redactor);
+      const redactor = this.platform.redactor;
+      for (const each of this.streamRedaction.redact(outgoing)) this.queue.sendNotification(redactor.redactShared(each));
+    }
     if (event.method === 'approval/requested' && this.capabilities.approvals) this.serverRequests.askForApproval(event.params.conversationId, event.params.approval);
     if (event.method === 'input/requested' && this.capabilities.userInput) this.serverRequests.askForInput(event.params.conversationId, event.params.request);
     if (event.method === 'approval/resolved') this.serverRequests.drop(event.params.conversationId, event.params.approvalId);
