@@ -20,6 +20,7 @@ import { workspaceMethods, workspaceNotifications } from './workspace.js';
 import { workspaceGitMethods } from './workspace-git.js';
 import { clientFileMethods, clientFileServerRequests } from './client-files.js';
 import { clientCommandMethods, clientCommandServerRequests } from './client-commands.js';
+import { scheduleMethods } from './schedules.js';
 
 export { PROTOCOL_VERSION } from './version.js';
 
@@ -178,6 +179,7 @@ export const methods = {
   ...agentMethods,
   ...workspaceMethods,
   ...workspaceGitMethods,
+  ...scheduleMethods,
   ...userInputMethods,
   ...clientFileMethods,
   ...clientCommandMethods,

@@ -25,6 +25,7 @@ import { createAgentHandlers } from './handlers/agents.js';
 import { conversationContext } from './handlers/conversation-context.js';
 import { checkAttachments, createWorkspaceHandlers } from './handlers/workspace.js';
 import { createWorkspaceGitHandlers } from './handlers/workspace-git.js';
+import { createScheduleHandlers } from './handlers/schedules.js';
 
 /** Per-request helpers given to a handler. */
 export interface RequestContext {
@@ -66,6 +67,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     ...createAgentHandlers(connection),
     ...createWorkspaceHandlers(connection),
     ...createWorkspaceGitHandlers(connection),
+    ...createScheduleHandlers(connection),
     ...createUserInputHandlers(connection),
     ...createClientFileHandlers(connection),
     ...createClientCommandHandlers(connection),

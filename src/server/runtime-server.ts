@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { startSchedules } from './schedules.js';
 import { dataDirServerInfoFile, resolvePaths, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
 import { loadConfiguration } from '../config/configuration.js';
 import { CONVERSATIONS_PATH, ConversationStore } from '../dao/conversation-store.js';
@@ -186,6 +187,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       ...(options.prices ? { prices: options.prices } : {}),
     });
     applyConfiguration(runtime, configuration, targets, configuration);
+    const schedules = await startSchedules(paths.dataDir, runtime, logger);
     const connections = new Set<RpcConnection>();
     const config = new ConfigService(targets, configuration, runtime, logger, (status) => {
       for (const connection of connections) connection.notify({ method: 'config/updated', params: status });
@@ -254,6 +256,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
         config.close();
         // Turns end first (recorded as interrupted, announced to the clients still attached).
         await runtime.shutdown();
+        await schedules.close();
         for (const client of webSockets.clients) client.close(1001, 'server stopping');
         await new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeAllConnections();
