@@ -90,7 +90,7 @@ describe('runs left by a process that died', () => {
       await new Promise(() => undefined);
     });
     const task = await first.service.create({ conversationId, name: 'once', prompt: 'p', schedule: { kind: 'once', at: MINUTE } });
-    void clock.advanceTo(MINUTE, () => Promise.resolve());
+    clock.advanceTo(MINUTE, () => Promise.resolve()).catch(() => undefined);
     await deliveredOnce;
     first.scheduler.stop();
     expect((await first.service.history(task.id))[0]).toMatchObject({ status: 'claimed', attempts: 1 });
