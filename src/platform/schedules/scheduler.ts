@@ -146,9 +146,14 @@ export class Scheduler {
       if (!task.enabled || task.nextOccurrenceAt === undefined || task.nextOccurrenceAt > now) continue;
       const occurrenceAt = task.nextOccurrenceAt;
       await this.fire(task, occurrenceAt, 'schedule');
+      // Deleted or changed meanwhile (a new schedule counts from the change): not ours to move on.
+      const current = this.tasks.get(task.id);
+      if (!current || current.nextOccurrenceAt !== occurrenceAt) continue;
       // After a late timer (a loaded machine) the next occurrence is the first after now: no burst of catch-ups.
-      task.nextOccurrenceAt = nextOccurrence(task.schedule, Math.max(occurrenceAt, now), task.createdAt);
-      await this.options.store.saveTask(task);
+      const next = nextOccurrence(current.schedule, Math.max(occurrenceAt, now), current.createdAt);
+      if (next === undefined) delete current.nextOccurrenceAt;
+      else current.nextOccurrenceAt = next;
+      await this.options.store.saveTask(current);
     }
     for (const run of [...this.retrying.values()]) {
       if ((run.retryAt ?? Infinity) > now) continue;
