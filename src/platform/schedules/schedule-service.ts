@@ -40,6 +40,7 @@ export interface TaskChanges {
 
 /** A task id that names no task. */
 export class UnknownTaskError extends Error {
+  /** @param taskId the id that named no task */
   constructor(readonly taskId: string) {
     super(`scheduled task "${taskId}" does not exist`);
     this.name = 'UnknownTaskError';
@@ -61,6 +62,7 @@ export function publicRun(run: StoredRun): StoredRun {
 
 /** Scheduled-task operations. */
 export class ScheduleService {
+  /** @param scheduler the started scheduler; @param clock the same clock the scheduler uses */
   constructor(
     private readonly scheduler: Scheduler,
     private readonly clock: SchedulerClock,

@@ -44,9 +44,10 @@ export class Scheduler {
   /** Runs of `work` that only wait for their turn to end. */
   private idleRuns = 0;
 
+  /** @param options storage, dispatcher, clock and the id of this process instance; nothing runs before `start`. */
   constructor(private readonly options: SchedulerOptions) {}
 
-  /** The tasks known to the scheduler (loaded by `start`). */
+  /** The storage of tasks and runs. */
   get store(): ScheduleStore {
     return this.options.store;
   }
