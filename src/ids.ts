@@ -21,7 +21,7 @@ function pooledRandom(): number {
 const nextUlid = monotonicFactory(pooledRandom);
 
 /** The prefixes of the ids the runtime makes (SPEC §3: sortable by time, typed by prefix). */
-export type IdPrefix = 'conv' | 'sess' | 'turn' | 'item' | 'call' | 'input' | 'appr' | 'cmd' | 'term' | 'att';
+export type IdPrefix = 'conv' | 'sess' | 'turn' | 'item' | 'call' | 'input' | 'appr' | 'cmd' | 'term' | 'att' | 'task';
 
 /**
  * Makes a new id `<prefix>_<ULID>`: lexicographically sortable by creation time (ULIDs are

@@ -23,6 +23,7 @@ import { workspaceGitMethods } from './workspace-git.js';
 import { clientFileMethods, clientFileServerRequests } from './client-files.js';
 import { clientCommandMethods, clientCommandServerRequests } from './client-commands.js';
 import { platformIdentityMethods } from './platform-identity.js';
+import { scheduleMethods } from './schedules.js';
 
 export { PROTOCOL_VERSION } from './version.js';
 
@@ -183,6 +184,7 @@ export const methods = {
   ...agentMethods,
   ...workspaceMethods,
   ...workspaceGitMethods,
+  ...scheduleMethods,
   ...userInputMethods,
   ...clientFileMethods,
   ...clientCommandMethods,

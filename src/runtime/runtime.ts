@@ -15,6 +15,7 @@ import { NO_HOOKS, type HooksFile } from '../config/hooks.js';
 import type { Logger } from '../logger.js';
 import { Workspace } from '../executors/workspace.js';
 import type { AttachmentStore } from './attachments.js';
+import type { ScheduleService } from '../platform/schedules/schedule-service.js';
 import { newId } from '../ids.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { Conversation, Item, Session, WorkLocationEntry } from '../protocol/index.js';
@@ -107,6 +108,13 @@ export class Runtime {
   readonly store: ConversationStore;
   /** Uploaded files of conversations (set by the server that stores them); absent = none. */
   attachments: AttachmentStore | undefined;
+  /** Scheduled tasks of conversations (set by the server that runs them); absent = none. */
+  schedules: ScheduleService | undefined = undefined;
+  /**
+   * Work done after a conversation is deleted (e.g. deleting its scheduled tasks), in order;
+   * a failing one is logged and the others still run.
+   */
+  readonly conversationDeletionHooks: ((conversationId: string) => Promise<void>)[] = [];
   /** Replaced as a whole by `reconfigure`; a running turn keeps the model it resolved at its start. */
   models: ModelRegistry;
   readonly tools: Tool[];
@@ -164,6 +172,13 @@ export class Runtime {
    * live one, if it was open, for the caller to shut down. A later `getConversation` reads
    * storage again.
    */
+  /** Runs the `conversationDeletionHooks` for a deleted conversation. */
+  async conversationDeleted(conversationId: string): Promise<void> {
+    for (const hook of this.conversationDeletionHooks) {
+      await hook(conversationId).catch((error: unknown) => this.logger?.error({ conversationId, error: (error as Error).message }, 'work after deleting a conversation failed'));
+    }
+  }
+
   async takeOpenConversation(conversationId: string): Promise<LiveConversation | undefined> {
     const opening = this.open.get(conversationId);
     this.open.delete(conversationId);

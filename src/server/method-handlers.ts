@@ -28,6 +28,7 @@ import { conversationContext } from './handlers/conversation-context.js';
 import { checkAttachments, createWorkspaceHandlers } from './handlers/workspace.js';
 import { createWorkspaceGitHandlers } from './handlers/workspace-git.js';
 import { createPlatformIdentityHandlers } from './handlers/platform-identity.js';
+import { createScheduleHandlers } from './handlers/schedules.js';
 
 /** Per-request helpers given to a handler. */
 export interface RequestContext {
@@ -71,6 +72,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     ...createPluginHandlers(connection),
     ...createWorkspaceHandlers(connection),
     ...createWorkspaceGitHandlers(connection),
+    ...createScheduleHandlers(connection),
     ...createUserInputHandlers(connection),
     ...createClientFileHandlers(connection),
     ...createClientCommandHandlers(connection),
