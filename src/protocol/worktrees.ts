@@ -48,6 +48,7 @@ export const worktreeMethods = {
    * commit. Refused when either checkout has uncommitted changes (`worktree_dirty`), the main
    * checkout has another branch checked out (`worktree_not_on_base`), or the merge conflicts
    * (`merge_conflict`, with `data.files`): the merge is then aborted and nothing changes.
+   * Merge, rebase and discard are refused (`turn_running`) while a turn of the conversation runs.
    */
   'worktree/merge': {
     params: z.object({

@@ -55,7 +55,7 @@ async function failure(promise: Promise<unknown>): Promise<RuntimeClientError> {
 
 beforeAll(async () => {
   ssh = await startSshServer();
-  harness = await startInProcessServer('responses: []\n', {
+  harness = await startInProcessServer('responses:\n  - deltas: ["working ", "on it"]\n    holds: [{ afterDeltas: 1, gate: agent-writing }]\n', {
     beforeStart: (environment) => {
       writeFileSync(
         path.join(environment.paths.configDir, 'executors.yaml'),
@@ -204,6 +204,20 @@ describe('worktree bad input', () => {
     expect(git(repository, ['worktree', 'list']).split('\n')).toHaveLength(1);
     const listed = await harness.client.request('conversation/list', { cwd: repository });
     expect(listed.conversations).toEqual([]);
+
+    // While a turn runs the agent may be writing in the worktree: no merge, rebase or discard.
+    const busy = (await harness.client.request('conversation/create', { cwd: repository, worktree: {} })).conversation;
+    await harness.client.request('session/input', { conversationId: busy.id, input: 'work' });
+    await harness.environment.mock.waitForHold('agent-writing', 10_000);
+    for (const method of ['worktree/merge', 'worktree/rebase', 'worktree/discard'] as const) {
+      const running = await failure(harness.client.request(method, { conversationId: busy.id }));
+      expect(running.data).toEqual({ reason: 'turn_running' });
+      expect(running.message).toMatch(new RegExp(`^${method}: a turn is running`));
+    }
+    expect(existsSync(busy.worktree?.path as string)).toBe(true);
+    harness.environment.mock.release('agent-writing');
+    await expect.poll(async () => (await harness.client.request('conversation/get', { conversationId: busy.id })).sessions[0]?.status).toBe('idle');
+    await harness.client.request('worktree/discard', { conversationId: busy.id });
 
     const ordinary = (await harness.client.request('conversation/create', { cwd: repository })).conversation;
     const none = await failure(harness.client.request('worktree/merge', { conversationId: ordinary.id }));

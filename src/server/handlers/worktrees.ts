@@ -83,6 +83,12 @@ export function createWorktreeHandlers(connection: RpcConnection): WorktreeHandl
     if (!executor) throw RpcError.conflict(`${method}: executor "${worktree.executor}" of the worktree ${worktree.path} is no longer configured`, 'no_worktree');
     return { conversation, worktree, executor };
   }
+  /** As `target`, for the methods that change the worktree: not while the agent may be writing in it. */
+  async function idleTarget(method: string, conversationId: string) {
+    const found = await target(method, conversationId);
+    if (found.conversation.isBusy) throw RpcError.conflict(`${method}: a turn is running in conversation ${conversationId}; interrupt it or wait for turn/completed`, 'turn_running');
+    return found;
+  }
   return {
     async 'worktree/diff'(params) {
       const method = 'worktree/diff';
@@ -93,20 +99,20 @@ export function createWorktreeHandlers(connection: RpcConnection): WorktreeHandl
 
     async 'worktree/merge'(params) {
       const method = 'worktree/merge';
-      const { conversation, worktree, executor } = await target(method, params.conversationId);
+      const { conversation, worktree, executor } = await idleTarget(method, params.conversationId);
       const message = params.message ?? `Merge ${worktree.branch} (${conversation.state.title})`;
       return translated(method, () => mergeWorktree(executor, worktree, message));
     },
 
     async 'worktree/rebase'(params) {
       const method = 'worktree/rebase';
-      const { worktree, executor } = await target(method, params.conversationId);
+      const { worktree, executor } = await idleTarget(method, params.conversationId);
       return translated(method, () => rebaseWorktree(executor, worktree));
     },
 
     async 'worktree/discard'(params) {
       const method = 'worktree/discard';
-      const { conversation, worktree, executor } = await target(method, params.conversationId);
+      const { conversation, worktree, executor } = await idleTarget(method, params.conversationId);
       await translated(method, () => removeWorktree(executor, worktree));
       return { conversation: await conversation.update({ worktree: { ...worktree, removedAt: Date.now() } }) };
     },
