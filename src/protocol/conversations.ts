@@ -30,6 +30,13 @@ export const conversationMethods = {
       instructions: z.string().min(1).optional(),
       /** Approval policy for this conversation only, over the agent's (`agents.yaml` shape). */
       approvalPolicy: ApprovalPolicyParamSchema.optional(),
+      /**
+       * Work in a new git worktree and branch `openvaala/<short id>` of the repository holding
+       * `cwd` (or the first work location entry), made on that executor from `baseBranch`
+       * (default: the branch checked out there). The conversation's working directory becomes
+       * the worktree (docs/protocol.md, "Worktrees").
+       */
+      worktree: z.object({ baseBranch: z.string().min(1).max(200).optional() }).strict().optional(),
     }).refine((params) => (params.cwd === undefined) !== (params.workLocation === undefined), { message: 'give either cwd (with an optional executor) or workLocation', path: ['cwd'] }),
     result: z.object({ conversation: ConversationSchema, session: SessionSchema }),
   },

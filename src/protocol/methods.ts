@@ -20,6 +20,7 @@ import { sessionMethods } from './sessions.js';
 import { approvalIdParam, conversationIdParam, ReasoningEffortSchema, sessionIdParam } from './request-params.js';
 import { workspaceMethods, workspaceNotifications } from './workspace.js';
 import { workspaceGitMethods } from './workspace-git.js';
+import { worktreeMethods } from './worktrees.js';
 import { clientFileMethods, clientFileServerRequests } from './client-files.js';
 import { clientCommandMethods, clientCommandServerRequests } from './client-commands.js';
 import { platformIdentityMethods } from './platform-identity.js';
@@ -185,6 +186,7 @@ export const methods = {
   ...workspaceMethods,
   ...workspaceGitMethods,
   ...scheduleMethods,
+  ...worktreeMethods,
   ...userInputMethods,
   ...clientFileMethods,
   ...clientCommandMethods,

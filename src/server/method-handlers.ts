@@ -29,6 +29,8 @@ import { checkAttachments, createWorkspaceHandlers } from './handlers/workspace.
 import { createWorkspaceGitHandlers } from './handlers/workspace-git.js';
 import { createPlatformIdentityHandlers } from './handlers/platform-identity.js';
 import { createScheduleHandlers } from './handlers/schedules.js';
+import { createWorktreeHandlers, worktreeRpcError } from './handlers/worktrees.js';
+import { WorktreeError } from '../runtime/worktree-git.js';
 
 /** Per-request helpers given to a handler. */
 export interface RequestContext {
@@ -73,6 +75,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     ...createWorkspaceHandlers(connection),
     ...createWorkspaceGitHandlers(connection),
     ...createScheduleHandlers(connection),
+    ...createWorktreeHandlers(connection),
     ...createUserInputHandlers(connection),
     ...createClientFileHandlers(connection),
     ...createClientCommandHandlers(connection),
@@ -89,7 +92,12 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
       const { clientMessageId, ...options } = params;
       return createOnce(runtime, clientMessageId, async () => {
         const context = conversationContext(options, Object.keys(runtime.mcp?.servers ?? {}));
-        const conversation = await invalidParamsOnBadLocation('conversation/create', options.cwd !== undefined ? 'cwd' : 'workLocation', runtime.createConversation({ ...options, context }));
+        const created = runtime.createConversation({ ...options, context }).catch((error: unknown) => {
+          // A worktree fault in the directory names the field the directory came from.
+          if (error instanceof WorktreeError && error.field === 'cwd' && options.cwd === undefined) throw worktreeRpcError('conversation/create', new WorktreeError(error.kind, error.message, 'workLocation[0].cwd'));
+          throw worktreeRpcError('conversation/create', error);
+        });
+        const conversation = await invalidParamsOnBadLocation('conversation/create', options.cwd !== undefined ? 'cwd' : 'workLocation', created);
         return { conversation: conversation.state, session: conversation.rootSession.state };
       });
     },
