@@ -28,6 +28,8 @@ export class ConversationController {
   readonly model = new TranscriptModel();
   /** Settings for the next conversation created (changed by `/model`, `/agent`, `/approvals` before the first prompt). */
   pending: NewConversationSettings;
+  /** The server's default model and agent, shown before a conversation exists. */
+  defaults: { model?: string; agent?: string } = {};
   private loadingOlder: Promise<void> | undefined;
   private subscribing: string | undefined;
   private buffered: AnyNotification[] = [];
@@ -44,6 +46,12 @@ export class ConversationController {
       if (this.subscribing !== undefined && params.conversationId === this.subscribing) this.buffered.push(event);
       else this.model.apply(event);
     });
+  }
+
+  /** Learns the server's default model and agent (for the status line of a new conversation). */
+  async loadDefaults(): Promise<void> {
+    const [models, agents] = await Promise.all([this.client.request('models/list', {}), this.client.request('agents/list', {})]);
+    this.defaults = { ...(models.defaultModel ? { model: models.defaultModel } : {}), agent: agents.defaultAgent };
   }
 
   /** The open conversation's id; undefined until a new one gets its first prompt. */

@@ -52,6 +52,8 @@ export async function runTui(options: TuiOptions, streams: { stdin: NodeJS.ReadS
     ...(options.executor ? { executor: options.executor } : {}),
   });
   try {
+    // Only for display: a server that cannot say keeps the UI usable.
+    await controller.loadDefaults().catch(() => undefined);
     if (options.resume) await controller.open(await resolveConversationId(client, options.resume));
     const screen = new TuiScreen(controller, client, !colorDisabled());
     let lost: Error | undefined;

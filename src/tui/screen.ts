@@ -19,6 +19,14 @@ import { Viewport, type ScrollAnchor } from './viewport.js';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
+/** The key Ink would report for one typed character (for keys that arrived in one chunk). */
+function singleKey(character: string): Key {
+  const none = { upArrow: false, downArrow: false, leftArrow: false, rightArrow: false, pageDown: false, pageUp: false, home: false, end: false, return: false, escape: false, ctrl: false, shift: false, tab: false, backspace: false, delete: false, meta: false, super: false, hyper: false, capsLock: false, numLock: false };
+  if (character === '\r') return { ...none, return: true };
+  if (character === '\u007f') return { ...none, delete: true };
+  return none;
+}
+
 /** A suggestion of the completion list. */
 export interface Suggestion {
   label: string;
@@ -106,6 +114,11 @@ export class TuiScreen {
     }
     if (this.pasting) {
       (this.activeQuestion ? this.answer : this.composer).insert(key.return ? '\n' : input);
+      return;
+    }
+    // Keys typed faster than they are read arrive as one chunk; real pastes come bracketed.
+    if (input.length > 1 && /[\r\u007f]/.test(input) && !key.ctrl && !key.meta) {
+      for (const character of input) this.handleInput(character, singleKey(character));
       return;
     }
     if (this.picker) this.pickerKey(input, key);
@@ -202,6 +215,7 @@ export class TuiScreen {
     this.attempt(async () => {
       const { queued } = await this.controller.send(body, mode);
       if (queued && mode === 'queue') this.notify('queued: it starts when the running turn ends (Ctrl+S steers the running turn instead)');
+      else if (queued) this.notify('steering: the running turn reads it before its next model call');
     });
   }
 
@@ -344,7 +358,7 @@ export class TuiScreen {
       bottom.push(...activePlanLines(model, width, 6), ...queuedLines(model, width), ...completionLines(this.suggestions, this.suggestionIndex, width));
       bottom.push(...composerLines(this.composer.text, this.composer.cursor, width, 8, model.running ? 'Enter queues · Ctrl+S steers · Esc interrupts' : 'Ask for anything · / for commands · @ for files'));
     }
-    const status = [statusLine(model, this.controller.pending, SPINNER[this.spinnerFrame % SPINNER.length] ?? '', width), hintLine(model.running, this.anchor !== undefined, width)];
+    const status = [statusLine(model, { ...this.controller.defaults, ...this.controller.pending }, SPINNER[this.spinnerFrame % SPINNER.length] ?? '', width), hintLine(model.running, this.anchor !== undefined, width)];
     const transcriptHeight = Math.max(1, height - bottom.length - status.length);
     this.lastTranscriptHeight = transcriptHeight;
     const entries = this.withHeader();
