@@ -121,8 +121,8 @@ export function statusLine(model: TranscriptModel, fallback: { model?: string; a
 /** One line of key hints for the current state. */
 export function hintLine(running: boolean, scrolled: boolean, width: number): StyledLine {
   const hints = running
-    ? 'Enter queue · Ctrl+S steer · Esc interrupt · PgUp/PgDn scroll · Ctrl+C quit (the turn goes on)'
-    : 'Enter send · Ctrl+J newline · @ file · / commands · PgUp/PgDn scroll · Ctrl+R reasoning · Ctrl+O output · Ctrl+C quit';
+    ? 'Enter queue · Ctrl+S steer · Esc interrupt · PgUp/PgDn · Ctrl+C leave (work goes on)'
+    : 'Enter send · Ctrl+J newline · @ files · / commands · PgUp/PgDn · /help';
   return truncateLine([{ text: scrolled ? '↑ scrolled · End to follow · ' : '', style: { color: 'yellow' } }, { text: hints, style: DIM }], width);
 }
 

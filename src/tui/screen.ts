@@ -366,7 +366,14 @@ export class TuiScreen {
     this.lastTop = frame.top;
     if (frame.atEnd && this.anchor) this.anchor = undefined;
     // Reaching the oldest item held loads the page before it.
-    if (frame.top.index <= 1 && model.hasOlder && !this.controller.loading) this.attempt(() => this.controller.loadOlder());
+    if (frame.top.index <= 1 && model.hasOlder && !this.controller.loading) {
+      const firstKey = model.entries[0]?.key;
+      this.attempt(async () => {
+        await this.controller.loadOlder();
+        // The header stays first: a window anchored on it stays on what it showed, not on the page just read.
+        if (this.anchor?.key === 'header' && firstKey) this.anchor = { key: firstKey, line: 0 };
+      });
+    }
     return [...frame.lines, ...bottom.map((line) => toAnsi(line, this.color)), ...status.map((line) => toAnsi(line, this.color))].slice(0, height);
   }
 }
