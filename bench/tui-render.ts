@@ -13,7 +13,8 @@
  * `web-paint.ts`: per turn a user message, reasoning, a Markdown answer with a code block, a
  * command with output, and a closing answer.
  *
- * Usage: `node dist/bench/tui-render.js [rounds]` (default 3).
+ * Usage: `node dist/bench/tui-render.js [rounds]` (default 1; a round scrolls the 5,000-item
+ * conversation through about 875 pages).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -137,7 +138,10 @@ async function measure(url: string, token: string, conversationId: string, newes
     const pageStarted = performance.now();
     const drawn = terminal.next((frame) => frame !== before);
     terminal.stdin.write(PAGE_UP);
-    await drawn;
+    await drawn.catch((error: Error) => {
+      const model = controller.model;
+      throw new Error(`${error.message.slice(0, 200)}\nanchor ${JSON.stringify(screen.anchor)} entries ${model.entries.length} hasOlder ${model.hasOlder} loading ${controller.loading} first ${model.entries[0]?.key}`);
+    });
     // A page that reached the oldest item held draws "loading older items…" first; the page is done when the older items are drawn.
     while (terminal.last.includes('loading older items…') && !terminal.last.includes(top)) await terminal.next();
     pages.push(performance.now() - pageStarted);
@@ -150,7 +154,7 @@ async function measure(url: string, token: string, conversationId: string, newes
 }
 
 /** Runs the benchmark and prints its figures. */
-export async function runTuiRenderBenchmark(rounds = 3): Promise<void> {
+export async function runTuiRenderBenchmark(rounds = 1): Promise<void> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'openvaala-tui-render-'));
   const paths = { configDir: path.join(root, 'config'), dataDir: path.join(root, 'data'), stateDir: path.join(root, 'state') };
   mkdirSync(paths.configDir, { recursive: true });
@@ -213,7 +217,7 @@ export async function runTuiRenderBenchmark(rounds = 3): Promise<void> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  runTuiRenderBenchmark(Number(process.argv[2] ?? 3)).catch((error: unknown) => {
+  runTuiRenderBenchmark(Number(process.argv[2] ?? 1)).catch((error: unknown) => {
     console.error((error as Error).stack ?? String(error));
     process.exit(1);
   });

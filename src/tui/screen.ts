@@ -141,7 +141,19 @@ export class TuiScreen {
     const entries = this.withHeader();
     const size = { width: this.size.columns, height: this.lastTranscriptHeight };
     const root = this.controller.model.rootSessionId;
-    if (key.pageUp) this.anchor = this.viewport.scroll(entries, this.lastTop, page, size, root);
+    if (key.pageUp) {
+      const next = this.viewport.scroll(entries, this.lastTop, page, size, root);
+      if (next?.key === 'header' && this.controller.model.hasOlder) {
+        // The page would reach past the items held: read the older ones first, then scroll from the same place.
+        const from = { key: entries[this.lastTop.index]?.key, line: this.lastTop.line };
+        this.attempt(async () => {
+          await this.controller.loadOlder();
+          const now = this.withHeader();
+          const index = now.findIndex((entry) => entry.key === from.key);
+          if (index >= 0) this.anchor = this.viewport.scroll(now, { index, line: from.line }, page, size, root);
+        });
+      } else this.anchor = next;
+    }
     else if (key.pageDown) this.anchor = this.anchor ? this.viewport.scroll(entries, this.lastTop, -page, size, root) : undefined;
     else if (key.home) this.anchor = entries[0] ? { key: entries[0].key, line: 0 } : undefined;
     else if (key.end) this.anchor = undefined;
@@ -366,14 +378,8 @@ export class TuiScreen {
     this.lastTop = frame.top;
     if (frame.atEnd && this.anchor) this.anchor = undefined;
     // Reaching the oldest item held loads the page before it.
-    if (frame.top.index <= 1 && model.hasOlder && !this.controller.loading) {
-      const firstKey = model.entries[0]?.key;
-      this.attempt(async () => {
-        await this.controller.loadOlder();
-        // The header stays first: a window anchored on it stays on what it showed, not on the page just read.
-        if (this.anchor?.key === 'header' && firstKey) this.anchor = { key: firstKey, line: 0 };
-      });
-    }
+    // Nearing the oldest item held reads the page before it ahead of the reader.
+    if (frame.top.index <= 2 && model.hasOlder && !this.controller.loading) this.attempt(() => this.controller.loadOlder());
     return [...frame.lines, ...bottom.map((line) => toAnsi(line, this.color)), ...status.map((line) => toAnsi(line, this.color))].slice(0, height);
   }
 }
