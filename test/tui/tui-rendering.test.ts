@@ -20,6 +20,7 @@ describe('Markdown in the terminal', () => {
     expect(text).toEqual(['Title', '', 'Some bold and code link', '(https://example.com).', '', '• one', '• two', '', 'ts', '  const x = 1; // note']);
     const code = lines.at(-1) ?? [];
     expect(toAnsi(code, true)).toContain('\u001b[1;34mconst\u001b[0m');
+    // eslint-disable-next-line no-control-regex
     expect(toAnsi(code, false)).not.toMatch(/\u001b\[[0-9;]*3[0-9]m|\u001b\[90m/);
     expect(toAnsi(lines[0] ?? [], false)).toContain('\u001b[1;4m');
   });

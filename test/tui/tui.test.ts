@@ -43,8 +43,8 @@ async function setUp(script: string): Promise<{ environment: TestEnvironment; cl
   return { environment, client, events };
 }
 
-async function openTui(env: TestEnvironment, args: string[] = [], size = { columns: 100, rows: 30 }): Promise<TmuxTerminal> {
-  const terminal = await TmuxTerminal.start([process.execPath, CLI_EXECUTABLE, ...args], { env: { ...env.env, TERM: 'tmux-256color', NO_COLOR: '' }, cwd: env.workDir, ...size });
+async function openTui(env: TestEnvironment, args: string[] = [], size = { columns: 100, rows: 30 }, extraEnv: NodeJS.ProcessEnv = { NO_COLOR: '' }): Promise<TmuxTerminal> {
+  const terminal = await TmuxTerminal.start([process.execPath, CLI_EXECUTABLE, ...args], { env: { ...env.env, TERM: 'tmux-256color', ...extraEnv }, cwd: env.workDir, ...size });
   terminals.push(terminal);
   await terminal.waitFor('Ask for anything');
   return terminal;
@@ -136,10 +136,16 @@ responses:
     holds: [{ afterDeltas: 1, gate: left }]
   - text: "Answer in the fork."
 `);
-    const first = await openTui(env);
+    // 80×24 without colours, then resized.
+    const first = await openTui(env, [], { columns: 80, rows: 24 }, { NO_COLOR: '1' });
     await first.type('a long job');
     await first.keys('Enter');
-    await first.waitFor('Still');
+    const small = await first.waitFor('Still');
+    expect(small.split('\n').every((line) => line.length <= 80)).toBe(true);
+    // eslint-disable-next-line no-control-regex
+    expect(await first.capture(true)).not.toMatch(/\u001b\[[0-9;]*(3[0-7]|9[0-7]|38;)/);
+    await first.resize(120, 40);
+    await first.waitFor((screen) => screen.split('\n').length >= 40 && /Enter queue · Ctrl\+S steer/.test(screen.split('\n').slice(-4).join('\n')));
     await first.keys('C-c');
     await first.waitFor('[exited 0]');
     const [summary] = (await web.request('conversation/list', {})).conversations;
