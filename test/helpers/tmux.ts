@@ -4,6 +4,7 @@
  * `capture-pane -p`. Only this helper's own session is ever stopped.
  */
 import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { requireExecutable } from './required-commands.js';
 
@@ -84,9 +85,11 @@ export class TmuxTerminal {
     throw new Error(`the terminal did not show ${String(condition)} within ${timeoutMs} ms; it shows:\n${screen}`);
   }
 
-  /** Stops this session (and with it the private tmux server). */
+  /** Stops this session (and with it the private tmux server) and removes the server's socket file. */
   async kill(): Promise<void> {
+    const socketPath = (await this.tmuxCommand(['display-message', '-p', '#{socket_path}']).catch(() => '')).trim();
     await this.tmuxCommand(['kill-session', '-t', this.session]).catch(() => undefined);
+    if (socketPath.includes(this.socket)) rmSync(socketPath, { force: true });
   }
 }
 
