@@ -3,7 +3,8 @@
  * provider: prompting and streaming, a command's output after an approval, queueing and
  * steering while a turn runs (with a protocol client steering too and watching the same
  * conversation), interrupting, leaving while a turn runs and reattaching to it from the
- * conversation picker, and forking.
+ * conversation picker, forking, and answering a question of the agent in place; 80×24
+ * without colours and a resize.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -129,12 +130,14 @@ responses:
     expect(turns.at(-1)?.status).toBe('interrupted');
   });
 
-  it('leaving keeps the turn running; the picker reattaches to it live; fork continues in a copy', async () => {
+  it('leaving keeps the turn running; the picker reattaches to it live; fork continues in a copy; a question is answered in place', async () => {
     const { environment: env, client: web } = await setUp(`
 responses:
   - deltas: ["Still ", "streaming ", "after you left."]
     holds: [{ afterDeltas: 1, gate: left }]
   - text: "Answer in the fork."
+  - toolCalls: [{ name: request_user_input, arguments: { question: "Which colour should the button be?", choices: ["red", "blue"] } }]
+  - text: "Blue it is."
 `);
     // 80×24 without colours, then resized.
     const first = await openTui(env, [], { columns: 80, rows: 24 }, { NO_COLOR: '1' });
@@ -172,6 +175,15 @@ responses:
     const fork = await web.request('conversation/get', { conversationId: forkId });
     expect(fork.conversation.forkedFrom?.conversationId).toBe(summary?.id);
     expect(fork.turns.at(-1)?.status).toBe('completed');
+    // A question of the agent is answered in place.
+    await second.type('pick a colour');
+    await second.keys('Enter');
+    const question = await second.waitFor('Which colour should the button be?');
+    expect(question).toContain('2. blue');
+    await second.keys('2', 'Enter');
+    await second.waitFor('Blue it is.');
+    const answered = (await web.request('items/list', { conversationId: forkId })).items.find((stored) => stored.item.kind === 'tool_call' && stored.item.toolName === 'request_user_input');
+    expect(answered?.item.kind === 'tool_call' && answered.item.output).toContain('blue');
     // The source conversation did not get the prompt sent in the fork.
     const source = await web.request('items/list', { conversationId: summary?.id as string });
     expect(source.items.some((stored) => stored.item.kind === 'user_message' && JSON.stringify(stored.item.content).includes('continue here'))).toBe(false);
