@@ -120,7 +120,7 @@ export function wrapLine(line: StyledLine, width: number, continuation: StyledLi
     if (currentWidth + trimmedWidth <= lineLimit) {
       current.push(...word);
       currentWidth += wordWidth;
-    } else if (trimmedWidth <= lineLimit - (lines.length === 0 ? 0 : 0) && current.length > 0) {
+    } else if (trimmedWidth <= lineLimit && current.length > 0) {
       flush();
       current.push(...word);
       currentWidth += wordWidth;
