@@ -4,9 +4,9 @@
  * Spread into `methods` of `methods.ts`.
  */
 import { z } from 'zod';
+import { conversationIdParam, idParam } from './request-params.js';
 
-const conversationIdParam = z.string().regex(/^conv_[0-9A-Za-z]{1,64}$/, { message: 'not a conversation id (expected conv_ followed by letters and digits)' });
-const taskIdParam = z.string().regex(/^task_[0-9A-Za-z]{1,64}$/, { message: 'not a task id (expected task_ followed by letters and digits)' });
+const taskIdParam = idParam('task', 'task');
 
 /** Shortest interval of an `interval` task: one minute, ms. */
 export const SCHEDULE_MIN_INTERVAL_MS = 60_000;
