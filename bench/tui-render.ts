@@ -25,49 +25,18 @@ import { render } from 'ink';
 import { RuntimeClient } from '../src/client/runtime-client.js';
 import { createLogger } from '../src/logger.js';
 import { MockProviderServer, parseMockScript } from '../src/models/mock/index.js';
-import type { Item } from '../src/protocol/index.js';
 import { startRuntimeServer } from '../src/server/runtime-server.js';
 import { App } from '../src/tui/app.js';
 import { ConversationController } from '../src/tui/conversation-controller.js';
 import { TuiScreen } from '../src/tui/screen.js';
+import { makeConversationItems } from './conversation-items.js';
 import { median, percentile } from './statistics.js';
 
 const LARGE = 5000;
 const SMALL = 50;
-const ITEMS_PER_TURN = 5;
 const COLUMNS = 100;
 const ROWS = 30;
 const PAGE_UP = '\u001b[5~';
-
-function makeItems(sessionId: string, count: number): Item[] {
-  const now = Date.now();
-  const base = (index: number) => ({ id: `item_${String(index).padStart(26, '0')}`, sessionId, turnId: `turn_${String(Math.floor(index / ITEMS_PER_TURN)).padStart(26, '0')}`, createdAt: now, completedAt: now, status: 'completed' as const });
-  return Array.from({ length: count }, (_, index): Item => {
-    switch (index % ITEMS_PER_TURN) {
-      case 0:
-        return { ...base(index), kind: 'user_message', content: [{ type: 'text', text: `Question ${index}: why does the test on line ${index % 97} fail?` }], mode: 'input' };
-      case 1:
-        return { ...base(index), kind: 'reasoning', summary: `Looking at the failing assertion of question ${index}.` };
-      case 2:
-        return { ...base(index), kind: 'assistant_message', model: 'mock/mock-model', text: `The **sum** is wrong in step ${index}:\n\n\`\`\`ts\nexport function sum(a: number, b: number): number {\n  return a + b; // was a - b\n}\n\`\`\`\n\n- first point\n- second point` };
-      case 3:
-        return {
-          ...base(index),
-          kind: 'tool_call',
-          callId: `call_${index}`,
-          toolName: 'exec_command',
-          arguments: { command: 'npm test' },
-          output: `ok ${index}\n`,
-          isError: false,
-          exitCode: 0,
-          durationMs: 120,
-          details: { kind: 'command', command: 'npm test', cwd: '/work', exitCode: 0, signal: null, durationMs: 120, output: `> test\nok ${index}\n` },
-        };
-      default:
-        return { ...base(index), kind: 'assistant_message', model: 'mock/mock-model', text: `Fixed; the tests pass (${index}).` };
-    }
-  });
-}
 
 /** A terminal for Ink: output frames are kept, the last one is what the screen shows. */
 class FakeTerminal {
@@ -181,7 +150,7 @@ export async function runTuiRenderBenchmark(rounds = 1): Promise<void> {
       // A first input puts the conversation on disk (until then it is only staged).
       await client.request('session/input', { conversationId: conversation.id, input: 'start' });
       await ended;
-      await server.runtime.store.appendItems(conversation.id, session.id, makeItems(session.id, count));
+      await server.runtime.store.appendItems(conversation.id, session.id, makeConversationItems(session.id, count));
       await client.request('conversation/unsubscribe', { conversationId: conversation.id });
       conversations.push({ count, id: conversation.id, newest: `Fixed; the tests pass (${count - 1}).` });
     }
