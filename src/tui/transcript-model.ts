@@ -108,24 +108,21 @@ export class TranscriptModel {
 
   /** Resets to a freshly subscribed conversation (the `conversation/subscribe` result). */
   reset(snapshot: { conversation: Conversation; sessions: Session[]; turns: Turn[] }): void {
-    this.conversation = snapshot.conversation;
-    this.sessions.clear();
-    for (const session of snapshot.sessions) this.sessions.set(session.id, session);
-    this.turns.clear();
-    for (const turn of snapshot.turns) this.turns.set(turn.id, turn);
-    this.entries = [];
-    this.index.clear();
-    this.hasOlder = false;
-    this.oldestSeq = undefined;
-    this.usage = undefined;
-    this.changed();
+    this.replaceAll(snapshot.conversation, snapshot.sessions, snapshot.turns);
   }
 
   /** Empties the model (no conversation open: a new one not created yet). */
   clear(): void {
-    this.conversation = undefined;
+    this.replaceAll(undefined, [], []);
+  }
+
+  /** Holds only `conversation` with these sessions and turns: no items, usage or older pages yet. */
+  private replaceAll(conversation: Conversation | undefined, sessions: Session[], turns: Turn[]): void {
+    this.conversation = conversation;
     this.sessions.clear();
+    for (const session of sessions) this.sessions.set(session.id, session);
     this.turns.clear();
+    for (const turn of turns) this.turns.set(turn.id, turn);
     this.entries = [];
     this.index.clear();
     this.hasOlder = false;
