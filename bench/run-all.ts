@@ -5,7 +5,8 @@
  * unwatched 200,000-delta turn (`server-memory.ts`), `apply_patch` on files up to 50 MB
  * (`apply-patch.ts`), sandboxed file operations (`sandbox-files.ts`), then the output rules
  * (`tool-output.ts`), the command line's start-up (`startup.ts`) and the fan-out of deltas to
- * WebSocket clients (`fan-out.ts`, with the 100-client latency case). The comparison with the
+ * WebSocket clients (`fan-out.ts`, with the 100-client latency case) and the terminal UI's
+ * rendering of a 5,000-item conversation (`tui-render.ts`). The comparison with the
  * Codex CLI (`peers.ts`, `npm run bench:peers`) is not part of it: it installs Codex first.
  */
 import { runApplyPatchBenchmark } from './apply-patch.js';
@@ -17,6 +18,7 @@ import { runServerMemoryBenchmark } from './server-memory.js';
 import { runStartupBenchmark } from './startup.js';
 import { runStorageBenchmark } from './storage.js';
 import { runToolOutputBenchmark } from './tool-output.js';
+import { runTuiRenderBenchmark } from './tui-render.js';
 
 try {
   console.log('== storage');
@@ -37,6 +39,8 @@ try {
   await runStartupBenchmark();
   console.log('\n== delta fan-out');
   await runFanOutBenchmark();
+  console.log('\n== terminal UI render');
+  await runTuiRenderBenchmark(1);
 } catch (error) {
   console.error((error as Error).stack ?? String(error));
   process.exit(1);

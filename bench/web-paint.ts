@@ -23,45 +23,14 @@ import { createLogger } from '../src/logger.js';
 import { MockProviderServer, parseMockScript } from '../src/models/mock/index.js';
 import type { Item } from '../src/protocol/index.js';
 import { startRuntimeServer } from '../src/server/runtime-server.js';
+import { makeConversationItems } from './conversation-items.js';
 
 const LARGE = 5000;
 const SMALL = 50;
-const ITEMS_PER_TURN = 5;
 /** More items than the first read of a conversation holds (200 newest). */
 const TAIL_CHECK = 201;
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const packageRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-/** `count` items of a realistic mix, in turns of five. */
-function makeItems(sessionId: string, count: number): Item[] {
-  const now = Date.now();
-  const base = (index: number) => ({ id: `item_${String(index).padStart(26, '0')}`, sessionId, turnId: `turn_${String(Math.floor(index / ITEMS_PER_TURN)).padStart(26, '0')}`, createdAt: now, completedAt: now, status: 'completed' as const });
-  return Array.from({ length: count }, (_, index): Item => {
-    switch (index % ITEMS_PER_TURN) {
-      case 0:
-        return { ...base(index), kind: 'user_message', content: [{ type: 'text', text: `Question ${index}: why does the test on line ${index % 97} fail?` }], mode: 'input' };
-      case 1:
-        return { ...base(index), kind: 'reasoning', summary: `Looking at the failing assertion of question ${index}.` };
-      case 2:
-        return { ...base(index), kind: 'assistant_message', model: 'mock/mock-model', text: `The **sum** is wrong in step ${index}:\n\n\`\`\`ts\nexport function sum(a: number, b: number): number {\n  return a + b; // was a - b\n}\n\`\`\`\n\n- first point\n- second point` };
-      case 3:
-        return {
-          ...base(index),
-          kind: 'tool_call',
-          callId: `call_${index}`,
-          toolName: 'exec_command',
-          arguments: { command: 'npm test' },
-          output: `ok ${index}\n`,
-          isError: false,
-          exitCode: 0,
-          durationMs: 120,
-          details: { kind: 'command', command: 'npm test', cwd: '/work', exitCode: 0, signal: null, durationMs: 120, output: `> test\nok ${index}\n` },
-        };
-      default:
-        return { ...base(index), kind: 'assistant_message', model: 'mock/mock-model', text: `Fixed; the tests pass (${index}).` };
-    }
-  });
-}
 
 function median(values: number[]): number {
   const sorted = [...values].sort((left, right) => left - right);
@@ -97,7 +66,7 @@ async function main(): Promise<void> {
       });
       await client.request('session/input', { conversationId: conversation.id, input: 'start' });
       await ended;
-      const items = makeItems(session.id, count);
+      const items = makeConversationItems(session.id, count);
       await server.runtime.store.appendItems(conversation.id, session.id, items);
       conversations.push({ count, id: conversation.id, lastItemId: (items[items.length - 1] as Item).id });
     }

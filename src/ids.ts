@@ -21,7 +21,7 @@ function pooledRandom(): number {
 const nextUlid = monotonicFactory(pooledRandom);
 
 /** The prefixes of the ids the runtime makes (SPEC §3: sortable by time, typed by prefix). */
-export type IdPrefix = 'conv' | 'sess' | 'turn' | 'item' | 'call' | 'input' | 'appr' | 'cmd' | 'term' | 'att' | 'proj';
+export type IdPrefix = 'conv' | 'sess' | 'turn' | 'item' | 'call' | 'input' | 'appr' | 'cmd' | 'term' | 'att' | 'proj' | 'task';
 
 /**
  * Makes a new id `<prefix>_<ULID>`: lexicographically sortable by creation time (ULIDs are

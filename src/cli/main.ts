@@ -47,6 +47,8 @@ async function run(command: string, work: () => Promise<number> | number): Promi
 export function buildProgram(): Command {
   const program = new Command('openvaala').description('Self-hosted runtime for AI coding agents').version(VERSION);
   program.showHelpAfterError();
+  // `openvaala --model x` is the terminal UI's option; `openvaala exec --model x` stays exec's.
+  program.enablePositionalOptions();
   // Usage mistakes (unknown option, missing value, unknown command) exit 64, as in sysexits.h.
   program.exitOverride((error) => {
     process.exit(error.exitCode === 0 ? 0 : ExecExitCode.usage);
@@ -102,6 +104,25 @@ export function buildProgram(): Command {
       logger.flush();
       process.exit(0);
     });
+
+  type TuiCommandOptions = { resume?: string; model?: string; agent?: string; executor?: string; cwd: string; dataDir?: string; configDir?: string };
+  const tuiOptions = (command: Command) =>
+    command
+      .option('--resume <id|last>', 'open a conversation (its id, or last: the most recently updated one) instead of a new one')
+      .option('--model <provider/model>', 'model for a new conversation (default: defaultModel of providers.yaml)')
+      .option('--agent <name>', 'agent for a new conversation')
+      .option('--executor <name>', 'executor for a new conversation', 'local')
+      .option('--cwd <dir>', 'working directory of a new conversation', process.cwd())
+      .option('--data-dir <dir>', 'data directory of the server to use')
+      .option('--config-dir <dir>', 'configuration directory of the server to use');
+  // The terminal UI (Ink and React) is imported only when it runs.
+  const runTuiCommand = async (options: TuiCommandOptions) => {
+    await run('tui', async () => (await import('../tui/index.js')).runTui(options));
+    // Ink may leave stdin referenced; the UI is gone and the server keeps the work.
+    process.exit();
+  };
+  tuiOptions(program).action(runTuiCommand);
+  tuiOptions(program.command('tui').description('the terminal UI (also what `openvaala` alone opens)')).action(runTuiCommand);
 
   program
     .command('exec')

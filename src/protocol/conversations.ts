@@ -32,6 +32,13 @@ export const conversationMethods = {
       approvalPolicy: ApprovalPolicyParamSchema.optional(),
       /** The project the conversation belongs to (platform layer); without cwd or workLocation it works in the project's workspace. */
       projectId: idParam('proj', 'project').optional(),
+      /**
+       * Work in a new git worktree and branch `openvaala/<short id>` of the repository holding
+       * `cwd` (or the first work location entry), made on that executor from `baseBranch`
+       * (default: the branch checked out there). The conversation's working directory becomes
+       * the worktree (docs/protocol.md, "Worktrees").
+       */
+      worktree: z.object({ baseBranch: z.string().min(1).max(200).optional() }).strict().optional(),
     }).refine((params) => (params.cwd === undefined) !== (params.workLocation === undefined) || (params.projectId !== undefined && params.cwd === undefined && params.workLocation === undefined), { message: 'give either cwd (with an optional executor) or workLocation (or neither, with projectId: the project\'s workspace)', path: ['cwd'] }),
     result: z.object({ conversation: ConversationSchema, session: SessionSchema }),
   },

@@ -20,6 +20,29 @@ export const WorkLocationEntrySchema = z.object({
 /** One executor a conversation may use, and its working directory there. */
 export type WorkLocationEntry = z.infer<typeof WorkLocationEntrySchema>;
 
+/**
+ * The git worktree a conversation works in (docs/protocol.md, "Worktrees"): made by
+ * `conversation/create` with `worktree`, on the conversation's first executor.
+ */
+export const ConversationWorktreeSchema = z.object({
+  /** Executor holding the repository. */
+  executor: z.string(),
+  /** Absolute path of the main checkout the worktree was made from (where merges land). */
+  repositoryRoot: z.string(),
+  /** Absolute path of the worktree. */
+  path: z.string(),
+  /** The worktree's own branch, `openvaala/<short id>`. */
+  branch: z.string(),
+  /** The branch it was made from and merges into; absent when made from a detached HEAD. */
+  baseBranch: z.string().optional(),
+  /** The commit it was made from (full hash). */
+  baseCommit: z.string(),
+  /** Set once `worktree/discard` removed it, ms since the epoch. */
+  removedAt: z.number().optional(),
+});
+/** The git worktree a conversation works in. */
+export type ConversationWorktree = z.infer<typeof ConversationWorktreeSchema>;
+
 /** A conversation: one task, its work location and its sessions. */
 export const ConversationSchema = z.object({
   id: z.string(),
@@ -38,6 +61,8 @@ export const ConversationSchema = z.object({
   forkedFrom: z.object({ conversationId: z.string(), itemId: z.string() }).optional(),
   /** The project the conversation belongs to (platform layer, SPEC §9); absent for one outside every project. */
   projectId: z.string().optional(),
+  /** The git worktree and branch the conversation works in, when made with one. */
+  worktree: ConversationWorktreeSchema.optional(),
   ...ConversationContextFields,
 });
 /** A conversation. */

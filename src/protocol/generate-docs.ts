@@ -49,12 +49,17 @@ const CONFLICT_REASONS: Record<StateConflictReason, string> = {
   terminal_ended: 'input to a terminal whose process has ended',
   file_too_large: '`fs/read` of a file larger than the protocol reads (64 MiB)',
   not_a_git_repository: '`workspace/gitLog` or `workspace/gitShow` in a working directory that is not inside a git repository (the message quotes git)',
-  git_unavailable: '`workspace/gitLog` or `workspace/gitShow` on an executor where the `git` command is not installed',
   platform_off: 'a `users/*` or `account/*` method on a server without platform mode (`serve --platform`)',
   last_administrator: '`users/setRole` or `users/remove` that would leave the platform without an administrator',
   already_claimed: '`users/claim` on a platform that already has users',
   email_taken: '`users/invite` of an email address that already has a user',
   invitation_invalid: 'an invitation code that is unknown, used or expired',
+  git_unavailable: '`workspace/gitLog`, `workspace/gitShow`, `worktree/*` or `conversation/create` with `worktree` on an executor where the `git` command is not installed',
+  no_worktree: '`worktree/*` for a conversation made without `worktree`, or whose worktree was discarded',
+  worktree_present: '`conversation/delete` of a conversation in a git worktree without `removeWorktree: true` (the message names the worktree and branch)',
+  worktree_dirty: '`worktree/merge` or `worktree/rebase` while the worktree or the main checkout has uncommitted changes (the message lists them)',
+  worktree_not_on_base: '`worktree/merge` while the main checkout has another branch than the base branch checked out',
+  merge_conflict: '`worktree/merge` or `worktree/rebase` that conflicts; it was aborted, nothing changed; `data.files` lists the conflicting files',
 };
 
 function escapeCell(text: string): string {

@@ -15,6 +15,8 @@ export * from './plans.js';
 export * from './conversation-context.js';
 export * from './workspace.js';
 export * from './workspace-git.js';
+export * from './schedules.js';
+export * from './worktrees.js';
 export * from './transport.js';
 export * from './codex-ids.js';
 export * from './tool-details.js';

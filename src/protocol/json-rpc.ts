@@ -41,12 +41,21 @@ export const StateConflictReasonSchema = z.enum([
   'already_claimed',
   'email_taken',
   'invitation_invalid',
+  'no_worktree',
+  'worktree_present',
+  'worktree_dirty',
+  'worktree_not_on_base',
+  'merge_conflict',
 ]);
 /** Why a request was refused with `conflict`. */
 export type StateConflictReason = z.infer<typeof StateConflictReasonSchema>;
 
 /** `error.data` of a `conflict` (-32009) error. */
-export const ConflictErrorDataSchema = z.object({ reason: StateConflictReasonSchema });
+export const ConflictErrorDataSchema = z.object({
+  reason: StateConflictReasonSchema,
+  /** The files at issue: conflicting (`merge_conflict`) or uncommitted (`worktree_dirty`), relative to the checkout. */
+  files: z.array(z.string()).optional(),
+});
 /** `error.data` of a `conflict` (-32009) error. */
 export type ConflictErrorData = z.infer<typeof ConflictErrorDataSchema>;
 

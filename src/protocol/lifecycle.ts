@@ -21,9 +21,12 @@ export const lifecycleMethods = {
   /**
    * Deletes a conversation: running turns are interrupted, a deletion entry is recorded, its
    * files are moved to the data directory's trash, and subscribers hear `conversation/deleted`.
+   * A conversation in a git worktree is deleted only with `removeWorktree: true`, which also
+   * removes the worktree and its branch; without it the request is refused (conflict
+   * `worktree_present`) naming the worktree.
    */
   'conversation/delete': {
-    params: z.object({ conversationId: conversationIdParam }),
+    params: z.object({ conversationId: conversationIdParam, removeWorktree: z.boolean().optional() }),
     result: z.object({ conversationId: z.string() }),
   },
   /** Marks a conversation archived (left out of `conversation/list` unless `archived: true`). */

@@ -21,9 +21,11 @@ import { sessionMethods } from './sessions.js';
 import { approvalIdParam, conversationIdParam, ReasoningEffortSchema, sessionIdParam } from './request-params.js';
 import { workspaceMethods, workspaceNotifications } from './workspace.js';
 import { workspaceGitMethods } from './workspace-git.js';
+import { worktreeMethods } from './worktrees.js';
 import { clientFileMethods, clientFileServerRequests } from './client-files.js';
 import { clientCommandMethods, clientCommandServerRequests } from './client-commands.js';
 import { platformIdentityMethods } from './platform-identity.js';
+import { scheduleMethods } from './schedules.js';
 
 export { PROTOCOL_VERSION } from './version.js';
 
@@ -195,6 +197,8 @@ export const methods = {
   ...agentMethods,
   ...workspaceMethods,
   ...workspaceGitMethods,
+  ...scheduleMethods,
+  ...worktreeMethods,
   ...userInputMethods,
   ...clientFileMethods,
   ...clientCommandMethods,

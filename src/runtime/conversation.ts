@@ -154,8 +154,8 @@ export class LiveConversation {
    * Renames the conversation and/or moves its work; running turns finish where they started.
    * @param workspaces the workspaces of the new work location (built and checked by the runtime)
    */
-  async update(changes: { title?: string; workLocation?: Conversation['workLocation']; archived?: boolean }, workspaces?: [Workspace, ...Workspace[]]): Promise<Conversation> {
-    this.state = { ...this.state, ...(changes.title ? { title: changes.title } : {}), ...(changes.workLocation ? { workLocation: changes.workLocation } : {}), ...(changes.archived !== undefined ? { archived: changes.archived } : {}) };
+  async update(changes: { title?: string; workLocation?: Conversation['workLocation']; archived?: boolean; worktree?: Conversation['worktree'] }, workspaces?: [Workspace, ...Workspace[]]): Promise<Conversation> {
+    this.state = { ...this.state, ...(changes.title ? { title: changes.title } : {}), ...(changes.workLocation ? { workLocation: changes.workLocation } : {}), ...(changes.archived !== undefined ? { archived: changes.archived } : {}), ...(changes.worktree ? { worktree: changes.worktree } : {}) };
     if (workspaces) this.workspaces = workspaces;
     const seq = await this.metadataWrites.run(async () => this.wroteMetadata(await this.runtime.store.appendMetadata(this.id, [{ type: 'conversation', conversation: this.state }])));
     this.publish({ method: 'conversation/updated', params: { conversation: this.state, seq } });

@@ -16,6 +16,8 @@ export interface LifecycleHost {
   readonly store: ConversationStore;
   getConversation(conversationId: string): Promise<LiveConversation>;
   takeOpenConversation(conversationId: string): Promise<LiveConversation | undefined>;
+  /** Work to do once a conversation is deleted (its scheduled tasks go). */
+  conversationDeleted?(conversationId: string): Promise<void>;
 }
 
 /** `data.reason` of a rewind refused because work runs or waits. */
@@ -40,6 +42,7 @@ export async function deleteConversation(host: LifecycleHost, conversationId: st
   // A request that reopened it from storage during the shutdown above gets it closed too.
   const reopened = await host.takeOpenConversation(conversationId);
   if (reopened && reopened !== live) await reopened.shutdown();
+  if (summary || live) await host.conversationDeleted?.(conversationId);
   if (!summary && !live) throw new NotFoundError(`conversation "${conversationId}" does not exist`);
   live?.publish({ method: 'conversation/deleted', params: { conversationId, ...(summary ? { summary } : {}) } });
 }

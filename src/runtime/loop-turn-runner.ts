@@ -4,6 +4,7 @@
  * policy, hooks, steering — around the turn context, and runs the loop or a compaction.
  */
 import type { AgentDefinition } from '../config/agents.js';
+import { scheduleTaskTool } from '../tools/schedule-task.js';
 import { updatePlanTool } from '../tools/update-plan.js';
 import { runAgent, runCompaction, type AgentEnvironment } from './agent.js';
 import type { TurnExtensions } from './instructions/turn-extensions.js';
@@ -39,7 +40,10 @@ export function loopTurnRunner(options: LoopTurnOptions): TurnRunner {
       const runtime = conversation.runtime;
       const { turnId } = context;
       const mcp = host.mcpForTurn();
-      const baseTools = [...host.tools(), updatePlanTool({ setPlan: (plan) => context.setPlan(plan) }), ...extensions.tools];
+      const schedules = runtime.schedules;
+      // Tasks the agent schedules start disabled until a person enables them.
+      const scheduling = schedules ? [scheduleTaskTool({ createTask: (input) => schedules.create({ ...input, conversationId: conversation.id }, true) })] : [];
+      const baseTools = [...host.tools(), updatePlanTool({ setPlan: (plan) => context.setPlan(plan) }), ...scheduling, ...extensions.tools];
       const resolvedModel = runtime.models.resolve(model);
       const environment: AgentEnvironment = {
         model: resolvedModel,

@@ -17,6 +17,7 @@ import { NO_HOOKS, type HooksFile } from '../config/hooks.js';
 import type { Logger } from '../logger.js';
 import { Workspace } from '../executors/workspace.js';
 import type { AttachmentStore } from './attachments.js';
+import type { ScheduleService } from '../platform/schedules/schedule-service.js';
 import { newId } from '../ids.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { Conversation, Item, Session, WorkLocationEntry } from '../protocol/index.js';
@@ -25,6 +26,7 @@ import { LiveConversation } from './conversation.js';
 import { ConversationListFeed } from './conversation-list-feed.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './model-call.js';
 import { DEFAULT_SUBAGENT_LIMITS, type SubagentLimits } from './subagents.js';
+import { createWorktree, removeWorktree } from './worktree-git.js';
 
 /** Limits applied to every turn. */
 export interface RuntimeLimits {
@@ -137,6 +139,13 @@ export class Runtime {
   readonly store: ConversationStore;
   /** Uploaded files of conversations (set by the server that stores them); absent = none. */
   attachments: AttachmentStore | undefined;
+  /** Scheduled tasks of conversations (set by the server that runs them); absent = none. */
+  schedules: ScheduleService | undefined = undefined;
+  /**
+   * Work done after a conversation is deleted (e.g. deleting its scheduled tasks), in order;
+   * a failing one is logged and the others still run.
+   */
+  readonly conversationDeletionHooks: ((conversationId: string) => Promise<void>)[] = [];
   /** Replaced as a whole by `reconfigure`; a running turn keeps the model it resolved at its start. */
   models: ModelRegistry;
   readonly tools: Tool[];
@@ -194,6 +203,13 @@ export class Runtime {
    * live one, if it was open, for the caller to shut down. A later `getConversation` reads
    * storage again.
    */
+  /** Runs the `conversationDeletionHooks` for a deleted conversation. */
+  async conversationDeleted(conversationId: string): Promise<void> {
+    for (const hook of this.conversationDeletionHooks) {
+      await hook(conversationId).catch((error: unknown) => this.logger?.error({ conversationId, error: (error as Error).message }, 'work after deleting a conversation failed'));
+    }
+  }
+
   async takeOpenConversation(conversationId: string): Promise<LiveConversation | undefined> {
     const opening = this.open.get(conversationId);
     this.open.delete(conversationId);
@@ -345,15 +361,25 @@ export class Runtime {
    * Creates a conversation with its root session and opens it.
    * @throws NotFoundError for an unknown executor; Error for a relative cwd or an unknown model
    */
-  async createConversation(options: { cwd?: string; executor?: string; workLocation?: WorkLocationEntry[]; model?: string; agent?: string; title?: string; projectId?: string; context?: Pick<Conversation, 'mcpServers' | 'instructions' | 'approvalPolicy'> }): Promise<LiveConversation> {
-    const workLocation = options.workLocation ?? (options.cwd !== undefined ? [{ executor: options.executor ?? 'local', cwd: options.cwd }] : []);
-    const first = workLocation[0];
+  async createConversation(options: { cwd?: string; executor?: string; workLocation?: WorkLocationEntry[]; model?: string; agent?: string; title?: string; projectId?: string; context?: Pick<Conversation, 'mcpServers' | 'instructions' | 'approvalPolicy'>; worktree?: { baseBranch?: string } }): Promise<LiveConversation> {
+    let workLocation = options.workLocation ?? (options.cwd !== undefined ? [{ executor: options.executor ?? 'local', cwd: options.cwd }] : []);
+    let first = workLocation[0];
     if (!first) throw new InvalidWorkLocationError('give cwd (with an optional executor) or a non-empty workLocation');
     await this.checkWorkLocation(workLocation);
     const agent = options.agent ?? this.defaultAgent;
     const model = this.initialModel(agent, options.model);
-    const now = Date.now();
     const conversationId = newId('conv');
+    let worktree: Conversation['worktree'];
+    if (options.worktree) {
+      // The ULID's random tail: unique among conversations made in the same millisecond.
+      const made = await createWorktree(this.executor(first.executor), first.cwd, conversationId.slice(-10), options.worktree.baseBranch);
+      worktree = made.worktree;
+      const title = options.title ?? path.posix.basename(first.cwd);
+      workLocation = [{ executor: first.executor, cwd: made.cwd }, ...workLocation.slice(1)];
+      first = { executor: first.executor, cwd: made.cwd };
+      options = { ...options, title };
+    }
+    const now = Date.now();
     const session: Session = {
       id: newId('sess'),
       conversationId,
@@ -375,10 +401,17 @@ export class Runtime {
       createdAt: now,
       updatedAt: now,
       ...(options.projectId !== undefined ? { projectId: options.projectId } : {}),
+      ...(worktree ? { worktree } : {}),
       // MCP servers, instructions and approval policy given for this conversation only, kept with it.
       ...options.context,
     };
-    await this.store.createConversation(conversation, session);
+    try {
+      await this.store.createConversation(conversation, session);
+    } catch (error) {
+      // A conversation that was never recorded leaves no worktree behind.
+      if (worktree) await removeWorktree(this.executor(worktree.executor), worktree).catch(() => undefined);
+      throw error;
+    }
     const live = new LiveConversation(this, conversation, this.workspacesOf(conversation), { conversation, sessions: [session], turns: [], metadataSeq: 2 }, new Map());
     // Nothing is stored yet: every head is 0, known at once, so subscribers attach in their own tick.
     await live.loadHeads();

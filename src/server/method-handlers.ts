@@ -30,6 +30,9 @@ import { createWorkspaceGitHandlers } from './handlers/workspace-git.js';
 import { createPlatformIdentityHandlers } from './handlers/platform-identity.js';
 import { createProjectHandlers } from './handlers/projects.js';
 import { listForCaller } from './handlers/project-conversations.js';
+import { createScheduleHandlers } from './handlers/schedules.js';
+import { createWorktreeHandlers, worktreeRpcError } from './handlers/worktrees.js';
+import { WorktreeError } from '../runtime/worktree-git.js';
 
 /** Per-request helpers given to a handler. */
 export interface RequestContext {
@@ -91,6 +94,8 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     ...createPluginHandlers(connection),
     ...createWorkspaceHandlers(connection),
     ...createWorkspaceGitHandlers(connection),
+    ...createScheduleHandlers(connection),
+    ...createWorktreeHandlers(connection),
     ...createUserInputHandlers(connection),
     ...createClientFileHandlers(connection),
     ...createClientCommandHandlers(connection),
@@ -109,7 +114,12 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
       return createOnce(runtime, clientMessageId, async () => {
         const options = projectWorkLocation(connection, given);
         const context = conversationContext(options, Object.keys(runtime.mcp?.servers ?? {}));
-        const conversation = await invalidParamsOnBadLocation('conversation/create', options.cwd !== undefined ? 'cwd' : 'workLocation', runtime.createConversation({ ...options, context }));
+        const created = runtime.createConversation({ ...options, context }).catch((error: unknown) => {
+          // A worktree fault in the directory names the field the directory came from.
+          if (error instanceof WorktreeError && error.field === 'cwd' && options.cwd === undefined) throw worktreeRpcError('conversation/create', new WorktreeError(error.kind, error.message, 'workLocation[0].cwd'));
+          throw worktreeRpcError('conversation/create', error);
+        });
+        const conversation = await invalidParamsOnBadLocation('conversation/create', options.cwd !== undefined ? 'cwd' : 'workLocation', created);
         // Bound before the answer, so every later event of it is checked against its project.
         if (options.projectId !== undefined) await connection.platform?.projects.bindConversation(conversation.id, options.projectId);
         return { conversation: conversation.state, session: conversation.rootSession.state };

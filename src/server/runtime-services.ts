@@ -24,6 +24,7 @@ import { environmentTools } from '../tools/index.js';
 import { PACKAGE_ROOT, VERSION } from '../package-info.js';
 import { applyConfiguration, buildServerExecutors, ConfigService, type ConfigurationTargets } from './config-service.js';
 import { loadPluginSet } from '../plugins/plugin-set.js';
+import { startSchedules } from './schedules.js';
 import { sameSecret } from './http-server.js';
 import { openServerStorage, type ServerStorage } from './server-storage.js';
 import { tightenPermissions } from './private-files.js';
@@ -201,6 +202,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
     });
     applyConfiguration(runtime, configuration, targets, configuration, await loadPluginSet(paths.configDir, configuration.plugins));
     connectProjectsToRuntime(opened, runtime, processRecords, options.discoverModels === true);
+    const schedules = await startSchedules(paths.dataDir, runtime, logger);
     const connections = new Set<RpcConnection>();
     const config = new ConfigService(targets, configuration, runtime, logger, (status) => {
       for (const connection of connections) connection.notify({ method: 'config/updated', params: status });
@@ -239,6 +241,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
         stopWatchingAccess();
         config.close();
         await runtime.shutdown();
+        await schedules.close();
       },
       closeStorage,
     };

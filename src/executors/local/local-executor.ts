@@ -146,17 +146,7 @@ export class LocalExecutor implements Executor {
   spawn(original: SpawnRequest): RunningProcess {
     if (this.closed) throw new Error(`executor "${this.name}" is closed`);
     const request = this.tagged(original);
-    const started = spawnLocalProcess(request, this.program(request));
-    this.spawned.add(started);
-    const { pid } = started;
-    if (pid !== undefined) this.tracker?.started(pid);
-    const ended = (): void => {
-      this.spawned.delete(started);
-      if (pid !== undefined) this.tracker?.ended(pid);
-    };
-    // `exited` never rejects; the second handler is there so nothing can float.
-    started.exited.then(ended, ended);
-    return started;
+    return this.keepUntilExit(spawnLocalProcess(request, this.program(request)));
   }
 
   /**
@@ -174,7 +164,14 @@ export class LocalExecutor implements Executor {
     const command = ['exec', request.command, ...request.args].map(shellQuote).join(' ');
     const directory = cwd ?? process.cwd();
     const program = this.program({ command, cwd: directory, ...(request.workspaceRoot !== undefined ? { workspaceRoot: request.workspaceRoot } : {}), ...(request.env ? { env: request.env } : {}) });
-    const started = startLocalPipedProcess({ file: program.file, args: program.args, env: program.env ?? {} }, directory);
+    return this.keepUntilExit(startLocalPipedProcess({ file: program.file, args: program.args, env: program.env ?? {} }, directory));
+  }
+
+  /**
+   * Holds a started process among those {@link close} kills, and reports its pid to the
+   * process tracker, until it exits. Returns the process it was given.
+   */
+  private keepUntilExit<Started extends RunningProcess | PipedProcess>(started: Started): Started {
     this.spawned.add(started);
     const { pid } = started;
     if (pid !== undefined) this.tracker?.started(pid);
@@ -182,6 +179,7 @@ export class LocalExecutor implements Executor {
       this.spawned.delete(started);
       if (pid !== undefined) this.tracker?.ended(pid);
     };
+    // `exited` never rejects; the second handler is there so nothing can float.
     started.exited.then(ended, ended);
     return started;
   }

@@ -103,6 +103,21 @@ export const METHOD_RULES: Record<MethodName, MethodRule> = {
   'account/tokens/create': write('open'),
   'account/tokens/revoke': write('open'),
   'account/pairing/create': write('open'),
+  // A conversation's git worktree belongs to the conversation.
+  'worktree/diff': read('conversation'),
+  'worktree/merge': write('conversation'),
+  'worktree/rebase': write('conversation'),
+  'worktree/discard': write('conversation'),
+  // Scheduled tasks: those naming a conversation follow it; those naming only a task id are
+  // for administrators until the access check can find a task's conversation.
+  'schedules/list': read('conversation'),
+  'schedules/create': write('conversation'),
+  'schedules/update': write('administrator'),
+  'schedules/delete': write('administrator'),
+  'schedules/runNow': write('administrator'),
+  'schedules/pause': write('administrator'),
+  'schedules/resume': write('administrator'),
+  'schedules/history': read('administrator'),
 };
 
 /** Who hears a notification. */

@@ -6,6 +6,7 @@ import type { MethodName, MethodParams, MethodResult } from '../../protocol/inde
 import { deleteConversation, forkConversation, rewindSession, setArchived } from '../../runtime/lifecycle.js';
 import type { RequestContext } from '../method-handlers.js';
 import type { RpcConnection } from '../rpc-connection.js';
+import { removeWorktreeBeforeDelete } from './worktrees.js';
 
 type LifecycleMethod = 'conversation/delete' | 'conversation/archive' | 'conversation/unarchive' | 'conversation/fork' | 'conversation/rewind' | 'conversations/subscribe' | 'conversations/unsubscribe';
 
@@ -19,6 +20,7 @@ export function createLifecycleHandlers(connection: RpcConnection): LifecycleHan
   let stopFeed: (() => void) | undefined;
   return {
     async 'conversation/delete'(params) {
+      await removeWorktreeBeforeDelete(connection, params.conversationId, params.removeWorktree);
       await deleteConversation(runtime, params.conversationId);
       // What the platform keeps of it goes with it (read markers, project binding).
       await connection.platform?.userState.forgetConversation(params.conversationId);

@@ -17,9 +17,12 @@ import { useStore } from '../state/use-store.js';
 import { Composer } from './composer.js';
 import { FilesDrawer } from './files-drawer.js';
 import { GitDrawer } from './git-drawer.js';
+import { WorktreeDrawer } from './worktree-drawer.js';
 import { Transcript } from './transcript.js';
 
-type Drawer = 'terminal' | 'files' | 'git' | undefined;
+type Drawer = 'terminal' | 'files' | 'git' | 'worktree' | undefined;
+
+const DRAWER_TITLES = { terminal: 'Terminal', files: 'Files', git: 'History', worktree: 'Worktree' } as const;
 
 // xterm.js is most of the code: it loads when a terminal is first opened.
 const TerminalDrawer = lazy(() => import('./terminal-drawer.js').then((module) => ({ default: module.TerminalDrawer })));
@@ -105,8 +108,10 @@ export function ConversationView({ conversationId }: { conversationId: string })
   };
   const archive = () => void act(app.client.request(conversation?.archived ? 'conversation/unarchive' : 'conversation/archive', { conversationId }));
   const remove = async () => {
-    if (!(await confirmAction(`Delete “${conversation?.title ?? conversationId}”? Its files move to the server's trash.`, 'Delete'))) return;
-    void act(app.client.request('conversation/delete', { conversationId }).then(() => navigate({ view: 'home' })));
+    const worktree = conversation?.worktree?.removedAt === undefined ? conversation?.worktree : undefined;
+    const also = worktree ? ` Its worktree ${worktree.path} and branch ${worktree.branch} are removed.` : '';
+    if (!(await confirmAction(`Delete “${conversation?.title ?? conversationId}”? Its files move to the server's trash.${also}`, 'Delete'))) return;
+    void act(app.client.request('conversation/delete', { conversationId, ...(worktree ? { removeWorktree: true } : {}) }).then(() => navigate({ view: 'home' })));
   };
   const sendReview = () =>
     void act(
@@ -157,9 +162,9 @@ export function ConversationView({ conversationId }: { conversationId: string })
           <button type="button" class="secondary small danger-text" onClick={() => void remove()}>
             Delete
           </button>
-          {(['terminal', 'files', 'git'] as const).map((name) => (
+          {(['terminal', 'files', 'git', ...(conversation?.worktree ? (['worktree'] as const) : [])] as const).map((name) => (
             <button key={name} type="button" class="secondary small" aria-pressed={drawer === name} onClick={() => setDrawer(drawer === name ? undefined : name)}>
-              {name === 'terminal' ? 'Terminal' : name === 'files' ? 'Files' : 'History'}
+              {DRAWER_TITLES[name]}
             </button>
           ))}
         </nav>
@@ -226,7 +231,7 @@ export function ConversationView({ conversationId }: { conversationId: string })
         {drawer ? (
           <aside class="drawer" aria-label={`${drawer} drawer`}>
             <div class="drawer-header">
-              <strong>{drawer === 'terminal' ? 'Terminal' : drawer === 'files' ? 'Files' : 'History'}</strong>
+              <strong>{DRAWER_TITLES[drawer]}</strong>
               <button type="button" class="secondary small" aria-label="Close drawer" onClick={() => setDrawer(undefined)}>
                 ×
               </button>
@@ -235,7 +240,13 @@ export function ConversationView({ conversationId }: { conversationId: string })
               <Suspense fallback={<p class="muted">Loading terminal…</p>}>
                 <TerminalDrawer conversationId={conversationId} />
               </Suspense>
-            ) : drawer === 'files' ? <FilesDrawer conversationId={conversationId} /> : <GitDrawer conversationId={conversationId} />}
+            ) : drawer === 'files' ? (
+              <FilesDrawer conversationId={conversationId} />
+            ) : drawer === 'worktree' && conversation?.worktree ? (
+              <WorktreeDrawer conversationId={conversationId} worktree={conversation.worktree} />
+            ) : (
+              <GitDrawer conversationId={conversationId} />
+            )}
           </aside>
         ) : null}
       </div>

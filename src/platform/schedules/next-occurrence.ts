@@ -1,0 +1,63 @@
+/**
+ * When a task's schedule next fires. Cron expressions are read by `croner` as wall-clock time
+ * in the task's IANA time zone, so daylight-saving changes move the instants: a local time
+ * skipped by a spring-forward change fires at the first instant after the gap, and a local
+ * time repeated by a fall-back change fires once, at its first instance.
+ */
+import { Cron } from 'croner';
+import type { TaskSchedule } from './task-types.js';
+
+/** A schedule that cannot be used, with the field at fault (`schedule.expression`, `schedule.timeZone`). */
+export class InvalidScheduleError extends Error {
+  /** @param field key path of the bad field, e.g. `schedule.timeZone` */
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+    this.name = 'InvalidScheduleError';
+  }
+}
+
+/**
+ * Checks a schedule: a cron expression of exactly five fields that croner accepts, and a time
+ * zone the runtime's ICU knows.
+ * @throws InvalidScheduleError naming the field
+ */
+export function validateSchedule(schedule: TaskSchedule): void {
+  if (schedule.kind !== 'cron') return;
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: schedule.timeZone });
+  } catch {
+    throw new InvalidScheduleError('schedule.timeZone', `"${schedule.timeZone}" is not an IANA time zone name (e.g. "Europe/Helsinki")`);
+  }
+  const fields = schedule.expression.trim().split(/\s+/);
+  if (fields.length !== 5) throw new InvalidScheduleError('schedule.expression', `"${schedule.expression}" has ${fields.length} fields; expected 5 (minute hour day-of-month month day-of-week)`);
+  try {
+    new Cron(schedule.expression, { timezone: schedule.timeZone, paused: true });
+  } catch (error) {
+    throw new InvalidScheduleError('schedule.expression', `"${schedule.expression}": ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The first occurrence strictly after `afterMs`, ms since the epoch; undefined when the
+ * schedule has none left (a `once` instant already passed, or a cron that never matches again).
+ * @param createdAt creation time of the task, ms: the anchor of an interval without `startAt`
+ */
+export function nextOccurrence(schedule: TaskSchedule, afterMs: number, createdAt: number): number | undefined {
+  switch (schedule.kind) {
+    case 'once':
+      return schedule.at > afterMs ? schedule.at : undefined;
+    case 'interval': {
+      const start = schedule.startAt ?? createdAt + schedule.everyMs;
+      if (start > afterMs) return start;
+      const steps = Math.floor((afterMs - start) / schedule.everyMs) + 1;
+      return start + steps * schedule.everyMs;
+    }
+    case 'cron': {
+      const next = new Cron(schedule.expression, { timezone: schedule.timeZone, paused: true }).nextRun(new Date(afterMs));
+      return next ? next.getTime() : undefined;
+    }
+  }
+}

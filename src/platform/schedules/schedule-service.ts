@@ -1,0 +1,175 @@
+/**
+ * Operations on scheduled tasks behind the `schedules/*` methods and the `schedule_task` tool:
+ * create (checked), update, delete, pause, resume, run now, history, and removal of a deleted
+ * conversation's tasks. Each change is stored first, then given to the scheduler.
+ */
+import { newId } from '../../ids.js';
+import type { SchedulerClock } from './clock.js';
+import { nextOccurrence, validateSchedule } from './next-occurrence.js';
+import type { Scheduler } from './scheduler.js';
+import type { MissedPolicy, OverlapPolicy, RetryPolicy, StoredRun, StoredTask, TaskSchedule } from './task-types.js';
+
+/** Retry policy of a task created without one: 30 s doubling up to 10 min, for 1 hour. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { initialDelayMs: 30_000, maxDelayMs: 600_000, deadlineMs: 3_600_000 };
+
+/** A task to create. */
+export interface NewTask {
+  conversationId: string;
+  userId?: string;
+  name: string;
+  prompt: string;
+  schedule: TaskSchedule;
+  /** Default `skip`. */
+  overlap?: OverlapPolicy;
+  /** Default `runOnce`. */
+  missed?: MissedPolicy;
+  retry?: RetryPolicy;
+  /** Default true; forced to false for tasks the agent creates. */
+  enabled?: boolean;
+}
+
+/** Changes to a task. */
+export interface TaskChanges {
+  name?: string;
+  prompt?: string;
+  schedule?: TaskSchedule;
+  overlap?: OverlapPolicy;
+  missed?: MissedPolicy;
+  retry?: RetryPolicy;
+}
+
+/** A task id that names no task. */
+export class UnknownTaskError extends Error {
+  /** @param taskId the id that named no task */
+  constructor(readonly taskId: string) {
+    super(`scheduled task "${taskId}" does not exist`);
+    this.name = 'UnknownTaskError';
+  }
+}
+
+/** The wire shape of a stored task (`nextRunAt` only while enabled). */
+export function publicTask(task: StoredTask): StoredTask {
+  const { nextOccurrenceAt, ...rest } = task;
+  delete rest.nextRunAt;
+  return { ...rest, ...(task.enabled && nextOccurrenceAt !== undefined ? { nextRunAt: nextOccurrenceAt } : {}) };
+}
+
+/** The wire shape of a stored run. */
+export function publicRun(run: StoredRun): StoredRun {
+  const { claimedBy: _claimedBy, ...rest } = run;
+  return rest as StoredRun;
+}
+
+/** Scheduled-task operations. */
+export class ScheduleService {
+  /** @param scheduler the started scheduler; @param clock the same clock the scheduler uses */
+  constructor(
+    private readonly scheduler: Scheduler,
+    private readonly clock: SchedulerClock,
+  ) {}
+
+  /**
+   * Creates a task. A task of the agent (`byAgent`) starts disabled whatever `enabled` says.
+   * @throws InvalidScheduleError naming `schedule.expression` or `schedule.timeZone`
+   */
+  async create(input: NewTask, byAgent = false): Promise<StoredTask> {
+    validateSchedule(input.schedule);
+    const now = this.clock.now();
+    const task: StoredTask = {
+      id: newId('task'),
+      conversationId: input.conversationId,
+      ...(input.userId !== undefined ? { userId: input.userId } : {}),
+      name: input.name,
+      prompt: input.prompt,
+      schedule: input.schedule,
+      overlap: input.overlap ?? 'skip',
+      missed: input.missed ?? 'runOnce',
+      retry: input.retry ?? DEFAULT_RETRY_POLICY,
+      enabled: byAgent ? false : (input.enabled ?? true),
+      createdByAgent: byAgent,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const next = nextOccurrence(task.schedule, now, now);
+    if (next !== undefined) task.nextOccurrenceAt = next;
+    await this.scheduler.store.saveTask(task);
+    this.scheduler.taskChanged(task);
+    return task;
+  }
+
+  /** The task, or @throws UnknownTaskError */
+  get(taskId: string): StoredTask {
+    const task = this.scheduler.task(taskId);
+    if (!task) throw new UnknownTaskError(taskId);
+    return task;
+  }
+
+  /** Tasks of a conversation, oldest first. */
+  list(conversationId: string): StoredTask[] {
+    return this.scheduler.tasksOf(conversationId).sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+  }
+
+  /** Changes a task. @throws UnknownTaskError, InvalidScheduleError */
+  async update(taskId: string, changes: TaskChanges): Promise<StoredTask> {
+    const task = { ...this.get(taskId) };
+    if (changes.schedule) validateSchedule(changes.schedule);
+    Object.assign(task, Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)));
+    const now = this.clock.now();
+    task.updatedAt = now;
+    if (changes.schedule) this.setNext(task, now);
+    return this.save(task);
+  }
+
+  /** Disables a task. @throws UnknownTaskError */
+  async pause(taskId: string): Promise<StoredTask> {
+    return this.save({ ...this.get(taskId), enabled: false, updatedAt: this.clock.now() });
+  }
+
+  /** Enables a task; its next occurrence is the first after now. @throws UnknownTaskError */
+  async resume(taskId: string): Promise<StoredTask> {
+    const now = this.clock.now();
+    const task = { ...this.get(taskId), enabled: true, updatedAt: now };
+    this.setNext(task, now);
+    return this.save(task);
+  }
+
+  /** Deletes a task and its history. @throws UnknownTaskError */
+  async delete(taskId: string): Promise<void> {
+    this.get(taskId);
+    this.scheduler.taskDeleted(taskId);
+    await this.scheduler.store.deleteTask(taskId);
+  }
+
+  /** Deletes every task of a conversation (it is being deleted); returns how many. */
+  async deleteConversationTasks(conversationId: string): Promise<number> {
+    const tasks = await this.scheduler.store.listTasks(conversationId);
+    for (const task of tasks) {
+      this.scheduler.taskDeleted(task.id);
+      await this.scheduler.store.deleteTask(task.id);
+    }
+    return tasks.length;
+  }
+
+  /** Runs a task now. @throws UnknownTaskError */
+  async runNow(taskId: string): Promise<StoredRun> {
+    return this.scheduler.runNow(this.get(taskId));
+  }
+
+  /** Runs of a task, newest first. @throws UnknownTaskError */
+  async history(taskId: string, limit = 50): Promise<StoredRun[]> {
+    this.get(taskId);
+    return this.scheduler.store.listRuns(taskId, limit);
+  }
+
+  private setNext(task: StoredTask, now: number): void {
+    const next = nextOccurrence(task.schedule, now, task.createdAt);
+    if (next === undefined) delete task.nextOccurrenceAt;
+    else task.nextOccurrenceAt = next;
+  }
+
+  private async save(task: StoredTask): Promise<StoredTask> {
+    await this.scheduler.store.saveTask(task);
+    this.scheduler.taskChanged(task);
+    return task;
+  }
+}

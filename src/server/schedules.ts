@@ -1,0 +1,109 @@
+/**
+ * The server's scheduled tasks (docs/platform.md, "Scheduled tasks"): tasks and runs in
+ * `<data dir>/schedules.db` (RecordStorage on SQLite), prompts delivered into conversations as
+ * user messages of their root session, and the tasks of a deleted conversation deleted with it.
+ */
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { Logger } from '../logger.js';
+import type { ScheduleDispatcher, TurnOutcome } from '../platform/schedules/dispatcher.js';
+import { systemClock, type SchedulerClock } from '../platform/schedules/clock.js';
+import { Scheduler } from '../platform/schedules/scheduler.js';
+import { ScheduleService } from '../platform/schedules/schedule-service.js';
+import { ScheduleStore } from '../platform/schedules/schedule-store.js';
+import type { Runtime } from '../runtime/runtime.js';
+import { SqliteRecordStorage } from '../storage/sqlite/sqlite-record-storage.js';
+
+/** File of the scheduled tasks and their runs, in the data directory. */
+export const SCHEDULES_DATABASE_FILE = 'schedules.db';
+
+/**
+ * Environment variable for the restart tests only: when `1`, every claimed run is held forever
+ * between its claim and the delivery of its prompt (a deterministic window to kill the process in).
+ */
+export const HOLD_AFTER_CLAIM_VARIABLE = 'OPENVAALA_TEST_SCHEDULER_HOLD_AFTER_CLAIM';
+
+/** Longest wait at shutdown for runs to record their outcome, ms. */
+const CLOSE_WAIT_MS = 2000;
+
+/** `clientName` of the user messages scheduled tasks send. */
+export const SCHEDULER_CLIENT_NAME = 'scheduler';
+
+/** Delivers prompts through the runtime: a queued user message on the conversation's root session. */
+export function runtimeDispatcher(runtime: Runtime): ScheduleDispatcher {
+  return {
+    async deliver(conversationId, prompt, inputKey) {
+      const conversation = await runtime.getConversation(conversationId);
+      const outcome = await conversation.rootSession.input([{ type: 'text', text: prompt }], 'queue', { clientMessageId: inputKey, author: { clientName: SCHEDULER_CLIENT_NAME } });
+      if (!outcome.turnId) throw new Error(`the conversation ${conversationId} gave no turn for the input`);
+      return { turnId: outcome.turnId };
+    },
+    async waitForTurn(conversationId, turnId): Promise<TurnOutcome> {
+      // Twice at most: the session's queue may hold the input behind a running turn.
+      for (let round = 0; round < 2; round += 1) {
+        let conversation;
+        try {
+          conversation = await runtime.getConversation(conversationId);
+        } catch (error) {
+          return { status: 'failed', error: (error as Error).message };
+        }
+        const turn = conversation.snapshot().turns.find((candidate) => candidate.id === turnId);
+        if (turn && turn.status !== 'running') return { status: turn.status, ...(turn.error ? { error: turn.error } : {}) };
+        await conversation.sessions.get(turn?.sessionId ?? conversation.state.rootSessionId)?.idle();
+      }
+      return { status: 'interrupted', error: `turn ${turnId} did not run (its input was withdrawn)` };
+    },
+  };
+}
+
+/** The running scheduled tasks of a server. */
+export interface ServerSchedules {
+  service: ScheduleService;
+  scheduler: Scheduler;
+  /** Stops the timer and closes the database (runs in progress are reconciled at the next start). */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens `<dataDir>/schedules.db`, reconciles what a previous process left, starts the timer,
+ * and connects the service to the runtime (`runtime.schedules`, deletion of a conversation's tasks).
+ * @throws Error naming the file when the database cannot be opened
+ */
+export async function startSchedules(dataDir: string, runtime: Runtime, logger: Logger, clock: SchedulerClock = systemClock): Promise<ServerSchedules> {
+  const records = new SqliteRecordStorage(path.join(dataDir, SCHEDULES_DATABASE_FILE));
+  const hold = process.env[HOLD_AFTER_CLAIM_VARIABLE] === '1';
+  const scheduler = new Scheduler({
+    store: new ScheduleStore(records),
+    dispatcher: runtimeDispatcher(runtime),
+    clock,
+    instanceId: `${process.pid}-${randomUUID()}`,
+    logger,
+    ...(hold
+      ? {
+          afterClaim: (run) => {
+            logger.warn({ runId: run.id }, 'scheduled run held after its claim (test setting)');
+            return new Promise<void>(() => undefined);
+          },
+        }
+      : {}),
+  });
+  const service = new ScheduleService(scheduler, clock);
+  runtime.schedules = service;
+  runtime.conversationDeletionHooks.push(async (conversationId) => {
+    const deleted = await service.deleteConversationTasks(conversationId);
+    if (deleted > 0) logger.info({ conversationId, tasks: deleted }, 'scheduled tasks of the deleted conversation deleted');
+  });
+  await scheduler.start();
+  return {
+    service,
+    scheduler,
+    async close() {
+      scheduler.stop();
+      // Runs whose turns the shutdown just ended record their outcome first (bounded: a held run never settles).
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([scheduler.settled(), new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+      clearTimeout(timer);
+      await records.close();
+    },
+  };
+}
