@@ -1,8 +1,11 @@
 /**
  * The conversation content the UI benchmarks (`web-paint.ts`, `tui-render.ts`) open: items
- * written straight into a conversation's log, without model calls.
+ * written straight into a conversation's log, without model calls, and the conversations
+ * that hold them.
  */
+import type { RuntimeClient } from '../src/client/runtime-client.js';
 import type { Item } from '../src/protocol/index.js';
+import type { RunningServer } from '../src/server/runtime-server.js';
 
 /** Items per turn in {@link makeConversationItems}. */
 export const ITEMS_PER_TURN = 5;
@@ -41,4 +44,29 @@ export function makeConversationItems(sessionId: string, count: number): Item[] 
         return { ...base(index), kind: 'assistant_message', model: 'mock/mock-model', text: `Fixed; the tests pass (${index}).` };
     }
   });
+}
+
+/**
+ * Creates a conversation titled `<count> items` in `cwd`, runs one turn so it is stored (a
+ * new conversation is only staged until its first input; the mock provider behind `server`
+ * must answer that turn), then appends {@link makeConversationItems} of `count` items to its
+ * log directly through the server's store. The client stays subscribed to the conversation.
+ * @returns the conversation's id and the items appended, oldest first
+ */
+export async function createConversationWithItems(client: RuntimeClient, server: RunningServer, cwd: string, count: number): Promise<{ conversationId: string; items: Item[] }> {
+  const { conversation, session } = await client.request('conversation/create', { cwd, title: `${count} items` });
+  await client.request('conversation/subscribe', { conversationId: conversation.id, afterSeq: 'head' });
+  const ended = new Promise<void>((resolve) => {
+    const stop = client.onNotification((event) => {
+      if (event.method === 'turn/completed' && event.params.conversationId === conversation.id) {
+        stop();
+        resolve();
+      }
+    });
+  });
+  await client.request('session/input', { conversationId: conversation.id, input: 'start' });
+  await ended;
+  const items = makeConversationItems(session.id, count);
+  await server.runtime.store.appendItems(conversation.id, session.id, items);
+  return { conversationId: conversation.id, items };
 }

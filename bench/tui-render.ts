@@ -29,7 +29,7 @@ import { startRuntimeServer } from '../src/server/runtime-server.js';
 import { App } from '../src/tui/app.js';
 import { ConversationController } from '../src/tui/conversation-controller.js';
 import { TuiScreen } from '../src/tui/screen.js';
-import { makeConversationItems } from './conversation-items.js';
+import { createConversationWithItems } from './conversation-items.js';
 import { median, percentile } from './statistics.js';
 
 const LARGE = 5000;
@@ -137,22 +137,9 @@ export async function runTuiRenderBenchmark(rounds = 1): Promise<void> {
   try {
     const conversations: Array<{ count: number; id: string; newest: string }> = [];
     for (const count of [SMALL, LARGE]) {
-      const { conversation, session } = await client.request('conversation/create', { cwd: path.join(root, 'work'), title: `${count} items` });
-      await client.request('conversation/subscribe', { conversationId: conversation.id, afterSeq: 'head' });
-      const ended = new Promise<void>((resolve) => {
-        const stop = client.onNotification((event) => {
-          if (event.method === 'turn/completed' && event.params.conversationId === conversation.id) {
-            stop();
-            resolve();
-          }
-        });
-      });
-      // A first input puts the conversation on disk (until then it is only staged).
-      await client.request('session/input', { conversationId: conversation.id, input: 'start' });
-      await ended;
-      await server.runtime.store.appendItems(conversation.id, session.id, makeConversationItems(session.id, count));
-      await client.request('conversation/unsubscribe', { conversationId: conversation.id });
-      conversations.push({ count, id: conversation.id, newest: `Fixed; the tests pass (${count - 1}).` });
+      const { conversationId } = await createConversationWithItems(client, server, path.join(root, 'work'), count);
+      await client.request('conversation/unsubscribe', { conversationId });
+      conversations.push({ count, id: conversationId, newest: `Fixed; the tests pass (${count - 1}).` });
     }
     // A fresh server reads the logs the items were written to, as after any restart.
     await client.close();

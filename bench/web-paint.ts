@@ -23,7 +23,7 @@ import { createLogger } from '../src/logger.js';
 import { MockProviderServer, parseMockScript } from '../src/models/mock/index.js';
 import type { Item } from '../src/protocol/index.js';
 import { startRuntimeServer } from '../src/server/runtime-server.js';
-import { makeConversationItems } from './conversation-items.js';
+import { createConversationWithItems } from './conversation-items.js';
 
 const LARGE = 5000;
 const SMALL = 50;
@@ -53,22 +53,8 @@ async function main(): Promise<void> {
   try {
     const conversations: Array<{ count: number; id: string; lastItemId: string }> = [];
     for (const count of [SMALL, LARGE]) {
-      const { conversation, session } = await client.request('conversation/create', { cwd: path.join(root, 'work'), title: `${count} items` });
-      // A first input puts the conversation on disk (until then it is only staged).
-      await client.request('conversation/subscribe', { conversationId: conversation.id, afterSeq: 'head' });
-      const ended = new Promise<void>((resolve) => {
-        const stop = client.onNotification((event) => {
-          if (event.method === 'turn/completed' && event.params.conversationId === conversation.id) {
-            stop();
-            resolve();
-          }
-        });
-      });
-      await client.request('session/input', { conversationId: conversation.id, input: 'start' });
-      await ended;
-      const items = makeConversationItems(session.id, count);
-      await server.runtime.store.appendItems(conversation.id, session.id, items);
-      conversations.push({ count, id: conversation.id, lastItemId: (items[items.length - 1] as Item).id });
+      const { conversationId, items } = await createConversationWithItems(client, server, path.join(root, 'work'), count);
+      conversations.push({ count, id: conversationId, lastItemId: (items[items.length - 1] as Item).id });
     }
     // A fresh server reads the logs as a client's server would find them after any restart.
     await client.close();
