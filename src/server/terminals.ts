@@ -67,6 +67,17 @@ interface OpenTerminal {
   exited: boolean;
 }
 
+/**
+ * Redacts one stream of text across its chunks, so that a secret value split between two
+ * chunks is still caught (SPEC §9: secrets redacted wherever they would appear).
+ */
+export interface TextStreamRedaction {
+  /** The part of `chunk` (with what was held before) that may go out now, redacted; the rest is held. */
+  push(chunk: string): string;
+  /** What is still held at the end of the stream, redacted. */
+  end(): string;
+}
+
 /** The terminals of one connection. */
 export class ConnectionTerminals {
   private readonly open = new Map<string, OpenTerminal>();
@@ -77,11 +88,13 @@ export class ConnectionTerminals {
    *   can now): a terminal stops reading its program's output while it waits
    * @param send delivers a `terminal/output` notification through the connection's send queue
    * @param limit most terminals open at once (default `MAX_TERMINALS_PER_CONNECTION`)
+   * @param newRedaction makes the redaction of one terminal's output (platform secrets); default none
    */
   constructor(
     private readonly send: (params: NotificationParams<'terminal/output'>) => void,
     private readonly ready: () => Promise<void> | undefined,
     private readonly limit = MAX_TERMINALS_PER_CONNECTION,
+    private readonly newRedaction?: () => TextStreamRedaction,
   ) {}
 
   /** Terminals open now. */
@@ -117,9 +130,12 @@ export class ConnectionTerminals {
     this.open.set(terminalId, terminal);
     openTerminalIds.add(terminalId);
     let lastOutputAt = Date.now();
-    const unsubscribe = process.onOutput((data) => {
+    // Redacted before numbering, so held-back text never leaves a gap in `seq`.
+    const redaction = this.newRedaction?.();
+    const unsubscribe = process.onOutput((output) => {
       lastOutputAt = Date.now();
-      this.send({ terminalId, seq: ++terminal.seq, data });
+      const data = redaction ? redaction.push(output) : output;
+      if (data !== '') this.send({ terminalId, seq: ++terminal.seq, data });
       // Backpressure: a client that reads slowly slows the program down, rather than being
       // closed as lagging once 4 MiB of its output have piled up in the send buffer.
       const waiting = terminal.paused || terminal.exited ? undefined : this.ready();
@@ -144,6 +160,8 @@ export class ConnectionTerminals {
       unsubscribe();
       this.open.delete(terminalId);
       openTerminalIds.delete(terminalId);
+      const rest = redaction?.end();
+      if (rest) this.send({ terminalId, seq: ++terminal.seq, data: rest });
       this.send({ terminalId, seq: ++terminal.seq, exited: true, exitCode: exit.exitCode, signal: exit.signal });
     };
     // `exited` never rejects; the second handler is there so nothing can float.

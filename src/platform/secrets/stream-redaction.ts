@@ -118,3 +118,26 @@ export class StreamRedaction {
     return events;
   }
 }
+
+/**
+ * The redaction of one plain stream of text (a terminal's output) across its chunks, with
+ * {@link SecretRedactor.redactStreamChunk}: what could still be the beginning of a value is
+ * held until the next chunk, and given out redacted at the end.
+ * @param redactor the platform's secret values
+ * @returns `push(chunk)` giving what may go out now, and `end()` giving what was held
+ */
+export function textStreamRedaction(redactor: SecretRedactor): { push(chunk: string): string; end(): string } {
+  let held = '';
+  return {
+    push(chunk) {
+      const result = redactor.redactStreamChunk(held, chunk);
+      held = result.held;
+      return result.text;
+    },
+    end() {
+      const rest = redactor.redactText(held);
+      held = '';
+      return rest;
+    },
+  };
+}

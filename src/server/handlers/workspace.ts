@@ -10,6 +10,7 @@ import { ErrorCodes, forbidden, FS_LIST_MAX_ENTRIES, FS_READ_MAX_BYTES, RpcError
 import { classifyAttachment, type AttachmentStore } from '../../runtime/attachments.js';
 import type { RpcConnection } from '../rpc-connection.js';
 import { ConnectionTerminals, TerminalError } from '../terminals.js';
+import { textStreamRedaction } from '../../platform/secrets/stream-redaction.js';
 
 /**
  * Largest file `fs/read` reads, bytes (64 MiB): executors read whole files, so a slice of a
@@ -103,9 +104,12 @@ function terminalFailure(method: string, error: unknown): never {
  * @param connection the client connection (its runtime, send queue and close)
  */
 export function createWorkspaceHandlers(connection: RpcConnection): WorkspaceHandlers {
+  const redactor = connection.platform?.redactor;
   const terminals = new ConnectionTerminals(
     (params) => connection.notify({ method: 'terminal/output', params }),
     () => connection.ready(),
+    undefined,
+    redactor ? () => textStreamRedaction(redactor) : undefined,
   );
   connection.onDispose(() => terminals.closeAll());
   return {
