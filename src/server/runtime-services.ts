@@ -39,6 +39,7 @@ import { redactingLogger } from '../platform/secrets/redacting-outputs.js';
 import { OidcSignIn } from '../platform/sign-in/oidc.js';
 import type { Caller } from '../platform/caller.js';
 import { platformCookieNames, type PlatformRouteOptions } from './web/platform-routes.js';
+import { checkCsrfToken } from './web/platform-http.js';
 import { connectProjectsToRuntime, platformCallers, watchPlatformAccess } from './platform-services.js';
 
 /**
@@ -222,6 +223,10 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
     const stopWatchingAccess = watchPlatformAccess(opened, runtime, connections, logger, options.platformAccessSweepMs);
     const hasSession = (request: IncomingMessage) => hasWebSession(request, web);
     const uploads: UploadOptions = { token, allowedOrigins, runtime, attachments: runtime.attachments, logger, hasSession, maxBytes: () => options.maxUploadBytes ?? config.current.server.limits.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES };
+    if (platformRoutes) {
+      const cookies = platformRoutes.cookies;
+      uploads.platform = { ...platformCallers(opened, platformRoutes), access: opened.access, checkCsrf: (request) => checkCsrfToken(request, cookies.csrf) };
+    }
     return {
       runtime,
       health: () => ({ pid: process.pid, version: VERSION, connections: connections.size, sendBufferBytes: [...connections].reduce((total, connection) => total + connection.bufferedBytes, 0), sendBuffers: [...connections].map((connection) => connection.sendBuffer), pendingServerRequests: [...connections].reduce((total, connection) => total + connection.pendingServerRequests, 0) }),

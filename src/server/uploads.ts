@@ -4,12 +4,18 @@
  * directory (in the staging directory until the conversation is committed, see
  * `AttachmentStore`) and answers with the attachment and the `file` content part that names it in
  * `session/input`. Same token, session cookie, Host and Origin rules as the WebSocket (the Host
- * check is made by the HTTP server before this runs).
+ * check is made by the HTTP server before this runs). In platform mode (docs/platform.md,
+ * "Members and access") the caller is resolved as the WebSocket upgrade does it (server token,
+ * API token, platform session cookie) and must be allowed to write to the conversation; a
+ * cookie-authenticated upload must also carry the CSRF header (`platform-http.ts`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NotFoundError, type Runtime } from '../runtime/runtime.js';
 import { sanitizeFileName, type AttachmentStore } from '../runtime/attachments.js';
+import type { AccessControl } from '../platform/access/access-control.js';
+import { LOCAL_OWNER, mayWrite, type Caller } from '../platform/caller.js';
 import { originAllowed, presentedToken, sameSecret } from './http-server.js';
+import { HttpRefusal } from './web/platform-http.js';
 
 /** Path of the upload endpoint. */
 export const UPLOAD_PATH = '/api/v1/uploads';
@@ -30,6 +36,23 @@ export interface UploadOptions {
   logger: { error(details: object, message: string): void };
   /** Whether the request carries a live web UI session cookie (accepted instead of the token). */
   hasSession?: (request: IncomingMessage) => boolean;
+  /** Platform mode: who callers are and what they may reach; without it every authenticated upload is the local owner's. */
+  platform?: UploadPlatform;
+}
+
+/** What the upload endpoint needs in platform mode. */
+export interface UploadPlatform {
+  /** The caller an API token (not the server token) stands for; undefined for an unknown one. */
+  apiTokenCaller: (token: string) => Promise<Caller | undefined>;
+  /** The caller a platform session cookie stands for; undefined without a live one. */
+  sessionCaller: (request: IncomingMessage) => Promise<Caller | undefined>;
+  /**
+   * Checks the CSRF rule of a cookie-authenticated request (Origin and `X-CSRF-Token`).
+   * @throws HttpRefusal 403 naming what was wrong
+   */
+  checkCsrf: (request: IncomingMessage) => void;
+  /** The platform's access rules (an upload writes to its conversation). */
+  access: AccessControl;
 }
 
 function answer(response: ServerResponse, status: number, body: object): void {
@@ -53,7 +76,8 @@ function refuseBody(request: IncomingMessage, response: ServerResponse, status: 
  * Handles one request to `UPLOAD_PATH`. Answers (JSON, `{ error }` when refused): 201 with
  * `{ attachment: { id, name, mediaType, size }, contentPart }`; 405 for a method other than
  * POST; 403 for a foreign `Origin`; 401 without the token (and without a web UI session
- * cookie) or with a wrong one; 400 when
+ * cookie) or with a wrong one; 403 (platform mode) for a session cookie without the CSRF header,
+ * a read-only API token, or a caller who is not a member of the conversation's project; 400 when
  * `conversationId` or `name` is missing or unusable; 404 for an unknown conversation; 413
  * when the body is over `maxBytes()`; 500 when it cannot be stored (details in the log).
  */
@@ -63,10 +87,44 @@ export function handleUpload(request: IncomingMessage, response: ServerResponse,
     return refuseBody(request, response, 405, `${UPLOAD_PATH} takes POST only`);
   }
   if (!originAllowed(request, options.allowedOrigins)) return refuseBody(request, response, 403, `origin ${String(request.headers.origin).slice(0, 200)} may not use this server`);
+  // The body is read only once the caller and the conversation are known.
+  request.pause();
+  uploadCaller(request, options).then(
+    (caller) => {
+      if (typeof caller === 'object') return checkTarget(request, response, options, caller);
+      if (caller === 'missing') return refuseBody(request, response, 401, 'missing token: send "Authorization: Bearer <token>" (or sign in to the web UI)');
+      refuseBody(request, response, 401, 'wrong token');
+    },
+    (error: unknown) => {
+      if (error instanceof HttpRefusal) return refuseBody(request, response, error.status, error.message);
+      options.logger.error({ error: (error as Error).message }, 'an upload could not resolve its caller');
+      refuseBody(request, response, 500, 'the caller could not be checked; see the server log');
+    },
+  );
+}
+
+/**
+ * Who an upload acts as, as the WebSocket upgrade decides it: the server token is the local
+ * owner; in platform mode another token may be an API token; without a token, a platform session
+ * cookie (which must then pass the CSRF rule), then a local web UI session cookie.
+ * @returns the caller, or why there is none
+ * @throws HttpRefusal 403 when a platform session cookie fails the CSRF rule
+ */
+async function uploadCaller(request: IncomingMessage, options: UploadOptions): Promise<Caller | 'missing' | 'wrong'> {
   const token = presentedToken(request);
-  if (token === undefined) {
-    if (options.hasSession?.(request) !== true) return refuseBody(request, response, 401, 'missing token: send "Authorization: Bearer <token>" (or sign in to the web UI)');
-  } else if (!sameSecret(token, options.token)) return refuseBody(request, response, 401, 'wrong token');
+  if (token !== undefined) {
+    if (sameSecret(token, options.token)) return LOCAL_OWNER;
+    return (await options.platform?.apiTokenCaller(token)) ?? 'wrong';
+  }
+  const sessionCaller = await options.platform?.sessionCaller(request);
+  if (sessionCaller) {
+    options.platform?.checkCsrf(request);
+    return sessionCaller;
+  }
+  return options.hasSession?.(request) === true ? LOCAL_OWNER : 'missing';
+}
+
+function checkTarget(request: IncomingMessage, response: ServerResponse, options: UploadOptions, caller: Caller): void {
   const query = new URL(request.url ?? '/', 'http://localhost').searchParams;
   const conversationId = query.get('conversationId') ?? '';
   if (!/^conv_[0-9A-Za-z]{1,64}$/.test(conversationId)) return refuseBody(request, response, 400, 'query conversationId: not a conversation id (expected conv_ followed by letters and digits)');
@@ -78,10 +136,15 @@ export function handleUpload(request: IncomingMessage, response: ServerResponse,
   const tooLarge = `the body is over the upload limit of ${maxBytes} bytes (server.yaml limits.maxUploadBytes)`;
   const declared = Number(request.headers['content-length'] ?? Number.NaN);
   if (Number.isFinite(declared) && declared > maxBytes) return refuseBody(request, response, 413, tooLarge);
-  // The body is read only once the conversation is known to exist.
-  request.pause();
+  if (!mayWrite(caller)) return refuseBody(request, response, 403, 'this API token is read-only; an upload changes state');
   options.runtime.getConversation(conversationId).then(
-    () => receive(request, response, options, { conversationId, name, maxBytes, tooLarge }),
+    () => {
+      // An upload writes to the conversation: the rule of every conversation method (access-control.ts).
+      if (caller.kind !== 'local-owner' && options.platform && !options.platform.access.mayReadConversation(caller, conversationId)) {
+        return refuseBody(request, response, 403, `query conversationId: conversation ${conversationId} is not in a project you are a member of`);
+      }
+      receive(request, response, options, { conversationId, name, maxBytes, tooLarge });
+    },
     (error: unknown) => {
       if (error instanceof NotFoundError) return refuseBody(request, response, 404, `conversation ${conversationId} does not exist`);
       options.logger.error({ conversationId, error: (error as Error).message }, 'an upload could not find its conversation');

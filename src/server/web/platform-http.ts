@@ -45,6 +45,15 @@ export function checkStateChangingRequest(request: IncomingMessage, allowedOrigi
   if (!originAllowed(request, allowedOrigins)) throw new HttpRefusal(403, `origin ${String(request.headers.origin).slice(0, 200)} may not use this server`);
   const contentType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
   if (contentType !== 'application/json') throw new HttpRefusal(415, `Content-Type must be application/json, got ${JSON.stringify((request.headers['content-type'] ?? '').slice(0, 100))}`);
+  checkCsrfToken(request, csrfCookieName);
+}
+
+/**
+ * Checks the double-submit part of the CSRF rule above: the `X-CSRF-Token` header must equal the
+ * CSRF cookie. For state-changing requests whose body is not JSON (uploads), with the Origin check.
+ * @throws HttpRefusal 403 naming what was wrong
+ */
+export function checkCsrfToken(request: IncomingMessage, csrfCookieName: string): void {
   const header = request.headers[CSRF_HEADER];
   const given = Array.isArray(header) ? header[0] : header;
   const expected = cookieValues(request, csrfCookieName).filter((value) => value !== '');
