@@ -137,14 +137,14 @@ function checkTarget(request: IncomingMessage, response: ServerResponse, options
   const declared = Number(request.headers['content-length'] ?? Number.NaN);
   if (Number.isFinite(declared) && declared > maxBytes) return refuseBody(request, response, 413, tooLarge);
   if (!mayWrite(caller)) return refuseBody(request, response, 403, 'this API token is read-only; an upload changes state');
+  // An upload writes to the conversation: the rule of every conversation method (access-control.ts).
+  // Checked before the conversation is looked up, so an unknown id and one of another project
+  // get the same answer: a caller learns nothing about conversations outside their projects.
+  if (caller.kind !== 'local-owner' && options.platform && !options.platform.access.mayReadConversation(caller, conversationId)) {
+    return refuseBody(request, response, 403, `query conversationId: conversation ${conversationId} is not in a project you are a member of`);
+  }
   options.runtime.getConversation(conversationId).then(
-    () => {
-      // An upload writes to the conversation: the rule of every conversation method (access-control.ts).
-      if (caller.kind !== 'local-owner' && options.platform && !options.platform.access.mayReadConversation(caller, conversationId)) {
-        return refuseBody(request, response, 403, `query conversationId: conversation ${conversationId} is not in a project you are a member of`);
-      }
-      receive(request, response, options, { conversationId, name, maxBytes, tooLarge });
-    },
+    () => receive(request, response, options, { conversationId, name, maxBytes, tooLarge }),
     (error: unknown) => {
       if (error instanceof NotFoundError) return refuseBody(request, response, 404, `conversation ${conversationId} does not exist`);
       options.logger.error({ conversationId, error: (error as Error).message }, 'an upload could not find its conversation');

@@ -111,9 +111,10 @@ it('members upload to their projects’ conversations; non-members, read-only an
   const unknown = await upload(inMine, 'x.txt', { authorization: 'Bearer ov_unknown' });
   expect(unknown.status).toBe(401);
   expect(JSON.parse(unknown.body)).toEqual({ error: 'wrong token' });
+  // A member cannot tell an unknown conversation from one of another project.
   const nowhere = await upload('conv_doesnotexist', 'x.txt', cookieHeaders(bob));
-  expect(nowhere.status).toBe(404);
-  expect(JSON.parse(nowhere.body)).toEqual({ error: 'conversation conv_doesnotexist does not exist' });
+  expect(nowhere.status).toBe(403);
+  expect(JSON.parse(nowhere.body)).toEqual({ error: 'query conversationId: conversation conv_doesnotexist is not in a project you are a member of' });
   bobSocket.close();
   adminSocket.close();
 }, 60_000);
