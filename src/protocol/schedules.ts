@@ -138,6 +138,7 @@ export const scheduleMethods = {
       missed: MissedPolicySchema.optional(),
       retry: retryParam.optional(),
       enabled: z.boolean().optional(),
+      /** The user the task acts for. Only administrators and the server token holder choose it; a signed-in member's tasks act for that member. */
       userId: z.string().min(1).max(200).optional(),
     }),
     result: z.object({ task: ScheduledTaskSchema }),

@@ -413,7 +413,7 @@ export class RpcConnection {
     const parsed = parseParams(method, methods[method].params as z.ZodType<MethodParams<typeof method>>, params);
     // The one access check of every request, before its handler runs (docs/platform.md): roles,
     // project membership, project-scoped and read-only API tokens.
-    this.platform?.access.checkRequest(this.caller, method, parsed);
+    await this.platform?.access.checkRequest(this.caller, method, parsed);
     return this.invoke(method, parsed, request);
   }
 

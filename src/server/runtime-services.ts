@@ -204,6 +204,8 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
     applyConfiguration(runtime, configuration, targets, configuration, await loadPluginSet(paths.configDir, configuration.plugins));
     connectProjectsToRuntime(opened, runtime, processRecords, options.discoverModels === true);
     const schedules = await startSchedules(paths.dataDir, runtime, logger);
+    // Methods naming only a task id are checked against the task's conversation.
+    opened.access.taskConversations = schedules.service;
     const connections = new Set<RpcConnection>();
     const config = new ConfigService(targets, configuration, runtime, logger, (status) => {
       for (const connection of connections) connection.notify({ method: 'config/updated', params: status });

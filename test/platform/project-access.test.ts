@@ -18,6 +18,7 @@ responses:
   - text: "done in project a"
   - text: "project b answer"
   - text: "after the removal"
+  - text: "scheduled run answer"
 `;
 
 let harness: PlatformHarness | undefined;
@@ -78,6 +79,18 @@ function conversationParams(conversationId: string): Partial<Record<MethodName, 
   };
 }
 
+/** Valid params for every method that names only a scheduled task (the access check follows its conversation). */
+function taskParams(taskId: string): Partial<Record<MethodName, Record<string, unknown>>> {
+  return {
+    'schedules/history': { taskId },
+    'schedules/update': { taskId, name: 'taken over' },
+    'schedules/pause': { taskId },
+    'schedules/resume': { taskId },
+    'schedules/runNow': { taskId },
+    'schedules/delete': { taskId },
+  };
+}
+
 /** Valid params for every method that names a project. */
 function projectParams(projectId: string): Partial<Record<MethodName, Record<string, unknown>>> {
   return {
@@ -108,6 +121,8 @@ describe('members and access', () => {
     expect(Object.keys(conversationParams('conv_x')).sort()).toEqual(conversationMethods);
     const projectMethods = Object.entries(METHOD_RULES).filter(([, rule]) => rule.kind === 'project').map(([method]) => method).sort();
     expect(Object.keys(projectParams('proj_x')).sort()).toEqual(projectMethods);
+    const taskMethods = Object.entries(METHOD_RULES).filter(([, rule]) => rule.kind === 'task-conversation').map(([method]) => method).sort();
+    expect(Object.keys(taskParams('task_x')).sort()).toEqual(taskMethods);
     expect(Object.values(NOTIFICATION_RULES).filter((rule) => rule === 'conversation').length).toBeGreaterThan(15);
   });
 
@@ -184,5 +199,31 @@ describe('members and access', () => {
     await expect.poll(() => owner.events.filter((event) => event.method === 'turn/completed' && JSON.stringify(event).includes(inA.id)).length).toBe(2);
     expect(alice.events.slice(afterTerminal).map((event) => event.method)).toEqual([]);
     expect(mentions(alice, ['after the removal', 'renamed after removal'], beforeRemoval)).toEqual([]);
+
+    // Scheduled tasks follow their conversation: Alice, a member of project A again, manages a
+    // task of her conversation by its id; Bob gets for it the answer a missing task gets.
+    await owner.client.request('projects/members/add', { projectId: projectA.id, userId: 'alice' });
+    const { task } = await alice.client.request('schedules/create', { conversationId: inA.id, name: 'nightly', prompt: 'scheduled prompt', schedule: { kind: 'once', at: Date.now() + 86_400_000 }, userId: 'bob' });
+    // A member's task acts for that member, whatever params.userId says.
+    expect(task.userId).toBe('alice');
+    const missing = 'task_0missing';
+    for (const [method, params] of Object.entries(taskParams(task.id))) {
+      const error = await bob.client.request(method as MethodName, params as never).then(() => undefined, (failure: unknown) => failure as RuntimeClientError);
+      expect({ method, code: error?.code, message: error?.message }).toEqual({ method, code: ErrorCodes.notFound, message: `${method}: params.taskId: scheduled task "${task.id}" does not exist` });
+      const missingError = await bob.client.request(method as MethodName, taskParams(missing)[method as MethodName] as never).then(() => undefined, (failure: unknown) => failure as RuntimeClientError);
+      expect({ method, code: missingError?.code, message: missingError?.message }).toEqual({ method, code: ErrorCodes.notFound, message: `${method}: params.taskId: scheduled task "${missing}" does not exist` });
+      expect(mentions(bob, [task.id])).toEqual([]);
+    }
+    // Bob's refusals changed nothing: the task is still there, enabled and named as created.
+    expect((await alice.client.request('schedules/list', { conversationId: inA.id })).tasks).toMatchObject([{ id: task.id, name: 'nightly', enabled: true }]);
+    expect((await alice.client.request('schedules/pause', { taskId: task.id })).task.enabled).toBe(false);
+    expect((await alice.client.request('schedules/update', { taskId: task.id, name: 'renamed' })).task.name).toBe('renamed');
+    const { run } = await alice.client.request('schedules/runNow', { taskId: task.id });
+    expect(run.taskId).toBe(task.id);
+    await expect.poll(async () => (await alice.client.request('schedules/history', { taskId: task.id })).runs.map((each) => each.status)).toEqual(['completed']);
+    expect((await alice.client.request('schedules/resume', { taskId: task.id })).task.enabled).toBe(true);
+    expect(await alice.client.request('schedules/delete', { taskId: task.id })).toEqual({ taskId: task.id });
+    // Once deleted, Alice too gets the not-found answer.
+    expect(await failureCode(alice.client.request('schedules/pause', { taskId: task.id }))).toBe(ErrorCodes.notFound);
   });
 });

@@ -8,14 +8,25 @@
  * Rules: the local owner and administrators reach everything. Other callers reach a
  * conversation through the project it is bound to, when they are a member of it (and, for a
  * project-scoped API token, when it is that token's project). Conversations outside every
- * project are the administrators'. Read-only tokens never write.
+ * project are the administrators'. Read-only tokens never write. A scheduled task named only by
+ * its id is reached through its conversation, found by a {@link TaskConversationLookup}.
  */
 import { ErrorCodes, RpcError, type AnyNotification, type MethodName } from '../../protocol/index.js';
 import type { ProjectRole } from '../../protocol/projects.js';
 import { isAdministrator, mayWrite, type Caller } from '../caller.js';
 import type { ProjectStore } from '../projects/project-store.js';
 import { isReadOnlyMethod } from '../read-only-methods.js';
+import { UnknownTaskError } from '../schedules/schedule-service.js';
 import { METHOD_RULES, NOTIFICATION_RULES } from './access-rules.js';
+
+/**
+ * Finds the conversation of a scheduled task, for methods that name only `params.taskId`
+ * (rule `task-conversation`). Given by the server when it starts the scheduled tasks.
+ */
+export interface TaskConversationLookup {
+  /** The id of the conversation the task `taskId` belongs to; undefined when no such task exists. */
+  taskConversation(taskId: string): Promise<string | undefined>;
+}
 
 /** What a caller is in a project: an administrator, a manager or a member; undefined for no access. */
 export type ProjectAccess = 'administrator' | ProjectRole | undefined;
@@ -36,6 +47,12 @@ function stringParam(params: unknown, key: string): string | undefined {
 
 /** Access decisions over the project store. */
 export class AccessControl {
+  /**
+   * Where the conversation of a scheduled task is found. Without one (a server without
+   * scheduled tasks), methods naming a task id are for administrators only.
+   */
+  taskConversations: TaskConversationLookup | undefined;
+
   constructor(private readonly projects: ProjectStore) {}
 
   /** What `caller` is in a project (see {@link ProjectAccess}); undefined for a project that does not exist. */
@@ -71,11 +88,19 @@ export class AccessControl {
    * Refuses a request the caller may not make, before its handler runs: a read-only token
    * anything that writes (by {@link checkReadOnly} and by the method's rule), a project-scoped
    * token anything outside its project, a member anything outside their projects.
+   *
+   * A method naming only a scheduled task (`params.taskId`) follows the task's conversation.
+   * A task the caller may not reach is answered as if it did not exist, with the handler's own
+   * not-found error, so its existence in another project is never revealed (as a conversation
+   * of another project gets the same refusal as a missing one).
    * @param method a method name (validated)
    * @param params its validated params
-   * @throws RpcError forbidden (-32003) naming the method and what was missing
+   * @returns a promise settled once the check is done (the task lookup is asynchronous)
+   * @throws RpcError forbidden (-32003) naming the method and what was missing; not found
+   *   (-32004) `<method>: params.taskId: scheduled task "<id>" does not exist` for a task that
+   *   does not exist or that the caller may not reach
    */
-  checkRequest(caller: Caller, method: MethodName, params: unknown): void {
+  async checkRequest(caller: Caller, method: MethodName, params: unknown): Promise<void> {
     if (caller.kind === 'local-owner') return;
     const rule = METHOD_RULES[method];
     const writes = rule.kind === 'create-conversation' || (rule.kind !== 'own-terminal' && rule.write);
@@ -91,6 +116,19 @@ export class AccessControl {
       case 'conversation': {
         const conversationId = stringParam(params, 'conversationId') ?? '';
         if (!this.mayReadConversation(caller, conversationId)) throw refuse(method, `params.conversationId: conversation ${conversationId} is not in a project you are a member of`);
+        return;
+      }
+      case 'task-conversation': {
+        const taskId = stringParam(params, 'taskId') ?? '';
+        const lookup = this.taskConversations;
+        if (!lookup) {
+          if (!isAdministrator(caller)) throw refuse(method, 'scheduled tasks are not available to members on this server');
+          return;
+        }
+        const conversationId = await lookup.taskConversation(taskId);
+        if (conversationId === undefined || !this.mayReadConversation(caller, conversationId)) {
+          throw new RpcError(ErrorCodes.notFound, `${method}: params.taskId: ${new UnknownTaskError(taskId).message}`);
+        }
         return;
       }
       case 'create-conversation': {

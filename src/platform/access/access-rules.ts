@@ -13,6 +13,12 @@ export type MethodRule =
   | { kind: 'administrator'; write: boolean }
   /** Access to the conversation in `params.conversationId` (through its project). */
   | { kind: 'conversation'; write: boolean }
+  /**
+   * Access to the conversation of the scheduled task in `params.taskId` (through its project),
+   * found by the access control's task lookup. An unknown task and a task the caller may not
+   * reach get the same not-found answer (access-control.ts).
+   */
+  | { kind: 'task-conversation'; write: boolean }
   /** Membership of the project in `params.projectId`; `manager` asks for the manager role. */
   | { kind: 'project'; need: 'member' | 'manager'; write: boolean }
   /** `conversation/create`: writing to the project in `params.projectId`; without one, administrators only. */
@@ -20,8 +26,9 @@ export type MethodRule =
   /** A terminal of the calling connection (terminals refuse other connections' ids themselves). */
   | { kind: 'own-terminal' };
 
-const read = (kind: 'open' | 'administrator' | 'conversation'): MethodRule => ({ kind, write: false });
-const write = (kind: 'open' | 'administrator' | 'conversation'): MethodRule => ({ kind, write: true });
+type SimpleRuleKind = 'open' | 'administrator' | 'conversation' | 'task-conversation';
+const read = (kind: SimpleRuleKind): MethodRule => ({ kind, write: false });
+const write = (kind: SimpleRuleKind): MethodRule => ({ kind, write: true });
 
 /** The rule of every request method a client may send. */
 export const METHOD_RULES: Record<MethodName, MethodRule> = {
@@ -108,16 +115,16 @@ export const METHOD_RULES: Record<MethodName, MethodRule> = {
   'worktree/merge': write('conversation'),
   'worktree/rebase': write('conversation'),
   'worktree/discard': write('conversation'),
-  // Scheduled tasks: those naming a conversation follow it; those naming only a task id are
-  // for administrators until the access check can find a task's conversation.
+  // Scheduled tasks belong to their conversation: those naming only a task id follow the
+  // conversation of that task.
   'schedules/list': read('conversation'),
   'schedules/create': write('conversation'),
-  'schedules/update': write('administrator'),
-  'schedules/delete': write('administrator'),
-  'schedules/runNow': write('administrator'),
-  'schedules/pause': write('administrator'),
-  'schedules/resume': write('administrator'),
-  'schedules/history': read('administrator'),
+  'schedules/update': write('task-conversation'),
+  'schedules/delete': write('task-conversation'),
+  'schedules/runNow': write('task-conversation'),
+  'schedules/pause': write('task-conversation'),
+  'schedules/resume': write('task-conversation'),
+  'schedules/history': read('task-conversation'),
 };
 
 /** Who hears a notification. */

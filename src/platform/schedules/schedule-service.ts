@@ -104,6 +104,14 @@ export class ScheduleService {
     return task;
   }
 
+  /**
+   * The conversation of a task, or undefined for an unknown task: the access control's task
+   * lookup (`TaskConversationLookup` in platform/access), answering as {@link get} does.
+   */
+  async taskConversation(taskId: string): Promise<string | undefined> {
+    return this.scheduler.task(taskId)?.conversationId;
+  }
+
   /** Tasks of a conversation, oldest first. */
   list(conversationId: string): StoredTask[] {
     return this.scheduler.tasksOf(conversationId).sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));

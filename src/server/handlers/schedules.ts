@@ -5,6 +5,7 @@
 import { ErrorCodes, RpcError, type MethodParams, type MethodResult } from '../../protocol/index.js';
 import { InvalidScheduleError } from '../../platform/schedules/next-occurrence.js';
 import { publicRun, publicTask, UnknownTaskError, type ScheduleService } from '../../platform/schedules/schedule-service.js';
+import { isAdministrator, type Caller } from '../../platform/caller.js';
 import type { RpcConnection } from '../rpc-connection.js';
 
 type ScheduleMethod = 'schedules/list' | 'schedules/create' | 'schedules/update' | 'schedules/delete' | 'schedules/runNow' | 'schedules/pause' | 'schedules/resume' | 'schedules/history';
@@ -22,6 +23,18 @@ async function answer<T>(method: string, work: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The user a new task acts for: a signed-in user or a token's user who is not an administrator
+ * always creates tasks for themselves (`params.userId` is ignored); an administrator may name
+ * another user and otherwise acts for themselves; the local owner has no account and gives
+ * `params.userId` as is.
+ */
+export function taskUserId(caller: Caller, requested: string | undefined): string | undefined {
+  if (caller.kind === 'local-owner') return requested;
+  if (isAdministrator(caller)) return requested ?? caller.userId;
+  return caller.userId;
+}
+
 /** Builds the `schedules/*` handlers. */
 export function createScheduleHandlers(connection: RpcConnection): ScheduleHandlers {
   const runtime = connection.runtime;
@@ -37,7 +50,9 @@ export function createScheduleHandlers(connection: RpcConnection): ScheduleHandl
     async 'schedules/create'(params) {
       // The conversation must exist (a NotFoundError names it).
       await runtime.getConversation(params.conversationId);
-      return answer('schedules/create', async () => ({ task: publicTask(await service('schedules/create').create(params)) }));
+      const { userId, ...task } = params;
+      const actingFor = taskUserId(connection.caller, userId);
+      return answer('schedules/create', async () => ({ task: publicTask(await service('schedules/create').create({ ...task, ...(actingFor !== undefined ? { userId: actingFor } : {}) })) }));
     },
     async 'schedules/update'(params) {
       const { taskId, ...changes } = params;
