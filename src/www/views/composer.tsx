@@ -2,7 +2,8 @@
  * The input box of a conversation: send (Ctrl/Cmd+Enter), queue or steer while a turn runs,
  * interrupt (Escape), withdraw queued inputs (`session/dequeue`), attachments through the
  * upload endpoint, a model and reasoning effort for one input, and `@`-mentions of workspace
- * files listed with `fs/list` (docs/protocol.md, "Input: queue and steer").
+ * files listed with `fs/list` (docs/protocol.md, "Input: queue and steer"). Unsent text is kept
+ * as the tab's draft of the conversation (state/drafts.ts).
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ContentPart } from '../../protocol/items.js';
@@ -10,6 +11,7 @@ import type { ReasoningEffort } from '../../protocol/request-params.js';
 import { askNotificationPermission } from '../client/browser-notifications.js';
 import { uploadAttachment } from '../client/uploads.js';
 import { useApp } from '../state/app-state.js';
+import { clearDraft, conversationDraftKey, loadDraft, saveDraft } from '../state/drafts.js';
 import type { ConversationState } from '../state/conversation-state.js';
 
 interface Mention {
@@ -24,10 +26,18 @@ function newMessageId(): string {
   return `web-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 }
 
-/** The composer of one conversation. */
+/**
+ * The composer of one conversation. Render it with `key` set to the conversation id, so that
+ * its text starts from that conversation's draft.
+ */
 export function Composer({ state }: { state: ConversationState }) {
   const app = useApp();
-  const [text, setText] = useState('');
+  const draftKey = conversationDraftKey(state.conversationId);
+  const [text, setTextState] = useState(() => loadDraft(draftKey));
+  const setText = (value: string) => {
+    setTextState(value);
+    saveDraft(draftKey, value);
+  };
   const [mode, setMode] = useState<'queue' | 'steer'>('queue');
   const [model, setModel] = useState('');
   const [effort, setEffort] = useState<ReasoningEffort | ''>('');
@@ -59,7 +69,8 @@ export function Composer({ state }: { state: ConversationState }) {
         ...(effort ? { reasoningEffort: effort } : {}),
         clientMessageId: newMessageId(),
       });
-      setText('');
+      setTextState('');
+      clearDraft(draftKey);
       setAttachments([]);
     } catch (failure) {
       setError(failure instanceof Error ? failure.message : String(failure));

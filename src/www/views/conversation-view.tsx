@@ -226,7 +226,7 @@ export function ConversationView({ conversationId }: { conversationId: string })
               </button>
             </section>
           ) : null}
-          <Composer state={state} />
+          <Composer key={state.conversationId} state={state} />
         </div>
         {drawer ? (
           <aside class="drawer" aria-label={`${drawer} drawer`}>

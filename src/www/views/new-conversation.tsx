@@ -6,6 +6,7 @@
  */
 import { useMemo, useState } from 'preact/hooks';
 import { useApp } from '../state/app-state.js';
+import { clearDraft, loadDraft, NEW_CONVERSATION_DRAFT_KEY, saveDraft } from '../state/drafts.js';
 import { navigate } from '../state/route.js';
 import { useStore } from '../state/use-store.js';
 import { DirectoryPicker } from './directory-picker.js';
@@ -21,7 +22,12 @@ export function NewConversation() {
   const [agent, setAgent] = useState('');
   const [model, setModel] = useState('');
   const [title, setTitle] = useState('');
-  const [message, setMessage] = useState('');
+  // The first message is kept as the tab's draft until the conversation is made.
+  const [message, setMessageState] = useState(() => loadDraft(NEW_CONVERSATION_DRAFT_KEY));
+  const setMessage = (value: string) => {
+    setMessageState(value);
+    saveDraft(NEW_CONVERSATION_DRAFT_KEY, value);
+  };
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   useStore(app.projects);
@@ -40,6 +46,8 @@ export function NewConversation() {
         ...(title.trim() ? { title: title.trim() } : {}),
         clientMessageId: `web-create-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
       });
+      // The conversation exists now; its first message is no longer a new conversation's draft.
+      clearDraft(NEW_CONVERSATION_DRAFT_KEY);
       if (message.trim()) await app.client.request('session/input', { conversationId: result.conversation.id, input: message.trim(), clientMessageId: `web-first-${result.conversation.id}` });
       navigate({ view: 'conversation', conversationId: result.conversation.id });
     } catch (failure) {
