@@ -129,6 +129,9 @@ responses:
     const { sessionId } = await running.agent.request('session/new', { cwd: env.workDir, mcpServers: [] });
     const prompt = running.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'take your time' }] });
     await env.mock.waitForHold('hold-turn', 30_000);
+    // The mock holds after sending its first delta, which may still be on its way through the
+    // server and the adapter: the cancel comes once the editor has seen it.
+    await expect.poll(() => chunkText(running.updates, 'agent_message_chunk')).toBe('Thinking ');
     await running.agent.notify('session/cancel', { sessionId });
     expect((await prompt).stopReason).toBe('cancelled');
     expect(chunkText(running.updates, 'agent_message_chunk')).toBe('Thinking ');
