@@ -10,6 +10,7 @@ import { resolvePaths } from '../config/paths.js';
 import { VERSION } from '../package-info.js';
 import { ExecExitCode } from './exit-codes.js';
 import { UsageError } from './usage-error.js';
+import { importInteractiveTui } from './tui-import.js';
 
 function integer(name: string, minimum: number, maximum = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
@@ -117,7 +118,7 @@ export function buildProgram(): Command {
       .option('--config-dir <dir>', 'configuration directory of the server to use');
   // The terminal UI (Ink and React) is imported only when it runs.
   const runTuiCommand = async (options: TuiCommandOptions) => {
-    await run('tui', async () => (await import('../tui/index.js')).runTui(options));
+    await run('tui', async () => (await importInteractiveTui()).runTui(options));
     // Ink may leave stdin referenced; the UI is gone and the server keeps the work.
     process.exit();
   };
