@@ -153,7 +153,10 @@ responses:
 `,
       {
         beforeStart: (environment) => {
-          writeFileSync(path.join(environment.paths.configDir, 'executors.yaml'), 'executors:\n  sandboxed: { kind: local, sandbox: bwrap }\n');
+          // The server's program lives in this checkout, which may itself be under /tmp (a
+          // fresh clone in a temporary directory): the sandbox is shown it read-only.
+          const packages = path.resolve(FILESYSTEM_BIN.slice(0, FILESYSTEM_BIN.lastIndexOf(`${path.sep}node_modules${path.sep}`)), 'node_modules');
+          writeFileSync(path.join(environment.paths.configDir, 'executors.yaml'), `executors:\n  sandboxed: { kind: local, sandbox: bwrap, readablePaths: [${yamlString(packages)}] }\n`);
           writeFileSync(
             path.join(environment.paths.configDir, 'mcp.yaml'),
             `servers:\n  boxed:\n    transport: stdio\n    executor: sandboxed\n    command: ${yamlString(process.execPath)}\n    args: [${yamlString(FILESYSTEM_BIN)}, ${yamlString(environment.workDir)}]\n`,
