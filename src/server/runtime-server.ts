@@ -75,7 +75,7 @@ export interface RuntimeServerOptions {
   /**
    * Lists the models each provider offers (`GET <baseURL>/models`) in `models/list`, merged with
    * the configured ones and cached (docs/platform.md, "Settings and the model catalog").
-   * Default off: without it `models/list` shows the configured models only and asks no provider.
+   * Default: on in platform mode, off otherwise (`models/list` then shows the configured models only and asks no provider).
    */
   discoverModels?: boolean;
 }

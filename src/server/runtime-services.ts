@@ -202,7 +202,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       ...(options.prices ? { prices: options.prices } : {}),
     });
     applyConfiguration(runtime, configuration, targets, configuration, await loadPluginSet(paths.configDir, configuration.plugins));
-    connectProjectsToRuntime(opened, runtime, processRecords, options.discoverModels === true);
+    connectProjectsToRuntime(opened, runtime, processRecords, options.discoverModels ?? opened.signInEnabled);
     const schedules = await startSchedules(paths.dataDir, runtime, logger);
     // Methods naming only a task id are checked against the task's conversation.
     opened.access.taskConversations = schedules.service;

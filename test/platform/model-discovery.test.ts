@@ -90,3 +90,16 @@ it('models/list over the protocol lists discovered models and refreshes with ref
   await owner.client.request('models/list', { refresh: true });
   expect(harness.environment.mock.modelListRequests).toBe(2);
 });
+
+it('platform mode asks the providers for their models by itself; a single-user server does not', async () => {
+  const script = 'responses: []\nmodels: [mock-model, mock-extra]\n';
+  harness = await startPlatformServer(script, { platform: true });
+  const owner = await harness.connect();
+  expect((await owner.client.request('models/list', {})).models.map((model) => model.id)).toContain('mock/mock-extra');
+  expect(harness.environment.mock.modelListRequests).toBe(1);
+  await harness.stop();
+  harness = await startPlatformServer(script);
+  const single = await harness.connect();
+  expect((await single.client.request('models/list', {})).models.map((model) => model.id)).not.toContain('mock/mock-extra');
+  expect(harness.environment.mock.modelListRequests).toBe(0);
+});

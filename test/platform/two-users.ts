@@ -50,9 +50,9 @@ export interface PlatformHarness {
 }
 
 /** Starts a server for platform tests with the mock scripted by `scriptYaml`. */
-export async function startPlatformServer(scriptYaml: string, options: { logger?: Logger; environment?: TestEnvironment } = {}): Promise<PlatformHarness> {
+export async function startPlatformServer(scriptYaml: string, options: { logger?: Logger; environment?: TestEnvironment; platform?: boolean } = {}): Promise<PlatformHarness> {
   const environment = options.environment ?? (await createTestEnvironment(scriptYaml));
-  const server = await startRuntimeServer({ paths: environment.paths, port: 0, logger: options.logger ?? createLogger('silent'), resolveCaller: testCaller });
+  const server = await startRuntimeServer({ paths: environment.paths, port: 0, logger: options.logger ?? createLogger('silent'), resolveCaller: testCaller, ...(options.platform !== undefined ? { platform: options.platform } : {}) });
   const clients: RuntimeClient[] = [];
   return {
     environment,
