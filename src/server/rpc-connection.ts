@@ -413,7 +413,9 @@ export class RpcConnection {
     const parsed = parseParams(method, methods[method].params as z.ZodType<MethodParams<typeof method>>, params);
     // The one access check of every request, before its handler runs (docs/platform.md): roles,
     // project membership, project-scoped and read-only API tokens.
-    await this.platform?.access.checkRequest(this.caller, method, parsed);
+    // Synchronous but for a task named by id, so requests keep their order (see `checkRequest`).
+    const checking = this.platform?.access.checkRequest(this.caller, method, parsed);
+    if (checking) await checking;
     return this.invoke(method, parsed, request);
   }
 
