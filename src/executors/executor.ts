@@ -228,3 +228,19 @@ export interface Executor {
   /** Releases connections and kills what is still running. */
   close(): Promise<void>;
 }
+
+/**
+ * The property by which a view of an executor (one that adjusts the commands it runs, e.g. with
+ * a project's environment) names the configured executor it wraps.
+ */
+export const UNDERLYING_EXECUTOR = Symbol('underlying executor');
+
+/**
+ * The configured executor behind `executor`: itself, unless it is a view made over another one.
+ * What is kept per machine (file edit locks, which programs it has) is keyed by this, so every
+ * view of one executor shares it.
+ * @param executor an executor or a view of one
+ */
+export function underlyingExecutor(executor: Executor): Executor {
+  return (executor as unknown as Record<symbol, Executor | undefined>)[UNDERLYING_EXECUTOR] ?? executor;
+}

@@ -8,7 +8,7 @@
  * locks. Keys are real paths (symlinks resolved), so two spellings of one file share a lock.
  */
 import path from 'node:path';
-import type { Executor, ExecutorFileSystem } from './executor.js';
+import { underlyingExecutor, type Executor, type ExecutorFileSystem } from './executor.js';
 
 /** Locks of one executor. */
 export class PathLocks {
@@ -79,14 +79,16 @@ const tables = new WeakMap<Executor, PathLocks>();
 
 /**
  * The lock table of an executor, created on first use and kept as long as the executor
- * object lives.
+ * object lives; views of one executor share it (see `underlyingExecutor`).
  * @param executor the executor whose files are about to change
  */
 export function pathLocksOf(executor: Executor): PathLocks {
-  let table = tables.get(executor);
+  // Every view of one executor (a conversation's, with its project's environment) shares its locks.
+  const machine = underlyingExecutor(executor);
+  let table = tables.get(machine);
   if (table === undefined) {
     table = new PathLocks();
-    tables.set(executor, table);
+    tables.set(machine, table);
   }
   return table;
 }

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { ConversationStore } from '../dao/conversation-store.js';
 import { planTurnRecovery, writeTurnRecovery } from '../dao/turn-recovery.js';
 import { defaultAgentName, isExternalAgent, type AgentDefinition, type AgentsFile } from '../config/agents.js';
-import type { Executor } from '../executors/executor.js';
+import { underlyingExecutor, UNDERLYING_EXECUTOR, type Executor } from '../executors/executor.js';
 import type { McpSettings } from '../mcp/client-manager.js';
 import { NO_PLUGINS, type PluginSet } from '../plugins/plugin-set.js';
 import { NO_HOOKS, type HooksFile } from '../config/hooks.js';
@@ -104,13 +104,6 @@ export class InvalidWorkLocationError extends Error {
     super(message);
     this.name = 'InvalidWorkLocationError';
   }
-}
-
-const UNDERLYING_EXECUTOR = Symbol('underlying executor');
-
-/** The configured executor behind a workspace's executor (see {@link withCommandEnvironment}). */
-function underlyingExecutor(executor: Executor): Executor {
-  return ((executor as unknown as Record<symbol, Executor | undefined>)[UNDERLYING_EXECUTOR]) ?? executor;
 }
 
 /**

@@ -6,7 +6,7 @@
  * skipped, all of that unless ignored files are asked for; `.git` always skipped; symlinks
  * not followed; results in path order.
  */
-import type { Executor } from '../../executors/executor.js';
+import { underlyingExecutor, type Executor } from '../../executors/executor.js';
 import { shellQuote } from '../../executors/shell-quote.js';
 import type { GrepMatch, GrepQuery, GrepOutcome } from './grep-types.js';
 
@@ -26,13 +26,14 @@ const detected = new WeakMap<Executor, Promise<boolean>>();
  * that is down) is thrown and not remembered.
  */
 export function hasRipgrep(executor: Executor, cwd: string): Promise<boolean> {
-  let answer = detected.get(executor);
+  const machine = underlyingExecutor(executor);
+  let answer = detected.get(machine);
   if (answer === undefined) {
     answer = executor
       .run({ command: 'command -v rg >/dev/null 2>&1 && rg --version', cwd, timeoutMs: DETECT_TIMEOUT_MS, maxOutputBytes: 4096 })
       .then((result) => result.exitCode === 0 && Number(/^ripgrep (\d+)\./.exec(result.output)?.[1] ?? 0) >= MIN_RIPGREP_MAJOR);
-    detected.set(executor, answer);
-    answer.catch(() => detected.delete(executor));
+    detected.set(machine, answer);
+    answer.catch(() => detected.delete(machine));
   }
   return answer;
 }
