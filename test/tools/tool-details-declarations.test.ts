@@ -10,6 +10,7 @@ import { ToolDetailsSchema } from '../../src/protocol/index.js';
 import { environmentTools } from '../../src/tools/index.js';
 import { requestUserInputTool } from '../../src/tools/request-user-input.js';
 import { updatePlanTool } from '../../src/tools/update-plan.js';
+import { scheduleTaskTool, type ScheduleTaskHost } from '../../src/tools/schedule-task.js';
 import type { Tool } from '../../src/tools/tool.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 
@@ -19,9 +20,9 @@ afterEach(async () => {
   harness = undefined;
 });
 
-/** The built-in tools; the collaboration tools and load_skill are built over stand-ins (never called). */
+/** The built-in tools; the collaboration tools, load_skill and schedule_task are built over stand-ins (never called). */
 function builtInTools(): Tool[] {
-  return [...environmentTools(), requestUserInputTool as Tool, ...collaborationTools({} as CollaborationHost), createLoadSkillTool(new Map(), async () => true) as Tool, updatePlanTool({ setPlan: async () => undefined })];
+  return [...environmentTools(), requestUserInputTool as Tool, ...collaborationTools({} as CollaborationHost), createLoadSkillTool(new Map(), async () => true) as Tool, updatePlanTool({ setPlan: async () => undefined }), scheduleTaskTool({} as ScheduleTaskHost)];
 }
 
 const KINDS = new Set(ToolDetailsSchema.options.map((option) => option.shape.kind.value));
@@ -52,6 +53,7 @@ describe('tool details declarations', () => {
       close_agent: 'subagent',
       load_skill: 'none',
       update_plan: 'none',
+      schedule_task: 'none',
     });
   });
 
