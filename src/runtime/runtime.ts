@@ -10,12 +10,12 @@ import path from 'node:path';
 import type { ConversationStore } from '../dao/conversation-store.js';
 import { planTurnRecovery, writeTurnRecovery } from '../dao/turn-recovery.js';
 import { defaultAgentName, isExternalAgent, type AgentDefinition, type AgentsFile } from '../config/agents.js';
-import { underlyingExecutor, UNDERLYING_EXECUTOR, type Executor } from '../executors/executor.js';
+import type { Executor } from '../executors/executor.js';
 import type { McpSettings } from '../mcp/client-manager.js';
 import { NO_PLUGINS, type PluginSet } from '../plugins/plugin-set.js';
 import { NO_HOOKS, type HooksFile } from '../config/hooks.js';
 import type { Logger } from '../logger.js';
-import { Workspace } from '../executors/workspace.js';
+import type { Workspace } from '../executors/workspace.js';
 import type { AttachmentStore } from './attachments.js';
 import type { ScheduleService } from '../platform/schedules/schedule-service.js';
 import { newId } from '../ids.js';
@@ -27,6 +27,10 @@ import { ConversationListFeed } from './conversation-list-feed.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './model-call.js';
 import { DEFAULT_SUBAGENT_LIMITS, type SubagentLimits } from './subagents.js';
 import { createWorktree, removeWorktree } from './worktree-git.js';
+import { NotFoundError, InvalidWorkLocationError } from './runtime-errors.js';
+import { RuntimeExecutors } from './runtime-executors.js';
+
+export { NotFoundError, InvalidWorkLocationError } from './runtime-errors.js';
 
 /** Limits applied to every turn. */
 export interface RuntimeLimits {
@@ -87,45 +91,7 @@ export interface RuntimeOptions {
   prices?: PriceLookup;
 }
 
-/** A named thing that does not exist (maps to the protocol's `notFound` error). */
-export class NotFoundError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'NotFoundError';
-  }
-}
 
-/**
- * A work location that cannot be used: a relative or repeated entry, or a working directory
- * that does not exist or is not a directory on its executor. The message names both.
- */
-export class InvalidWorkLocationError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'InvalidWorkLocationError';
-  }
-}
-
-/**
- * `executor` whose commands (`run`, `spawn`) also get the variables `extra` returns at their
- * start (the request's own `env` wins over them) and start with the shell text `prefix`
- * returns. Everything else is the executor's own.
- */
-function withCommandEnvironment(executor: Executor, extra: () => Record<string, string> | undefined, prefix: (executor: Executor) => string | undefined = () => undefined): Executor {
-  const adjusted = <R extends { command: string; env?: Record<string, string> }>(request: R): R => ({ ...request, command: `${prefix(executor) ?? ''}${request.command}`, env: { ...extra(), ...request.env } });
-  return new Proxy(executor, {
-    get(target, property) {
-      if (property === UNDERLYING_EXECUTOR) return target;
-      if (property === 'run') return (request: Parameters<Executor['run']>[0]) => target.run(adjusted(request));
-      if (property === 'spawn' && target.spawn) {
-        const spawn = target.spawn.bind(target);
-        return (request: Parameters<NonNullable<Executor['spawn']>>[0]) => spawn(adjusted(request));
-      }
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
 
 /** The root object of the runtime server. */
 export class Runtime {
@@ -143,10 +109,8 @@ export class Runtime {
   models: ModelRegistry;
   readonly tools: Tool[];
   limits: RuntimeLimits;
-  /** Replaced as a whole by `replaceExecutors`; open conversations keep the instances they hold. */
-  private executors: Map<string, Executor>;
-  /** Executors replaced or removed by a reload, closed once no open conversation uses them. */
-  private readonly retiredExecutors = new Set<Executor>();
+  /** The executors in force; open conversations keep the instances their workspaces hold. */
+  private readonly executors: RuntimeExecutors;
   /** MCP servers for conversations opened from now on (an open conversation keeps its clients). */
   mcp: McpSettings | undefined;
   /** Hooks in force; a reload may replace them, and turns started afterwards use the new ones. */
@@ -179,7 +143,7 @@ export class Runtime {
     this.store = options.store;
     this.models = options.models;
     this.tools = options.tools;
-    this.executors = options.executors;
+    this.executors = new RuntimeExecutors(options.executors, () => [...this.opened.values()].flatMap((conversation) => conversation.workspaces.map((workspace) => workspace.executor)), options.logger);
     this.mcp = options.mcp;
     this.hooks = options.hooks ?? NO_HOOKS;
     this.skillsDirectory = options.skillsDirectory;
@@ -191,11 +155,6 @@ export class Runtime {
     this.store.onIndexChange((change) => this.conversationFeed.publish(change));
   }
 
-  /**
-   * Takes a conversation out of the table of open ones (it is being deleted) and returns the
-   * live one, if it was open, for the caller to shut down. A later `getConversation` reads
-   * storage again.
-   */
   /** Runs the `conversationDeletionHooks` for a deleted conversation. */
   async conversationDeleted(conversationId: string): Promise<void> {
     for (const hook of this.conversationDeletionHooks) {
@@ -203,6 +162,11 @@ export class Runtime {
     }
   }
 
+  /**
+   * Takes a conversation out of the table of open ones (it is being deleted) and returns the
+   * live one, if it was open, for the caller to shut down. A later `getConversation` reads
+   * storage again.
+   */
   async takeOpenConversation(conversationId: string): Promise<LiveConversation | undefined> {
     const opening = this.open.get(conversationId);
     this.open.delete(conversationId);
@@ -265,23 +229,7 @@ export class Runtime {
    * @param next executors by name, `local` first; may reuse instances of the current set
    */
   replaceExecutors(next: Map<string, Executor>): void {
-    const kept = new Set(next.values());
-    for (const executor of this.executors.values()) if (!kept.has(executor)) this.retiredExecutors.add(executor);
-    this.executors = next;
-    this.closeRetiredExecutors(false).catch((error: unknown) => this.logger?.error({ error: (error as Error).message }, 'closing retired executors failed'));
-  }
-
-  /** Closes retired executors no open conversation uses (all of them with `all`). */
-  private async closeRetiredExecutors(all: boolean): Promise<void> {
-    const inUse = new Set<Executor>();
-    if (!all) for (const conversation of this.opened.values()) for (const workspace of conversation.workspaces) inUse.add(underlyingExecutor(workspace.executor));
-    const closing: Promise<void>[] = [];
-    for (const executor of this.retiredExecutors) {
-      if (inUse.has(executor)) continue;
-      this.retiredExecutors.delete(executor);
-      closing.push(executor.close().catch((error: unknown) => this.logger?.warn({ executor: executor.name, error: (error as Error).message }, 'closing a retired executor failed')));
-    }
-    await Promise.all(closing);
+    this.executors.replace(next);
   }
 
   /** The number of open conversations (loaded from storage or created since the start). */
@@ -319,7 +267,7 @@ export class Runtime {
 
   /** The configured executor of that name, or undefined. */
   findExecutor(name: string): Executor | undefined {
-    return this.executors.get(name);
+    return this.executors.find(name);
   }
 
   /**
@@ -344,12 +292,6 @@ export class Runtime {
   /** The discovered model catalog (`models/list`), when the server discovers providers' models; absent: configured models only. */
   modelDiscovery: ModelDiscovery | undefined;
 
-  private executor(name: string): Executor {
-    const executor = this.executors.get(name);
-    if (!executor) throw new NotFoundError(`executor "${name}" is not configured (configured: ${[...this.executors.keys()].join(', ')})`);
-    return executor;
-  }
-
   /**
    * Creates a conversation with its root session and opens it.
    * @throws NotFoundError for an unknown executor; Error for a relative cwd or an unknown model
@@ -358,14 +300,14 @@ export class Runtime {
     let workLocation = options.workLocation ?? (options.cwd !== undefined ? [{ executor: options.executor ?? 'local', cwd: options.cwd }] : []);
     let first = workLocation[0];
     if (!first) throw new InvalidWorkLocationError('give cwd (with an optional executor) or a non-empty workLocation');
-    await this.checkWorkLocation(workLocation);
+    await this.executors.checkWorkLocation(workLocation);
     const agent = options.agent ?? this.defaultAgent;
     const model = this.initialModel(agent, options.model);
     const conversationId = newId('conv');
     let worktree: Conversation['worktree'];
     if (options.worktree) {
       // The ULID's random tail: unique among conversations made in the same millisecond.
-      const made = await createWorktree(this.executor(first.executor), first.cwd, conversationId.slice(-10), options.worktree.baseBranch);
+      const made = await createWorktree(this.executors.get(first.executor), first.cwd, conversationId.slice(-10), options.worktree.baseBranch);
       worktree = made.worktree;
       const title = options.title ?? path.posix.basename(first.cwd);
       workLocation = [{ executor: first.executor, cwd: made.cwd }, ...workLocation.slice(1)];
@@ -402,7 +344,7 @@ export class Runtime {
       await this.store.createConversation(conversation, session);
     } catch (error) {
       // A conversation that was never recorded leaves no worktree behind.
-      if (worktree) await removeWorktree(this.executor(worktree.executor), worktree).catch(() => undefined);
+      if (worktree) await removeWorktree(this.executors.get(worktree.executor), worktree).catch(() => undefined);
       throw error;
     }
     const live = new LiveConversation(this, conversation, this.workspacesOf(conversation), { conversation, sessions: [session], turns: [], metadataSeq: 2 }, new Map());
@@ -415,7 +357,7 @@ export class Runtime {
 
   /** The configured executors, `local` first (`executors/list`). */
   listExecutors(): { name: string; kind: Executor['kind'] }[] {
-    return [...this.executors.values()].map((executor) => ({ name: executor.name, kind: executor.kind }));
+    return this.executors.list();
   }
 
   /**
@@ -424,43 +366,14 @@ export class Runtime {
    */
   async updateConversation(conversationId: string, changes: { title?: string; workLocation?: WorkLocationEntry[] }) {
     const conversation = await this.getConversation(conversationId);
-    if (changes.workLocation) await this.checkWorkLocation(changes.workLocation);
+    if (changes.workLocation) await this.executors.checkWorkLocation(changes.workLocation);
     const workspaces = changes.workLocation ? this.workspacesOf({ ...conversation.state, workLocation: changes.workLocation }) : undefined;
     return conversation.update(changes, workspaces);
   }
 
-  /**
-   * Refuses a work location before anything is recorded: each executor must be configured,
-   * each cwd absolute and an existing directory on its executor (asked of that executor).
-   * @throws NotFoundError for an unknown executor; InvalidWorkLocationError otherwise
-   */
-  private async checkWorkLocation(workLocation: WorkLocationEntry[]): Promise<void> {
-    const names = new Set<string>();
-    for (const entry of workLocation) {
-      const executor = this.executor(entry.executor);
-      if (!path.posix.isAbsolute(entry.cwd)) throw new InvalidWorkLocationError(`cwd must be an absolute path, got "${entry.cwd}" for executor "${entry.executor}"`);
-      if (names.has(entry.executor)) throw new InvalidWorkLocationError(`executor "${entry.executor}" appears twice in the work location`);
-      names.add(entry.executor);
-      let stat;
-      try {
-        // A symlink to a directory is a fine working directory: look at what it points to.
-        stat = await executor.fs.stat(await executor.fs.realPath(entry.cwd));
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code !== undefined && code !== 'ENOENT' && code !== 'ENOTDIR') throw new InvalidWorkLocationError(`cwd ${entry.cwd} cannot be checked on executor "${entry.executor}": ${(error as Error).message}`);
-        stat = await executor.fs.stat(entry.cwd).catch(() => undefined);
-      }
-      if (!stat) throw new InvalidWorkLocationError(`cwd ${entry.cwd} does not exist on executor "${entry.executor}"`);
-      if (stat.kind !== 'directory') throw new InvalidWorkLocationError(`cwd ${entry.cwd} is not a directory on executor "${entry.executor}" (it is a ${stat.kind})`);
-    }
-  }
-
-
   /** One workspace per work location entry. @throws NotFoundError for an executor not configured (any more) */
   private workspacesOf(conversation: Conversation): [Workspace, ...Workspace[]] {
-    const [first, ...rest] = conversation.workLocation.map((entry) => new Workspace(withCommandEnvironment(this.executor(entry.executor), () => this.commandEnvironment?.(conversation), (executor) => this.commandPrefix?.(conversation, executor)), entry.cwd));
-    if (!first) throw new Error(`conversation "${conversation.id}" has no work location`);
-    return [first, ...rest];
+    return this.executors.workspacesOf(conversation, { environment: (each) => this.commandEnvironment?.(each), prefix: (each, executor) => this.commandPrefix?.(each, executor) });
   }
 
   /**
@@ -519,7 +432,6 @@ export class Runtime {
     clearTimeout(this.evictionTimer);
     const conversations = await Promise.allSettled(this.open.values());
     await Promise.all(conversations.flatMap((result) => (result.status === 'fulfilled' ? [result.value.shutdown()] : [])));
-    await Promise.all([...this.executors.values()].map((executor) => executor.close()));
-    await this.closeRetiredExecutors(true);
+    await this.executors.closeAll();
   }
 }
