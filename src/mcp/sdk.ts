@@ -4,14 +4,12 @@
  * libraries, a noticeable share of start-up time and memory).
  */
 import type * as ClientModule from '@modelcontextprotocol/sdk/client/index.js';
-import type * as StdioModule from '@modelcontextprotocol/sdk/client/stdio.js';
 import type * as StreamableHttpModule from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type * as TypesModule from '@modelcontextprotocol/sdk/types.js';
 
 /** The parts of the SDK the client uses. */
 export interface McpSdk {
   Client: typeof ClientModule.Client;
-  StdioClientTransport: typeof StdioModule.StdioClientTransport;
   StreamableHTTPClientTransport: typeof StreamableHttpModule.StreamableHTTPClientTransport;
   types: typeof TypesModule;
 }
@@ -23,11 +21,10 @@ let loaded: McpSdk | undefined;
 export function loadMcpSdk(): Promise<McpSdk> {
   loading ??= Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
-    import('@modelcontextprotocol/sdk/client/stdio.js'),
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/types.js'),
-  ]).then(([client, stdio, streamableHttp, types]) => {
-    loaded = { Client: client.Client, StdioClientTransport: stdio.StdioClientTransport, StreamableHTTPClientTransport: streamableHttp.StreamableHTTPClientTransport, types };
+  ]).then(([client, streamableHttp, types]) => {
+    loaded = { Client: client.Client, StreamableHTTPClientTransport: streamableHttp.StreamableHTTPClientTransport, types };
     return loaded;
   });
   return loading;

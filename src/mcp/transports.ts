@@ -6,7 +6,6 @@
  * from the runtime server. Everything that can be wrong before the first byte is sent (an unknown executor, an
  * unset `env:` variable, a missing working directory) is reported here, naming the server.
  */
-import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PipedProcessTransport } from './process-transport.js';
@@ -41,18 +40,6 @@ export interface PreparedTransport {
   stopNow(): void;
 }
 
-/** Whether `pid` is a process whose parent is this process (alive or not yet reaped), read from /proc (Linux). */
-function isOwnChild(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Field 4 (ppid) follows the command name, which is in parentheses and may hold spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[1]) === process.pid;
-  } catch {
-    return false;
-  }
-}
-
 /** The executor stdio servers run on unless their entry names another. */
 const DEFAULT_EXECUTOR_NAME = 'local';
 
@@ -79,52 +66,16 @@ async function prepareStdio(config: StdioMcpServerConfig, placement: McpServerPl
   const executorName = config.executor ?? DEFAULT_EXECUTOR_NAME;
   const executor = placement.findExecutor(executorName);
   if (executor === undefined) throw new Error(`executor "${executorName}" is not configured`);
-  if (executor.kind !== 'local' || (executor as { sandbox?: unknown }).sandbox !== undefined) return prepareOnExecutor(config, placement, executor, executorName, sdk);
-  const sameMachine = placement.workExecutor === executorName;
-  let cwd: string | undefined;
-  if (config.cwd !== undefined) {
-    if (!path.isAbsolute(config.cwd) && !sameMachine) {
-      throw new Error(`cwd "${config.cwd}" is relative, but the conversation works on executor "${placement.workExecutor}", not "${executorName}": give an absolute cwd`);
-    }
-    cwd = path.resolve(placement.workDirectory, config.cwd);
-  } else if (sameMachine) {
-    cwd = placement.workDirectory;
-  }
-  // Spawning in a missing directory fails with ENOENT, which would wrongly blame the command.
-  if (cwd !== undefined && !(await stat(cwd).catch(() => undefined))?.isDirectory()) {
-    throw new Error(`working directory ${cwd} does not exist`);
-  }
-  const transport = new sdk.StdioClientTransport({
-    command: config.command,
-    args: config.args ?? [],
-    env: resolveValues(config.env, 'env', placement.environment),
-    ...(cwd !== undefined ? { cwd } : {}),
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
-  });
-  // The pid is only readable while the transport holds the process, and a failed connect lets
-  // go of it at once: remember it when the process starts.
-  let pid: number | null = null;
-  const start = transport.start.bind(transport);
-  transport.start = async () => {
-    await start();
-    pid = transport.pid;
-  };
-  const stopNow = () => {
-    // Checked against /proc so that a pid reused after the child was reaped is never signalled.
-    if (pid !== null && isOwnChild(pid)) process.kill(pid, 'SIGKILL');
-  };
-  return { transport, stderrTail: () => stderr.trim(), stopNow };
+  return prepareOnExecutor(config, placement, executor, executorName, sdk);
 }
 
 /**
- * A stdio server started by an executor other than the plain local one: over an SSH exec
- * channel on the remote host, or inside bubblewrap for a sandboxed local executor.
+ * A stdio server started by its executor (`spawnPiped`): a child process on this machine (in
+ * bubblewrap for a sandboxed local executor), or over an SSH exec channel on the remote host.
+ * The executor records the process like its commands, so a server that dies with the runtime
+ * server is found and stopped by the next start.
  */
-function prepareOnExecutor(config: StdioMcpServerConfig, placement: McpServerPlacement, executor: Executor, executorName: string, sdk: McpSdk): PreparedTransport {
+async function prepareOnExecutor(config: StdioMcpServerConfig, placement: McpServerPlacement, executor: Executor, executorName: string, sdk: McpSdk): Promise<PreparedTransport> {
   const spawnPiped = executor.spawnPiped?.bind(executor);
   if (spawnPiped === undefined) {
     throw new Error(`stdio MCP servers cannot run on executor "${executorName}" (kind ${executor.kind}): it cannot start a process with open pipes`);
@@ -139,7 +90,11 @@ function prepareOnExecutor(config: StdioMcpServerConfig, placement: McpServerPla
   } else if (sameMachine) {
     cwd = placement.workDirectory;
   }
-  const isSandboxed = executor.kind === 'local';
+  const isSandboxed = executor.kind === 'local' && (executor as { sandbox?: unknown }).sandbox !== undefined;
+  // Spawning in a missing directory fails with ENOENT, which would wrongly blame the command.
+  if (executor.kind === 'local' && !isSandboxed && cwd !== undefined && !(await stat(cwd).catch(() => undefined))?.isDirectory()) {
+    throw new Error(`working directory ${cwd} does not exist`);
+  }
   if (isSandboxed && cwd === undefined) {
     throw new Error(`the server runs in the sandbox of executor "${executorName}", which needs a workspace: give an absolute cwd, or use it from a conversation working on that executor`);
   }

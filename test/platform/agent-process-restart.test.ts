@@ -1,8 +1,9 @@
 /**
- * Gap "provider processes surviving a restart with no way to find or stop them": an external
- * agent's process (here the test's ACP agent, `kind: acp`) is recorded in
- * `<data-dir>/processes/<pid>.json` while it runs; after `openvaala serve` is killed with
- * SIGKILL the agent is still running, and the next server start finds and stops it.
+ * Gap "provider processes surviving a restart with no way to find or stop them", for every
+ * kind of process the server starts besides commands: an external agent's process (the test's
+ * ACP agent, `kind: acp`) and a stdio MCP server are recorded in
+ * `<data-dir>/processes/<pid>.json` while they run; after `openvaala serve` is killed with
+ * SIGKILL they are still running, and the next server start finds and stops them.
  * Runs the built CLI as a real process (`npm run build` first).
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { afterEach, expect, it } from 'vitest';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
 import { createTestEnvironment, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
 import { ACP_AGENT } from '../runtime/external-agents/acp-harness.js';
+import { packageBin } from '../mcp/mcp-helpers.js';
 
 let environment: TestEnvironment | undefined;
 const servers: ServeProcess[] = [];
@@ -29,14 +31,14 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Pids of recorded processes whose command line runs the test's ACP agent. */
-function recordedAgents(dataDir: string): number[] {
+/** Pids of recorded processes whose command line contains `marker` (default: the test's ACP agent). */
+function recordedAgents(dataDir: string, marker = 'acp-agent.mjs'): number[] {
   const directory = path.join(dataDir, 'processes');
   if (!existsSync(directory)) return [];
   return readdirSync(directory).flatMap((name) => {
     const pid = Number.parseInt(name, 10);
     if (!Number.isInteger(pid) || !existsSync(`/proc/${pid}/cmdline`)) return [];
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('acp-agent.mjs') ? [pid] : [];
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker) ? [pid] : [];
   });
 }
 
@@ -62,4 +64,29 @@ it('an external agent left running by a killed server is recorded, and stopped b
   servers.push(second);
   await expect.poll(() => alive(agent!), { timeout: 10_000 }).toBe(false);
   expect(recordedAgents(dataDir)).toEqual([]);
+});
+
+it('a stdio MCP server left running by a killed server is recorded, and stopped by the next start', async () => {
+  environment = await createTestEnvironment('responses:\n  - text: "listed"\n');
+  const serverBin = packageBin('@modelcontextprotocol/server-filesystem');
+  writeFileSync(path.join(environment.paths.configDir, 'mcp.yaml'), `servers:\n  files:\n    transport: stdio\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(serverBin)}, ${JSON.stringify(environment.workDir)}]\n`);
+  const first = await startServe(environment);
+  servers.push(first);
+  const client = await RuntimeClient.connect({ url: first.info.url, token: first.info.token, clientName: 'test' });
+  const { conversation } = await client.request('conversation/create', { cwd: environment.workDir });
+  await client.request('session/input', { conversationId: conversation.id, input: 'start the MCP server' });
+  const dataDir = environment.paths.dataDir;
+  const marker = 'server-filesystem';
+  await expect.poll(() => recordedAgents(dataDir, marker).length, { timeout: 15_000 }).toBe(1);
+  const [mcpServer] = recordedAgents(dataDir, marker);
+  await client.close().catch(() => undefined);
+
+  first.child.kill('SIGKILL');
+  await new Promise((resolve) => first.child.once('exit', resolve));
+  expect(alive(mcpServer!)).toBe(true);
+
+  const second = await startServe(environment);
+  servers.push(second);
+  await expect.poll(() => alive(mcpServer!), { timeout: 10_000 }).toBe(false);
+  expect(recordedAgents(dataDir, marker)).toEqual([]);
 });
