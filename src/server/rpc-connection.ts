@@ -288,11 +288,13 @@ export class RpcConnection {
     if (this.platform && !this.platform.access.admitsNotification(this.caller, event)) return;
     // A conversation in the params goes out redacted (see `redactOutgoing`), secret values as `***`.
     const outgoing = redactOutgoingNotification(event);
-    if (!this.platform) this.queue.sendNotification(outgoing);
+    const redactor = this.platform?.redactor;
+    // With no secret values to hide and no streamed text held back (the usual case), the event
+    // goes out as it is, shared by every connection: nothing is allocated for this client.
+    if (!redactor || (!redactor.active && !this.streamRedaction?.itemCount)) this.queue.sendNotification(outgoing);
     else {
       // Streamed text is redacted as a stream per item, across deltas (see `StreamRedaction`).
-      this.streamRedaction ??= new StreamRedaction(this.platform.redactor);
-      const redactor = this.platform.redactor;
+      this.streamRedaction ??= new StreamRedaction(redactor);
       for (const each of this.streamRedaction.redact(outgoing)) this.queue.sendNotification(redactor.redactShared(each));
     }
     if (event.method === 'approval/requested' && this.capabilities.approvals) this.serverRequests.askForApproval(event.params.conversationId, event.params.approval);

@@ -70,6 +70,9 @@ it('a read-only token reads but never writes; a project token reaches only its p
   expect((await readOnly.client.request('conversation/get', { conversationId: conversation.id })).conversation.id).toBe(conversation.id);
   expect(await refusal(readOnly.client.request('session/input', { conversationId: conversation.id, input: 'x' }))).toEqual({ code: ErrorCodes.forbidden, message: 'session/input: this API token is read-only; the method changes state' });
   expect((await refusal(readOnly.client.request('settings/update', { changes: { theme: 'light' } })))?.code).toBe(ErrorCodes.forbidden);
+  // Listing scheduled tasks changes nothing; marking a conversation read records the caller's read position.
+  expect((await readOnly.client.request('schedules/list', { conversationId: conversation.id })).tasks).toEqual([]);
+  expect(await refusal(readOnly.client.request('conversations/markRead', { conversationId: conversation.id }))).toEqual({ code: ErrorCodes.forbidden, message: 'conversations/markRead: this API token is read-only; the method changes state' });
   const scoped = await harness.connect(`project:${project.id}:alice`);
   expect((await scoped.client.request('projects/list', {})).projects.map((each) => each.id)).toEqual([project.id]);
   expect((await refusal(scoped.client.request('conversation/get', { conversationId: elsewhere.id })))?.code).toBe(ErrorCodes.forbidden);

@@ -15,9 +15,8 @@ import { ErrorCodes, RpcError, type AnyNotification, type MethodName } from '../
 import type { ProjectRole } from '../../protocol/projects.js';
 import { isAdministrator, mayWrite, type Caller } from '../caller.js';
 import type { ProjectStore } from '../projects/project-store.js';
-import { isReadOnlyMethod } from '../read-only-methods.js';
 import { UnknownTaskError } from '../schedules/schedule-service.js';
-import { METHOD_RULES, NOTIFICATION_RULES } from './access-rules.js';
+import { METHOD_RULES, NOTIFICATION_RULES, methodChangesState } from './access-rules.js';
 
 /**
  * Finds the conversation of a scheduled task, for methods that name only `params.taskId`
@@ -75,13 +74,13 @@ export class AccessControl {
   }
 
   /**
-   * Refuses to a read-only API token every method not listed as changing nothing
-   * (read-only-methods.ts; a new method is refused until listed). Cheap and independent of the
-   * params, so the connection runs it before validating them.
+   * Refuses to a read-only API token every method that changes state (its rule's `write` in
+   * access-rules.ts, which every method must have). Cheap and independent of the params, so
+   * the connection runs it before validating them.
    * @throws RpcError forbidden (-32003) naming the method
    */
-  checkReadOnly(caller: Caller, method: string): void {
-    if (!mayWrite(caller) && !isReadOnlyMethod(method)) throw readOnlyRefusal(method);
+  checkReadOnly(caller: Caller, method: MethodName): void {
+    if (!mayWrite(caller) && methodChangesState(method)) throw readOnlyRefusal(method);
   }
 
   /**
@@ -104,10 +103,8 @@ export class AccessControl {
    */
   checkRequest(caller: Caller, method: MethodName, params: unknown): Promise<void> | undefined {
     if (caller.kind === 'local-owner') return;
-    const rule = METHOD_RULES[method];
-    const writes = rule.kind === 'create-conversation' || (rule.kind !== 'own-terminal' && rule.write);
-    if (writes && !mayWrite(caller)) throw readOnlyRefusal(method);
     this.checkReadOnly(caller, method);
+    const rule = METHOD_RULES[method];
     switch (rule.kind) {
       case 'open':
       case 'own-terminal':

@@ -1,11 +1,15 @@
 /**
  * What each protocol method and each notification needs of its caller (docs/platform.md,
  * "Members and access"). One table per direction, typed over every method and notification
- * name, so a new method cannot be added without deciding who may call it.
+ * name, so a new method cannot be added without deciding who may call it and whether it
+ * changes state (the one source of what a read-only API token may call).
  */
 import type { MethodName, NotificationName } from '../../protocol/index.js';
 
-/** What a request needs. */
+/**
+ * What a request needs. `write` says whether the method changes state: a read-only API token
+ * may call only methods with `write: false` (docs/protocol.md, "read-only API token").
+ */
 export type MethodRule =
   /** Any authenticated caller; the handler narrows what it answers to the caller's projects. */
   | { kind: 'open'; write: boolean }
@@ -21,9 +25,9 @@ export type MethodRule =
   | { kind: 'task-conversation'; write: boolean }
   /** Membership of the project in `params.projectId`; `manager` asks for the manager role. */
   | { kind: 'project'; need: 'member' | 'manager'; write: boolean }
-  /** `conversation/create`: writing to the project in `params.projectId`; without one, administrators only. */
+  /** `conversation/create`: writing to the project in `params.projectId`; without one, administrators only. Writes. */
   | { kind: 'create-conversation' }
-  /** A terminal of the calling connection (terminals refuse other connections' ids themselves). */
+  /** A terminal of the calling connection (terminals refuse other connections' ids themselves). Writes. */
   | { kind: 'own-terminal' };
 
 type SimpleRuleKind = 'open' | 'administrator' | 'conversation' | 'task-conversation';
@@ -51,7 +55,9 @@ export const METHOD_RULES: Record<MethodName, MethodRule> = {
   'conversation/get': read('conversation'),
   'conversation/subscribe': read('conversation'),
   'conversation/unsubscribe': read('conversation'),
-  'conversations/markRead': read('conversation'),
+  // Any reader of the conversation may mark it read, but it records the caller's read
+  // position: a change of state, refused to a read-only token.
+  'conversations/markRead': write('conversation'),
   'items/list': read('conversation'),
   'session/list': read('conversation'),
   'fs/list': read('conversation'),
@@ -126,6 +132,15 @@ export const METHOD_RULES: Record<MethodName, MethodRule> = {
   'schedules/resume': write('task-conversation'),
   'schedules/history': read('task-conversation'),
 };
+
+/**
+ * Whether `method` changes state (its rule's `write`; creating a conversation and using a
+ * terminal always do), so a read-only API token may not call it.
+ */
+export function methodChangesState(method: MethodName): boolean {
+  const rule = METHOD_RULES[method];
+  return rule.kind === 'create-conversation' || rule.kind === 'own-terminal' || rule.write;
+}
 
 /** Who hears a notification. */
 export type NotificationRule =

@@ -71,7 +71,10 @@ export class StreamRedaction {
     for (const [key, streams] of [...this.items]) if (streams.params.conversationId === conversationId) this.items.delete(key);
   }
 
-  /** Number of items whose streams are followed (for tests: nothing is kept after an item ends). */
+  /**
+   * Number of items whose streams are followed: nothing is kept after an item ends (tested), and
+   * a connection with none and no secret values skips {@link redact} altogether.
+   */
   get itemCount(): number {
     return this.items.size;
   }

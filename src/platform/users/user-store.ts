@@ -8,7 +8,7 @@ import type { PlatformRole } from '../caller.js';
 import type { RecordStorage } from '../../storage/record-storage.js';
 import { PlatformConflictError, PlatformInputError, PlatformNotFoundError } from '../platform-errors.js';
 import { newPublicId } from '../platform-secrets.js';
-import { SerialQueue } from '../platform-storage.js';
+import { SerialQueue } from '../serial-queue.js';
 import { checkNewPassword, hashPassword, verifyNothing, verifyPassword } from './passwords.js';
 
 /** Namespace of user records. */
