@@ -15,7 +15,7 @@ import type { ConfigurationChange } from '../config/config-writer.js';
 import { decodeConfigText } from '../config/config-text.js';
 import { isPluginName, PLUGIN_NAME_RULE, PLUGINS_FILE, PluginsFileSchema, type PluginsFile } from '../config/plugins.js';
 import { editYamlText } from '../config/yaml-edit.js';
-import { parseYamlFile } from '../config/yaml-file.js';
+import { loadYamlFile, parseYamlFile } from '../config/yaml-file.js';
 import { describePluginProblem, loadPlugin, type LoadedPlugin } from './plugin-loader.js';
 import { pluginDirectory } from './plugin-set.js';
 
@@ -166,12 +166,10 @@ export function projectPluginsFile(projectDirectory: string): string {
   return path.join(projectDirectory, '.openvaala', PLUGINS_FILE);
 }
 
-/** Reads `plugins.yaml` of the configuration directory (missing = no plugins). */
-export async function readPluginsFile(configDir: string): Promise<PluginsFile> {
-  const file = path.join(configDir, PLUGINS_FILE);
-  const bytes = await readFile(file).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined;
-    throw error;
-  });
-  return bytes === undefined ? { plugins: {} } : parseYamlFile(file, bytes, PluginsFileSchema);
+/**
+ * Reads `plugins.yaml` of the configuration directory (missing = no plugins).
+ * @throws ConfigError naming the file, line and key path of a problem, or why it cannot be read
+ */
+export function readPluginsFile(configDir: string): Promise<PluginsFile> {
+  return loadYamlFile(path.join(configDir, PLUGINS_FILE), PluginsFileSchema, () => ({ plugins: {} }));
 }

@@ -5,7 +5,7 @@
  */
 import { diffSpan } from './code-highlight.js';
 import { planLines, toolTitle } from './entry-lines.js';
-import { plainLines, sanitize, truncateLine, wrapLine, type StyledLine, type TextStyle } from './styled-text.js';
+import { sanitize, truncateLine, wrapLine, type StyledLine, type TextStyle } from './styled-text.js';
 import type { TranscriptModel } from './transcript-model.js';
 import type { ApprovalRequest, UserInputRequest } from '../protocol/index.js';
 
@@ -124,9 +124,4 @@ export function hintLine(running: boolean, scrolled: boolean, width: number): St
     ? 'Enter queue · Ctrl+S steer · Esc interrupt · PgUp/PgDn · Ctrl+C leave (work goes on)'
     : 'Enter send · Ctrl+J newline · @ files · / commands · PgUp/PgDn · /help';
   return truncateLine([{ text: scrolled ? '↑ scrolled · End to follow · ' : '', style: { color: 'yellow' } }, { text: hints, style: DIM }], width);
-}
-
-/** A block of text (status, help) as notice lines. */
-export function textBlock(text: string, width: number): StyledLine[] {
-  return plainLines(text).flatMap((line) => wrapLine(line, width));
 }

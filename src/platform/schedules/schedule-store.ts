@@ -5,7 +5,7 @@
  * what makes a claim unique: an occurrence whose run record exists is never claimed again.
  */
 import type { RecordStorage } from '../../storage/record-storage.js';
-import type { StoredRun, StoredTask } from './task-types.js';
+import { isFinalRunStatus, type StoredRun, type StoredTask } from './task-types.js';
 
 const TASKS = 'schedule_tasks';
 const RUNS = 'schedule_runs';
@@ -73,7 +73,7 @@ export class ScheduleStore {
     let cursor: string | undefined;
     do {
       const page = await this.records.list<StoredRun>(RUNS, { limit: 500, ...(cursor ? { cursor } : {}) });
-      runs.push(...page.records.map((record) => record.value).filter((run) => run.status === 'claimed' || run.status === 'dispatched' || run.status === 'retrying'));
+      runs.push(...page.records.map((record) => record.value).filter((run) => !isFinalRunStatus(run.status)));
       cursor = page.nextCursor;
     } while (cursor);
     return runs;
