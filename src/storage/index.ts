@@ -24,13 +24,18 @@ export {
   encodeRecordCursor,
   normalizeListOptions,
   prefixUpperBound,
+  serializeRecordBatch,
   serializeRecordValue,
+  validateKeyRange,
   validateNamespaceDefinition,
   validateRecordKey,
+  validateRecordKeys,
   validateUpdatedAt,
   type NormalizedListOptions,
   type RecordCursor,
+  type SerializedRecord,
 } from './record-validation.js';
+export { buildRecordListQuery, recordPageFromRows, type SqlListDialect, type SqlListQuery } from './sql-record-listing.js';
 export { FileLogStorage, type FileLogStorageOptions } from './file/file-log-storage.js';
 export {
   SQLITE_BUSY_TIMEOUT_MS,
