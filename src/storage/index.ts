@@ -7,6 +7,7 @@ export {
   MAXIMUM_SEGMENT_BYTES,
   MAXIMUM_STREAM_ID_BYTES,
   STREAM_FILE_SUFFIX,
+  descendantPathRange,
   isWithinLogPath,
   joinLogPath,
   normalizeReadOptions,
@@ -16,6 +17,7 @@ export {
   validateStreamId,
   type NormalizedReadOptions,
 } from './log-validation.js';
+export { defaultLogProblemListener, notifyLogProblem, parseStoredLogRows, type StoredLogRow } from './log-problems.js';
 export {
   DEFAULT_LIST_LIMIT,
   compareKeys,
