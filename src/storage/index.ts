@@ -7,6 +7,7 @@ export {
   MAXIMUM_SEGMENT_BYTES,
   MAXIMUM_STREAM_ID_BYTES,
   STREAM_FILE_SUFFIX,
+  descendantPathRange,
   isWithinLogPath,
   joinLogPath,
   normalizeReadOptions,
@@ -16,6 +17,7 @@ export {
   validateStreamId,
   type NormalizedReadOptions,
 } from './log-validation.js';
+export { defaultLogProblemListener, notifyLogProblem, parseStoredLogRows, type StoredLogRow } from './log-problems.js';
 export {
   DEFAULT_LIST_LIMIT,
   compareKeys,
@@ -24,13 +26,18 @@ export {
   encodeRecordCursor,
   normalizeListOptions,
   prefixUpperBound,
+  serializeRecordBatch,
   serializeRecordValue,
+  validateKeyRange,
   validateNamespaceDefinition,
   validateRecordKey,
+  validateRecordKeys,
   validateUpdatedAt,
   type NormalizedListOptions,
   type RecordCursor,
+  type SerializedRecord,
 } from './record-validation.js';
+export { buildRecordListQuery, recordPageFromRows, type SqlListDialect, type SqlListQuery } from './sql-record-listing.js';
 export { FileLogStorage, type FileLogStorageOptions } from './file/file-log-storage.js';
 export {
   SQLITE_BUSY_TIMEOUT_MS,

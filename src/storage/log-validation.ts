@@ -92,6 +92,14 @@ export function joinLogPath(path: string, child: string): string {
   return path === '' ? child : `${path}/${child}`;
 }
 
+/**
+ * The string range holding every path strictly below `path` (`path/...`): from `path/`
+ * inclusive to `path0` exclusive, as `0` follows `/` in code point order. For SQL range scans.
+ */
+export function descendantPathRange(path: string): { from: string; to: string } {
+  return { from: `${path}/`, to: `${path}0` };
+}
+
 /** Whether `path` is `ancestor` itself or lies below it (`''` contains everything). */
 export function isWithinLogPath(path: string, ancestor: string): boolean {
   return ancestor === '' || path === ancestor || path.startsWith(`${ancestor}/`);

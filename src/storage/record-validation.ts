@@ -61,6 +61,41 @@ export function serializeRecordValue(namespace: string, key: string, value: unkn
   return text;
 }
 
+/** One record of an `mset` batch, checked and serialised: key, value as JSON text, updatedAt in ms. */
+export type SerializedRecord = readonly [key: string, value: string, updatedAt: number];
+
+/**
+ * Checks and serialises every record of an `mset` batch up front, so a bad record rejects the
+ * whole batch before anything is written. A missing `updatedAt` becomes the current time.
+ * @throws Error naming the namespace (and key) when `records` is not an array, a key is
+ *   invalid, a value is not JSON-serialisable or an `updatedAt` is not an integer >= 0.
+ */
+export function serializeRecordBatch(namespace: string, records: unknown): SerializedRecord[] {
+  if (!Array.isArray(records)) throw new Error(`mset on namespace "${namespace}" needs an array of records`);
+  return (records as { key?: unknown; value?: unknown; updatedAt?: unknown }[]).map((record) => {
+    const key = validateRecordKey(namespace, record?.key);
+    return [key, serializeRecordValue(namespace, key, record.value), validateUpdatedAt(namespace, key, record.updatedAt)] as const;
+  });
+}
+
+/**
+ * Checks the keys of an `mget` call.
+ * @throws Error naming the namespace when `keys` is not an array or a key is invalid.
+ */
+export function validateRecordKeys(namespace: string, keys: unknown): string[] {
+  if (!Array.isArray(keys)) throw new Error(`mget on namespace "${namespace}" needs an array of keys`);
+  for (const key of keys) validateRecordKey(namespace, key);
+  return keys as string[];
+}
+
+/**
+ * Checks the bounds of a `deleteRange` call.
+ * @throws Error naming the namespace when a bound is not a string.
+ */
+export function validateKeyRange(namespace: string, from: unknown, to: unknown): void {
+  if (typeof from !== 'string' || typeof to !== 'string') throw new Error(`deleteRange on namespace "${namespace}" needs string bounds`);
+}
+
 /** A position in a listing: the last record returned, and the ordering it belongs to. */
 export interface RecordCursor {
   orderBy: 'key' | 'updatedAt';

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import nodePath from 'node:path';
+import { defaultLogProblemListener, notifyLogProblem } from '../log-problems.js';
 import type { LogEntry, LogProblem, LogProblemListener, LogReadOptions, LogStorage } from '../log-storage.js';
 import {
   STREAM_FILE_SUFFIX,
@@ -41,10 +42,6 @@ export interface FileLogStorageOptions {
   onProblem?: LogProblemListener;
   /** Idle stream files kept open between operations; default 256. */
   maximumOpenFiles?: number;
-}
-
-function defaultProblemListener(problem: LogProblem): void {
-  process.emitWarning(`${problem.kind} in ${problem.location}: ${problem.message}`, { code: 'OPENVAALA_LOG_PROBLEM' });
 }
 
 const noop = (): void => undefined;
@@ -89,7 +86,7 @@ export class FileLogStorage implements LogStorage {
       throw new Error('FileLogStorage needs a root directory');
     }
     this.root = nodePath.resolve(rootDirectory);
-    this.onProblem = options.onProblem ?? defaultProblemListener;
+    this.onProblem = options.onProblem ?? defaultLogProblemListener;
     this.handles = new FileHandlePool(options.maximumOpenFiles ?? 256);
   }
 
@@ -388,11 +385,7 @@ export class FileLogStorage implements LogStorage {
       const line = await countLinesBefore(fd, offset).then((count) => String(count + 1), () => 'unknown');
       location = `${where.filePath}, line ${line} (byte offset ${offset})`;
     }
-    try {
-      this.onProblem({ path: where.path, stream: where.stream, kind, location, message });
-    } catch {
-      // A failing listener must not turn damaged data into a failed read.
-    }
+    notifyLogProblem(this.onProblem, { path: where.path, stream: where.stream, kind, location, message });
   }
 
   private async openForAppend(path: string, filePath: string): Promise<FileLease> {

@@ -2,8 +2,9 @@
  * LogStorage on PostgreSQL (SPEC §4): the same contract as the file and SQLite backends, for
  * deployments where several runtime servers share one database.
  */
-import type { LogEntry, LogProblem, LogProblemListener, LogReadOptions, LogStorage } from '../log-storage.js';
-import { normalizeReadOptions, serializeLogValues, sortNames, validateLogPath, validateStreamId } from '../log-validation.js';
+import { defaultLogProblemListener, parseStoredLogRows } from '../log-problems.js';
+import type { LogEntry, LogProblemListener, LogReadOptions, LogStorage } from '../log-storage.js';
+import { descendantPathRange, normalizeReadOptions, serializeLogValues, sortNames, validateLogPath, validateStreamId } from '../log-validation.js';
 import { StreamOperationQueue } from './operation-queue.js';
 import type { PostgresClient, PostgresDatabase } from './postgres-database.js';
 
@@ -16,11 +17,6 @@ export interface PostgresLogStorageOptions {
 interface EntryRow {
   seq: string;
   value: string;
-}
-
-/** The first string after every string starting with `prefix/` (`0` follows `/` in byte order). */
-function childRange(path: string): { from: string; to: string } {
-  return { from: `${path}/`, to: `${path}0` };
 }
 
 /**
@@ -43,8 +39,7 @@ export class PostgresLogStorage implements LogStorage {
     private readonly database: PostgresDatabase,
     options: PostgresLogStorageOptions = {},
   ) {
-    this.onProblem = options.onProblem ?? ((problem: LogProblem) =>
-      process.emitWarning(`${problem.kind} in ${problem.location}: ${problem.message}`, { code: 'OPENVAALA_LOG_PROBLEM' }));
+    this.onProblem = options.onProblem ?? defaultLogProblemListener;
   }
 
   /** See {@link LogStorage.append}. One transaction per batch; nothing is written when it throws. */
@@ -77,15 +72,8 @@ export class PostgresLogStorage implements LogStorage {
       [path, stream, after, Number.isFinite(before) ? before : Number.MAX_SAFE_INTEGER, Number.isFinite(limit) ? limit : null],
       `openvaala_log_read_${direction}`,
     );
-    const entries: LogEntry<T>[] = [];
-    for (const row of rows) {
-      try {
-        entries.push({ seq: Number(row.seq), value: JSON.parse(row.value) as T });
-      } catch (error) {
-        this.reportCorrupt(path, stream, Number(row.seq), error as Error);
-      }
-    }
-    return entries;
+    const locate = (seq: number): string => `PostgreSQL schema ${this.database.schema}, table log_entries, seq ${seq}`;
+    return parseStoredLogRows<T>(rows, { path, stream, locate, onProblem: this.onProblem });
   }
 
   /** See {@link LogStorage.lastSeq}. */
@@ -118,7 +106,7 @@ export class PostgresLogStorage implements LogStorage {
         ? await this.database.query<{ child: string }>("SELECT DISTINCT split_part(path, '/', 1) AS child FROM log_streams WHERE path <> ''")
         : await this.database.query<{ child: string }>(
             "SELECT DISTINCT split_part(substr(path, $3), '/', 1) AS child FROM log_streams WHERE path >= $1 AND path < $2",
-            [childRange(path).from, childRange(path).to, childStart],
+            [descendantPathRange(path).from, descendantPathRange(path).to, childStart],
           );
     return sortNames(rows.map((row) => row.child).filter((child) => child !== ''));
   }
@@ -172,7 +160,7 @@ export class PostgresLogStorage implements LogStorage {
           await client.query('DELETE FROM log_entries');
           return;
         }
-        const { from, to } = childRange(path);
+        const { from, to } = descendantPathRange(path);
         await client.query('DELETE FROM log_streams WHERE path = $1 OR (path >= $2 AND path < $3)', [path, from, to]);
         await client.query('DELETE FROM log_entries WHERE path = $1 OR (path >= $2 AND path < $3)', [path, from, to]);
       }),
@@ -210,19 +198,5 @@ export class PostgresLogStorage implements LogStorage {
   private checkStream(path: string, stream: string): void {
     validateLogPath(path);
     validateStreamId(stream, path);
-  }
-
-  private reportCorrupt(path: string, stream: string, seq: number, error: Error): void {
-    try {
-      this.onProblem({
-        path,
-        stream,
-        kind: 'corrupt_line',
-        location: `PostgreSQL schema ${this.database.schema}, table log_entries, seq ${seq}`,
-        message: `stored value skipped: ${error.message}`,
-      });
-    } catch {
-      // A failing listener must not turn damaged data into a failed read.
-    }
   }
 }

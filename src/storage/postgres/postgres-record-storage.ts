@@ -4,15 +4,14 @@
  */
 import type { NamespaceDefinition, RecordListOptions, RecordPage, RecordStorage, StoredRecord } from '../record-storage.js';
 import {
-  encodeRecordCursor,
   normalizeListOptions,
-  prefixUpperBound,
-  serializeRecordValue,
+  serializeRecordBatch,
+  validateKeyRange,
   validateNamespaceDefinition,
   validateRecordKey,
-  validateUpdatedAt,
-  type NormalizedListOptions,
+  validateRecordKeys,
 } from '../record-validation.js';
+import { buildRecordListQuery, recordPageFromRows, type SqlListDialect } from '../sql-record-listing.js';
 import { quotePostgresIdentifier, type PostgresDatabase } from './postgres-database.js';
 
 interface RecordRow {
@@ -36,6 +35,12 @@ const NAMESPACE_LOCK_KEY = 0x6f766e73;
 function fieldExpression(field: string): string {
   return `(CASE WHEN json_typeof(value::json -> '${field}') = 'string' THEN value::json ->> '${field}' END)`;
 }
+
+const LIST_DIALECT: SqlListDialect = {
+  placeholder: (position) => `$${position}`,
+  fieldExpression,
+  updatedAtParameter: (placeholder) => `${placeholder}::bigint`,
+};
 
 function toRecord<T>(row: RecordRow): StoredRecord<T> {
   return { key: row.key, value: JSON.parse(row.value) as T, updatedAt: Number(row.updated_at) };
@@ -95,13 +100,9 @@ export class PostgresRecordStorage implements RecordStorage {
   /** See {@link RecordStorage.mset}: one statement; nothing is stored when any record is invalid. */
   async mset<T>(namespace: string, records: { key: string; value: T; updatedAt?: number }[]): Promise<void> {
     const { table } = this.namespace(namespace);
-    if (!Array.isArray(records)) throw new Error(`mset on namespace "${namespace}" needs an array of records`);
     // A key given twice keeps its last value, as sequential upserts would.
     const rows = new Map<string, [string, number]>();
-    for (const record of records) {
-      const key = validateRecordKey(namespace, record?.key);
-      rows.set(key, [serializeRecordValue(namespace, key, record.value), validateUpdatedAt(namespace, key, record.updatedAt)]);
-    }
+    for (const [key, value, updatedAt] of serializeRecordBatch(namespace, records)) rows.set(key, [value, updatedAt]);
     if (rows.size === 0) return;
     await this.ready();
     await this.database.query(
@@ -123,8 +124,7 @@ export class PostgresRecordStorage implements RecordStorage {
   /** See {@link RecordStorage.mget}: one statement, so the records are mutually consistent. */
   async mget<T>(namespace: string, keys: string[]): Promise<(StoredRecord<T> | undefined)[]> {
     const { table } = this.namespace(namespace);
-    if (!Array.isArray(keys)) throw new Error(`mget on namespace "${namespace}" needs an array of keys`);
-    for (const key of keys) validateRecordKey(namespace, key);
+    validateRecordKeys(namespace, keys);
     if (keys.length === 0) return [];
     await this.ready();
     const { rows } = await this.database.query<RecordRow>(`SELECT key, value, updated_at FROM ${table} WHERE key = ANY($1::text[])`, [keys]);
@@ -146,7 +146,7 @@ export class PostgresRecordStorage implements RecordStorage {
   /** See {@link RecordStorage.deleteRange}: keys k with from <= k < to (byte order of UTF-8). */
   async deleteRange(namespace: string, from: string, to: string): Promise<number> {
     const { table } = this.namespace(namespace);
-    if (typeof from !== 'string' || typeof to !== 'string') throw new Error(`deleteRange on namespace "${namespace}" needs string bounds`);
+    validateKeyRange(namespace, from, to);
     await this.ready();
     return (await this.database.query(`DELETE FROM ${table} WHERE key >= $1 AND key < $2`, [from, to])).rowCount ?? 0;
   }
@@ -156,15 +156,9 @@ export class PostgresRecordStorage implements RecordStorage {
     const { table, filterFields } = this.namespace(namespace);
     const normalized = normalizeListOptions(namespace, filterFields, options);
     await this.ready();
-    const { sql, parameters } = buildListQuery(table, normalized);
+    const { sql, parameters } = buildRecordListQuery(table, normalized, LIST_DIALECT);
     const { rows } = await this.database.query<RecordRow>(sql, parameters);
-    const records = rows.slice(0, normalized.limit).map((row) => toRecord<T>(row));
-    const page: RecordPage<T> = { records };
-    const last = records.at(-1);
-    if (rows.length > normalized.limit && last !== undefined) {
-      page.nextCursor = encodeRecordCursor({ orderBy: normalized.orderBy, order: normalized.order, key: last.key, updatedAt: last.updatedAt });
-    }
-    return page;
+    return recordPageFromRows(rows, normalized, (row) => toRecord<T>(row));
   }
 
   /** Marks the storage closed (later calls throw) once pending namespace work is done; the shared database stays open. Idempotent. */
@@ -188,31 +182,4 @@ export class PostgresRecordStorage implements RecordStorage {
     if (namespace === undefined) throw new Error(`Namespace ${JSON.stringify(name)} is not declared; call defineNamespace first`);
     return namespace;
   }
-}
-
-/** Builds the SELECT of one page: one row more than the limit tells whether another page follows. */
-function buildListQuery(table: string, options: NormalizedListOptions): { sql: string; parameters: (string | number)[] } {
-  const conditions: string[] = [];
-  const parameters: (string | number)[] = [];
-  const bind = (value: string | number): string => {
-    parameters.push(value);
-    return `$${parameters.length}`;
-  };
-  if (options.keyFrom !== undefined) conditions.push(`key >= ${bind(options.keyFrom)}`);
-  if (options.keyTo !== undefined) conditions.push(`key < ${bind(options.keyTo)}`);
-  if (options.keyPrefix !== undefined && options.keyPrefix !== '') {
-    conditions.push(`key >= ${bind(options.keyPrefix)}`);
-    const upper = prefixUpperBound(options.keyPrefix);
-    if (upper !== undefined) conditions.push(`key < ${bind(upper)}`);
-  }
-  for (const [field, value] of options.where) conditions.push(`${fieldExpression(field)} = ${bind(value)}`);
-  const comparison = options.order === 'asc' ? '>' : '<';
-  const direction = options.order === 'asc' ? 'ASC' : 'DESC';
-  if (options.cursor !== undefined) {
-    if (options.orderBy === 'key') conditions.push(`key ${comparison} ${bind(options.cursor.key)}`);
-    else conditions.push(`(updated_at, key) ${comparison} (${bind(options.cursor.updatedAt)}::bigint, ${bind(options.cursor.key)})`);
-  }
-  const orderBy = options.orderBy === 'key' ? `key ${direction}` : `updated_at ${direction}, key ${direction}`;
-  const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-  return { sql: `SELECT key, value, updated_at FROM ${table} ${where} ORDER BY ${orderBy} LIMIT ${bind(options.limit + 1)}`, parameters };
 }

@@ -2,8 +2,10 @@
  * LogStorage in a SQLite database (SPEC §4): the same contract as the file backend, used for
  * staged (in-memory) conversations and wherever one database file is preferred.
  */
-import type { LogEntry, LogProblem, LogProblemListener, LogReadOptions, LogStorage } from '../log-storage.js';
+import { defaultLogProblemListener, parseStoredLogRows } from '../log-problems.js';
+import type { LogEntry, LogProblemListener, LogReadOptions, LogStorage } from '../log-storage.js';
 import {
+  descendantPathRange,
   normalizeReadOptions,
   serializeLogValues,
   sortNames,
@@ -42,11 +44,6 @@ interface EntryRow {
   value: string;
 }
 
-/** The first string after every string starting with `prefix/` (`0` follows `/` in byte order). */
-function childRange(path: string): { from: string; to: string } {
-  return { from: `${path}/`, to: `${path}0` };
-}
-
 /**
  * Append-only streams stored in two tables: `log_entries(path, stream, seq, value)` and
  * `log_streams(path, stream, last_seq)`. An append is one transaction; with the
@@ -68,8 +65,7 @@ export class SqliteLogStorage implements LogStorage {
    */
   constructor(source: SqliteDatabaseSource, options: SqliteLogStorageOptions = {}) {
     ({ database: this.database, owned: this.owned } = resolveSqliteDatabase(source));
-    this.onProblem = options.onProblem ?? ((problem: LogProblem) =>
-      process.emitWarning(`${problem.kind} in ${problem.location}: ${problem.message}`, { code: 'OPENVAALA_LOG_PROBLEM' }));
+    this.onProblem = options.onProblem ?? defaultLogProblemListener;
     this.database.exec(SCHEMA);
     const database = this.database;
     this.statements = {
@@ -125,15 +121,8 @@ export class SqliteLogStorage implements LogStorage {
     if (limit === 0) return [];
     const statement = direction === 'forward' ? this.statements.forward : this.statements.backward;
     const rows = statement.all(path, stream, after, Math.min(before, SEQ_CEILING), Number.isFinite(limit) ? limit : -1);
-    const entries: LogEntry<T>[] = [];
-    for (const row of rows) {
-      try {
-        entries.push({ seq: row.seq, value: JSON.parse(row.value) as T });
-      } catch (error) {
-        this.reportCorrupt(path, stream, row.seq, error as Error);
-      }
-    }
-    return entries;
+    const locate = (seq: number): string => `${this.database.name}, table log_entries, seq ${seq}`;
+    return parseStoredLogRows<T>(rows, { path, stream, locate, onProblem: this.onProblem });
   }
 
   /** See {@link LogStorage.lastSeq}. */
@@ -155,7 +144,7 @@ export class SqliteLogStorage implements LogStorage {
     this.checkOpen();
     validateLogPath(path);
     const prefix = path === '' ? '' : `${path}/`;
-    const rows = path === '' ? this.statements.allPaths.all() : this.statements.pathsBelow.all(childRange(path).from, childRange(path).to);
+    const rows = path === '' ? this.statements.allPaths.all() : this.statements.pathsBelow.all(descendantPathRange(path).from, descendantPathRange(path).to);
     const children = new Set<string>();
     for (const { path: stored } of rows) {
       if (stored === '' || !stored.startsWith(prefix)) continue;
@@ -164,7 +153,6 @@ export class SqliteLogStorage implements LogStorage {
     return sortNames(children);
   }
 
-  /** See {@link LogStorage.deleteStream}. */
   /** See {@link LogStorage.replaceStream}: one transaction deletes the old entries and inserts the new ones. */
   async replaceStream<T>(path: string, stream: string, values: T[]): Promise<LogEntry<T>[]> {
     this.checkOpen();
@@ -182,6 +170,7 @@ export class SqliteLogStorage implements LogStorage {
     return values.map((value, index) => ({ seq: index + 1, value }));
   }
 
+  /** See {@link LogStorage.deleteStream}. */
   async deleteStream(path: string, stream: string): Promise<void> {
     this.checkOpen();
     this.checkStream(path, stream);
@@ -195,7 +184,7 @@ export class SqliteLogStorage implements LogStorage {
   async deletePath(path: string): Promise<void> {
     this.checkOpen();
     validateLogPath(path);
-    const { from, to } = childRange(path);
+    const { from, to } = descendantPathRange(path);
     this.database.transaction(() => {
       if (path === '') {
         this.statements.deleteAllEntries.run();
@@ -221,19 +210,5 @@ export class SqliteLogStorage implements LogStorage {
   private checkStream(path: string, stream: string): void {
     validateLogPath(path);
     validateStreamId(stream, path);
-  }
-
-  private reportCorrupt(path: string, stream: string, seq: number, error: Error): void {
-    try {
-      this.onProblem({
-        path,
-        stream,
-        kind: 'corrupt_line',
-        location: `${this.database.name}, table log_entries, seq ${seq}`,
-        message: `stored value skipped: ${error.message}`,
-      });
-    } catch {
-      // A failing listener must not turn damaged data into a failed read.
-    }
   }
 }

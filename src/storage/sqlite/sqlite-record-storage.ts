@@ -4,15 +4,14 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { NamespaceDefinition, RecordListOptions, RecordPage, RecordStorage, StoredRecord } from '../record-storage.js';
 import {
-  encodeRecordCursor,
   normalizeListOptions,
-  prefixUpperBound,
-  serializeRecordValue,
+  serializeRecordBatch,
+  validateKeyRange,
   validateNamespaceDefinition,
   validateRecordKey,
-  validateUpdatedAt,
-  type NormalizedListOptions,
+  validateRecordKeys,
 } from '../record-validation.js';
+import { buildRecordListQuery, recordPageFromRows, type SqlListDialect } from '../sql-record-listing.js';
 import { quoteIdentifier, resolveSqliteDatabase, type SqliteDatabase, type SqliteDatabaseSource } from './sqlite-database.js';
 
 type Statement = BetterSqlite3.Statement<unknown[], unknown>;
@@ -32,6 +31,8 @@ interface Namespace {
 function fieldExpression(field: string): string {
   return `json_extract(value, '$.${field}')`;
 }
+
+const LIST_DIALECT: SqlListDialect = { placeholder: () => '?', fieldExpression };
 
 function toRecord<T>(row: RecordRow): StoredRecord<T> {
   return { key: row.key, value: JSON.parse(row.value) as T, updatedAt: row.updated_at };
@@ -90,11 +91,7 @@ export class SqliteRecordStorage implements RecordStorage {
   /** See {@link RecordStorage.mset}: one transaction; nothing is stored when any record is invalid. */
   async mset<T>(namespace: string, records: { key: string; value: T; updatedAt?: number }[]): Promise<void> {
     const { table } = this.namespace(namespace);
-    if (!Array.isArray(records)) throw new Error(`mset on namespace "${namespace}" needs an array of records`);
-    const rows = records.map((record) => {
-      const key = validateRecordKey(namespace, record?.key);
-      return [key, serializeRecordValue(namespace, key, record.value), validateUpdatedAt(namespace, key, record.updatedAt)] as const;
-    });
+    const rows = serializeRecordBatch(namespace, records);
     const upsert = this.statement(
       `INSERT INTO ${table} (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
     );
@@ -114,8 +111,7 @@ export class SqliteRecordStorage implements RecordStorage {
   /** See {@link RecordStorage.mget}: read in one transaction, so the records are mutually consistent. */
   async mget<T>(namespace: string, keys: string[]): Promise<(StoredRecord<T> | undefined)[]> {
     const { table } = this.namespace(namespace);
-    if (!Array.isArray(keys)) throw new Error(`mget on namespace "${namespace}" needs an array of keys`);
-    for (const key of keys) validateRecordKey(namespace, key);
+    validateRecordKeys(namespace, keys);
     const select = this.statement(`SELECT key, value, updated_at FROM ${table} WHERE key = ?`);
     return this.database.transaction(() =>
       keys.map((key) => {
@@ -135,9 +131,7 @@ export class SqliteRecordStorage implements RecordStorage {
   /** See {@link RecordStorage.deleteRange}: keys k with from <= k < to (byte order of UTF-8). */
   async deleteRange(namespace: string, from: string, to: string): Promise<number> {
     const { table } = this.namespace(namespace);
-    if (typeof from !== 'string' || typeof to !== 'string') {
-      throw new Error(`deleteRange on namespace "${namespace}" needs string bounds`);
-    }
+    validateKeyRange(namespace, from, to);
     return this.statement(`DELETE FROM ${table} WHERE key >= ? AND key < ?`).run(from, to).changes;
   }
 
@@ -145,15 +139,9 @@ export class SqliteRecordStorage implements RecordStorage {
   async list<T>(namespace: string, options?: RecordListOptions): Promise<RecordPage<T>> {
     const { table, filterFields } = this.namespace(namespace);
     const normalized = normalizeListOptions(namespace, filterFields, options);
-    const { sql, parameters } = buildListQuery(table, normalized);
+    const { sql, parameters } = buildRecordListQuery(table, normalized, LIST_DIALECT);
     const rows = this.statement(sql).all(...parameters) as RecordRow[];
-    const records = rows.slice(0, normalized.limit).map((row) => toRecord<T>(row));
-    const page: RecordPage<T> = { records };
-    const last = records.at(-1);
-    if (rows.length > normalized.limit && last !== undefined) {
-      page.nextCursor = encodeRecordCursor({ orderBy: normalized.orderBy, order: normalized.order, key: last.key, updatedAt: last.updatedAt });
-    }
-    return page;
+    return recordPageFromRows(rows, normalized, (row) => toRecord<T>(row));
   }
 
   /** Closes the database if this storage opened it. Later calls throw. Idempotent. */
@@ -185,46 +173,4 @@ export class SqliteRecordStorage implements RecordStorage {
     }
     return statement;
   }
-}
-
-/** Builds the SELECT of one page: one row more than the limit tells whether another page follows. */
-function buildListQuery(table: string, options: NormalizedListOptions): { sql: string; parameters: (string | number)[] } {
-  const conditions: string[] = [];
-  const parameters: (string | number)[] = [];
-  if (options.keyFrom !== undefined) {
-    conditions.push('key >= ?');
-    parameters.push(options.keyFrom);
-  }
-  if (options.keyTo !== undefined) {
-    conditions.push('key < ?');
-    parameters.push(options.keyTo);
-  }
-  if (options.keyPrefix !== undefined && options.keyPrefix !== '') {
-    conditions.push('key >= ?');
-    parameters.push(options.keyPrefix);
-    const upper = prefixUpperBound(options.keyPrefix);
-    if (upper !== undefined) {
-      conditions.push('key < ?');
-      parameters.push(upper);
-    }
-  }
-  for (const [field, value] of options.where) {
-    conditions.push(`${fieldExpression(field)} = ?`);
-    parameters.push(value);
-  }
-  const comparison = options.order === 'asc' ? '>' : '<';
-  const direction = options.order === 'asc' ? 'ASC' : 'DESC';
-  if (options.cursor !== undefined) {
-    if (options.orderBy === 'key') {
-      conditions.push(`key ${comparison} ?`);
-      parameters.push(options.cursor.key);
-    } else {
-      conditions.push(`(updated_at, key) ${comparison} (?, ?)`);
-      parameters.push(options.cursor.updatedAt, options.cursor.key);
-    }
-  }
-  const orderBy = options.orderBy === 'key' ? `key ${direction}` : `updated_at ${direction}, key ${direction}`;
-  const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-  parameters.push(options.limit + 1);
-  return { sql: `SELECT key, value, updated_at FROM ${table} ${where} ORDER BY ${orderBy} LIMIT ?`, parameters };
 }

@@ -10,6 +10,7 @@ import {
   validateNamespaceDefinition,
   serializeRecordValue,
   validateRecordKey,
+  validateRecordKeys,
   validateUpdatedAt,
 } from '../record-validation.js';
 import { SqliteRecordStorage } from '../sqlite/sqlite-record-storage.js';
@@ -137,8 +138,7 @@ export class StagedRecordStorage implements RecordStorage {
   /** See {@link RecordStorage.mget}. */
   async mget<T>(namespace: string, keys: string[]): Promise<(StoredRecord<T> | undefined)[]> {
     this.checkNamespace(namespace);
-    if (!Array.isArray(keys)) throw new Error(`mget on namespace "${namespace}" needs an array of keys`);
-    for (const key of keys) validateRecordKey(namespace, key);
+    validateRecordKeys(namespace, keys);
     return this.registry.partition(
       keys.map((key) => stagedName(namespace, key)),
       async (staged) => {
