@@ -6,6 +6,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { approvalPolicyYaml } from '../helpers/approval-policy.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 import { offeredTools, packageBin, toolCalls, writeConfig, yamlString } from './mcp-helpers.js';
 
@@ -85,15 +86,7 @@ responses:
         beforeStart: (environment) =>
           writeConfig({
             mcp: filesystemServer(environment.workDir),
-            agents: `
-agents:
-  default:
-    default: true
-    approvals:
-      default: allow
-      rules:
-        - { tool: "mcp__*", decision: ask }
-`,
+            agents: approvalPolicyYaml(['{ tool: "mcp__*", decision: ask }']),
           })(environment),
       },
     );

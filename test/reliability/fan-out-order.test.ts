@@ -7,11 +7,10 @@
  * added to one of these tables (or listed as not covered yet, with the reason), otherwise this
  * test fails.
  */
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
 import { notifications, type AnyNotification } from '../../src/protocol/index.js';
+import { writeApprovalPolicy } from '../helpers/approval-policy.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 
 type NotificationName = keyof typeof notifications;
@@ -54,15 +53,7 @@ const SINGLE_CONNECTION: Partial<Record<NotificationName, string>> = {
 /** Kinds not produced yet, each with the reason; a name here must not also be in COVERED. */
 const NOT_YET_COVERED: Partial<Record<NotificationName, string>> = {};
 
-const AGENTS = `
-agents:
-  default:
-    default: true
-    approvals:
-      default: allow
-      rules:
-        - { tool: exec_command, match: { command: "echo *" }, decision: ask }
-`;
+const ASK_BEFORE_ECHO = writeApprovalPolicy(['{ tool: exec_command, match: { command: "echo *" }, decision: ask }']);
 
 const PLAN = [
   { step: 'Ask which lines to print', status: 'completed' },
@@ -104,7 +95,7 @@ it('every notification kind is covered by the scenario or listed as not covered 
 it('two subscribed clients receive the same notifications, in the same order, with the same payloads', { timeout: 60_000 }, async () => {
   harness = await startInProcessServer(SCRIPT, {
     limits: { retryPolicy: { maxRetries: 2, baseDelayMs: 10, maxDelayMs: 50 } },
-    beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), AGENTS),
+    beforeStart: ASK_BEFORE_ECHO,
   });
   const { server } = harness;
   const received: AnyNotification[][] = [];

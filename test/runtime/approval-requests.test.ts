@@ -4,26 +4,18 @@
  * capabilities deciding who gets `approval/request` and `item/delta`; and no growth of the
  * server's table of unanswered server-to-client requests.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { API_PATH } from '../../src/server/http-server.js';
 import { RuntimeClient, RuntimeClientError, type ServerRequestParams } from '../../src/client/runtime-client.js';
 import type { AnyNotification, ApprovalRequest, ClientCapabilities } from '../../src/protocol/index.js';
+import { writeApprovalPolicy } from '../helpers/approval-policy.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
 
-const AGENTS = `
-agents:
-  default:
-    default: true
-    approvals:
-      default: allow
-      rules:
-        - { tool: exec_command, match: { command: "touch *" }, decision: ask }
-        - { tool: apply_patch, decision: ask }
-`;
+const POLICY = writeApprovalPolicy(['{ tool: exec_command, match: { command: "touch *" }, decision: ask }', '{ tool: apply_patch, decision: ask }']);
 
 let harness: InProcessServer | undefined;
 const clients: RuntimeClient[] = [];
@@ -34,7 +26,7 @@ afterEach(async () => {
 });
 
 async function start(script: string): Promise<InProcessServer> {
-  harness = await startInProcessServer(script, { beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), AGENTS) });
+  harness = await startInProcessServer(script, { beforeStart: POLICY });
   return harness;
 }
 

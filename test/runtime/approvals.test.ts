@@ -3,24 +3,19 @@
  * client; the first answer wins, the others are told `approval/resolved`; a denial's message
  * reaches the model; a waiting call is visible and is asked again of a client that arrives.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
 import type { AnyNotification, ApprovalRequest } from '../../src/protocol/index.js';
+import { writeApprovalPolicy } from '../helpers/approval-policy.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 
-const AGENTS = `
-agents:
-  default:
-    default: true
-    approvals:
-      default: allow
-      rules:
-        - { tool: exec_command, match: { command: "touch *" }, decision: ask }
-        - { tool: exec_command, match: { command: ["rm -rf*"] }, decision: deny }
-        - { tool: exec_command, match: { command: "echo *" }, decision: ask }
-`;
+const POLICY = writeApprovalPolicy([
+  '{ tool: exec_command, match: { command: "touch *" }, decision: ask }',
+  '{ tool: exec_command, match: { command: ["rm -rf*"] }, decision: deny }',
+  '{ tool: exec_command, match: { command: "echo *" }, decision: ask }',
+]);
 
 let harness: InProcessServer | undefined;
 const clients: RuntimeClient[] = [];
@@ -31,7 +26,7 @@ afterEach(async () => {
 });
 
 async function start(script: string): Promise<InProcessServer> {
-  harness = await startInProcessServer(script, { beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), AGENTS) });
+  harness = await startInProcessServer(script, { beforeStart: POLICY });
   return harness;
 }
 

@@ -11,12 +11,13 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RuntimeClient, RuntimeClientError } from '../../src/client/runtime-client.js';
+import { RuntimeClient } from '../../src/client/runtime-client.js';
 import { createLogger } from '../../src/logger.js';
 import type { ContentPart } from '../../src/protocol/index.js';
 import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
 import { createTestEnvironment } from '../helpers/environment.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+import { protocolFailure } from '../helpers/protocol-failure.js';
 
 const LIMIT = 4096;
 /** A PNG signature and a header chunk: enough to be recognised as an image by its bytes. */
@@ -68,15 +69,6 @@ function send(options: { method?: string; query: string; body?: Buffer | string;
 
 function query(name: string, conversation = conversationId): string {
   return new URLSearchParams({ conversationId: conversation, name }).toString();
-}
-
-async function failure(promise: Promise<unknown>): Promise<RuntimeClientError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!(error instanceof RuntimeClientError)) throw new Error(`expected a protocol error, got ${String(error)}`);
-  return error;
 }
 
 describe('uploads', () => {
@@ -157,11 +149,11 @@ describe('uploads', () => {
     const binary = await send({ query: query('blob.bin'), body: Buffer.from([0, 1, 2, 0xff]) });
     expect(binary.status).toBe(201);
     expect(binary.body.attachment).toMatchObject({ mediaType: 'application/octet-stream' });
-    const unsupported = await failure(harness.client.request('session/input', { conversationId, input: [binary.body.contentPart as ContentPart] }));
+    const unsupported = await protocolFailure(harness.client.request('session/input', { conversationId, input: [binary.body.contentPart as ContentPart] }));
     expect(unsupported.code).toBe(-32602);
     expect(unsupported.message).toBe('session/input: params.input.0: attachment "blob.bin" (application/octet-stream) cannot be given to the model: only images (PNG, JPEG, GIF, WebP) and UTF-8 text files are supported');
     const { conversation: other } = await harness.client.request('conversation/create', { cwd: harness.environment.workDir });
-    const elsewhere = await failure(harness.client.request('session/input', { conversationId: other.id, input: [{ type: 'text', text: 'hi' }, binary.body.contentPart as ContentPart] }));
+    const elsewhere = await protocolFailure(harness.client.request('session/input', { conversationId: other.id, input: [{ type: 'text', text: 'hi' }, binary.body.contentPart as ContentPart] }));
     expect(elsewhere.code).toBe(-32602);
     expect(elsewhere.message).toContain(`session/input: params.input.1.attachmentId: no attachment "${(binary.body.attachment as { id: string }).id}" was uploaded to conversation ${other.id}`);
   });

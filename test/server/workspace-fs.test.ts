@@ -6,9 +6,9 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RuntimeClientError } from '../../src/client/runtime-client.js';
 import { FS_LIST_MAX_ENTRIES, FS_READ_MAX_BYTES } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+import { protocolFailure } from '../helpers/protocol-failure.js';
 import { requireExecutable } from '../helpers/required-commands.js';
 import { startSshServer, type TestSshServer } from '../helpers/ssh-server.js';
 import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
@@ -76,15 +76,6 @@ afterAll(async () => {
   else process.env.TMPDIR = previousTmpdir;
 });
 
-async function failure(promise: Promise<unknown>): Promise<RuntimeClientError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!(error instanceof RuntimeClientError)) throw new Error(`expected a protocol error, got ${String(error)}`);
-  return error;
-}
-
 describe.each(VARIANTS)('workspace files on executor %s', (executor) => {
   const of = () => conversations.get(executor) as { id: string; root: string; outsideSecret: string };
 
@@ -141,7 +132,7 @@ describe.each(VARIANTS)('workspace files on executor %s', (executor) => {
     expect(rest.truncated).toBe(false);
     expect(rest.length).toBe(BIG_BYTES - first.length);
     expect(rest.content.startsWith('éx')).toBe(true);
-    const tooLong = await failure(harness.client.request('fs/read', { conversationId: id, path: 'big.txt', length: FS_READ_MAX_BYTES + 1 }));
+    const tooLong = await protocolFailure(harness.client.request('fs/read', { conversationId: id, path: 'big.txt', length: FS_READ_MAX_BYTES + 1 }));
     expect(tooLong.code).toBe(-32602);
     expect(tooLong.message).toContain('fs/read: params.length');
   });
@@ -151,7 +142,7 @@ describe.each(VARIANTS)('workspace files on executor %s', (executor) => {
     expect(await harness.client.request('fs/stat', { conversationId: id, path: 'hello.txt' })).toMatchObject({ path: `${root}/hello.txt`, kind: 'file', size: 14 });
     expect(await harness.client.request('fs/stat', { conversationId: id, path: 'sub' })).toMatchObject({ kind: 'directory' });
     expect(await harness.client.request('fs/stat', { conversationId: id, path: 'in-link' })).toMatchObject({ kind: 'symlink' });
-    const gone = await failure(harness.client.request('fs/stat', { conversationId: id, path: 'nope.txt' }));
+    const gone = await protocolFailure(harness.client.request('fs/stat', { conversationId: id, path: 'nope.txt' }));
     expect(gone.code).toBe(-32004);
     expect(gone.message).toContain('fs/stat: params.path: "nope.txt" does not exist');
   });
@@ -162,7 +153,7 @@ describe.each(VARIANTS)('workspace files on executor %s', (executor) => {
     ['a symlink leading out', () => 'out-link', 'leads outside the workspace'],
   ])('refuses %s on every method', async (_name, target, reason) => {
     for (const method of ['fs/read', 'fs/stat', 'fs/list'] as const) {
-      const error = await failure(harness.client.request(method, { conversationId: of().id, path: target() }));
+      const error = await protocolFailure(harness.client.request(method, { conversationId: of().id, path: target() }));
       expect(error.code, method).toBe(-32602);
       expect(error.message, method).toContain(`${method}: params.path:`);
       expect(error.message, method).toContain(reason);
@@ -172,11 +163,11 @@ describe.each(VARIANTS)('workspace files on executor %s', (executor) => {
 
   it('refuses wrong kinds and unknown executors naming the field', async () => {
     const { id } = of();
-    const notFile = await failure(harness.client.request('fs/read', { conversationId: id, path: 'sub' }));
+    const notFile = await protocolFailure(harness.client.request('fs/read', { conversationId: id, path: 'sub' }));
     expect(notFile.message).toBe('fs/read: params.path: "sub" is not a file (it is a directory)');
-    const notDirectory = await failure(harness.client.request('fs/list', { conversationId: id, path: 'hello.txt' }));
+    const notDirectory = await protocolFailure(harness.client.request('fs/list', { conversationId: id, path: 'hello.txt' }));
     expect(notDirectory.message).toBe('fs/list: params.path: "hello.txt" is not a directory (it is a file)');
-    const elsewhere = await failure(harness.client.request('fs/list', { conversationId: id, executor: 'nowhere', path: '.' }));
+    const elsewhere = await protocolFailure(harness.client.request('fs/list', { conversationId: id, executor: 'nowhere', path: '.' }));
     expect(elsewhere.code).toBe(-32602);
     expect(elsewhere.message).toContain('fs/list: params.executor: executor "nowhere" is not in the work location');
   });
@@ -185,12 +176,12 @@ describe.each(VARIANTS)('workspace files on executor %s', (executor) => {
 describe('workspace file params', () => {
   it('refuses malformed and unknown conversations', async () => {
     allowInvalidSentMessages();
-    const malformed = await failure(harness.client.request('fs/list', { conversationId: '../etc', path: '.' }));
+    const malformed = await protocolFailure(harness.client.request('fs/list', { conversationId: '../etc', path: '.' }));
     expect(malformed.code).toBe(-32602);
     expect(malformed.message).toContain('fs/list: params.conversationId');
-    const unknown = await failure(harness.client.request('fs/read', { conversationId: 'conv_nothere', path: 'hello.txt' }));
+    const unknown = await protocolFailure(harness.client.request('fs/read', { conversationId: 'conv_nothere', path: 'hello.txt' }));
     expect(unknown.code).toBe(-32004);
-    const nul = await failure(harness.client.request('fs/stat', { conversationId: conversations.get('local')?.id ?? '', path: 'a\0b' }));
+    const nul = await protocolFailure(harness.client.request('fs/stat', { conversationId: conversations.get('local')?.id ?? '', path: 'a\0b' }));
     expect(nul.code).toBe(-32602);
     expect(nul.message).toContain('fs/stat: params.path: must not contain a NUL byte');
   });

@@ -8,9 +8,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RuntimeClientError } from '../../src/client/runtime-client.js';
 import { GIT_SHOW_MAX_DIFF_BYTES } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+import { protocolFailure } from '../helpers/protocol-failure.js';
 import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
 
 let harness: InProcessServer;
@@ -64,15 +64,6 @@ afterAll(async () => {
   await harness?.stop();
 });
 
-async function failure(promise: Promise<unknown>): Promise<RuntimeClientError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!(error instanceof RuntimeClientError)) throw new Error(`expected a protocol error, got ${String(error)}`);
-  return error;
-}
-
 describe('workspace/gitLog', () => {
   it('lists commits newest first with author, date and subject', async () => {
     const { commits, nextCursor } = await harness.client.request('workspace/gitLog', { conversationId: conversations.repository });
@@ -106,14 +97,14 @@ describe('workspace/gitLog', () => {
   });
 
   it('refuses a directory outside any repository, quoting git', async () => {
-    const error = await failure(harness.client.request('workspace/gitLog', { conversationId: conversations.plain }));
+    const error = await protocolFailure(harness.client.request('workspace/gitLog', { conversationId: conversations.plain }));
     expect(error.code).toBe(-32009);
     expect(error.data).toEqual({ reason: 'not_a_git_repository' });
     expect(error.message).toMatch(/^workspace\/gitLog: the working directory .*plain on executor "local" is not in a git repository \(git: fatal: not a git repository/);
   });
 
   it('refuses an executor without git', async () => {
-    const error = await failure(harness.client.request('workspace/gitLog', { conversationId: conversations.scratch }));
+    const error = await protocolFailure(harness.client.request('workspace/gitLog', { conversationId: conversations.scratch }));
     expect(error.code).toBe(-32009);
     expect(error.data).toEqual({ reason: 'git_unavailable' });
     expect(error.message).toBe('workspace/gitLog: git is not installed on executor "scratch"');
@@ -121,11 +112,11 @@ describe('workspace/gitLog', () => {
 
   it('refuses malformed params and cursors naming the field', async () => {
     allowInvalidSentMessages();
-    const limit = await failure(harness.client.request('workspace/gitLog', { conversationId: conversations.repository, limit: 0 }));
+    const limit = await protocolFailure(harness.client.request('workspace/gitLog', { conversationId: conversations.repository, limit: 0 }));
     expect(limit.code).toBe(-32602);
     expect(limit.message).toContain('params.limit');
     for (const cursor of ['nonsense', `${'a'.repeat(40)};rm -rf /.2`, `${'a'.repeat(40)}.2`]) {
-      const error = await failure(harness.client.request('workspace/gitLog', { conversationId: conversations.repository, cursor }));
+      const error = await protocolFailure(harness.client.request('workspace/gitLog', { conversationId: conversations.repository, cursor }));
       expect(error.code, cursor).toBe(-32602);
       expect(error.message, cursor).toMatch(/^workspace\/gitLog: params\.cursor: /);
     }
@@ -164,15 +155,15 @@ describe('workspace/gitShow', () => {
 
   it('refuses unknown commits and things that are not hashes', async () => {
     allowInvalidSentMessages();
-    const unknown = await failure(harness.client.request('workspace/gitShow', { conversationId: conversations.repository, commit: 'deadbeef' }));
+    const unknown = await protocolFailure(harness.client.request('workspace/gitShow', { conversationId: conversations.repository, commit: 'deadbeef' }));
     expect(unknown.code).toBe(-32004);
     expect(unknown.message).toMatch(/^workspace\/gitShow: params\.commit: no commit by that hash/);
     for (const commit of ['HEAD', '--output=/tmp/x', 'abc', `${hashes[0]};id`]) {
-      const error = await failure(harness.client.request('workspace/gitShow', { conversationId: conversations.repository, commit }));
+      const error = await protocolFailure(harness.client.request('workspace/gitShow', { conversationId: conversations.repository, commit }));
       expect(error.code, commit).toBe(-32602);
       expect(error.message, commit).toContain('params.commit');
     }
-    const plain = await failure(harness.client.request('workspace/gitShow', { conversationId: conversations.plain, commit: hashes[0] as string }));
+    const plain = await protocolFailure(harness.client.request('workspace/gitShow', { conversationId: conversations.plain, commit: hashes[0] as string }));
     expect(plain.data).toEqual({ reason: 'not_a_git_repository' });
   });
 });

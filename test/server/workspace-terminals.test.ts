@@ -7,11 +7,12 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { RuntimeClient, RuntimeClientError } from '../../src/client/runtime-client.js';
+import { RuntimeClient } from '../../src/client/runtime-client.js';
 import type { AnyNotification, NotificationParams } from '../../src/protocol/index.js';
 import { MAX_TERMINALS_PER_CONNECTION } from '../../src/server/terminals.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 import { until } from '../helpers/processes.js';
+import { protocolFailure } from '../helpers/protocol-failure.js';
 import { requireExecutable } from '../helpers/required-commands.js';
 import { startSshServer, type TestSshServer } from '../helpers/ssh-server.js';
 import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
@@ -72,15 +73,6 @@ async function waitForText(events: AnyNotification[], terminalId: string, expect
   await until(() => (typeof expected === 'string' ? textOf(events, terminalId).includes(expected) : expected.test(textOf(events, terminalId))), 15_000, `terminal output ${String(expected)}; got ${JSON.stringify(textOf(events, terminalId))}`);
 }
 
-async function failure(promise: Promise<unknown>): Promise<RuntimeClientError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!(error instanceof RuntimeClientError)) throw new Error(`expected a protocol error, got ${String(error)}`);
-  return error;
-}
-
 /** Pids of processes whose command line holds `marker` (they run on this machine, SSH included). */
 function processesWith(marker: string): number[] {
   return readdirSync('/proc')
@@ -121,7 +113,7 @@ describe.each(PTY_VARIANTS)('terminals on executor %s', (executor) => {
     expect(outputs.map((output) => output.seq)).toEqual(outputs.map((_, index) => index + 1));
     expect(outputs.at(-1)).toEqual({ terminalId, seq: outputs.length, exited: true, exitCode: 7, signal: null });
     // Once it has ended the id is gone.
-    const ended = await failure(harness.client.request('terminal/input', { terminalId, data: 'x' }));
+    const ended = await protocolFailure(harness.client.request('terminal/input', { terminalId, data: 'x' }));
     expect(ended.code).toBe(-32004);
   });
 
@@ -131,7 +123,7 @@ describe.each(PTY_VARIANTS)('terminals on executor %s', (executor) => {
     await until(() => outputsOf(harness.events, terminalId).some((output) => output.exited === true), 15_000, 'the exit');
     expect(textOf(harness.events, terminalId)).toContain(path.join(harness.environment.workDir, 'sub'));
     for (const cwd of ['..', '/etc']) {
-      const refused = await failure(harness.client.request('terminal/create', { conversationId, cols: 80, rows: 24, cwd }));
+      const refused = await protocolFailure(harness.client.request('terminal/create', { conversationId, cols: 80, rows: 24, cwd }));
       expect(refused.code).toBe(-32602);
       expect(refused.message).toContain('terminal/create: params.cwd:');
       expect(refused.message).toContain('is outside the workspace');
@@ -149,7 +141,7 @@ describe.each(PTY_VARIANTS)('terminals on executor %s', (executor) => {
       harness.client.request('terminal/resize', { terminalId, cols: 10, rows: 10 }),
       harness.client.request('terminal/close', { terminalId }),
     ]) {
-      const refused = await failure(attempt);
+      const refused = await protocolFailure(attempt);
       expect(refused.code).toBe(-32003);
       expect(refused.message).toContain(`forbidden: terminal "${terminalId}" belongs to another connection`);
     }
@@ -162,7 +154,7 @@ describe.each(PTY_VARIANTS)('terminals on executor %s', (executor) => {
 
 describe('terminal limits and errors', () => {
   it('the virtual executor has no terminals', async () => {
-    const refused = await failure(harness.client.request('terminal/create', { conversationId: conversations.get('scratch') as string, cols: 80, rows: 24 }));
+    const refused = await protocolFailure(harness.client.request('terminal/create', { conversationId: conversations.get('scratch') as string, cols: 80, rows: 24 }));
     expect(refused.code).toBe(-32009);
     expect(refused.message).toBe('terminal/create: executor "scratch" (virtual) has no terminals: it runs commands in memory, without a PTY');
   });
@@ -173,7 +165,7 @@ describe('terminal limits and errors', () => {
       const conversationId = conversations.get('local') as string;
       const ids: string[] = [];
       for (let index = 0; index < MAX_TERMINALS_PER_CONNECTION; index++) ids.push((await client.request('terminal/create', { conversationId, cols: 80, rows: 24, command: 'sleep 60' })).terminalId);
-      const refused = await failure(client.request('terminal/create', { conversationId, cols: 80, rows: 24 }));
+      const refused = await protocolFailure(client.request('terminal/create', { conversationId, cols: 80, rows: 24 }));
       expect(refused.code).toBe(-32009);
       expect(refused.message).toContain(`the limit is ${MAX_TERMINALS_PER_CONNECTION}`);
       // Another connection has its own allowance.
@@ -193,13 +185,13 @@ describe('terminal limits and errors', () => {
   it('refuses malformed params naming the field', async () => {
     allowInvalidSentMessages();
     const conversationId = conversations.get('local') as string;
-    const size = await failure(harness.client.request('terminal/create', { conversationId, cols: 0, rows: 24 }));
+    const size = await protocolFailure(harness.client.request('terminal/create', { conversationId, cols: 0, rows: 24 }));
     expect(size.code).toBe(-32602);
     expect(size.message).toContain('terminal/create: params.cols');
-    const id = await failure(harness.client.request('terminal/input', { terminalId: '../x', data: 'x' }));
+    const id = await protocolFailure(harness.client.request('terminal/input', { terminalId: '../x', data: 'x' }));
     expect(id.code).toBe(-32602);
     expect(id.message).toContain('terminal/input: params.terminalId: not a terminal id');
-    const unknown = await failure(harness.client.request('terminal/resize', { terminalId: 'term_nothere', cols: 10, rows: 10 }));
+    const unknown = await protocolFailure(harness.client.request('terminal/resize', { terminalId: 'term_nothere', cols: 10, rows: 10 }));
     expect(unknown.code).toBe(-32004);
   });
 });

@@ -10,8 +10,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RuntimeClientError } from '../../src/client/runtime-client.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+import { protocolFailure } from '../helpers/protocol-failure.js';
 import { startSshServer, type TestSshServer } from '../helpers/ssh-server.js';
 
 let harness: InProcessServer;
@@ -42,15 +42,6 @@ function commitIn(cwd: string, file: string, content: string, message: string): 
   writeFileSync(path.join(cwd, file), content);
   git(cwd, ['add', file]);
   git(cwd, ['commit', '-q', '-m', message]);
-}
-
-async function failure(promise: Promise<unknown>): Promise<RuntimeClientError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!(error instanceof RuntimeClientError)) throw new Error(`expected a protocol error, got ${String(error)}`);
-  return error;
 }
 
 beforeAll(async () => {
@@ -103,7 +94,7 @@ describe.each(['local', 'box'])('worktrees on executor %s', (executor) => {
     expect(secondDiff.diff).not.toContain('from the first');
 
     // Uncommitted work is not merged behind the user's back.
-    const dirty = await failure(harness.client.request('worktree/merge', { conversationId: second.id }));
+    const dirty = await protocolFailure(harness.client.request('worktree/merge', { conversationId: second.id }));
     expect(dirty.code).toBe(-32009);
     expect(dirty.data).toMatchObject({ reason: 'worktree_dirty', files: ['notes.txt', 'scratch.txt'] });
 
@@ -117,11 +108,11 @@ describe.each(['local', 'box'])('worktrees on executor %s', (executor) => {
     expect(git(repository, ['branch', '--list', second.worktree?.branch as string])).toBe('');
     expect(readFileSync(path.join(repository, 'notes.txt'), 'utf8')).toBe('line one\nline two\nfrom the first\n');
     expect(git(repository, ['status', '--porcelain'])).toBe('');
-    const again = await failure(harness.client.request('worktree/diff', { conversationId: second.id }));
+    const again = await protocolFailure(harness.client.request('worktree/diff', { conversationId: second.id }));
     expect(again.data).toEqual({ reason: 'no_worktree' });
 
     // Deleting asks for confirmation, then removes the worktree and its branch.
-    const refused = await failure(harness.client.request('conversation/delete', { conversationId: first.id }));
+    const refused = await protocolFailure(harness.client.request('conversation/delete', { conversationId: first.id }));
     expect(refused.data).toEqual({ reason: 'worktree_present' });
     expect(refused.message).toContain(firstPath);
     expect(existsSync(firstPath)).toBe(true);
@@ -145,7 +136,7 @@ describe('worktree conflicts and rebase', () => {
     expect(git(repository, ['log', '-1', '--format=%s'])).toBe('Take the first');
     const head = git(repository, ['rev-parse', 'HEAD']);
 
-    const conflict = await failure(harness.client.request('worktree/merge', { conversationId: second.id }));
+    const conflict = await protocolFailure(harness.client.request('worktree/merge', { conversationId: second.id }));
     expect(conflict.code).toBe(-32009);
     expect(conflict.data).toEqual({ reason: 'merge_conflict', files: ['notes.txt'] });
     expect(conflict.message).toMatch(/conflicts in notes\.txt; the merge was aborted/);
@@ -153,7 +144,7 @@ describe('worktree conflicts and rebase', () => {
     expect(git(repository, ['status', '--porcelain'])).toBe('');
     expect(existsSync(path.join(repository, '.git', 'MERGE_HEAD'))).toBe(false);
 
-    const rebaseConflict = await failure(harness.client.request('worktree/rebase', { conversationId: second.id }));
+    const rebaseConflict = await protocolFailure(harness.client.request('worktree/rebase', { conversationId: second.id }));
     expect(rebaseConflict.data).toEqual({ reason: 'merge_conflict', files: ['notes.txt'] });
     expect(readFileSync(path.join(second.worktree?.path as string, 'notes.txt'), 'utf8')).toBe('second\n');
 
@@ -172,13 +163,13 @@ describe('worktree conflicts and rebase', () => {
     const conversation = (await harness.client.request('conversation/create', { cwd: repository, worktree: {} })).conversation;
     commitIn(conversation.worktree?.path as string, 'notes.txt', 'changed\n', 'Change');
     writeFileSync(path.join(repository, 'notes.txt'), 'edited by hand\n');
-    const dirty = await failure(harness.client.request('worktree/merge', { conversationId: conversation.id }));
+    const dirty = await protocolFailure(harness.client.request('worktree/merge', { conversationId: conversation.id }));
     expect(dirty.data).toMatchObject({ reason: 'worktree_dirty', files: ['notes.txt'] });
     expect(dirty.message).toContain(`the main checkout ${repository} has uncommitted changes`);
     expect(readFileSync(path.join(repository, 'notes.txt'), 'utf8')).toBe('edited by hand\n');
     git(repository, ['checkout', '-q', '--', 'notes.txt']);
     git(repository, ['checkout', '-q', '-b', 'elsewhere']);
-    const elsewhere = await failure(harness.client.request('worktree/merge', { conversationId: conversation.id }));
+    const elsewhere = await protocolFailure(harness.client.request('worktree/merge', { conversationId: conversation.id }));
     expect(elsewhere.data).toEqual({ reason: 'worktree_not_on_base' });
     expect(elsewhere.message).toContain('branch "elsewhere" checked out, not the base branch "main"');
     await harness.client.request('conversation/delete', { conversationId: conversation.id, removeWorktree: true });
@@ -189,17 +180,17 @@ describe('worktree bad input', () => {
   it('names the field: not a repository, unknown branch, malformed branch', async () => {
     const plain = path.join(harness.environment.root, 'plain');
     mkdirSync(plain, { recursive: true });
-    const notRepository = await failure(harness.client.request('conversation/create', { cwd: plain, worktree: {} }));
+    const notRepository = await protocolFailure(harness.client.request('conversation/create', { cwd: plain, worktree: {} }));
     expect(notRepository.code).toBe(-32602);
     expect(notRepository.message).toMatch(/^conversation\/create: params\.cwd: .*plain on executor "local" is not in a git repository/);
-    const viaLocation = await failure(harness.client.request('conversation/create', { workLocation: [{ executor: 'local', cwd: plain }], worktree: {} }));
+    const viaLocation = await protocolFailure(harness.client.request('conversation/create', { workLocation: [{ executor: 'local', cwd: plain }], worktree: {} }));
     expect(viaLocation.message).toMatch(/^conversation\/create: params\.workLocation\[0\]\.cwd: /);
 
     const repository = makeRepository();
-    const unknown = await failure(harness.client.request('conversation/create', { cwd: repository, worktree: { baseBranch: 'nope' } }));
+    const unknown = await protocolFailure(harness.client.request('conversation/create', { cwd: repository, worktree: { baseBranch: 'nope' } }));
     expect(unknown.code).toBe(-32602);
     expect(unknown.message).toBe(`conversation/create: params.worktree.baseBranch: no local branch "nope" in the repository of ${repository} on executor "local"`);
-    const malformed = await failure(harness.client.request('conversation/create', { cwd: repository, worktree: { baseBranch: '--force' } }));
+    const malformed = await protocolFailure(harness.client.request('conversation/create', { cwd: repository, worktree: { baseBranch: '--force' } }));
     expect(malformed.message).toBe('conversation/create: params.worktree.baseBranch: "--force" is not a branch name git accepts');
     expect(git(repository, ['worktree', 'list']).split('\n')).toHaveLength(1);
     const listed = await harness.client.request('conversation/list', { cwd: repository });
@@ -210,7 +201,7 @@ describe('worktree bad input', () => {
     await harness.client.request('session/input', { conversationId: busy.id, input: 'work' });
     await harness.environment.mock.waitForHold('agent-writing', 10_000);
     for (const method of ['worktree/merge', 'worktree/rebase', 'worktree/discard'] as const) {
-      const running = await failure(harness.client.request(method, { conversationId: busy.id }));
+      const running = await protocolFailure(harness.client.request(method, { conversationId: busy.id }));
       expect(running.data).toEqual({ reason: 'turn_running' });
       expect(running.message).toMatch(new RegExp(`^${method}: a turn is running`));
     }
@@ -220,7 +211,7 @@ describe('worktree bad input', () => {
     await harness.client.request('worktree/discard', { conversationId: busy.id });
 
     const ordinary = (await harness.client.request('conversation/create', { cwd: repository })).conversation;
-    const none = await failure(harness.client.request('worktree/merge', { conversationId: ordinary.id }));
+    const none = await protocolFailure(harness.client.request('worktree/merge', { conversationId: ordinary.id }));
     expect(none.data).toEqual({ reason: 'no_worktree' });
     expect(none.message).toContain('does not work in a git worktree');
   }, 30_000);

@@ -4,10 +4,9 @@
  * that is disabled until a person enables it with `schedules/resume`. Bad input over the
  * protocol is refused naming the method and the parameter.
  */
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AnyNotification } from '../../../src/protocol/index.js';
+import { writeApprovalPolicy } from '../../helpers/approval-policy.js';
 import { startInProcessServer, type InProcessServer } from '../../helpers/in-process-server.js';
 
 let harness: InProcessServer | undefined;
@@ -26,19 +25,11 @@ responses:
 `;
 
 /** A policy that lets everything else run and asks a person before the agent schedules anything. */
-const AGENTS = `
-agents:
-  default:
-    default: true
-    approvals:
-      default: allow
-      rules:
-        - { tool: schedule_task, decision: ask }
-`;
+const ASK_BEFORE_SCHEDULING = writeApprovalPolicy(['{ tool: schedule_task, decision: ask }']);
 
 describe('schedule_task', () => {
   it('is gated by approval and creates a disabled task that a person enables', async () => {
-    harness = await startInProcessServer(SCRIPT, { beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), AGENTS) });
+    harness = await startInProcessServer(SCRIPT, { beforeStart: ASK_BEFORE_SCHEDULING });
     const conversationId = await harness.conversation();
     await harness.client.request('session/input', { conversationId, input: 'check the build every Monday at 9' });
     const first = (await harness.waitFor((event) => event.method === 'approval/requested')) as Requested;
