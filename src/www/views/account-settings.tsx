@@ -7,6 +7,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { MethodResult } from '../../protocol/methods.js';
+import { ErrorText, failureMessage } from '../components/feedback.js';
 import { useApp } from '../state/app-state.js';
 
 type Account = MethodResult<'account/get'>;
@@ -15,10 +16,6 @@ type Token = MethodResult<'account/tokens/list'>['tokens'][number];
 
 function when(ms: number | undefined): string {
   return ms === undefined ? 'never' : new Date(ms).toLocaleString();
-}
-
-function messageOf(failure: unknown): string {
-  return failure instanceof Error ? failure.message : String(failure);
 }
 
 /** Ends this browser's platform session and goes to the sign-in page. */
@@ -48,13 +45,13 @@ export function AccountSettings() {
       setSessions((await app.client.request('account/sessions/list', {})).sessions);
       setTokens((await app.client.request('account/tokens/list', {})).tokens);
     } catch (failure) {
-      setError(messageOf(failure));
+      setError(failureMessage(failure));
     }
   };
   useEffect(() => void refresh(), []);
   const act = (work: () => Promise<unknown>) => {
     setError(undefined);
-    work().then(refresh, (failure: unknown) => setError(messageOf(failure)));
+    work().then(refresh, (failure: unknown) => setError(failureMessage(failure)));
   };
 
   if (!account?.platform || account.caller !== 'user' || !account.user) return null;
@@ -67,11 +64,7 @@ export function AccountSettings() {
           Sign out
         </button>
       </p>
-      {error ? (
-        <p role="alert" class="error-text">
-          {error}
-        </p>
-      ) : null}
+      <ErrorText error={error} />
       <h4 id="sessions">Sessions</h4>
       <ul aria-labelledby="sessions" class="session-list">
         {sessions.map((session) => (

@@ -5,6 +5,8 @@
  * picked in the header's switcher, the conversation is made in that project's workspace.
  */
 import { useMemo, useState } from 'preact/hooks';
+import { ExecutorOptions, ModelOptions } from '../components/catalog-options.js';
+import { ErrorText, failureMessage } from '../components/feedback.js';
 import { useApp } from '../state/app-state.js';
 import { clearDraft, loadDraft, NEW_CONVERSATION_DRAFT_KEY, saveDraft } from '../state/drafts.js';
 import { navigate } from '../state/route.js';
@@ -51,7 +53,7 @@ export function NewConversation() {
       if (message.trim()) await app.client.request('session/input', { conversationId: result.conversation.id, input: message.trim(), clientMessageId: `web-first-${result.conversation.id}` });
       navigate({ view: 'conversation', conversationId: result.conversation.id });
     } catch (failure) {
-      setError(failure instanceof Error ? failure.message : String(failure));
+      setError(failureMessage(failure));
     } finally {
       setBusy(false);
     }
@@ -71,11 +73,7 @@ export function NewConversation() {
           Executor
           <select value={executor} onChange={(event) => setExecutor(event.currentTarget.value)}>
             <option value="">default (local)</option>
-            {catalog.executors.map((entry) => (
-              <option key={entry.name} value={entry.name}>
-                {entry.name} ({entry.kind})
-              </option>
-            ))}
+            <ExecutorOptions executors={catalog.executors} />
           </select>
         </label>
         <label>
@@ -106,11 +104,7 @@ export function NewConversation() {
           Model
           <select value={model} onChange={(event) => setModel(event.currentTarget.value)}>
             <option value="">default{catalog.defaultModel ? ` (${catalog.defaultModel})` : ''}</option>
-            {catalog.models.map((entry) => (
-              <option key={entry.id} value={entry.id}>
-                {entry.displayName} ({entry.id})
-              </option>
-            ))}
+            <ModelOptions models={catalog.models} />
           </select>
         </label>
         <label>
@@ -121,11 +115,7 @@ export function NewConversation() {
           First message (optional)
           <textarea rows={4} value={message} onInput={(event) => setMessage(event.currentTarget.value)} />
         </label>
-        {error ? (
-          <p role="alert" class="error-text">
-            {error}
-          </p>
-        ) : null}
+        <ErrorText error={error} />
         <button type="submit" disabled={busy || (!project && !cwd.startsWith('/'))}>
           Create conversation
         </button>

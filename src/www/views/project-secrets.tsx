@@ -3,7 +3,10 @@
  * `***` for members; setting one (written to the workspace `.env` and given to commands) and
  * removing one. A value typed here is sent once and never shown back to members.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
+import { ErrorText, SavedText } from '../components/feedback.js';
+import { ItemTable, RemoveCell } from '../components/item-table.js';
+import { useReloadingList } from '../components/use-reloading-list.js';
 import { useApp } from '../state/app-state.js';
 
 type Secret = { name: string; value: string; updatedAt: number };
@@ -11,74 +14,30 @@ type Secret = { name: string; value: string; updatedAt: number };
 /** The secrets page of one project. */
 export function ProjectSecrets({ projectId }: { projectId: string }) {
   const app = useApp();
-  const [secrets, setSecrets] = useState<Secret[]>([]);
+  const { entries: secrets, error, saved, change } = useReloadingList<Secret>(async () => (await app.client.request('projects/secrets/list', { projectId })).secrets, projectId);
   const [name, setName] = useState('');
   const [value, setValue] = useState('');
-  const [error, setError] = useState<string | undefined>();
-  const [saved, setSaved] = useState<string | undefined>();
   const project = app.projects.projects.find((entry) => entry.id === projectId);
-
-  const load = () =>
-    app.client.request('projects/secrets/list', { projectId }).then(
-      (result) => setSecrets(result.secrets),
-      (failure: unknown) => setError(failure instanceof Error ? failure.message : String(failure)),
-    );
-  useEffect(() => void load(), [projectId]);
-
-  const change = async (work: () => Promise<unknown>, done: string) => {
-    setError(undefined);
-    setSaved(undefined);
-    try {
-      await work();
-      setSaved(done);
-      await load();
-    } catch (failure) {
-      setError(failure instanceof Error ? failure.message : String(failure));
-    }
-  };
 
   return (
     <main class="project-secrets" id="main" aria-label="Project secrets">
       <h2>Secrets of {project?.name ?? projectId}</h2>
       <p class="muted">Stored encrypted, written to the workspace .env, given to the project's commands, and shown as *** everywhere else.</p>
-      {error ? (
-        <p role="alert" class="error-text">
-          {error}
-        </p>
-      ) : null}
-      {saved ? (
-        <p role="status" class="saved">
-          {saved}
-        </p>
-      ) : null}
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Value</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
+      <ErrorText error={error} />
+      <SavedText message={saved} />
+      <ItemTable headings={['Name', 'Value']}>
+        {secrets.map((secret) => (
+          <tr key={secret.name} data-secret={secret.name}>
+            <td>
+              <code>{secret.name}</code>
+            </td>
+            <td>
+              <code class="secret-value">{secret.value}</code>
+            </td>
+            <RemoveCell what={secret.name} onRemove={() => void change(() => app.client.request('projects/secrets/remove', { projectId, name: secret.name }), `Removed ${secret.name}`)} />
           </tr>
-        </thead>
-        <tbody>
-          {secrets.map((secret) => (
-            <tr key={secret.name} data-secret={secret.name}>
-              <td>
-                <code>{secret.name}</code>
-              </td>
-              <td>
-                <code class="secret-value">{secret.value}</code>
-              </td>
-              <td>
-                <button type="button" class="secondary small" aria-label={`Remove ${secret.name}`} onClick={() => void change(() => app.client.request('projects/secrets/remove', { projectId, name: secret.name }), `Removed ${secret.name}`)}>
-                  Remove
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </ItemTable>
       {secrets.length === 0 ? <p class="muted">No secrets yet.</p> : null}
       <form
         onSubmit={(event) => {

@@ -4,13 +4,11 @@
  * directory. Server errors are shown as given (they name the field).
  */
 import { useState } from 'preact/hooks';
+import { ExecutorOptions } from '../components/catalog-options.js';
+import { ErrorText, failureMessage } from '../components/feedback.js';
 import { useApp } from '../state/app-state.js';
 import { navigate } from '../state/route.js';
 import { useStore } from '../state/use-store.js';
-
-function message(failure: unknown): string {
-  return failure instanceof Error ? failure.message : String(failure);
-}
 
 /** The projects page. */
 export function ProjectsPage() {
@@ -29,18 +27,14 @@ export function ProjectsPage() {
       await work();
       await projects.load();
     } catch (failure) {
-      setError(message(failure));
+      setError(failureMessage(failure));
     }
   };
 
   return (
     <main class="projects-page" id="main" aria-label="Projects">
       <h2>Projects</h2>
-      {error ? (
-        <p role="alert" class="error-text">
-          {error}
-        </p>
-      ) : null}
+      <ErrorText error={error} />
       <ul class="project-rows">
         {projects.projects.map((project) => (
           <li key={project.id} data-project-id={project.id}>
@@ -89,11 +83,7 @@ export function ProjectsPage() {
         <label>
           Executor
           <select value={executor} onChange={(event) => setExecutor(event.currentTarget.value)}>
-            {(app.catalog.executors.length > 0 ? app.catalog.executors : [{ name: 'local', kind: 'local' }]).map((entry) => (
-              <option key={entry.name} value={entry.name}>
-                {entry.name} ({entry.kind})
-              </option>
-            ))}
+            <ExecutorOptions executors={app.catalog.executors.length > 0 ? app.catalog.executors : [{ name: 'local', kind: 'local' }]} />
           </select>
         </label>
         <label>

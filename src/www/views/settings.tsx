@@ -8,6 +8,8 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { askNotificationPermission } from '../client/browser-notifications.js';
+import { ModelOptions } from '../components/catalog-options.js';
+import { failureMessage } from '../components/feedback.js';
 import { useApp } from '../state/app-state.js';
 import { AccountSettings } from './account-settings.js';
 import { UserSettings } from './user-settings.js';
@@ -36,7 +38,7 @@ export function Settings() {
         setConfiguration(result.configuration);
         if (result.error) setError(result.error);
       },
-      (failure: unknown) => setError(failure instanceof Error ? failure.message : String(failure)),
+      (failure: unknown) => setError(failureMessage(failure)),
     );
   useEffect(() => void load(), []);
 
@@ -49,7 +51,7 @@ export function Settings() {
       setSaved(`Saved: ${what}`);
       void app.loadCatalog();
     } catch (failure) {
-      setError(failure instanceof Error ? failure.message : String(failure));
+      setError(failureMessage(failure));
     }
   };
 
@@ -97,11 +99,7 @@ export function Settings() {
               Default model
               <select value={String(providersFile.defaultModel ?? '')} onChange={(event) => void update([{ file: 'providers', path: ['defaultModel'], value: event.currentTarget.value }], 'default model')}>
                 <option value="">(none)</option>
-                {app.catalog.models.map((model) => (
-                  <option key={model.id} value={model.id}>
-                    {model.displayName} ({model.id})
-                  </option>
-                ))}
+                <ModelOptions models={app.catalog.models} />
               </select>
             </label>
             <table class="settings-table">

@@ -5,6 +5,8 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { UserSettings } from '../../protocol/projects.js';
+import { ModelOptions } from '../components/catalog-options.js';
+import { ErrorText, failureMessage, SavedText } from '../components/feedback.js';
 import { useApp } from '../state/app-state.js';
 import { useStore } from '../state/use-store.js';
 import { setTheme } from './theme.js';
@@ -21,7 +23,7 @@ export function UserSettings() {
   useEffect(() => {
     app.client.request('settings/get', {}).then(
       (result) => setSettings(result.settings),
-      (failure: unknown) => setError(failure instanceof Error ? failure.message : String(failure)),
+      (failure: unknown) => setError(failureMessage(failure)),
     );
   }, []);
 
@@ -34,7 +36,7 @@ export function UserSettings() {
       if (result.settings.theme && result.settings.theme !== 'system') setTheme(result.settings.theme);
       setSaved(true);
     } catch (failure) {
-      setError(failure instanceof Error ? failure.message : String(failure));
+      setError(failureMessage(failure));
     }
   };
   const pick = (field: keyof UserSettings) => (event: { currentTarget: HTMLSelectElement }) => void save({ [field]: event.currentTarget.value || null });
@@ -42,16 +44,8 @@ export function UserSettings() {
   return (
     <section class="user-settings" aria-labelledby="my-settings">
       <h3 id="my-settings">My settings (on every device)</h3>
-      {error ? (
-        <p role="alert" class="error-text">
-          {error}
-        </p>
-      ) : null}
-      {saved ? (
-        <p role="status" class="saved">
-          Saved
-        </p>
-      ) : null}
+      <ErrorText error={error} />
+      <SavedText message={saved ? 'Saved' : undefined} />
       <label>
         Theme on every device
         <select value={settings.theme ?? ''} onChange={pick('theme')}>
@@ -76,11 +70,7 @@ export function UserSettings() {
         Model
         <select value={settings.model ?? ''} onChange={pick('model')}>
           <option value="">(server default)</option>
-          {app.catalog.models.map((model) => (
-            <option key={model.id} value={model.id}>
-              {model.displayName} ({model.id})
-            </option>
-          ))}
+          <ModelOptions models={app.catalog.models} />
         </select>
       </label>
       <label>
