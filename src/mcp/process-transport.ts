@@ -7,7 +7,7 @@
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { PipedProcess, PipedSpawnRequest } from '../executors/executor.js';
+import type { PipedProcess, PipedSpawnRequest, ProcessExit } from '../executors/executor.js';
 import type { McpSdk } from './sdk.js';
 
 /** After stdin was closed, how long the server may take to exit by itself before it is killed, ms. */
@@ -21,6 +21,7 @@ export class PipedProcessTransport implements Transport {
   private process: PipedProcess | undefined;
   private pending: Buffer = Buffer.alloc(0);
   private closed = false;
+  private exitStatus: ProcessExit | undefined;
 
   /**
    * @param spawn starts the process (the executor's `spawnPiped`, bound)
@@ -35,6 +36,11 @@ export class PipedProcessTransport implements Transport {
     private readonly onStderr: (chunk: Buffer) => void,
   ) {}
 
+  /** How the process ended, once it has (undefined while it runs or before it started). */
+  get exit(): ProcessExit | undefined {
+    return this.exitStatus;
+  }
+
   /** The process, once started. */
   get pid(): number | undefined {
     return this.process?.pid;
@@ -48,7 +54,13 @@ export class PipedProcessTransport implements Transport {
     started.onStdout((chunk) => this.receive(chunk));
     started.onStderr((chunk) => this.onStderr(chunk));
     // `exited` never rejects; the second handler is there so nothing can float.
-    started.exited.then(() => this.finish(), () => this.finish());
+    started.exited.then(
+      (exit) => {
+        this.exitStatus = exit;
+        this.finish();
+      },
+      () => this.finish(),
+    );
   }
 
   private receive(chunk: Buffer): void {

@@ -9,6 +9,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { isMcpError, loadMcpSdk } from './sdk.js';
 import { DEFAULT_MCP_STARTUP_TIMEOUT_MS, DEFAULT_MCP_TOOL_TIMEOUT_MS, type McpServerConfig } from '../config/mcp.js';
+import type { ProcessExit } from '../executors/executor.js';
 import type { Logger } from '../logger.js';
 import { VERSION } from '../package-info.js';
 import type { ToolResult } from '../tools/tool.js';
@@ -53,13 +54,27 @@ function errorText(error: unknown): string {
   return cause && !message.includes(cause) ? `${message} (${cause})` : message;
 }
 
+/**
+ * Exit statuses a POSIX shell gives a command it could not run (POSIX.1-2017, Shell Command
+ * Language 2.8.2): stdio servers are started through a shell on every executor, so a missing or
+ * non-executable command shows as one of these rather than as a spawn error.
+ */
+const SHELL_COMMAND_NOT_FOUND = 127;
+const SHELL_COMMAND_NOT_EXECUTABLE = 126;
+
 /** Describes why a start failed, in words a person (and the model) can act on. */
-function describeStartFailure(error: unknown, command: string | undefined, timeoutMs: number, stderr: string): string {
+function describeStartFailure(error: unknown, command: string | undefined, timeoutMs: number, stderr: string, exit: ProcessExit | undefined): string {
   const failure = error as NodeJS.ErrnoException;
+  const closed = isMcpError(failure, 'ConnectionClosed');
+  // The shell's own message only repeats the command's name: the reason says it better. 127 is
+  // also what the executors' start-up scripts exit with for a missing directory, whose stderr
+  // says so instead of "not found".
+  if (closed && command !== undefined && exit?.exitCode === SHELL_COMMAND_NOT_FOUND && /not found$/.test(stderr)) return `command "${command}" was not found`;
+  if (closed && command !== undefined && exit?.exitCode === SHELL_COMMAND_NOT_EXECUTABLE) return `command "${command}" is not executable`;
   let reason: string;
   if (failure.code === 'ENOENT' && command !== undefined) reason = `command "${command}" was not found`;
   else if (failure.code === 'EACCES' && command !== undefined) reason = `command "${command}" is not executable`;
-  else if (isMcpError(failure, 'ConnectionClosed')) reason = 'the server exited before completing the MCP handshake';
+  else if (closed) reason = 'the server exited before completing the MCP handshake';
   else if (isMcpError(failure, 'RequestTimeout')) reason = `no answer within ${timeoutMs} ms (startupTimeoutMs)`;
   else if (failure?.name === 'TimeoutError' || failure?.name === 'AbortError') reason = `no answer within ${timeoutMs} ms (startupTimeoutMs)`;
   else reason = errorText(error);
@@ -128,10 +143,12 @@ export class McpServerConnection {
     const command = this.config.transport === 'stdio' ? this.config.command : undefined;
     let stderrTail = () => '';
     let stopNow = () => undefined as void;
+    let exit = (): ProcessExit | undefined => undefined;
     try {
       const prepared = await prepareTransport(this.config, this.options.placement);
       stderrTail = prepared.stderrTail;
       stopNow = prepared.stopNow;
+      exit = prepared.exit;
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refreshTools(client));
       client.onclose = () => this.lost(client, stderrTail);
       const signal = AbortSignal.timeout(this.startupTimeoutMs);
@@ -156,7 +173,7 @@ export class McpServerConnection {
       // stderr arrives through a stream that may still hold the last chunks: let it drain.
       await new Promise((resolve) => setImmediate(resolve));
       if (this.state === 'closed') return;
-      this.problem = describeStartFailure(error, command, this.startupTimeoutMs, stderrTail());
+      this.problem = describeStartFailure(error, command, this.startupTimeoutMs, stderrTail(), exit());
       this.currentState = 'failed';
       this.options.logger?.warn({ mcpServer: this.name, problem: this.problem }, 'MCP server could not be started');
     }

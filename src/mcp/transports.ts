@@ -13,7 +13,7 @@ import { loadMcpSdk, type McpSdk } from './sdk.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { HttpMcpServerConfig, McpServerConfig, StdioMcpServerConfig } from '../config/mcp.js';
 import { resolveSecret } from '../config/providers.js';
-import type { Executor } from '../executors/executor.js';
+import type { Executor, ProcessExit } from '../executors/executor.js';
 
 /** Where a conversation's MCP servers are started from. */
 export interface McpServerPlacement {
@@ -38,6 +38,8 @@ export interface PreparedTransport {
    * itself, which a server ignoring its stdin outlives when the caller exits first.
    */
   stopNow(): void;
+  /** How a stdio server's process ended, once it has (undefined for HTTP or while it runs). */
+  exit(): ProcessExit | undefined;
 }
 
 /** The executor stdio servers run on unless their entry names another. */
@@ -113,11 +115,11 @@ async function prepareOnExecutor(config: StdioMcpServerConfig, placement: McpSer
       stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
     },
   );
-  return { transport, stderrTail: () => stderr.trim(), stopNow: () => transport.stopNow() };
+  return { transport, stderrTail: () => stderr.trim(), stopNow: () => transport.stopNow(), exit: () => transport.exit };
 }
 
 function prepareHttp(config: HttpMcpServerConfig, placement: McpServerPlacement, { StreamableHTTPClientTransport }: McpSdk): PreparedTransport {
   const headers = resolveValues(config.headers, 'headers', placement.environment);
   const transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers } });
-  return { transport, stderrTail: () => '', stopNow: () => undefined };
+  return { transport, stderrTail: () => '', stopNow: () => undefined, exit: () => undefined };
 }

@@ -115,7 +115,7 @@ responses:
     await expect.poll(() => processesWith(FILESYSTEM_BIN, workDir), { timeout: 10_000 }).toEqual([]);
   }, 60_000);
 
-  it('names why a server on the SSH executor did not start: a missing program, a missing directory', async () => {
+  it('names why a server on the SSH executor did not start: a missing program, a program that cannot run, a missing directory', async () => {
     const box = new SshExecutor({ name: 'box', host: ssh.host, port: ssh.port, user: ssh.user, identityFile: ssh.identityFile, knownHostsFile: ssh.knownHostsFile });
     onTestFinished(() => box.close());
     const manager = new McpClientManager(
@@ -123,15 +123,18 @@ responses:
         servers: {
           missing: { transport: 'stdio', executor: 'box', command: 'no-such-mcp-server', startupTimeoutMs: 10_000 },
           nowhere: { transport: 'stdio', executor: 'box', command: process.execPath, args: [FILESYSTEM_BIN, '/tmp'], cwd: '/no/such/directory', startupTimeoutMs: 10_000 },
+          notProgram: { transport: 'stdio', executor: 'box', command: '/etc', startupTimeoutMs: 10_000 },
         },
       },
       { workDirectory: '/tmp', workExecutor: 'local', findExecutor: (name) => (name === 'box' ? box : undefined) },
     );
     onTestFinished(() => manager.close());
     await manager.prepare();
-    const [missing, nowhere] = manager.servers;
+    const [missing, nowhere, notProgram] = manager.servers;
     expect(missing?.state).toBe('failed');
-    expect(missing?.failure).toMatch(/^the server exited before completing the MCP handshake; its stderr ended with: .*no-such-mcp-server: not found$/);
+    expect(missing?.failure).toBe('command "no-such-mcp-server" was not found');
+    expect(notProgram?.state).toBe('failed');
+    expect(notProgram?.failure).toBe('command "/etc" is not executable');
     expect(nowhere?.state).toBe('failed');
     expect(nowhere?.failure).toBe('the server exited before completing the MCP handshake; its stderr ended with: cannot change to directory /no/such/directory');
   }, 30_000);
