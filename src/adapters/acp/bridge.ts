@@ -7,11 +7,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as acp from '@agentclientprotocol/sdk';
-import { RuntimeClientError, type RuntimeClient, type ServerRequestResult } from '../../client/runtime-client.js';
+import type { RuntimeClient, ServerRequestResult } from '../../client/runtime-client.js';
 import { VERSION } from '../../package-info.js';
-import { ErrorCodes, type AnyNotification, type ApprovalRequest, type ContentPart, type ReasoningEffort, type Session, type Turn } from '../../protocol/index.js';
+import type { AnyNotification, ApprovalRequest, ContentPart, ReasoningEffort, Session, Turn } from '../../protocol/index.js';
 import { titleOf } from '../../client/conversation-title.js';
-import { promptParts, UnsupportedContentError } from './content.js';
+import { RESOURCE_NOT_FOUND, toAcpError } from './acp-errors.js';
+import { promptParts } from './content.js';
+import { storedItemsUpTo } from './history-replay.js';
 import { conversationMcpServers } from './mcp-servers.js';
 import { approvalAnswer, permissionRequest } from './permissions.js';
 import { EFFORT_OPTION, MODEL_OPTION, parseEffort, sessionSettings, type SessionSettings } from './session-config.js';
@@ -38,12 +40,6 @@ interface Followed {
   /** Live events held back while `session/load` replays the history. */
   held?: AnyNotification[];
 }
-
-/** Items listed per `items/list` page while replaying. */
-const REPLAY_PAGE = 500;
-
-/** ACP's "resource not found" error code. */
-const RESOURCE_NOT_FOUND = -32002;
 
 /**
  * Translates between one editor and the runtime server.
@@ -132,16 +128,8 @@ export class AcpBridge {
     const followed = this.followedOrThrow(conversationId);
     const head = heads[followed.rootSessionId] ?? 0;
     const context = this.updateContext(followed);
-    let cursor: number | undefined;
-    for (;;) {
-      const page = await this.runtime.request('items/list', { conversationId, sessionId: followed.rootSessionId, direction: 'forward', limit: REPLAY_PAGE, ...(cursor !== undefined ? { cursor } : {}) });
-      for (const { seq, item } of page.items) {
-        if (seq > head) break;
-        for (const update of itemUpdates(item, context, true)) this.sendUpdate(conversationId, update);
-      }
-      const last = page.items.at(-1)?.seq;
-      if (page.nextCursor === undefined || last === undefined || last >= head) break;
-      cursor = page.nextCursor;
+    for await (const item of storedItemsUpTo(this.runtime, conversationId, followed.rootSessionId, head)) {
+      for (const update of itemUpdates(item, context, true)) this.sendUpdate(conversationId, update);
     }
     // What happened meanwhile follows the history.
     const held = followed.held ?? [];
@@ -388,14 +376,7 @@ export class AcpBridge {
     try {
       return await work();
     } catch (error) {
-      if (error instanceof acp.RequestError) throw error;
-      if (error instanceof UnsupportedContentError) throw acp.RequestError.invalidParams(undefined, error.message);
-      if (error instanceof RuntimeClientError) {
-        if (error.code === ErrorCodes.notFound) throw new acp.RequestError(RESOURCE_NOT_FOUND, error.message);
-        if (error.code === ErrorCodes.invalidParams) throw acp.RequestError.invalidParams(undefined, error.message);
-        throw new acp.RequestError(error.code, error.message);
-      }
-      throw acp.RequestError.internalError(undefined, error instanceof Error ? error.message : String(error));
+      throw toAcpError(error);
     }
   }
 }
