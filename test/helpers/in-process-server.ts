@@ -28,15 +28,18 @@ export interface InProcessServer {
   stop(): Promise<void>;
 }
 
-/** Starts a server whose default model is the mock scripted by `scriptYaml`. */
+/**
+ * Starts a server whose default model is the mock scripted by `scriptYaml`, and connects a
+ * client (named `options.clientName`, default `test`).
+ */
 export async function startInProcessServer(
   scriptYaml: string,
-  options: { limits?: Partial<RuntimeLimits>; providersYaml?: (baseURL: string) => string; beforeStart?: (environment: TestEnvironment) => void; logger?: Logger; prices?: PriceLookup } = {},
+  options: { limits?: Partial<RuntimeLimits>; providersYaml?: (baseURL: string) => string; beforeStart?: (environment: TestEnvironment) => void; logger?: Logger; prices?: PriceLookup; clientName?: string } = {},
 ): Promise<InProcessServer> {
   const environment = await createTestEnvironment(scriptYaml, options.providersYaml);
   options.beforeStart?.(environment);
   const server = await startRuntimeServer({ paths: environment.paths, port: 0, logger: options.logger ?? createLogger('silent'), ...(options.limits ? { limits: options.limits } : {}), ...(options.prices ? { prices: options.prices } : {}) });
-  const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'test' });
+  const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: options.clientName ?? 'test' });
   const events: AnyNotification[] = [];
   client.onNotification((event) => events.push(event));
   const waitFor = async (predicate: (event: AnyNotification) => boolean, timeoutMs = 20_000) => {

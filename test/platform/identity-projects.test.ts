@@ -10,17 +10,10 @@ import { createLogger } from '../../src/logger.js';
 import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { writeWebFixture } from '../helpers/web-fixture.js';
-import { BrowserLike, RpcSocket } from './platform-client.js';
+import { ProxiedBrowsers, RpcSocket, signInAdministratorAndMember } from './platform-client.js';
 
 let environment: TestEnvironment;
 let server: RunningServer;
-let addressCount = 0;
-
-/** A browser behind the trusted proxy with its own client address (its own rate-limit budget). */
-function newBrowser(): BrowserLike {
-  addressCount++;
-  return new BrowserLike(server.url, { 'x-forwarded-for': `198.51.100.${addressCount}` });
-}
 
 beforeAll(async () => {
   environment = await createTestEnvironment('responses: []\n');
@@ -34,16 +27,7 @@ afterAll(async () => {
 });
 
 it('signed-in members reach only their projects, project tokens only theirs, and a removed user loses their memberships', async () => {
-  const admin = newBrowser();
-  await admin.state();
-  expect((await admin.post('claim', { email: 'ada@example.com', password: 'correct horse battery' })).status).toBe(200);
-  const adminSocket = await admin.connect();
-  const invitation = await adminSocket.result('users/invite', { email: 'bob@example.com', role: 'member' });
-  const code = /#invitation=([A-Za-z0-9_-]{43})$/.exec(String(invitation.url))?.[1] as string;
-  const bob = newBrowser();
-  await bob.state();
-  const accepted = await bob.post('invitation', { code, password: 'bobs long password' });
-  const bobId = String((accepted.json.user as { id: string }).id);
+  const { adminSocket, member: bob, memberId: bobId } = await signInAdministratorAndMember(new ProxiedBrowsers(server.url));
 
   const workspace = { executor: 'local', directory: environment.workDir };
   const mine = (await adminSocket.result('projects/create', { name: 'Mine', workspace })).project as { id: string };

@@ -13,7 +13,7 @@ import { startRuntimeServer, type RunningServer } from '../../src/server/runtime
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { rawRequest } from '../helpers/http-exchange.js';
 import { writeWebFixture } from '../helpers/web-fixture.js';
-import { BrowserLike, RpcSocket } from './platform-client.js';
+import { BrowserLike, ProxiedBrowsers, RpcSocket } from './platform-client.js';
 
 let environment: TestEnvironment;
 let server: RunningServer;
@@ -21,19 +21,14 @@ let admin: BrowserLike;
 let adminSocket: RpcSocket;
 let bob: BrowserLike;
 let bobId: string;
-let addressCount = 0;
-
-/** A browser behind the trusted proxy (127.0.0.1) with its own client address, so tests do not share a rate-limit budget. */
-function newBrowser(): BrowserLike {
-  addressCount++;
-  return new BrowserLike(server.url, { 'x-forwarded-for': `198.51.100.${addressCount}` });
-}
+let browsers: ProxiedBrowsers;
 
 beforeAll(async () => {
   environment = await createTestEnvironment('responses: []\n');
   writeFileSync(path.join(environment.paths.configDir, 'server.yaml'), 'platform:\n  enabled: true\n  trustedProxies: [127.0.0.1]\n  signInAttempts: { max: 5, windowSeconds: 300 }\n');
   server = await startRuntimeServer({ paths: environment.paths, port: 0, logger: createLogger('silent'), webRoot: writeWebFixture(path.join(environment.root, 'www')), platformAccessSweepMs: 100 });
-  admin = newBrowser();
+  browsers = new ProxiedBrowsers(server.url);
+  admin = browsers.open();
 }, 60_000);
 
 afterAll(async () => {
@@ -73,7 +68,7 @@ describe('claiming the platform', () => {
     expect(claimed.json.user).toMatchObject({ email: 'ada@example.com', role: 'admin', displayName: 'Ada' });
     const cookie = String(claimed.headers['set-cookie']?.[0]);
     expect(cookie).toMatch(new RegExp(`^openvaala_user_${server.port}=[A-Za-z0-9_-]{43}; Path=/; HttpOnly; SameSite=Lax; Max-Age=\\d+$`));
-    const second = newBrowser();
+    const second = browsers.open();
     await second.state();
     const refused = await second.post('claim', { email: 'eve@example.com', password: 'correct horse battery' });
     expect(refused.status).toBe(409);
@@ -91,14 +86,14 @@ describe('invitations and roles', () => {
     const invitation = await adminSocket.result('users/invite', { email: 'bob@example.com', role: 'member' });
     const code = /#invitation=([A-Za-z0-9_-]{43})$/.exec(String(invitation.url))?.[1] as string;
     expect(invitation.url).toContain(`${server.url}/web/v1/sign-in#invitation=`);
-    bob = newBrowser();
+    bob = browsers.open();
     await bob.state();
     const accepted = await bob.post('invitation', { code, password: 'bobs long password', displayName: 'Bob' });
     expect(accepted.status).toBe(200);
     bobId = String((accepted.json.user as { id: string }).id);
-    const reused = await newBrowser().post('invitation', { code, password: 'bobs long password' });
+    const reused = await browsers.open().post('invitation', { code, password: 'bobs long password' });
     expect(reused.status).toBe(403); // no CSRF token in a fresh browser
-    const fresh = newBrowser();
+    const fresh = browsers.open();
     await fresh.state();
     const used = await fresh.post('invitation', { code, password: 'bobs long password' });
     expect(used.status).toBe(409);
@@ -139,7 +134,7 @@ describe('invitations and roles', () => {
 
 describe('sessions', () => {
   it('lists a user’s sessions and closes a revoked session’s connection at once', async () => {
-    const phone = newBrowser();
+    const phone = browsers.open();
     await phone.state();
     const wrong = await phone.post('sign-in', { email: 'bob@example.com', password: 'not the password' });
     expect(wrong.status).toBe(401);
@@ -164,7 +159,7 @@ describe('sessions', () => {
   });
 
   it('closes the connection of a session that ended without a notice (expired or removed from the store)', async () => {
-    const tablet = newBrowser();
+    const tablet = browsers.open();
     await tablet.state();
     await tablet.post('sign-in', { email: 'bob@example.com', password: 'bobs long password' });
     const socket = await tablet.connect();
@@ -180,7 +175,7 @@ describe('sessions', () => {
   });
 
   it('signs out: the cookie is cleared and the session ends', async () => {
-    const laptop = newBrowser();
+    const laptop = browsers.open();
     await laptop.state();
     await laptop.post('sign-in', { email: 'bob@example.com', password: 'bobs long password' });
     const socket = await laptop.connect();
@@ -235,7 +230,7 @@ describe('pairing and user removal', () => {
     const bobSocket = await bob.connect();
     const pairing = await bobSocket.result('account/pairing/create');
     const code = /#pairing=([A-Za-z0-9_-]{43})$/.exec(String(pairing.url))?.[1] as string;
-    const phone = newBrowser();
+    const phone = browsers.open();
     await phone.state();
     expect((await phone.post('pairing', { code })).status).toBe(200);
     expect((await phone.post('pairing', { code })).status).toBe(401);
@@ -246,7 +241,7 @@ describe('pairing and user removal', () => {
     await expect.poll(() => bobSocket.closed?.code).toBe(1008);
     const users = await adminSocket.result('users/list');
     expect((users.users as { email: string }[]).map((user) => user.email)).toEqual(['ada@example.com']);
-    const again = newBrowser();
+    const again = browsers.open();
     await again.state();
     expect((await again.post('sign-in', { email: 'bob@example.com', password: 'bobs long password' })).status).toBe(401);
   });
@@ -268,7 +263,7 @@ describe('the sign-in rate limit', () => {
     expect(last.headers['retry-after']).toMatch(/^\d+$/);
     expect(last.json.error).toMatch(/too many sign-in attempts from this address; try again in \d+ s/);
     // Another client address still signs in.
-    const other = newBrowser();
+    const other = browsers.open();
     await other.state();
     expect((await other.post('sign-in', { email: 'ada@example.com', password: 'correct horse battery' })).status).toBe(200);
   });

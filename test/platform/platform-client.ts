@@ -1,8 +1,10 @@
 /**
  * A test client of a platform-mode server that behaves like a browser: it keeps cookies, sends
  * its `Origin`, reads the CSRF token from `GET /web/v1/api/platform/state` and sends it back,
- * and opens the protocol WebSocket with its cookies. Also a raw JSON-RPC connection helper.
+ * and opens the protocol WebSocket with its cookies. Also a raw JSON-RPC connection helper, and
+ * signing in an administrator and a member through the sign-in API.
  */
+import { expect } from 'vitest';
 import { WebSocket } from 'ws';
 import { rawRequest, type RawAnswer } from '../helpers/http-exchange.js';
 
@@ -134,4 +136,53 @@ export class RpcSocket {
   close(): void {
     this.socket.close();
   }
+}
+
+/**
+ * Browsers behind the trusted proxy (a server whose `platform.trustedProxies` lists 127.0.0.1),
+ * each sending its own client address from 198.51.100.0/24 (TEST-NET-2, RFC 5737) in
+ * `x-forwarded-for`, so they do not share a sign-in rate-limit budget.
+ */
+export class ProxiedBrowsers {
+  private opened = 0;
+
+  /** @param baseUrl the server's `http://127.0.0.1:<port>` */
+  constructor(readonly baseUrl: string) {}
+
+  /** A new browser with the next client address (198.51.100.1, .2, …). */
+  open(): BrowserLike {
+    this.opened++;
+    return new BrowserLike(this.baseUrl, { 'x-forwarded-for': `198.51.100.${this.opened}` });
+  }
+}
+
+/** An administrator and a member of an unclaimed platform, both signed in. */
+export interface SignedInUsers {
+  /** ada@example.com, who claimed the platform. */
+  admin: BrowserLike;
+  /** The administrator's protocol connection (close it when done). */
+  adminSocket: RpcSocket;
+  /** bob@example.com, invited by the administrator as a member. */
+  member: BrowserLike;
+  /** The member's user id. */
+  memberId: string;
+}
+
+/**
+ * Claims an unclaimed platform as ada@example.com (its first administrator), who invites
+ * bob@example.com as a member; bob accepts the invitation with a password, which signs him in.
+ * Each user gets a browser of `browsers`.
+ * @throws the test's assertion error when the claim is refused
+ */
+export async function signInAdministratorAndMember(browsers: ProxiedBrowsers): Promise<SignedInUsers> {
+  const admin = browsers.open();
+  await admin.state();
+  expect((await admin.post('claim', { email: 'ada@example.com', password: 'correct horse battery' })).status).toBe(200);
+  const adminSocket = await admin.connect();
+  const invitation = await adminSocket.result('users/invite', { email: 'bob@example.com', role: 'member' });
+  const code = /#invitation=([A-Za-z0-9_-]{43})$/.exec(String(invitation.url))?.[1] as string;
+  const member = browsers.open();
+  await member.state();
+  const accepted = await member.post('invitation', { code, password: 'bobs long password' });
+  return { admin, adminSocket, member, memberId: String((accepted.json.user as { id: string }).id) };
 }

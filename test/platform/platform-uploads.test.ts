@@ -13,16 +13,10 @@ import { startRuntimeServer, type RunningServer } from '../../src/server/runtime
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 import { rawRequest, type RawAnswer } from '../helpers/http-exchange.js';
 import { writeWebFixture } from '../helpers/web-fixture.js';
-import { BrowserLike } from './platform-client.js';
+import { ProxiedBrowsers, signInAdministratorAndMember, type BrowserLike } from './platform-client.js';
 
 let environment: TestEnvironment;
 let server: RunningServer;
-let addressCount = 0;
-
-function newBrowser(): BrowserLike {
-  addressCount++;
-  return new BrowserLike(server.url, { 'x-forwarded-for': `198.51.100.${addressCount}` });
-}
 
 /** Uploads `body` as `name` to a conversation with exactly the headers given. */
 function upload(conversationId: string, name: string, headers: Record<string, string>, body = 'hello'): Promise<RawAnswer> {
@@ -53,15 +47,7 @@ afterAll(async () => {
 });
 
 it('members upload to their projects’ conversations; non-members, read-only and other-project tokens and cookie uploads failing CSRF are refused', async () => {
-  const admin = newBrowser();
-  await admin.state();
-  expect((await admin.post('claim', { email: 'ada@example.com', password: 'correct horse battery' })).status).toBe(200);
-  const adminSocket = await admin.connect();
-  const invitation = await adminSocket.result('users/invite', { email: 'bob@example.com', role: 'member' });
-  const code = /#invitation=([A-Za-z0-9_-]{43})$/.exec(String(invitation.url))?.[1] as string;
-  const bob = newBrowser();
-  await bob.state();
-  const bobId = String(((await bob.post('invitation', { code, password: 'bobs long password' })).json.user as { id: string }).id);
+  const { adminSocket, member: bob, memberId: bobId } = await signInAdministratorAndMember(new ProxiedBrowsers(server.url));
 
   const workspace = { executor: 'local', directory: environment.workDir };
   const mine = (await adminSocket.result('projects/create', { name: 'Mine', workspace })).project as { id: string };

@@ -9,39 +9,29 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RuntimeClient } from '../../src/client/runtime-client.js';
-import type { AnyNotification } from '../../src/protocol/index.js';
 import { CLI_EXECUTABLE } from '../../src/package-info.js';
-import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
-import { createLogger } from '../../src/logger.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import type { TestEnvironment } from '../helpers/environment.js';
+import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 import { TmuxTerminal } from '../helpers/tmux.js';
 import { saveTerminalScreenshot } from '../helpers/terminal-screenshot.js';
 
-let environment: TestEnvironment | undefined;
-let server: RunningServer | undefined;
-let client: RuntimeClient | undefined;
+let harness: InProcessServer | undefined;
 const terminals: TmuxTerminal[] = [];
 
 afterEach(async () => {
   for (const terminal of terminals.splice(0)) await terminal.kill();
-  await client?.close();
-  await server?.stop();
-  await environment?.dispose();
-  client = undefined;
-  server = undefined;
-  environment = undefined;
+  await harness?.stop();
+  harness = undefined;
 });
 
-async function setUp(script: string): Promise<{ environment: TestEnvironment; client: RuntimeClient; events: AnyNotification[] }> {
-  environment = await createTestEnvironment(script);
-  // exec_command asks; the other tools run without asking.
-  writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), 'agents:\n  careful: { default: true, approvals: { default: allow, rules: [{ tool: exec_command, decision: ask }] } }\n');
-  server = await startRuntimeServer({ paths: environment.paths, port: 0, logger: createLogger('silent') });
-  client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'web-test' });
-  const events: AnyNotification[] = [];
-  client.onNotification((event) => events.push(event));
-  return { environment, client, events };
+/** A server with the mock scripted by `script`, and a protocol client named `web-test` (as a web page would be). */
+async function setUp(script: string): Promise<InProcessServer> {
+  harness = await startInProcessServer(script, {
+    clientName: 'web-test',
+    // exec_command asks; the other tools run without asking.
+    beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), 'agents:\n  careful: { default: true, approvals: { default: allow, rules: [{ tool: exec_command, decision: ask }] } }\n'),
+  });
+  return harness;
 }
 
 async function openTui(env: TestEnvironment, args: string[] = [], size = { columns: 100, rows: 30 }, extraEnv: NodeJS.ProcessEnv = { NO_COLOR: '' }): Promise<TmuxTerminal> {
