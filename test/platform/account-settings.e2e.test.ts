@@ -2,7 +2,8 @@
  * The built web UI in platform mode, in Chromium (docs/platform.md): a browser that is not
  * signed in is sent to the sign-in page, signs in with email and password, and in settings sees
  * its sessions, creates a read-only API token (shown once) that then works over the WebSocket
- * and cannot write, and revokes it, which closes the token's connection at once.
+ * and cannot write, and revokes it, which closes the token's connection at once. Its one theme
+ * control applies to this browser and keeps the pick as the user's own setting on the server.
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -69,5 +70,17 @@ describe('account settings in the web UI', { timeout: 60_000 }, () => {
     await expect.poll(() => script.closed?.code).toBe(1008);
     await expect.poll(() => page.getByRole('list', { name: 'API tokens' }).innerText()).toBe('');
     await browser.screenshot(page, 'platform-account-settings');
+  });
+
+  it('has one theme control, which applies to this browser and is kept as a setting of the user', async () => {
+    const theme = page.getByRole('combobox', { name: 'Theme' });
+    expect(await theme.count()).toBe(1);
+    await theme.selectOption('light');
+    await expect.poll(() => page.locator('html').getAttribute('data-theme')).toBe('light');
+    const stored = () => page.evaluate(async () => (await (globalThis as unknown as { openvaala: { client: { request(method: string, params: object): Promise<{ settings: { theme?: string } }> } } }).openvaala.client.request('settings/get', {})).settings.theme);
+    await expect.poll(stored).toBe('light');
+    await theme.selectOption('dark');
+    await expect.poll(stored).toBe('dark');
+    expect(await page.locator('html').getAttribute('data-theme')).toBe('dark');
   });
 });

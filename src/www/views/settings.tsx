@@ -55,6 +55,14 @@ export function Settings() {
     }
   };
 
+  // One theme control: the pick applies to this browser at once and is kept as the user's own
+  // setting on the server (docs/platform.md, "Settings and the model catalog").
+  const pickTheme = (picked: Theme) => {
+    setTheme(picked);
+    setThemeState(picked);
+    app.client.request('settings/update', { changes: { theme: picked } }).catch((failure: unknown) => setError(`The theme applies to this browser only: ${failureMessage(failure)}`));
+  };
+
   const providersFile = record(configuration?.providers);
   const providers = record(providersFile.providers);
   const agents = record(record(configuration?.agents).agents);
@@ -79,7 +87,7 @@ export function Settings() {
         <h3 id="appearance">Appearance and notifications</h3>
         <label>
           Theme
-          <select value={theme} onChange={(event) => (setTheme(event.currentTarget.value as Theme), setThemeState(event.currentTarget.value as Theme))}>
+          <select value={theme} onChange={(event) => pickTheme(event.currentTarget.value as Theme)}>
             <option value="system">System</option>
             <option value="dark">Dark</option>
             <option value="light">Light</option>

@@ -1,7 +1,8 @@
 /**
  * The signed-in user's own settings (`settings/get`, `settings/update`; docs/platform.md,
- * "Settings and the model catalog"): theme, default agent, model and reasoning effort, kept
- * by the server for this user on every device. A section of the settings page.
+ * "Settings and the model catalog"): default agent, model and reasoning effort, kept by the
+ * server for this user on every device. A section of the settings page; the theme setting is
+ * written by the page's one theme control (settings.tsx).
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { UserSettings } from '../../protocol/projects.js';
@@ -9,7 +10,6 @@ import { ModelOptions } from '../components/catalog-options.js';
 import { ErrorText, failureMessage, SavedText } from '../components/feedback.js';
 import { useApp } from '../state/app-state.js';
 import { useStore } from '../state/use-store.js';
-import { setTheme } from './theme.js';
 
 const EFFORTS = ['none', 'minimal', 'low', 'medium', 'high'] as const;
 
@@ -33,7 +33,6 @@ export function UserSettings() {
     try {
       const result = await app.client.request('settings/update', { changes });
       setSettings(result.settings);
-      if (result.settings.theme && result.settings.theme !== 'system') setTheme(result.settings.theme);
       setSaved(true);
     } catch (failure) {
       setError(failureMessage(failure));
@@ -46,15 +45,6 @@ export function UserSettings() {
       <h3 id="my-settings">My settings (on every device)</h3>
       <ErrorText error={error} />
       <SavedText message={saved ? 'Saved' : undefined} />
-      <label>
-        Theme on every device
-        <select value={settings.theme ?? ''} onChange={pick('theme')}>
-          <option value="">(not set)</option>
-          <option value="system">system</option>
-          <option value="light">light</option>
-          <option value="dark">dark</option>
-        </select>
-      </label>
       <label>
         Default agent
         <select value={settings.defaultAgent ?? ''} onChange={pick('defaultAgent')}>
