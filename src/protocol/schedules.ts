@@ -83,12 +83,13 @@ export const ScheduledTaskSchema = z.object({
 export type ScheduledTask = z.infer<typeof ScheduledTaskSchema>;
 
 /**
- * Status of a run: `claimed` (recorded, not yet delivered), `dispatched` (prompt delivered, turn
+ * Status of a run: `queued` (kept by the `queue` overlap policy until the run in progress ends),
+ * `claimed` (recorded, not yet delivered), `dispatched` (prompt delivered, turn
  * running), `retrying` (waiting for a retry), `completed`, `failed` (retries exhausted),
  * `skipped` (overlap), `missed` (server down, `markMissed`), `abandoned` (claim of a process
  * that died before delivering), `interrupted` (the server stopped during its turn).
  */
-export const ScheduleRunStatusSchema = z.enum(['claimed', 'dispatched', 'retrying', 'completed', 'failed', 'skipped', 'missed', 'abandoned', 'interrupted']);
+export const ScheduleRunStatusSchema = z.enum(['queued', 'claimed', 'dispatched', 'retrying', 'completed', 'failed', 'skipped', 'missed', 'abandoned', 'interrupted']);
 /** Status of a run. */
 export type ScheduleRunStatus = z.infer<typeof ScheduleRunStatusSchema>;
 

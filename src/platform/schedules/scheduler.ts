@@ -33,7 +33,7 @@ export class Scheduler {
   private readonly tasks = new Map<string, StoredTask>();
   /** Task id → the run in progress. */
   private readonly active = new Map<string, StoredRun>();
-  /** Task id → the occurrence kept by the `queue` overlap policy. */
+  /** Task id → the occurrence kept by the `queue` overlap policy (also stored, as a `queued` run). */
   private readonly queued = new Map<string, { occurrenceAt: number; trigger: StoredRun['trigger'] }>();
   /** Runs waiting for a retry, by run id. */
   private readonly retrying = new Map<string, StoredRun>();
@@ -60,7 +60,14 @@ export class Scheduler {
   async start(): Promise<void> {
     const now = this.options.clock.now();
     for (const task of await this.options.store.listTasks()) this.tasks.set(task.id, task);
-    for (const run of await this.options.store.listUnfinishedRuns()) await this.reconcileRun(run, now);
+    const waiting: StoredRun[] = [];
+    for (const run of await this.options.store.listUnfinishedRuns()) {
+      if (run.status === 'queued') waiting.push(run);
+      else await this.reconcileRun(run, now);
+    }
+    // After the runs they waited for were reconciled: a queued occurrence waits for a run still
+    // going on (taken over or retrying), or starts now.
+    for (const run of waiting) this.requeue(run);
     for (const task of this.tasks.values()) await this.reconcileMissed(task, now);
     this.arm();
   }
@@ -169,13 +176,17 @@ export class Scheduler {
   private async fire(task: StoredTask, occurrenceAt: number, trigger: StoredRun['trigger']): Promise<StoredRun> {
     const key = runKey(task.id, occurrenceAt, trigger);
     const existing = await this.options.store.getRun(key);
-    // An occurrence with a run record was claimed before: never a second time.
-    if (existing) return existing;
+    // An occurrence with a run record was claimed before: never a second time. A `queued` one
+    // is claimed here once the run it waited for is over.
+    if (existing && !(existing.status === 'queued' && !this.active.has(task.id))) return existing;
     const run: StoredRun = { id: key, taskId: task.id, conversationId: task.conversationId, occurrenceAt, trigger, status: 'claimed', attempts: 0, claimedAt: this.options.clock.now(), claimedBy: this.options.instanceId };
     if (this.active.has(task.id)) {
       if (task.overlap === 'queue' && !this.queued.has(task.id)) {
+        // Stored, so that a restart before the running one ends still runs it (once: its key is claimed).
+        const queued: StoredRun = { ...run, status: 'queued' };
+        await this.options.store.saveRun(queued);
         this.queued.set(task.id, { occurrenceAt, trigger });
-        return run;
+        return queued;
       }
       const skipped: StoredRun = { ...run, status: 'skipped', finishedAt: run.claimedAt, error: 'the previous run of the task was still in progress' };
       await this.options.store.saveRun(skipped);
@@ -239,6 +250,14 @@ export class Scheduler {
     const task = this.tasks.get(taskId);
     this.queued.delete(taskId);
     if (next && task) this.background(() => this.fire(task, next.occurrenceAt, next.trigger));
+  }
+
+  /** A `queued` run left by a previous process: kept behind the task's run in progress, or started. */
+  private requeue(run: StoredRun): void {
+    const task = this.tasks.get(run.taskId);
+    if (!task) return;
+    if (this.active.has(task.id)) this.queued.set(task.id, { occurrenceAt: run.occurrenceAt, trigger: run.trigger });
+    else this.background(() => this.fire(task, run.occurrenceAt, run.trigger));
   }
 
   /** Handles a run left unfinished by a previous process. */

@@ -20,5 +20,5 @@ export interface StoredRun extends ScheduleRun {
 
 /** Is a run finished (no more work will happen for it)? */
 export function isFinalRunStatus(status: ScheduleRun['status']): boolean {
-  return status !== 'claimed' && status !== 'dispatched' && status !== 'retrying';
+  return status !== 'claimed' && status !== 'dispatched' && status !== 'retrying' && status !== 'queued';
 }

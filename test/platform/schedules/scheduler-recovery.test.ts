@@ -122,4 +122,33 @@ describe('runs left by a process that died', () => {
     expect(await second.service.history(stale.id)).toEqual([expect.objectContaining({ status: 'abandoned' })]);
     expect(dispatcher.turns.size).toBe(0);
   });
+
+  it('an occurrence queued behind a running one (overlap queue) is kept across the restart and runs once after it', async () => {
+    const records = new SqliteRecordStorage(':memory:');
+    opened.push(records);
+    const clock = new FakeClock(0);
+    const first = await instance(records, clock, new IdempotentDispatcher(false), 'first');
+    const task = await first.service.create({ conversationId, name: 'minutely', prompt: 'p', schedule: { kind: 'interval', everyMs: MINUTE, startAt: MINUTE }, overlap: 'queue', missed: 'markMissed' });
+    await clock.advanceTo(2.5 * MINUTE, () => first.scheduler.settled());
+    first.scheduler.stop();
+    expect((await first.service.history(task.id)).map((run) => [run.occurrenceAt, run.status])).toEqual([
+      [2 * MINUTE, 'queued'],
+      [MINUTE, 'dispatched'],
+    ]);
+
+    const dispatcher = new IdempotentDispatcher(true);
+    const second = await instance(records, clock, dispatcher, 'second');
+    await second.scheduler.settled();
+    expect((await second.service.history(task.id)).map((run) => [run.occurrenceAt, run.status])).toEqual([
+      [2 * MINUTE, 'completed'],
+      [MINUTE, 'interrupted'],
+    ]);
+    expect(dispatcher.turns.size).toBe(1);
+
+    // A third start finds nothing left to run.
+    second.scheduler.stop();
+    const third = await instance(records, clock, dispatcher, 'third');
+    await third.scheduler.settled();
+    expect(dispatcher.turns.size).toBe(1);
+  });
 });

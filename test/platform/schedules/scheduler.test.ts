@@ -111,6 +111,11 @@ describe('overlap policy', () => {
     const task = await service.create({ conversationId, name: 'every minute', prompt: 'tick', schedule: { kind: 'interval', everyMs: 60_000, startAt: 60_000 }, overlap: 'queue' });
     await advanceTo(180_000);
     expect(dispatcher.deliveries).toHaveLength(1);
+    expect((await service.history(task.id)).map((run) => [run.occurrenceAt, run.status])).toEqual([
+      [180_000, 'skipped'],
+      [120_000, 'queued'],
+      [60_000, 'dispatched'],
+    ]);
     dispatcher.endTurn('turn_1');
     await scheduler.settled();
     expect(dispatcher.deliveries.map((delivery) => delivery.at)).toEqual([60_000, 180_000]);
