@@ -25,8 +25,10 @@ import { foldMetadata, METADATA_STREAM, type ConversationState, type InvalidEntr
 import { MetadataStateCache } from './metadata-state-cache.js';
 import { SqliteConversationSearchIndex } from './sqlite-conversation-search-index.js';
 import { readPreview, type ConversationFilters, type ConversationSort } from './conversation-listing.js';
+import { ConversationExistsError, readConversationStreams, writeImportedConversation, type ConversationImportTarget } from './conversation-import.js';
 import { CONVERSATION_INDEX, ConversationIndexRecords, summarize, type ConversationIndexChange } from './conversation-index-records.js';
 
+export { ConversationExistsError } from './conversation-import.js';
 export { CONVERSATION_INDEX, summarize, type ConversationIndexChange } from './conversation-index-records.js';
 export { METADATA_STREAM, MetadataEntrySchema, foldMetadata, type ConversationState, type InvalidEntryReport, type MetadataEntry } from './metadata-log.js';
 
@@ -44,14 +46,6 @@ const MESSAGE_READ_BATCH = 10_000;
 /** Log path of one conversation. */
 export function conversationPath(conversationId: string): string {
   return `${CONVERSATIONS_PATH}/${conversationId}`;
-}
-
-/** A conversation id that already has logs (`importConversation`). */
-export class ConversationExistsError extends Error {
-  constructor(readonly conversationId: string) {
-    super(`conversation ${conversationId} already exists`);
-    this.name = 'ConversationExistsError';
-  }
 }
 
 /** Options of {@link ConversationStore}. */
@@ -426,11 +420,8 @@ export class ConversationStore {
    * what an export archives (docs/storage.md, "Export and import").
    * @returns undefined when the conversation has no metadata log
    */
-  async readStreams(conversationId: string): Promise<{ stream: string; entries: LogEntry[] }[] | undefined> {
-    const path = conversationPath(conversationId);
-    if ((await this.logs.lastSeq(path, METADATA_STREAM)) === 0) return undefined;
-    const names = (await this.logs.listStreams(path)).sort((left, right) => (left === METADATA_STREAM ? -1 : right === METADATA_STREAM ? 1 : compareKeys(left, right)));
-    return Promise.all(names.map(async (stream) => ({ stream, entries: await this.logs.read(path, stream) })));
+  readStreams(conversationId: string): Promise<{ stream: string; entries: LogEntry[] }[] | undefined> {
+    return readConversationStreams(this.logs, conversationPath(conversationId));
   }
 
   /** True when the id has logs (also a conversation marked deleted whose files are not moved yet) or is staged. */
@@ -439,36 +430,21 @@ export class ConversationStore {
   }
 
   /**
-   * Writes a whole conversation from an archive: the session streams first, then the metadata
-   * stream in one append (until it is written, the directory folds to nothing and is never
-   * listed), then the index record and the search entries. On any failure everything written
-   * is removed again.
+   * Writes a whole conversation from an archive, all or nothing (see {@link writeImportedConversation}).
    * @throws ConversationExistsError when the id has logs already (nothing is written then)
    * @throws Error when the metadata does not fold to this conversation, or a write fails
    */
   async importConversation(conversationId: string, streams: { stream: string; values: unknown[] }[]): Promise<ConversationState> {
-    const path = conversationPath(conversationId);
     if (await this.hasLogs(conversationId)) throw new ConversationExistsError(conversationId);
-    const metadata = streams.find((stream) => stream.stream === METADATA_STREAM);
-    try {
-      for (const { stream, values } of streams) if (stream !== METADATA_STREAM && values.length > 0) await this.logs.append(path, stream, values);
-      await this.logs.append(path, METADATA_STREAM, metadata?.values ?? []);
-      const state = await this.loadConversation(conversationId);
-      if (!state) throw new Error(`the metadata entries of conversation ${conversationId} do not fold to a conversation (no conversation entry, or a deletion)`);
-      this.metadataStates.remember(conversationId, state);
-      await this.records.write(state, 'created');
-      if (this.search) {
-        await this.search.setConversations([{ conversationId, title: state.conversation.title, updatedAt: state.conversation.updatedAt }]);
-        await this.search.addMessages(await this.searchableMessages(conversationId, state.sessions.map((session) => session.id)));
-      }
-      return state;
-    } catch (error) {
-      this.metadataStates.forget(conversationId);
-      await this.logs.deletePath(path).catch(ignore);
-      await this.records.remove(conversationId).catch(ignore);
-      await this.search?.removeConversation(conversationId).catch(ignore);
-      throw error;
-    }
+    const target: ConversationImportTarget = {
+      logs: this.logs,
+      records: this.records,
+      search: this.search,
+      metadataStates: this.metadataStates,
+      loadConversation: (id) => this.loadConversation(id),
+      searchableMessages: (id, sessionIds) => this.searchableMessages(id, sessionIds),
+    };
+    return writeImportedConversation(target, conversationId, conversationPath(conversationId), streams);
   }
 
   /** Ids of every conversation directory in the logs (including deleted-marked ones). */
