@@ -33,7 +33,7 @@ function cookieHeaders(browser: BrowserLike): Record<string, string> {
 
 /** One tus request with exactly these headers (plus `Tus-Resumable`). */
 function tus(method: string, target: string, headers: Record<string, string>, body?: string): Promise<RawAnswer> {
-  const chunk = method === 'PATCH' ? { 'upload-offset': headers['upload-offset'] ?? '0', 'content-type': 'application/offset+octet-stream' } : {};
+  const chunk: Record<string, string> = method === 'PATCH' ? { 'upload-offset': headers['upload-offset'] ?? '0', 'content-type': 'application/offset+octet-stream' } : {};
   return rawRequest(server.url, target, { method, headers: { 'tus-resumable': '1.0.0', ...chunk, ...headers }, ...(body !== undefined ? { body } : {}) });
 }
 

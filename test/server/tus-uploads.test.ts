@@ -7,7 +7,7 @@
  * receives as an image; every request is authenticated; bad metadata is refused naming the key.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { DetailedError, Upload } from 'tus-js-client';
@@ -15,17 +15,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContentPart } from '../../src/protocol/index.js';
 import { rawRequest } from '../helpers/http-exchange.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+import { startSshServer, type TestSshServer } from '../helpers/ssh-server.js';
+import { numberedName } from '../../src/runtime/workspace-attachments.js';
 
 const LIMIT = 300_000;
 /** A PNG signature and a header chunk: recognised as an image by its bytes. */
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('0000000d4948445200000001000000010806000000', 'hex')]);
 
 let harness: InProcessServer;
+let ssh: TestSshServer;
 let conversationId: string;
 
 beforeAll(async () => {
+  ssh = await startSshServer();
   harness = await startInProcessServer('responses:\n  - text: "seen"\n', {
-    beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'server.yaml'), `limits:\n  maxUploadBytes: ${LIMIT}\n`),
+    beforeStart: (environment) => {
+      writeFileSync(path.join(environment.paths.configDir, 'server.yaml'), `limits:\n  maxUploadBytes: ${LIMIT}\n`);
+      const box = `  box: { kind: ssh, host: 127.0.0.1, port: ${ssh.port}, user: ${ssh.user}, identityFile: ${ssh.identityFile}, knownHostsFile: ${ssh.knownHostsFile} }`;
+      writeFileSync(path.join(environment.paths.configDir, 'executors.yaml'), `executors:\n${box}\n`);
+    },
   });
   // The workspace is a git repository with one commit, so `git status` shows any stray file.
   const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: harness.environment.workDir });
@@ -38,6 +46,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await harness?.stop();
+  await ssh?.dispose();
 });
 
 const endpoint = () => `${harness.server.url}/api/v1/uploads/tus`;
@@ -216,5 +225,36 @@ describe('resumable uploads', () => {
     expect(unknown.status).toBe(404);
     const traversal = await rawRequest(harness.server.url, '/api/v1/uploads/tus/..%2f..%2fserver.yaml', { method: 'PATCH', headers: { ...auth(), 'tus-resumable': '1.0.0', 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: 'x' });
     expect(traversal.status).toBe(404);
+    const rebound = await rawRequest(harness.server.url, '/api/v1/uploads/tus', { method: 'POST', headers: { ...auth(), host: 'evil.example', 'tus-resumable': '1.0.0', 'upload-length': '1' } });
+    expect(rebound.status).toBe(421);
+  });
+
+  it('write the workspace copy through the executor: over SSH, and never through a symlink leading out', async () => {
+    const remote = path.join(harness.environment.root, 'remote-work');
+    mkdirSync(remote);
+    const overSsh = (await harness.client.request('conversation/create', { cwd: remote, executor: 'box' })).conversation.id;
+    const uploaded = await tusUpload(Buffer.from('over ssh\n'), { metadata: { conversationId: overSsh, filename: 'notes.txt' } });
+    expect(uploaded.body.workspacePath).toBe('.openvaala/attachments/notes.txt');
+    expect(readFileSync(path.join(remote, '.openvaala', 'attachments', 'notes.txt'), 'utf8')).toBe('over ssh\n');
+    expect(readFileSync(path.join(remote, '.openvaala', 'attachments', '.gitignore'), 'utf8')).toBe('*\n');
+
+    // A workspace whose .openvaala leads outside it: the attachment is stored, the copy is not written.
+    const linked = path.join(harness.environment.root, 'linked-work');
+    const outside = path.join(harness.environment.root, 'outside');
+    mkdirSync(linked);
+    mkdirSync(outside);
+    symlinkSync(outside, path.join(linked, '.openvaala'));
+    const inLinked = (await harness.client.request('conversation/create', { cwd: linked })).conversation.id;
+    const refused = await tusUpload(Buffer.from('stay inside\n'), { metadata: { conversationId: inLinked, filename: 'x.txt' } });
+    expect(refused.body.workspacePath).toBeNull();
+    expect((refused.body as { workspaceError?: string }).workspaceError).toContain('leads outside the workspace');
+    expect(refused.body.attachment).toMatchObject({ name: 'x.txt', size: 12 });
+    expect(readdirSync(outside)).toEqual([]);
+  });
+
+  it('number a taken name before its extension', () => {
+    expect([1, 2, 3].map((attempt) => numberedName('photo.png', attempt))).toEqual(['photo.png', 'photo-2.png', 'photo-3.png']);
+    expect(numberedName('archive.tar.gz', 2)).toBe('archive.tar-2.gz');
+    expect(numberedName('Makefile', 2)).toBe('Makefile-2');
   });
 });
