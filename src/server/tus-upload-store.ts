@@ -187,8 +187,10 @@ export class TusUploadStore extends DataStore {
   }
 
   /**
-   * Removes uploads created more than `maxAgeMs` ago, finished or not (run at start: a client
-   * resumes within minutes or hours, not days).
+   * Removes uploads, finished or not, neither created nor written to in the last `maxAgeMs`
+   * (run at start and then periodically: a client resumes within minutes or hours, not days).
+   * @param maxAgeMs age past which an upload goes, ms
+   * @param now the current time, ms since the epoch
    * @returns how many were removed
    */
   async removeOlderThan(maxAgeMs: number, now = Date.now()): Promise<number> {
@@ -205,7 +207,9 @@ export class TusUploadStore extends DataStore {
       if (!TUS_UPLOAD_ID_PATTERN.test(id) || name === id) continue;
       const info = await this.info(id).catch(() => undefined);
       const created = info ? Date.parse(info.createdAt) : Number.NaN;
-      if (Number.isFinite(created) && now - created <= maxAgeMs) continue;
+      const written = await stat(this.dataFile(id)).then((found) => found.mtimeMs, () => Number.NaN);
+      const lastActive = Math.max(Number.isFinite(created) ? created : 0, Number.isFinite(written) ? written : 0);
+      if (lastActive > 0 && now - lastActive <= maxAgeMs) continue;
       await this.remove(id);
       removed++;
     }

@@ -12,7 +12,7 @@
  * names by `attachmentId`) and a copy in the workspace's `.openvaala/attachments/`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Server, type Upload } from '@tus/server';
+import { ERRORS, Server, type Upload } from '@tus/server';
 import { NotFoundError, type Runtime } from '../runtime/runtime.js';
 import { sanitizeFileName, type AttachmentStore } from '../runtime/attachments.js';
 import { placeInWorkspace } from '../runtime/workspace-attachments.js';
@@ -24,8 +24,10 @@ import { newUploadId, TusUploadStore } from './tus-upload-store.js';
 
 /** Path of the tus endpoint (creation); each upload lives at `<path>/<upload-id>`. */
 export const TUS_UPLOAD_PATH = '/api/v1/uploads/tus';
-/** How long an upload may take to finish before the next start removes it, ms (24 hours). */
+/** How long an upload may stay untouched (neither created nor written to) before it is removed, ms (24 hours). */
 export const TUS_UPLOAD_MAX_AGE_MS = 24 * 60 * 60 * 1000;
+/** How often old uploads are looked for while the server runs, ms (1 hour; also once at start). */
+export const TUS_UPLOAD_SWEEP_MS = 60 * 60 * 1000;
 /** Metadata keys a creation must carry (tus `Upload-Metadata`, values base64). */
 const REQUIRED_METADATA = ['conversationId', 'filename'] as const;
 
@@ -124,16 +126,19 @@ export function createTusUploads(options: TusUploadOptions): TusUploads {
       return { metadata: { ...metadata, conversationId, filename: name } };
     },
     onUploadFinish: async (_request, upload) => finish(upload),
+    // tus's own refusals are plain text: each becomes JSON { error }, the size ones naming the limit.
     onResponseError: (_request, error) => {
       const status = 'status_code' in error ? error.status_code : 500;
-      const body = 'body' in error ? error.body : '';
-      if (status === 413 && !body.startsWith('{')) return refusal(413, overLimit());
-      if (status === 404 && !body.startsWith('{')) return refusal(404, 'no such upload');
-      if (status >= 500 && !body.startsWith('{')) {
+      const body = 'body' in error && typeof error.body === 'string' ? error.body : '';
+      if (body.startsWith('{')) return undefined;
+      if (status >= 500) {
         options.logger.error({ error: error instanceof Error ? error.message : body }, 'a resumable upload failed');
         return refusal(status, 'the upload could not be stored; see the server log');
       }
-      return undefined;
+      if (body === ERRORS.ERR_MAX_SIZE_EXCEEDED.body) return refusal(413, overLimit());
+      if (body === ERRORS.ERR_SIZE_EXCEEDED.body) return refusal(413, `the bytes sent would go past the upload's Upload-Length or the upload limit of ${options.maxBytes()} bytes (server.yaml limits.maxUploadBytes)`);
+      if (status === 404) return refusal(404, 'no such upload');
+      return refusal(status, body.trim());
     },
   };
   // Without a locker tus makes one in memory: enough, as one server process serves the data directory.

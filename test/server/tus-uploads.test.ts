@@ -7,7 +7,7 @@
  * receives as an image; every request is authenticated; bad metadata is refused naming the key.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { DetailedError, Upload } from 'tus-js-client';
@@ -17,6 +17,8 @@ import { rawRequest } from '../helpers/http-exchange.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 import { startSshServer, type TestSshServer } from '../helpers/ssh-server.js';
 import { numberedName } from '../../src/runtime/workspace-attachments.js';
+import { newUploadId, TusUploadStore } from '../../src/server/tus-upload-store.js';
+import { Upload as TusUpload } from '@tus/server';
 
 const LIMIT = 300_000;
 /** A PNG signature and a header chunk: recognised as an image by its bytes. */
@@ -250,6 +252,23 @@ describe('resumable uploads', () => {
     expect((refused.body as { workspaceError?: string }).workspaceError).toContain('leads outside the workspace');
     expect(refused.body.attachment).toMatchObject({ name: 'x.txt', size: 12 });
     expect(readdirSync(outside)).toEqual([]);
+  });
+
+  it('forget uploads left untouched for a day, and data files without a record', async () => {
+    const directory = mkdtempSync(path.join(harness.environment.root, 'sweep-'));
+    const store = new TusUploadStore(directory);
+    const stale = newUploadId();
+    const fresh = newUploadId();
+    for (const id of [stale, fresh]) await store.create(new TusUpload({ id, size: 3, offset: 0, metadata: { conversationId, filename: 'a.txt' } }));
+    const orphan = newUploadId();
+    writeFileSync(path.join(store.directory, orphan), 'x');
+    const day = 24 * 60 * 60 * 1000;
+    const later = Date.now() + day + 60_000;
+    // The fresh one was written to an hour before `later`: it stays.
+    utimesSync(path.join(store.directory, fresh), new Date(later - 3_600_000), new Date(later - 3_600_000));
+    expect(await store.removeOlderThan(day, later)).toBe(1);
+    expect(readdirSync(store.directory).sort()).toEqual([fresh, `${fresh}.json`].sort());
+    expect(await store.info(stale)).toBeUndefined();
   });
 
   it('number a taken name before its extension', () => {
