@@ -227,6 +227,13 @@ describe('resumable uploads', () => {
     expect(unknown.status).toBe(404);
     const traversal = await rawRequest(harness.server.url, '/api/v1/uploads/tus/..%2f..%2fserver.yaml', { method: 'PATCH', headers: { ...auth(), 'tus-resumable': '1.0.0', 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: 'x' });
     expect(traversal.status).toBe(404);
+    // Metadata tus cannot decode, or none at all.
+    const undecodable = await rawRequest(harness.server.url, '/api/v1/uploads/tus', { method: 'POST', headers: { ...auth(), 'tus-resumable': '1.0.0', 'upload-length': '1', 'upload-metadata': 'conversationId !!not-base64!!' } });
+    expect(undecodable.status).toBe(400);
+    // Refused by tus's header check, in its own words (plain text).
+    expect(undecodable.body).toBe('Invalid upload-metadata\n');
+    const without = await rawRequest(harness.server.url, '/api/v1/uploads/tus', { method: 'POST', headers: { ...auth(), 'tus-resumable': '1.0.0', 'upload-length': '1' } });
+    expect(JSON.parse(without.body)).toEqual({ error: 'Upload-Metadata conversationId: missing (send conversationId and filename, base64 encoded)' });
     const rebound = await rawRequest(harness.server.url, '/api/v1/uploads/tus', { method: 'POST', headers: { ...auth(), host: 'evil.example', 'tus-resumable': '1.0.0', 'upload-length': '1' } });
     expect(rebound.status).toBe(421);
   });
