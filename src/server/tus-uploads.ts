@@ -14,7 +14,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ERRORS, Server, type Upload } from '@tus/server';
 import { NotFoundError, type Runtime } from '../runtime/runtime.js';
-import { sanitizeFileName, type AttachmentStore } from '../runtime/attachments.js';
+import { sanitizeFileName, type Attachment, type AttachmentStore } from '../runtime/attachments.js';
 import { placeInWorkspace } from '../runtime/workspace-attachments.js';
 import { mayWrite, type Caller } from '../platform/caller.js';
 import { originAllowed } from './http-server.js';
@@ -108,6 +108,9 @@ export function createTusUploads(options: TusUploadOptions): TusUploads {
       const info = await store.info(uploadId);
       if (!info) throw refusal(404, `upload ${uploadId.slice(0, 100)} does not exist`);
       checkAccess(caller, info.conversationId, `upload ${uploadId}`);
+      // A complete upload whose hand-over failed (its answer was an error) is handed over when
+      // its client comes back to ask the offset, so the HEAD can name the attachment.
+      if (request.method === 'HEAD' && !info.finished && info.size !== undefined && (await store.getUpload(uploadId)).offset === info.size) await finish(uploadId);
     },
     onUploadCreate: async (request, upload) => {
       const caller = callerOf(request);
@@ -125,7 +128,7 @@ export function createTusUploads(options: TusUploadOptions): TusUploads {
       await findConversation(options.runtime, conversationId, options.logger);
       return { metadata: { ...metadata, conversationId, filename: name } };
     },
-    onUploadFinish: async (_request, upload) => finish(upload),
+    onUploadFinish: async (_request, upload: Upload) => answerFinished(await finish(upload.id)),
     // tus's own refusals are plain text: each becomes JSON { error }, the size ones naming the limit.
     onResponseError: (_request, error) => {
       const status = 'status_code' in error ? error.status_code : 500;
@@ -144,12 +147,44 @@ export function createTusUploads(options: TusUploadOptions): TusUploads {
   // Without a locker tus makes one in memory: enough, as one server process serves the data directory.
   const server = new Server(tusOptions);
 
+  /** What the request completing an upload answers. */
+  interface Finished {
+    attachment: Attachment;
+    workspacePath: string | null;
+    workspaceError?: string;
+  }
+  const answerFinished = (finished: Finished) => {
+    const { attachment, workspacePath, workspaceError } = finished;
+    const body = {
+      attachment: { id: attachment.id, name: attachment.name, mediaType: attachment.mediaType, size: attachment.size },
+      contentPart: { type: 'file', path: attachment.path, name: attachment.name, mediaType: attachment.mediaType, attachmentId: attachment.id },
+      workspacePath,
+      ...(workspaceError !== undefined ? { workspaceError } : {}),
+    };
+    return { status_code: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(body) };
+  };
+
+  /** Hand-overs running now, by upload id: a HEAD and the last PATCH never hand one upload over twice. */
+  const finishing = new Map<string, Promise<Finished>>();
+  const finish = (uploadId: string): Promise<Finished> => {
+    const running = finishing.get(uploadId);
+    if (running) return running;
+    const started = handOver(uploadId).finally(() => finishing.delete(uploadId));
+    finishing.set(uploadId, started);
+    return started;
+  };
+
   /** Hands a complete upload to its conversation: an attachment, and a copy in the workspace. */
-  const finish = async (upload: Upload) => {
-    const info = await store.info(upload.id);
-    if (!info) throw refusal(404, `upload ${upload.id} does not exist`);
+  const handOver = async (uploadId: string): Promise<Finished> => {
+    const info = await store.info(uploadId);
+    if (!info) throw refusal(404, `upload ${uploadId} does not exist`);
+    if (info.finished) {
+      const stored = options.attachments.read(info.conversationId, info.finished.attachmentId);
+      if (!stored) throw refusal(404, `upload ${uploadId}: its attachment ${info.finished.attachmentId} no longer exists`);
+      return { attachment: stored.attachment, workspacePath: info.finished.workspacePath };
+    }
     const conversation = await findConversation(options.runtime, info.conversationId, options.logger);
-    const bytes = await store.readData(upload.id);
+    const bytes = await store.readData(uploadId);
     const attachment = options.attachments.save(info.conversationId, info.name, bytes);
     let workspacePath: string | null = null;
     let workspaceError: string | undefined;
@@ -160,14 +195,8 @@ export function createTusUploads(options: TusUploadOptions): TusUploads {
       workspaceError = (error as Error).message;
       options.logger.warn({ conversationId: info.conversationId, error: workspaceError }, 'an upload could not be copied into the workspace');
     }
-    await store.markFinished(upload.id, { attachmentId: attachment.id, workspacePath });
-    const body = {
-      attachment: { id: attachment.id, name: attachment.name, mediaType: attachment.mediaType, size: attachment.size },
-      contentPart: { type: 'file', path: attachment.path, name: attachment.name, mediaType: attachment.mediaType, attachmentId: attachment.id },
-      workspacePath,
-      ...(workspaceError !== undefined ? { workspaceError } : {}),
-    };
-    return { status_code: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(body) };
+    await store.markFinished(uploadId, { attachmentId: attachment.id, workspacePath });
+    return { attachment, workspacePath, ...(workspaceError !== undefined ? { workspaceError } : {}) };
   };
 
   const refuse = (request: IncomingMessage, response: ServerResponse, status: number, message: string) => {

@@ -7,7 +7,7 @@
  * receives as an image; every request is authenticated; bad metadata is refused naming the key.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { DetailedError, Upload } from 'tus-js-client';
@@ -259,6 +259,38 @@ describe('resumable uploads', () => {
     expect((refused.body as { workspaceError?: string }).workspaceError).toContain('leads outside the workspace');
     expect(refused.body.attachment).toMatchObject({ name: 'x.txt', size: 12 });
     expect(readdirSync(outside)).toEqual([]);
+  });
+
+  it('hand a complete upload over when its client comes back, if the first hand-over failed', async () => {
+    const staged = (await harness.client.request('conversation/create', { cwd: harness.environment.workDir })).conversation.id;
+    // A file where the conversation's staging directory would go: storing the attachment fails.
+    const blocker = path.join(harness.environment.paths.dataDir, 'staging', staged);
+    mkdirSync(path.dirname(blocker), { recursive: true });
+    writeFileSync(blocker, 'in the way');
+    let url = '';
+    const failed = refusalOf(await tusUpload(Buffer.from('kept\n'), { metadata: { conversationId: staged, filename: 'kept.txt' }, onUrl: (given) => (url = given) }).catch((error: unknown) => error));
+    expect(failed).toEqual({ status: 500, body: JSON.stringify({ error: 'the upload could not be stored; see the server log' }) });
+    rmSync(blocker);
+    // Resuming finds the upload complete; its HEAD hands it over and names the attachment.
+    const resumed = await new Promise<string>((resolve, reject) => {
+      const upload = new Upload(Buffer.from('kept\n'), {
+        endpoint: endpoint(),
+        uploadUrl: url,
+        headers: auth(),
+        retryDelays: null,
+        storeFingerprintForResuming: false,
+        onSuccess: ({ lastResponse }) => resolve(lastResponse.getHeader('Upload-Metadata') ?? ''),
+        onError: reject,
+      });
+      upload.start();
+    });
+    const attachmentId = /attachmentId ([^,]+)/.exec(resumed)?.[1];
+    expect(attachmentId).toBeDefined();
+    const decoded = Buffer.from(attachmentId as string, 'base64').toString();
+    expect(readdirSync(path.join(harness.environment.paths.dataDir, 'staging', staged))).toEqual([`${decoded}-kept.txt`]);
+    // Asking again hands nothing over twice.
+    expect(await offsetOf(url)).toBe(5);
+    expect(readdirSync(path.join(harness.environment.paths.dataDir, 'staging', staged))).toHaveLength(1);
   });
 
   it('forget uploads left untouched for a day, and data files without a record', async () => {
