@@ -4,7 +4,9 @@
  * kept and ends byte-equal; an upload over the limit is refused at creation before any byte is
  * stored (also with a deferred length); the finished file lands in the workspace's
  * `.openvaala/attachments/` (git-ignored, never overwriting) and as an attachment the model
- * receives as an image; every request is authenticated; bad metadata is refused naming the key.
+ * receives as an image, also over an SSH executor and never through a symlink leading out of the
+ * workspace; every request is authenticated; bad metadata is refused naming the key; a complete
+ * upload whose hand-over failed is handed over when its client resumes; old uploads are swept.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
