@@ -47,7 +47,7 @@ export interface HttpServerOptions {
   onConnection: (webSocket: WebSocket, transport: Duplex, request: IncomingMessage, authenticated: boolean, caller: Caller) => void;
   /** Logs problems no client can be told about. */
   logger: { warn(details: object, message: string): void };
-  /** More HTTP endpoints by exact path (after the Host check; each checks its own token and Origin). */
+  /** More HTTP endpoints by exact path, or by prefix for a key ending with `/` (after the Host check; each checks its own token and Origin). */
   routes?: Record<string, (request: IncomingMessage, response: ServerResponse) => void>;
   /** Handles `/` and every path under `/web/` (the web UI), after the Host and Origin checks. */
   web?: (request: IncomingMessage, response: ServerResponse, pathname: string) => void;
@@ -152,6 +152,16 @@ function refuse(socket: Duplex, status: number, reason: string, message: string)
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
+/**
+ * The route of a path: the one registered for exactly that path, else one whose key ends with `/`
+ * and starts the path (`/api/v1/uploads/tus/` serves `/api/v1/uploads/tus/<id>`).
+ */
+function routeFor<T>(routes: Record<string, T>, pathname: string): T | undefined {
+  if (Object.hasOwn(routes, pathname)) return routes[pathname];
+  const prefix = Object.keys(routes).find((key) => key.endsWith('/') && pathname.startsWith(key) && pathname.length > key.length);
+  return prefix === undefined ? undefined : routes[prefix];
+}
+
 /** The path of a request target, or undefined when it is not one. */
 function pathOf(request: IncomingMessage): string | undefined {
   try {
@@ -246,7 +256,7 @@ export function createHttpServer(options: HttpServerOptions): { server: Server; 
       response.end(JSON.stringify(state === 'ready' ? { status: 'ok', ...(authenticated ? options.health() : {}) } : { status: state }));
       return;
     }
-    const route = pathname !== undefined && options.routes && Object.hasOwn(options.routes, pathname) ? options.routes[pathname] : undefined;
+    const route = pathname !== undefined && options.routes ? routeFor(options.routes, pathname) : undefined;
     if (route) return route(request, response);
     if (options.web && pathname !== undefined && (pathname === '/' || pathname === '/web' || pathname.startsWith('/web/'))) return options.web(request, response, pathname);
     if (pathname === API_PATH) {

@@ -32,6 +32,7 @@ import { ProcessRecords, stopLeftoverProcesses } from './process-records.js';
 import { DEFAULT_CONNECTION_LIMITS, RpcConnection, type ConnectionLimits } from './rpc-connection.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, handleUpload, UPLOAD_PATH, type UploadOptions } from './uploads.js';
 import { AttachmentStore } from '../runtime/attachments.js';
+import { createTusUploads, TUS_UPLOAD_MAX_AGE_MS, TUS_UPLOAD_PATH, TUS_UPLOAD_SWEEP_MS } from './tus-uploads.js';
 import { handleWebRequest, hasWebSession, SIGN_IN_PATH, type WebRouteOptions } from './web/web-routes.js';
 import { sessionCookieName, WEB_SESSIONS_FILE, WebSessions } from './web/web-sessions.js';
 import { Platform } from '../platform/platform.js';
@@ -229,6 +230,17 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       const cookies = platformRoutes.cookies;
       uploads.platform = { ...platformCallers(opened, platformRoutes), access: opened.access, checkCsrf: (request) => checkCsrfToken(request, cookies.csrf) };
     }
+    const tusUploads = createTusUploads({ ...uploads, dataDir: paths.dataDir, logger });
+    const sweepUploads = async () => {
+      const expired = await tusUploads.store.removeOlderThan(TUS_UPLOAD_MAX_AGE_MS);
+      if (expired > 0) logger.info({ uploads: expired }, 'resumable uploads left untouched for a day were removed');
+    };
+    await sweepUploads();
+    const uploadSweep = setInterval(() => {
+      sweepUploads().catch((error: unknown) => logger.warn({ error: (error as Error).message }, 'removing old resumable uploads failed'));
+    }, TUS_UPLOAD_SWEEP_MS);
+    uploadSweep.unref();
+    const handleTusUpload = (request: IncomingMessage, response: ServerResponse) => tusUploads.handle(request, response);
     return {
       runtime,
       health: () => ({ pid: process.pid, version: VERSION, connections: connections.size, sendBufferBytes: [...connections].reduce((total, connection) => total + connection.bufferedBytes, 0), sendBuffers: [...connections].map((connection) => connection.sendBuffer), pendingServerRequests: [...connections].reduce((total, connection) => total + connection.pendingServerRequests, 0) }),
@@ -240,11 +252,12 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
         connections.add(connection);
         socket.on('close', () => connections.delete(connection));
       },
-      routes: { [UPLOAD_PATH]: (request, response) => handleUpload(request, response, uploads) },
+      routes: { [UPLOAD_PATH]: (request, response) => handleUpload(request, response, uploads), [TUS_UPLOAD_PATH]: handleTusUpload, [`${TUS_UPLOAD_PATH}/`]: handleTusUpload },
       web: (request, response, pathname) => handleWebRequest(request, response, pathname, web),
       hasSession,
       signInLink,
       shutdown: async () => {
+        clearInterval(uploadSweep);
         stopWatchingAccess();
         config.close();
         await runtime.shutdown();

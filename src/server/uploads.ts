@@ -107,10 +107,11 @@ export function handleUpload(request: IncomingMessage, response: ServerResponse,
  * Who an upload acts as, as the WebSocket upgrade decides it: the server token is the local
  * owner; in platform mode another token may be an API token; without a token, a platform session
  * cookie (which must then pass the CSRF rule), then a local web UI session cookie.
+ * Shared by the resumable upload endpoint (`tus-uploads.ts`), which checks every request this way.
  * @returns the caller, or why there is none
  * @throws HttpRefusal 403 when a platform session cookie fails the CSRF rule
  */
-async function uploadCaller(request: IncomingMessage, options: UploadOptions): Promise<Caller | 'missing' | 'wrong'> {
+export async function uploadCaller(request: IncomingMessage, options: Pick<UploadOptions, 'token' | 'hasSession' | 'platform'>): Promise<Caller | 'missing' | 'wrong'> {
   const token = presentedToken(request);
   if (token !== undefined) {
     if (sameSecret(token, options.token)) return LOCAL_OWNER;
