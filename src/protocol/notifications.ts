@@ -24,7 +24,11 @@ const base64url = (what: string, bytes: number) =>
  */
 export const BrowserPushSubscriptionSchema = z.strictObject({
   /** The push service address (https; the server may also allow http on loopback addresses for local testing). */
-  endpoint: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(PUSH_ENDPOINT_MAX_CHARS),
+  endpoint: z
+    .string()
+    .max(PUSH_ENDPOINT_MAX_CHARS)
+    // A plain pattern (no `format`), so the exported JSON Schema stays within what every validator knows.
+    .regex(/^https?:\/\/[^\s/?#]+[^\s]*$/, 'must be an http(s) URL'),
   /** When the browser says the subscription ends, ms since the epoch (null: never). */
   expirationTime: z.number().int().nonnegative().nullable().optional(),
   keys: z.strictObject({

@@ -28,7 +28,12 @@ export function isLoopbackHost(hostname: string): boolean {
  * @throws RpcError invalidParams naming `params.subscription.endpoint`
  */
 function checkEndpoint(endpoint: string, allowLoopback: boolean): void {
-  const url = new URL(endpoint);
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw new RpcError(ErrorCodes.invalidParams, 'notifications/subscribe: params.subscription.endpoint: not a valid URL');
+  }
   if (url.username || url.password) throw new RpcError(ErrorCodes.invalidParams, 'notifications/subscribe: params.subscription.endpoint: must not carry a user name or password');
   if (url.protocol === 'https:') return;
   if (!isLoopbackHost(url.hostname)) throw new RpcError(ErrorCodes.invalidParams, `notifications/subscribe: params.subscription.endpoint: must be an https URL (got ${url.protocol}//${url.host})`);
