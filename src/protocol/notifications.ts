@@ -34,8 +34,9 @@ export const BrowserPushSubscriptionSchema = z.strictObject({
   keys: z.strictObject({
     /** The browser's P-256 public key, uncompressed point (65 bytes). */
     p256dh: base64url('an uncompressed P-256 public key', 65)
-      // 0x04 (uncompressed) as the first byte makes the first character `B`.
-      .refine((value) => value.startsWith('B'), { message: 'must be an uncompressed P-256 point (first byte 0x04)' }),
+      // A first byte 0x04 (uncompressed): the first character holds its high 6 bits (000001, `B`),
+      // the second its low 2 bits (00) and 4 more (values 0–15, `A`–`P`).
+      .refine((value) => /^B[A-P]/.test(value), { message: 'must be an uncompressed P-256 point (first byte 0x04)' }),
     /** The authentication secret (16 bytes). */
     auth: base64url('the 16-byte authentication secret', 16),
   }),

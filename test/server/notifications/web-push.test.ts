@@ -13,11 +13,16 @@ import { PushPayloadSchema, type PushPayload } from '../../../src/protocol/index
 import { approvalPolicyYaml } from '../../helpers/approval-policy.js';
 import { startInProcessServer, type InProcessServer } from '../../helpers/in-process-server.js';
 import { startPushService, type PushService } from '../../helpers/push-service.js';
+import { createTestEnvironment } from '../../helpers/environment.js';
+import { startPlatformServer, type PlatformHarness } from '../../platform/two-users.js';
 
 let harness: InProcessServer | undefined;
 let pushService: PushService | undefined;
+let platform: PlatformHarness | undefined;
 afterEach(async () => {
   await harness?.stop();
+  await platform?.stop();
+  platform = undefined;
   await pushService?.close();
   harness = undefined;
   pushService = undefined;
@@ -123,6 +128,36 @@ responses:
       expect((await harness.client.request('notifications/list', {})).subscriptions).toEqual([]);
     } finally {
       await other.close();
+    }
+  });
+
+  it('in platform mode only people who may read the conversation are notified', async () => {
+    pushService = await startPushService();
+    const push = pushService;
+    const environment = await createTestEnvironment('responses:\n  - text: "Project A is done."\n');
+    writeFileSync(path.join(environment.paths.configDir, 'server.yaml'), SERVER_YAML);
+    platform = await startPlatformServer('', { environment, platform: true });
+    try {
+      const users = platform.server.platform.users;
+      const alice = await users.create({ email: 'alice@example.org', role: 'member' });
+      const bob = await users.create({ email: 'bob@example.org', role: 'member' });
+      const owner = await platform.connect();
+      const aliceClient = await platform.connect(alice.id);
+      const bobClient = await platform.connect(bob.id);
+      const { project } = await owner.client.request('projects/create', { name: 'Project A', workspace: { executor: 'local', directory: platform.directory('a') } });
+      await owner.client.request('projects/members/add', { projectId: project.id, userId: alice.id });
+      await aliceClient.client.request('notifications/subscribe', { subscription: push.subscribe('alice') });
+      await bobClient.client.request('notifications/subscribe', { subscription: push.subscribe('bob') });
+      const { conversation } = await aliceClient.client.request('conversation/create', { projectId: project.id });
+      await aliceClient.client.request('session/input', { conversationId: conversation.id, input: 'finish project A' });
+      await expect.poll(() => push.received.map((message) => message.subscription), { timeout: 20_000 }).toEqual(['alice']);
+      // Stopping the server waits for deliveries in progress: bob, outside the project, got nothing.
+      await platform.stop();
+      platform = undefined;
+      expect(push.received.map((message) => message.subscription)).toEqual(['alice']);
+      expect(push.rejected).toEqual([]);
+    } finally {
+      await environment.dispose();
     }
   });
 });
