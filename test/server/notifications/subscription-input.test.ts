@@ -106,4 +106,16 @@ describe('notifications in platform mode', () => {
     expect((await refusal(readOnly.client.request('notifications/subscribe', { subscription: GOOD }))).message).toMatch(/notifications\/subscribe: this API token is read-only/);
     expect((await readOnly.client.request('notifications/publicKey', {})).publicKey).toMatch(/^B[A-Za-z0-9_-]{86}$/);
   });
+
+  it('removing a user removes their subscriptions', async () => {
+    platform = await startPlatformServer('responses: []\n', { platform: true });
+    const store = platform.server.platform;
+    await store.users.create({ email: 'admin@example.org', role: 'admin' });
+    const carol = await store.users.create({ email: 'carol@example.org', role: 'member' });
+    const connection = await platform.connect(carol.id);
+    await connection.client.request('notifications/subscribe', { subscription: GOOD });
+    expect(await store.pushSubscriptions.listOwner(carol.id)).toHaveLength(1);
+    await store.removeUser(carol.id);
+    expect(await store.pushSubscriptions.listOwner(carol.id)).toEqual([]);
+  });
 });
