@@ -60,8 +60,11 @@ export class NotificationService {
 
   /** Handles one event of an open conversation: starts its deliveries, returns at once. */
   observe(conversation: LiveConversation, event: AnyNotification): void {
-    const payload = this.events.payloadOf(conversation, event);
-    if (!payload) return;
+    const found = this.events.payloadOf(conversation, event);
+    if (!found) return;
+    // Pushes and webhooks leave the server: project secrets' values never go with them.
+    const redactor = this.options.platform.redactor;
+    const payload = redactor.active ? { ...found, title: redactor.redactText(found.title), text: redactor.redactText(found.text) } : found;
     this.track(this.deliver(payload));
   }
 

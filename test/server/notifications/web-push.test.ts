@@ -131,10 +131,10 @@ responses:
     }
   });
 
-  it('in platform mode only people who may read the conversation are notified', async () => {
+  it('in platform mode only people who may read the conversation are notified, and project secrets never leave in a payload', async () => {
     pushService = await startPushService();
     const push = pushService;
-    const environment = await createTestEnvironment('responses:\n  - text: "Project A is done."\n');
+    const environment = await createTestEnvironment('responses:\n  - text: "Project A is done with tok-8f3k2m9q7x."\n');
     writeFileSync(path.join(environment.paths.configDir, 'server.yaml'), SERVER_YAML);
     platform = await startPlatformServer('', { environment, platform: true });
     try {
@@ -146,11 +146,13 @@ responses:
       const bobClient = await platform.connect(bob.id);
       const { project } = await owner.client.request('projects/create', { name: 'Project A', workspace: { executor: 'local', directory: platform.directory('a') } });
       await owner.client.request('projects/members/add', { projectId: project.id, userId: alice.id });
+      await owner.client.request('projects/secrets/set', { projectId: project.id, name: 'DEPLOY_TOKEN', value: 'tok-8f3k2m9q7x' });
       await aliceClient.client.request('notifications/subscribe', { subscription: push.subscribe('alice') });
       await bobClient.client.request('notifications/subscribe', { subscription: push.subscribe('bob') });
       const { conversation } = await aliceClient.client.request('conversation/create', { projectId: project.id });
       await aliceClient.client.request('session/input', { conversationId: conversation.id, input: 'finish project A' });
       await expect.poll(() => push.received.map((message) => message.subscription), { timeout: 20_000 }).toEqual(['alice']);
+      expect(payloads(push)[0]?.text).toBe('Project A is done with ***.');
       // Stopping the server waits for deliveries in progress: bob, outside the project, got nothing.
       await platform.stop();
       platform = undefined;
