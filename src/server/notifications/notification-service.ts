@@ -56,6 +56,11 @@ export class NotificationService {
   constructor(private readonly options: NotificationServiceOptions) {
     options.runtime.eventObservers.push(this.observer);
     options.runtime.conversationDeletionHooks.push(async (conversationId) => this.events.forget(conversationId));
+    // Said at the start rather than only at the first event, which may come much later.
+    for (const webhook of options.settings().webhooks) {
+      const variable = webhook.secret.slice('env:'.length);
+      if (!process.env[variable]) options.logger.warn({ webhook: new URL(webhook.url).origin, variable }, `webhook secret's environment variable ${variable} is not set: its events will not be sent`);
+    }
   }
 
   /** Handles one event of an open conversation: starts its deliveries, returns at once. */
