@@ -112,6 +112,15 @@ responses:
     expect(push.rejected).toEqual([]);
   });
 
+  it('a failed turn is pushed with its error', async () => {
+    const { harness, push } = await start('responses:\n  - error: { status: 400, message: "the prompt is too long" }\n');
+    await harness.client.request('notifications/subscribe', { subscription: push.subscribe('laptop') });
+    const { conversation } = await harness.client.request('conversation/create', { cwd: harness.environment.workDir });
+    await harness.client.request('session/input', { conversationId: conversation.id, input: 'a very long prompt' });
+    await expect.poll(() => payloads(push).map((payload) => payload.kind), { timeout: 20_000 }).toEqual(['turn_failed']);
+    expect(payloads(push)[0]?.text).toMatch(/^The turn failed: .*the prompt is too long/);
+  });
+
   it('subscriptions are the caller\'s own: another connection of the same owner lists and removes them, by id or endpoint', async () => {
     const { harness, push } = await start('responses: []\n');
     const other = await RuntimeClient.connect({ url: harness.server.url, token: harness.server.token, clientName: 'other' });
