@@ -49,7 +49,8 @@ function retryable(status: number): boolean {
  * Delivers `body` to a webhook: up to `maxAttempts` attempts, waiting `initialDelayMs` doubled
  * after each failed one (at most 60 s). Never throws.
  * @param secret the HMAC key (the value of the webhook's `env:NAME`)
- * @param clock seconds since the epoch of each attempt (tests)
+ * @param options `sleep` waits between attempts, `now` gives the time of each attempt in ms since the epoch (both for tests; default a timer and `Date.now`)
+ * @returns whether it was delivered, the attempts made, the last status and error
  */
 export async function deliverWebhook(webhook: WebhookSettings, secret: string, body: string, options: { sleep?: Sleep; now?: () => number } = {}): Promise<WebhookResult> {
   const deliveryId = randomUUID();

@@ -5,7 +5,7 @@
  * the webhook `server.yaml` names, with its secret read from `env:NAME`.
  */
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -111,6 +111,32 @@ describe('webhook delivery', () => {
       expect(other.requests).toEqual([]);
     } finally {
       await other.close();
+    }
+  });
+});
+
+describe('webhooks and turns', () => {
+  it('a webhook that never answers holds no turn up', async () => {
+    // Takes each request and never answers it.
+    const pending: ServerResponse[] = [];
+    const silent = createServer((_request, response) => void pending.push(response));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      process.env.OPENVAALA_TEST_WEBHOOK_SECRET = SECRET;
+      const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/hook`;
+      const serverYaml = `notifications:\n  webhooks:\n    - { url: "${url}", secret: env:OPENVAALA_TEST_WEBHOOK_SECRET, timeoutMs: 60000 }\n`;
+      harness = await startInProcessServer('responses:\n  - text: "one"\n  - text: "two"\n', { beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'server.yaml'), serverYaml) });
+      const conversationId = await harness.conversation();
+      await harness.client.request('session/input', { conversationId, input: 'first' });
+      await harness.turnsCompleted(1);
+      await expect.poll(() => pending.length, { timeout: 10_000 }).toBe(1);
+      // The first delivery still waits for its answer; the next turn runs and ends all the same.
+      await harness.client.request('session/input', { conversationId, input: 'second' });
+      expect((await harness.turnsCompleted(2, 10_000)).map((turn) => turn.status)).toEqual(['completed', 'completed']);
+    } finally {
+      for (const response of pending) response.destroy();
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
   });
 });
