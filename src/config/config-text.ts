@@ -105,7 +105,7 @@ export const VALUE_TEXT_RULES: Record<string, ValueTextRules> = {
   'mcp.yaml': { verbatim: [], envReferences: ['servers.*.env.*', 'servers.*.headers.*'] },
   'hooks.yaml': { verbatim: ['hooks.*.*.command', 'hooks.*.*.matcher'], envReferences: [] },
   'executors.yaml': { verbatim: ['executors.*.files.*'], envReferences: [] },
-  'server.yaml': { verbatim: [], envReferences: [] },
+  'server.yaml': { verbatim: [], envReferences: ['notifications.webhooks.*.secret'] },
   'storage.yaml': { verbatim: [], envReferences: ['postgres.connectionString'] },
 };
 

@@ -10,10 +10,12 @@
  *   retry: { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30000 }
  *   subagents: { maxDepth: 1, maxOpenPerSession: 6 }
  * platform: { enabled: true }   # see platform-settings.ts
+ * notifications: { webhooks: [] }   # see notification-settings.ts
  * ```
  */
 import { z } from 'zod';
 import { DEFAULT_PLATFORM_SETTINGS, PlatformSettingsSchema } from './platform-settings.js';
+import { DEFAULT_NOTIFICATION_SETTINGS, NotificationSettingsSchema } from './notification-settings.js';
 
 /** The whole `server.yaml`. */
 export const ServerSettingsSchema = z.strictObject({
@@ -51,6 +53,8 @@ export const ServerSettingsSchema = z.strictObject({
     .default({}),
   /** Platform mode: users, sign-in, roles (see `platform-settings.ts`, docs/platform.md). */
   platform: PlatformSettingsSchema.default(DEFAULT_PLATFORM_SETTINGS),
+  /** Web Push and webhooks (see `notification-settings.ts`, docs/notifications.md). */
+  notifications: NotificationSettingsSchema.default(DEFAULT_NOTIFICATION_SETTINGS),
 });
 /** The whole `server.yaml`. */
 export type ServerSettings = z.infer<typeof ServerSettingsSchema>;

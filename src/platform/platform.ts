@@ -21,6 +21,7 @@ import { SecretCipher } from './secrets/secret-cipher.js';
 import { SecretRedactor } from './secrets/secret-redactor.js';
 import { SecretStore } from './secrets/secret-store.js';
 import { UserStateStore } from './settings/user-state.js';
+import { PushSubscriptionStore } from './notifications/push-subscriptions.js';
 import { ApiTokens } from './sign-in/api-tokens.js';
 import { TrustedProxies } from './sign-in/client-address.js';
 import { PairingCodes } from './sign-in/pairing.js';
@@ -61,6 +62,7 @@ interface ProjectParts {
   secrets: SecretStore;
   redactor: SecretRedactor;
   userState: UserStateStore;
+  pushSubscriptions: PushSubscriptionStore;
 }
 
 /** The platform's stores and rules: identity and projects over one database connection. */
@@ -81,6 +83,8 @@ export class Platform {
   readonly secrets: SecretStore;
   readonly redactor: SecretRedactor;
   readonly userState: UserStateStore;
+  /** Browsers' Web Push subscriptions and the server's VAPID keys (docs/notifications.md). */
+  readonly pushSubscriptions: PushSubscriptionStore;
   private readonly accessListeners = new Set<(ended: AccessEnded) => void>();
   private readonly userRemovedListeners = new Set<(userId: string) => Promise<void> | void>();
 
@@ -107,6 +111,7 @@ export class Platform {
     this.secrets = parts.secrets;
     this.redactor = parts.redactor;
     this.userState = parts.userState;
+    this.pushSubscriptions = parts.pushSubscriptions;
     // A removed user's memberships, settings and read markers go with them.
     this.onUserRemoved(async (userId) => {
       await this.removeUserProjectData(userId);
@@ -125,7 +130,7 @@ export class Platform {
       const projects = await ProjectStore.open(database.records);
       const redactor = new SecretRedactor();
       const secrets = await SecretStore.open(database.records, SecretCipher.open(dataDir), redactor);
-      return new Platform(dataDir, database, settings, signInEnabled, { projects, secrets, redactor, userState: UserStateStore.open(database.records) });
+      return new Platform(dataDir, database, settings, signInEnabled, { projects, secrets, redactor, userState: UserStateStore.open(database.records), pushSubscriptions: PushSubscriptionStore.open(database.records) });
     } catch (error) {
       await database.close();
       throw error;
@@ -202,13 +207,14 @@ export class Platform {
 
   /**
    * What removing a user takes from the projects part: their memberships of every project
-   * (their connections lose access to those projects at once) and their settings and read
-   * markers. Run by {@link removeUser}; sessions and tokens are the identity part's.
+   * (their connections lose access to those projects at once), their settings and read
+   * markers, and their push subscriptions. Run by {@link removeUser}; sessions and tokens are the identity part's.
    * @returns the ids of the projects they were a member of
    */
   async removeUserProjectData(userId: string): Promise<string[]> {
     const projects = await this.projects.removeMemberships(userId);
     await this.userState.forgetUser(userId);
+    await this.pushSubscriptions.forgetOwner(userId);
     return projects;
   }
 

@@ -16,6 +16,7 @@ export * from './conversation-context.js';
 export * from './workspace.js';
 export * from './workspace-git.js';
 export * from './schedules.js';
+export * from './notifications.js';
 export * from './worktrees.js';
 export * from './transport.js';
 export * from './codex-ids.js';

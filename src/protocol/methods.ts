@@ -26,6 +26,7 @@ import { clientFileMethods, clientFileServerRequests } from './client-files.js';
 import { clientCommandMethods, clientCommandServerRequests } from './client-commands.js';
 import { platformIdentityMethods } from './platform-identity.js';
 import { scheduleMethods } from './schedules.js';
+import { notificationMethods } from './notifications.js';
 
 export { PROTOCOL_VERSION } from './version.js';
 
@@ -198,6 +199,7 @@ export const methods = {
   ...workspaceMethods,
   ...workspaceGitMethods,
   ...scheduleMethods,
+  ...notificationMethods,
   ...worktreeMethods,
   ...userInputMethods,
   ...clientFileMethods,

@@ -334,6 +334,13 @@ export class LiveConversation {
   /** Sends an event to every subscriber. */
   publish(event: AnyNotification): void {
     this.bus.publish(event);
+    for (const observer of this.runtime.eventObservers) {
+      try {
+        observer(this, event);
+      } catch (error) {
+        this.runtime.logger?.warn({ conversationId: this.id, method: event.method, error: error instanceof Error ? error.message : String(error) }, 'an event observer threw');
+      }
+    }
   }
 
   /** Number of attached subscribers. */

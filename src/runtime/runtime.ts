@@ -20,7 +20,7 @@ import type { AttachmentStore } from './attachments.js';
 import type { ScheduleService } from '../platform/schedules/schedule-service.js';
 import { newId } from '../ids.js';
 import type { ModelRegistry } from '../models/model-registry.js';
-import type { Conversation, Item, Session, WorkLocationEntry } from '../protocol/index.js';
+import type { AnyNotification, Conversation, Item, Session, WorkLocationEntry } from '../protocol/index.js';
 import { DEFAULT_TOOL_OUTPUT_LIMIT_BYTES, type Tool } from '../tools/tool.js';
 import { LiveConversation } from './conversation.js';
 import { ConversationListFeed } from './conversation-list-feed.js';
@@ -105,6 +105,12 @@ export class Runtime {
    * a failing one is logged and the others still run.
    */
   readonly conversationDeletionHooks: ((conversationId: string) => Promise<void>)[] = [];
+  /**
+   * Told, synchronously and in order, every event any open conversation publishes (e.g. the
+   * server's notifications). Unlike subscribers they keep no conversation open. One that throws
+   * is logged and the others still run; it must not block (start async work and return).
+   */
+  readonly eventObservers: ((conversation: LiveConversation, event: AnyNotification) => void)[] = [];
   /** Replaced as a whole by `reconfigure`; a running turn keeps the model it resolved at its start. */
   models: ModelRegistry;
   readonly tools: Tool[];

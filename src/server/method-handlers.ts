@@ -31,6 +31,7 @@ import { createPlatformIdentityHandlers } from './handlers/platform-identity.js'
 import { createProjectHandlers } from './handlers/projects.js';
 import { listForCaller } from './handlers/project-conversations.js';
 import { createScheduleHandlers } from './handlers/schedules.js';
+import { createNotificationHandlers } from './handlers/notifications.js';
 import { createWorktreeHandlers, worktreeRpcError } from './handlers/worktrees.js';
 import { WorktreeError } from '../runtime/worktree-git.js';
 
@@ -95,6 +96,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     ...createWorkspaceHandlers(connection),
     ...createWorkspaceGitHandlers(connection),
     ...createScheduleHandlers(connection),
+    ...createNotificationHandlers(connection),
     ...createWorktreeHandlers(connection),
     ...createUserInputHandlers(connection),
     ...createClientFileHandlers(connection),

@@ -230,6 +230,11 @@ export class RpcConnection {
     return controller.signal;
   }
 
+  /** Whether the connection is open and subscribed to a conversation (`conversation/subscribe`). */
+  isSubscribed(conversationId: string): boolean {
+    return !this.closed && this.subscriptions.has(conversationId);
+  }
+
   /** Ends a subscription if `signal` is still the current one (e.g. its conversation was not found). */
   endSubscription(conversationId: string, signal?: AbortSignal): void {
     const current = this.subscriptions.get(conversationId);

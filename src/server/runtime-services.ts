@@ -42,6 +42,8 @@ import type { Caller } from '../platform/caller.js';
 import { platformCookieNames, type PlatformRouteOptions } from './web/platform-routes.js';
 import { checkCsrfToken } from './web/platform-http.js';
 import { connectProjectsToRuntime, platformCallers, watchPlatformAccess } from './platform-services.js';
+import { NotificationService } from './notifications/notification-service.js';
+import { stateOwner } from '../platform/settings/user-state.js';
 
 /**
  * The storage `storage.yaml` selects, with its `env:NAME` connection string read now.
@@ -212,6 +214,14 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       for (const connection of connections) connection.notify({ method: 'config/updated', params: status });
     });
     config.watch();
+    // A person is watching a conversation when a connection acting as them is subscribed to it.
+    const notifications = new NotificationService({
+      runtime,
+      platform: opened,
+      settings: () => config.current.server.notifications,
+      watching: (owner, conversationId) => [...connections].some((connection) => stateOwner(connection.caller) === owner && connection.isSubscribed(conversationId)),
+      logger,
+    });
     const connectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
     runtime.attachments = attachments;
     const sessions = new WebSessions(Date.now, path.join(paths.dataDir, WEB_SESSIONS_FILE));
@@ -262,6 +272,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
         config.close();
         await runtime.shutdown();
         await schedules.close();
+        await notifications.close();
       },
       closeStorage,
     };

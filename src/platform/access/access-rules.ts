@@ -131,6 +131,11 @@ export const METHOD_RULES: Record<MethodName, MethodRule> = {
   'schedules/pause': write('task-conversation'),
   'schedules/resume': write('task-conversation'),
   'schedules/history': read('task-conversation'),
+  // A caller's own push subscriptions: the handlers act on the caller's subscriptions only.
+  'notifications/publicKey': read('open'),
+  'notifications/subscribe': write('open'),
+  'notifications/list': read('open'),
+  'notifications/unsubscribe': write('open'),
 };
 
 /**

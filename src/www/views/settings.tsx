@@ -13,6 +13,7 @@ import { failureMessage } from '../components/feedback.js';
 import { useApp } from '../state/app-state.js';
 import { AccountSettings } from './account-settings.js';
 import { UserSettings } from './user-settings.js';
+import { PushNotificationsToggle } from './push-notifications.js';
 import { setTheme, storedTheme, type Theme } from './theme.js';
 
 type ConfigFile = 'providers' | 'agents' | 'mcp' | 'hooks' | 'executors' | 'server';
@@ -96,6 +97,7 @@ export function Settings() {
         <button type="button" class="secondary" onClick={askNotificationPermission}>
           Allow notifications when a turn ends or needs approval
         </button>
+        <PushNotificationsToggle />
       </section>
       {!configuration ? (
         <p class="muted">Loading configuration…</p>
