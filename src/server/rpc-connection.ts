@@ -78,6 +78,21 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
 
 let connectionCount = 0;
 
+/**
+ * Sends requests for conversations another server of a cluster owns to that server
+ * (docs/deployment.md, "Several servers on PostgreSQL"; `cluster/conversation-router.ts`).
+ */
+export interface RequestRouting {
+  /**
+   * Where a request goes, after its access check: `forwarded: false` to serve it here, or the
+   * owner's result. Synchronous when it is served here, so requests keep their order.
+   * @throws RpcError as the owner answered, or when the owner cannot be reached
+   */
+  route(connection: RpcConnection, method: string, params: unknown): { forwarded: false } | { forwarded: true; result: unknown } | Promise<{ forwarded: false } | { forwarded: true; result: unknown }>;
+  /** Called once this server has created a conversation (it owns it). */
+  created(conversationId: string): Promise<void>;
+}
+
 /** State of one connected client, used by the method handlers. */
 export class RpcConnection {
   private initialized = false;
@@ -104,6 +119,8 @@ export class RpcConnection {
   private readonly disposers = new Set<() => void>();
   /** The streams of items in progress this client receives, redacted across their deltas. */
   private streamRedaction: StreamRedaction | undefined;
+  /** Cluster mode: forwards requests for conversations owned by other servers (undefined: every request is served here). */
+  routing: RequestRouting | undefined;
   /** What the connection holds open per conversation besides subscriptions (terminals): closed when its access goes. */
   private readonly conversationHolds = new Map<() => void, string>();
 
@@ -418,7 +435,13 @@ export class RpcConnection {
     // Synchronous but for a task named by id, so requests keep their order (see `checkRequest`).
     const checking = this.platform?.access.checkRequest(this.caller, method, parsed);
     if (checking) await checking;
-    return this.invoke(method, parsed, request);
+    if (!this.routing) return this.invoke(method, parsed, request);
+    const routed = this.routing.route(this, method, parsed);
+    const outcome = routed instanceof Promise ? await routed : routed;
+    if (outcome.forwarded) return outcome.result;
+    const result = await this.invoke(method, parsed, request);
+    if (method === 'conversation/create') await this.routing.created((result as MethodResult<'conversation/create'>).conversation.id);
+    return result;
   }
 
   private invoke<M extends MethodName>(method: M, params: MethodParams<M>, request: RequestContext): Promise<MethodResult<M>> {
