@@ -89,8 +89,6 @@ export interface RequestRouting {
    * @throws RpcError as the owner answered, or when the owner cannot be reached
    */
   route(connection: RpcConnection, method: string, params: unknown): { forwarded: false } | { forwarded: true; result: unknown } | Promise<{ forwarded: false } | { forwarded: true; result: unknown }>;
-  /** Called once this server has created a conversation (it owns it). */
-  created(conversationId: string): Promise<void>;
 }
 
 /** State of one connected client, used by the method handlers. */
@@ -438,10 +436,7 @@ export class RpcConnection {
     if (!this.routing) return this.invoke(method, parsed, request);
     const routed = this.routing.route(this, method, parsed);
     const outcome = routed instanceof Promise ? await routed : routed;
-    if (outcome.forwarded) return outcome.result;
-    const result = await this.invoke(method, parsed, request);
-    if (method === 'conversation/create') await this.routing.created((result as MethodResult<'conversation/create'>).conversation.id);
-    return result;
+    return outcome.forwarded ? outcome.result : this.invoke(method, parsed, request);
   }
 
   private invoke<M extends MethodName>(method: M, params: MethodParams<M>, request: RequestContext): Promise<MethodResult<M>> {

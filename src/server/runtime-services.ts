@@ -213,6 +213,8 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       tools: environmentTools(),
       ...(options.prices ? { prices: options.prices } : {}),
     });
+    // Every conversation this server opens or creates is claimed first (schedules and imports too).
+    if (cluster) runtime.ownership = cluster.ownership;
     applyConfiguration(runtime, configuration, targets, configuration, await loadPluginSet(paths.configDir, configuration.plugins));
     connectProjectsToRuntime(opened, runtime, processRecords, options.discoverModels ?? opened.signInEnabled);
     const schedules = await startSchedules(paths.dataDir, runtime, logger);

@@ -202,6 +202,11 @@ it('refuses a wrong cluster secret, and an unreachable owner gives a clear error
   const onMisconfigured = await connect(misconfigured, 'misconfigured');
   await expect(onMisconfigured.client.request('conversation/get', { conversationId: conversation.id })).rejects.toThrow(/owned by another server of the cluster, which cannot be reached: .*refused the cluster secret \(401\)/);
 
+  // Asking for a conversation that does not exist leaves no claim behind.
+  await expect(onMisconfigured.client.request('conversation/get', { conversationId: 'conv_doesnotexist' })).rejects.toThrow(/conversation "conv_doesnotexist" does not exist/);
+  const leftOwners = await (await database()).query(`SELECT count(*)::int AS count FROM ${schema}.conversation_owners WHERE conversation_id = 'conv_doesnotexist'`);
+  expect(leftOwners.rows[0].count).toBe(0);
+
   // A stops cleanly (its conversations are released); a server that cannot be reached holds the conversation.
   await serverA.stop();
   const holder = await database();
@@ -221,4 +226,30 @@ it('refuses a wrong cluster secret, and an unreachable owner gives a clear error
   expect(taken.turns.map((turn) => turn.status)).toEqual(['completed']);
   const owners = await (await database()).query(`SELECT url FROM ${schema}.conversation_owners WHERE conversation_id = $1`, [conversation.id]);
   expect(owners.rows).toEqual([{ url: misconfigured.info.url }]);
+}, 120_000);
+
+it('an owner stopping cleanly interrupts its turn; the server relaying it takes the subscription over without repeating an item', async () => {
+  schema = await createTestSchema(postgres);
+  const serverA = await start(await member(SERVER_A));
+  const serverB = await start(await member(SERVER_B));
+  const onA = await connect(serverA, 'on-a');
+  const { conversation, session } = await onA.client.request('conversation/create', { cwd: environments[0]!.workDir });
+  const onB = await connect(serverB, 'on-b');
+  await onB.client.request('conversation/subscribe', { conversationId: conversation.id });
+  await onB.client.request('session/input', { conversationId: conversation.id, input: 'work on it' });
+  await expect.poll(() => itemSeqs(onB.events, session.id).length, { timeout: 20_000 }).toBe(3);
+
+  await serverA.stop();
+  // The interruption (reason shutdown) came over the link before A released the conversation.
+  await expect.poll(() => itemSeqs(onB.events, session.id).at(-1)?.kind, { timeout: 20_000 }).toBe('interruption');
+  await expect.poll(() => serverB.output(), { timeout: 20_000 }).toContain('took a conversation over');
+  const completedBefore = onB.events.filter((event) => event.method === 'turn/completed').length;
+  await onB.client.request('session/input', { conversationId: conversation.id, input: 'go on' });
+  await expect.poll(() => onB.events.filter((event) => event.method === 'turn/completed').length, { timeout: 20_000 }).toBe(completedBefore + 1);
+  const seen = itemSeqs(onB.events, session.id);
+  expect(seen.map((item) => item.seq)).toEqual(consecutive(1, seen.length));
+  // The held answer's streamed part is kept as an assistant message when the turn is interrupted at shutdown.
+  expect(seen.map((item) => item.kind)).toEqual(['user_message', 'assistant_message', 'tool_call', 'assistant_message', 'interruption', 'user_message', 'assistant_message']);
+  const turns = (await onB.client.request('conversation/get', { conversationId: conversation.id })).turns;
+  expect(turns.map((turn) => [turn.status, turn.stopReason])).toEqual([['interrupted', 'shutdown'], ['completed', 'end_turn']]);
 }, 120_000);

@@ -73,7 +73,6 @@ export async function openCluster(options: OpenClusterOptions): Promise<ClusterS
     ownership,
     routing: {
       route: (connection, method, params) => (router ? router.route(connection, method, params) : { forwarded: false }),
-      created: (conversationId) => ownership.claim(conversationId).then(() => undefined),
     },
     upgrades: {
       [CLUSTER_PATH]: (request, socket, head) => {
@@ -92,7 +91,7 @@ export async function openCluster(options: OpenClusterOptions): Promise<ClusterS
           const socket = new ChannelSocket(send);
           const connection = makeConnection(socket, new ChannelTransport(), caller);
           // A channel serves only what this server owns: a request is never forwarded twice.
-          connection.routing = { route: (client, method, params) => opened.route(client, method, params, true), created: (conversationId) => ownership.claim(conversationId).then(() => undefined) };
+          connection.routing = { route: (client, method, params) => opened.route(client, method, params, true) };
           const deliver = (text: string) => socket.emit('message', Buffer.from(text), false);
           deliver(JSON.stringify({ jsonrpc: '2.0', id: 'cluster-initialize', method: 'initialize', params: { clientInfo: { name: clientName } } }));
           return { receive: deliver, close: () => socket.end() };

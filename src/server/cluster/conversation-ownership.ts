@@ -124,6 +124,17 @@ export class ConversationOwnership {
   }
 
   /**
+   * Gives one conversation up (it was claimed for a request naming a conversation that does not
+   * exist): its lock released and its owner row removed.
+   * @throws Error when the database cannot be reached
+   */
+  async relinquish(conversationId: string): Promise<void> {
+    if (!this.owned.delete(conversationId)) return;
+    await this.client.query('DELETE FROM conversation_owners WHERE conversation_id = $1 AND server_id = $2', [conversationId, this.options.serverId]);
+    await this.client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [this.lockKey(conversationId)]);
+  }
+
+  /**
    * Who serves a conversation: this server, another one (from its owner row, while its lock is
    * held), or `unknown` when nobody holds it (free to claim) or its holder wrote no row yet.
    */

@@ -112,11 +112,6 @@ export class ConversationRouter {
     }
   }
 
-  /** Called after this server created a conversation: it owns it from now on. */
-  async created(conversationId: string): Promise<void> {
-    await this.options.ownership.claim(conversationId);
-  }
-
   /** Another server announced it stops: its link is dropped, which starts the takeovers. */
   serverStopping(url: string): void {
     const link = this.links.get(url);
