@@ -228,16 +228,21 @@ it('refuses a wrong cluster secret, and an unreachable owner gives a clear error
   expect(owners.rows).toEqual([{ url: misconfigured.info.url }]);
 }, 120_000);
 
-it('an owner stopping cleanly interrupts its turn; the server relaying it takes the subscription over without repeating an item', async () => {
+it('an owner stopping cleanly interrupts its turn; the server relaying it takes the subscription over without repeating an item; list changes cross servers', async () => {
   schema = await createTestSchema(postgres);
   const serverA = await start(await member(SERVER_A));
   const serverB = await start(await member(SERVER_B));
   const onA = await connect(serverA, 'on-a');
-  const { conversation, session } = await onA.client.request('conversation/create', { cwd: environments[0]!.workDir });
   const onB = await connect(serverB, 'on-b');
+  // B's list feed hears of what A changes in the index (through NOTIFY).
+  await onB.client.request('conversations/subscribe', {});
+  const { conversation, session } = await onA.client.request('conversation/create', { cwd: environments[0]!.workDir });
   await onB.client.request('conversation/subscribe', { conversationId: conversation.id });
   await onB.client.request('session/input', { conversationId: conversation.id, input: 'work on it' });
   await expect.poll(() => itemSeqs(onB.events, session.id).length, { timeout: 20_000 }).toBe(3);
+  const listed = () => onB.events.flatMap((event) => (event.method === 'conversation/created' || event.method === 'conversation/updated' ? [event] : []));
+  await expect.poll(() => listed().some((event) => event.method === 'conversation/created' && event.params.conversation.id === conversation.id), { timeout: 20_000 }).toBe(true);
+  await expect.poll(() => listed().some((event) => event.params.summary.running), { timeout: 20_000 }).toBe(true);
 
   await serverA.stop();
   // The interruption (reason shutdown) came over the link before A released the conversation.
@@ -252,4 +257,6 @@ it('an owner stopping cleanly interrupts its turn; the server relaying it takes 
   expect(seen.map((item) => item.kind)).toEqual(['user_message', 'assistant_message', 'tool_call', 'assistant_message', 'interruption', 'user_message', 'assistant_message']);
   const turns = (await onB.client.request('conversation/get', { conversationId: conversation.id })).turns;
   expect(turns.map((turn) => [turn.status, turn.stopReason])).toEqual([['interrupted', 'shutdown'], ['completed', 'end_turn']]);
+  // B's own change after the takeover reaches its list feed too: the conversation is no longer running.
+  await expect.poll(() => listed().at(-1)?.params.summary.running, { timeout: 20_000 }).toBe(false);
 }, 120_000);

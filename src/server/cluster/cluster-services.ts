@@ -15,6 +15,7 @@ import { hostNameOf } from '../http-server.js';
 import { ChannelSocket, ChannelTransport, CLUSTER_PATH, ClusterEndpoint } from './cluster-endpoint.js';
 import { ConversationOwnership } from './conversation-ownership.js';
 import { ConversationRouter } from './conversation-router.js';
+import { announceListChanges, receiveListChange } from './list-changes.js';
 
 /** Makes a protocol connection over a channel's socket (an `RpcConnection` acting as `caller`). */
 export type ChannelConnectionMaker = (socket: ChannelSocket, transport: ChannelTransport, caller: Caller) => RpcConnection;
@@ -54,6 +55,8 @@ export interface OpenClusterOptions {
 export async function openCluster(options: OpenClusterOptions): Promise<ClusterServices> {
   const { cluster, logger } = options;
   let router: ConversationRouter | undefined;
+  let served: Runtime | undefined;
+  let stopAnnouncing: (() => void) | undefined;
   const ownership = await ConversationOwnership.open({
     connectionString: options.connectionString,
     schema: options.schema,
@@ -65,6 +68,9 @@ export async function openCluster(options: OpenClusterOptions): Promise<ClusterS
     },
     onNotice: (notice) => {
       if (notice.event === 'server-stopping') router?.serverStopping(notice.url);
+      if (notice.event === 'conversation-changed' && served) {
+        receiveListChange(served, notice).catch((error: unknown) => logger.warn({ error: (error as Error).message }, 'could not read a conversation list change another server announced'));
+      }
     },
   });
   let endpoint: ClusterEndpoint | undefined;
@@ -82,6 +88,8 @@ export async function openCluster(options: OpenClusterOptions): Promise<ClusterS
     },
     allowedHosts: host !== undefined ? [host] : [],
     serve(runtime, makeConnection) {
+      served = runtime;
+      stopAnnouncing = announceListChanges(runtime, ownership, logger);
       const opened = new ConversationRouter({ runtime, ownership, secret: cluster.secret, takeoverTimeoutMs: cluster.takeoverTimeoutMs, logger });
       router = opened;
       endpoint = new ClusterEndpoint({
@@ -99,6 +107,7 @@ export async function openCluster(options: OpenClusterOptions): Promise<ClusterS
       });
     },
     shutdown() {
+      stopAnnouncing?.();
       router?.close();
       endpoint?.close();
     },

@@ -15,6 +15,7 @@
  * stopping are announced there (`NOTIFY`), so other servers learn of them without asking.
  */
 import pg from 'pg';
+import type { ConversationIndexChange } from '../../dao/conversation-store.js';
 import { quotePostgresIdentifier } from '../../storage/postgres/postgres-database.js';
 
 /** Where a conversation is served. */
@@ -23,7 +24,14 @@ export type ConversationOwner = { kind: 'this-server' } | { kind: 'other-server'
 /** What servers announce to each other on the cluster channel. */
 export type ClusterNotice =
   | { event: 'owned'; conversationId: string; serverId: string; url: string }
-  | { event: 'server-stopping'; serverId: string; url: string };
+  | { event: 'server-stopping'; serverId: string; url: string }
+  /** A change of the conversation index made by one server, for the list feeds of the others. */
+  | { event: 'conversation-changed'; change: ConversationIndexChange }
+  /** The same, when the change is too large for a notice: the receiver reads it from the database. */
+  | { event: 'conversation-changed'; conversationId: string; kind: ConversationIndexChange['kind'] };
+
+/** Largest payload sent on the channel, bytes (`NOTIFY` refuses more than 8000). */
+export const MAX_NOTICE_BYTES = 7900;
 
 /** Options of {@link ConversationOwnership.open}. */
 export interface ConversationOwnershipOptions {
@@ -40,7 +48,7 @@ export interface ConversationOwnershipOptions {
   onNotice?: (notice: ClusterNotice) => void;
 }
 
-/** Longest payload `NOTIFY` accepts is 8000 bytes; ours are far below it. */
+/** Channel names are `openvaala_cluster_<schema>`, cut at PostgreSQL's 63 characters. */
 const CHANNEL_PREFIX = 'openvaala_cluster_';
 
 /**
@@ -169,7 +177,15 @@ export class ConversationOwnership {
     return `openvaala:${this.options.schema}:${conversationId}`;
   }
 
-  private async announce(notice: ClusterNotice): Promise<void> {
-    await this.client.query('SELECT pg_notify($1, $2)', [`${CHANNEL_PREFIX}${this.options.schema}`.slice(0, 63), JSON.stringify({ ...notice, from: this.options.serverId })]);
+  /**
+   * Sends a notice to the other servers of the schema.
+   * @returns false when its payload is over {@link MAX_NOTICE_BYTES} (nothing sent)
+   * @throws Error when the database cannot be reached
+   */
+  async announce(notice: ClusterNotice): Promise<boolean> {
+    const payload = JSON.stringify({ ...notice, from: this.options.serverId });
+    if (Buffer.byteLength(payload) > MAX_NOTICE_BYTES) return false;
+    await this.client.query('SELECT pg_notify($1, $2)', [`${CHANNEL_PREFIX}${this.options.schema}`.slice(0, 63), payload]);
+    return true;
   }
 }
