@@ -13,6 +13,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { Caller } from '../../platform/caller.js';
 import { MAX_MESSAGE_BYTES } from '../../protocol/transport.js';
 import { presentedToken, sameSecret } from '../http-server.js';
+import { keepAlive } from './link-heartbeat.js';
 
 /** Path of the internal endpoint. */
 export const CLUSTER_PATH = '/api/v1/openvaala-cluster';
@@ -61,6 +62,8 @@ export class ClusterEndpoint {
 
   private serve(link: WebSocket): void {
     const channels = new Map<number, ChannelConnection>();
+    // A peer that vanished without a TCP reset is noticed by its unanswered pings.
+    keepAlive(link);
     link.on('message', (data) => {
       let frame: { c?: unknown; open?: { caller?: Caller; clientName?: unknown }; m?: unknown; close?: unknown };
       try {

@@ -14,6 +14,7 @@ import { WebSocket } from 'ws';
 import type { Caller } from '../../platform/caller.js';
 import { RpcError, type AnyNotification } from '../../protocol/index.js';
 import { CLUSTER_PATH } from './cluster-endpoint.js';
+import { keepAlive } from './link-heartbeat.js';
 
 /** The client a channel speaks for. */
 export interface ChannelClient {
@@ -37,6 +38,7 @@ interface Pending {
 /** How long connecting to another server may take, ms. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
+
 /** The link to one other server. */
 export class PeerLink {
   private readonly pending = new Map<string, Pending>();
@@ -45,6 +47,7 @@ export class PeerLink {
   private readonly closeListeners = new Set<() => void>();
   private nextId = 1;
   private isClosed = false;
+  private readonly stopHeartbeat: () => void;
 
   private constructor(
     /** The other server's advertised base URL. */
@@ -54,6 +57,7 @@ export class PeerLink {
     socket.on('message', (data) => this.receive(data.toString()));
     socket.on('close', () => this.closed());
     socket.on('error', () => this.closed());
+    this.stopHeartbeat = keepAlive(socket);
   }
 
   /**
@@ -158,6 +162,7 @@ export class PeerLink {
   private closed(): void {
     if (this.isClosed) return;
     this.isClosed = true;
+    this.stopHeartbeat();
     for (const waiting of this.pending.values()) waiting.reject(new PeerLinkClosedError(`the connection to the owning server at ${this.url} dropped before it answered`));
     this.pending.clear();
     for (const listener of this.closeListeners) listener();
@@ -170,3 +175,4 @@ export function peerFailure(method: string, conversationId: string, error: Error
   if (error instanceof RpcError) return error;
   return RpcError.conflict(`${method}: conversation ${conversationId} is served by another server: ${error.message}`, 'owner_unreachable');
 }
+
