@@ -8,7 +8,14 @@
  *   connectionString: env:OPENVAALA_DATABASE_URL
  *   schema: openvaala          # optional, default public
  *   maxConnections: 10         # optional
+ * cluster:                     # optional: several servers serving this schema at once
+ *   advertiseUrl: http://10.0.0.5:8790   # where the other servers reach this one
+ *   secret: env:OPENVAALA_CLUSTER_SECRET # shared by every server of the schema
  * ```
+ *
+ * Without `cluster`, one server serves a PostgreSQL schema at a time (the others stand by);
+ * with it, every server serves and each conversation is owned by one of them
+ * (docs/deployment.md, "Several servers on PostgreSQL").
  *
  * The connection string holds a password, so it is only accepted as `env:NAME`, read from the
  * server's environment when it starts.
@@ -33,10 +40,24 @@ export const StorageSettingsSchema = z
         maxConnections: z.number().int().min(1).max(1000).optional(),
       })
       .optional(),
+    /** Shared serving of one PostgreSQL schema by several servers (docs/deployment.md). */
+    cluster: z
+      .strictObject({
+        /** The base URL (`http://host:port`) the other servers of the schema reach this one on. */
+        advertiseUrl: z.url({ protocol: /^https?$/, error: 'give the http:// or https:// base URL (host and port) the other servers reach this one on' }),
+        /** Secret every server of the schema shares for server-to-server calls, as `env:NAME`. */
+        secret: z.string().regex(ENVIRONMENT_REFERENCE, 'write the cluster secret as env:NAME and set the environment variable NAME to it'),
+        /** How long a server waits for a dead owner's lock to be freed before giving up a takeover, ms. Default 30000. */
+        takeoverTimeoutMs: z.number().int().min(100).max(600_000).optional(),
+      })
+      .optional(),
   })
   .superRefine((value, context) => {
     if (value.backend === 'postgres' && value.postgres === undefined) {
       context.addIssue({ code: 'custom', path: ['postgres'], message: 'backend postgres needs postgres.connectionString (env:NAME)' });
+    }
+    if (value.cluster !== undefined && value.backend !== 'postgres') {
+      context.addIssue({ code: 'custom', path: ['cluster'], message: 'cluster needs backend postgres (the servers share one database)' });
     }
   });
 
@@ -46,12 +67,25 @@ export type StorageSettings = z.infer<typeof StorageSettingsSchema>;
 /** The storage the server opens, with secrets resolved. */
 export type StorageSelection =
   | { backend: 'embedded' }
-  | { backend: 'postgres'; connectionString: string; schema?: string; maxConnections?: number };
+  | { backend: 'postgres'; connectionString: string; schema?: string; maxConnections?: number; cluster?: ClusterSelection };
+
+/** `storage.yaml` `cluster` with its secret read from the environment. */
+export interface ClusterSelection {
+  /** Base URL other servers reach this one on (`http://host:port`, no path). */
+  advertiseUrl: string;
+  /** The shared secret of server-to-server calls. */
+  secret: string;
+  /** How long a takeover waits for a dead owner's lock, ms. */
+  takeoverTimeoutMs: number;
+}
+
+/** Default of `cluster.takeoverTimeoutMs`, ms. */
+export const DEFAULT_TAKEOVER_TIMEOUT_MS = 30_000;
 
 /**
  * Resolves `storage.yaml` against the environment.
  * @param file path of `storage.yaml`, named in errors
- * @throws ConfigError naming the file and `postgres.connectionString` when the variable is unset or empty
+ * @throws ConfigError naming the file and `postgres.connectionString` (or `cluster.secret`) when its variable is unset or empty
  */
 export function resolveStorageSelection(settings: StorageSettings, file: string, environment: NodeJS.ProcessEnv = process.env): StorageSelection {
   if (settings.backend !== 'postgres' || settings.postgres === undefined) return { backend: 'embedded' };
@@ -60,10 +94,20 @@ export function resolveStorageSelection(settings: StorageSettings, file: string,
   if (connectionString === undefined || connectionString === '') {
     throw new ConfigError(file, [{ keyPath: 'postgres.connectionString', message: `the environment variable ${name} is not set (it must hold the PostgreSQL connection string)` }]);
   }
+  let cluster: ClusterSelection | undefined;
+  if (settings.cluster !== undefined) {
+    const secretName = settings.cluster.secret.slice('env:'.length);
+    const secret = environment[secretName];
+    if (secret === undefined || secret === '') {
+      throw new ConfigError(file, [{ keyPath: 'cluster.secret', message: `the environment variable ${secretName} is not set (it must hold the secret shared by the servers of the cluster)` }]);
+    }
+    cluster = { advertiseUrl: settings.cluster.advertiseUrl.replace(/\/+$/, ''), secret, takeoverTimeoutMs: settings.cluster.takeoverTimeoutMs ?? DEFAULT_TAKEOVER_TIMEOUT_MS };
+  }
   return {
     backend: 'postgres',
     connectionString,
     ...(settings.postgres.schema !== undefined ? { schema: settings.postgres.schema } : {}),
     ...(settings.postgres.maxConnections !== undefined ? { maxConnections: settings.postgres.maxConnections } : {}),
+    ...(cluster ? { cluster } : {}),
   };
 }

@@ -146,11 +146,14 @@ export interface StaleTurnReport {
  * Recovers every conversation whose listing shows a running last turn. Run on start, before
  * the server accepts clients. A conversation that fails is reported, not thrown: the others
  * are still recovered, and opening it tries again.
+ * @param claim decides whether this server may recover a conversation (several servers on one
+ *   PostgreSQL schema: only one no live server owns, which this server then owns); default: every one
  */
-export async function recoverStaleTurns(store: ConversationStore): Promise<StaleTurnReport> {
+export async function recoverStaleTurns(store: ConversationStore, claim: (conversationId: string) => Promise<boolean> = () => Promise.resolve(true)): Promise<StaleTurnReport> {
   const report: StaleTurnReport = { conversations: [], turns: 0, approvals: 0, userInputs: 0, failures: [] };
   for (const conversationId of await store.listRunningConversationIds()) {
     try {
+      if (!(await claim(conversationId))) continue;
       const recovered = await recoverConversation(store, conversationId);
       report.conversations.push(conversationId);
       report.turns += recovered.turns;

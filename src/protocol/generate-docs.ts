@@ -60,6 +60,7 @@ const CONFLICT_REASONS: Record<StateConflictReason, string> = {
   worktree_dirty: '`worktree/merge` or `worktree/rebase` while the worktree or the main checkout has uncommitted changes (the message lists them)',
   worktree_not_on_base: '`worktree/merge` while the main checkout has another branch than the base branch checked out',
   merge_conflict: '`worktree/merge` or `worktree/rebase` that conflicts; it was aborted, nothing changed; `data.files` lists the conflicting files',
+  owner_unreachable: 'several servers share one PostgreSQL schema and the server that owns the conversation cannot be reached while it still holds the conversation (the message names its URL and why); retry, or fix the cluster configuration',
 };
 
 function escapeCell(text: string): string {

@@ -28,6 +28,7 @@ import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './model-call.js';
 import { DEFAULT_SUBAGENT_LIMITS, type SubagentLimits } from './subagents.js';
 import { createWorktree, removeWorktree } from './worktree-git.js';
 import { NotFoundError, InvalidWorkLocationError } from './runtime-errors.js';
+import { StateConflictError } from './state-conflict-error.js';
 import { RuntimeExecutors } from './runtime-executors.js';
 
 export { NotFoundError, InvalidWorkLocationError } from './runtime-errors.js';
@@ -93,6 +94,14 @@ export interface RuntimeOptions {
 
 
 
+/** Ownership of conversations among the servers of a cluster (set by the server; see `Runtime.ownership`). */
+export interface ConversationClaims {
+  /** Takes the conversation when no live server owns it; true when this server owns it. */
+  claim(conversationId: string): Promise<boolean>;
+  /** Gives up a conversation claimed for nothing (it does not exist). */
+  relinquish(conversationId: string): Promise<void>;
+}
+
 /** The root object of the runtime server. */
 export class Runtime {
   readonly store: ConversationStore;
@@ -100,6 +109,11 @@ export class Runtime {
   attachments: AttachmentStore | undefined;
   /** Scheduled tasks of conversations (set by the server that runs them); absent = none. */
   schedules: ScheduleService | undefined = undefined;
+  /**
+   * Several servers on one PostgreSQL schema (docs/deployment.md): a conversation is opened or
+   * created only once this server owns it. Absent: this server is the only one.
+   */
+  ownership: ConversationClaims | undefined = undefined;
   /**
    * Work done after a conversation is deleted (e.g. deleting its scheduled tasks), in order;
    * a failing one is logged and the others still run.
@@ -310,6 +324,8 @@ export class Runtime {
     const agent = options.agent ?? this.defaultAgent;
     const model = this.initialModel(agent, options.model);
     const conversationId = newId('conv');
+    // The creating server owns it (a new id is free).
+    await this.ownership?.claim(conversationId);
     let worktree: Conversation['worktree'];
     if (options.worktree) {
       // The ULID's random tail: unique among conversations made in the same millisecond.
@@ -403,8 +419,14 @@ export class Runtime {
   }
 
   private async openConversation(conversationId: string): Promise<LiveConversation> {
+    if (this.ownership && !(await this.ownership.claim(conversationId))) {
+      throw new StateConflictError(`conversation "${conversationId}" is served by another server of the cluster`, 'owner_unreachable');
+    }
     const state = await this.store.loadConversation(conversationId);
-    if (!state) throw new NotFoundError(`conversation "${conversationId}" does not exist`);
+    if (!state) {
+      await this.ownership?.relinquish(conversationId);
+      throw new NotFoundError(`conversation "${conversationId}" does not exist`);
+    }
     const location = state.conversation.workLocation[0];
     if (!location) throw new Error(`conversation "${conversationId}" has no work location`);
     const items = new Map<string, Item[]>();

@@ -49,6 +49,11 @@ export interface HttpServerOptions {
   logger: { warn(details: object, message: string): void };
   /** More HTTP endpoints by exact path, or by prefix for a key ending with `/` (after the Host check; each checks its own token and Origin). */
   routes?: Record<string, (request: IncomingMessage, response: ServerResponse) => void>;
+  /**
+   * More WebSocket endpoints by exact path (after the Host check; each checks its own
+   * credentials): the internal endpoint of a cluster's servers.
+   */
+  upgrades?: Record<string, (request: IncomingMessage, socket: Duplex, head: Buffer) => void>;
   /** Handles `/` and every path under `/web/` (the web UI), after the Host and Origin checks. */
   web?: (request: IncomingMessage, response: ServerResponse, pathname: string) => void;
   /**
@@ -284,6 +289,8 @@ export function createHttpServer(options: HttpServerOptions): { server: Server; 
   const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const pathname = pathOf(request);
     if (!hostAllowed(request, options.allowedHosts)) return refuse(socket, 421, 'Misdirected Request', wrongHost(request));
+    const extra = pathname !== undefined && options.upgrades && Object.hasOwn(options.upgrades, pathname) ? options.upgrades[pathname] : undefined;
+    if (extra) return extra(request, socket, head);
     if (pathname !== API_PATH) return refuse(socket, 404, 'Not Found', `no WebSocket endpoint at ${(pathname ?? 'a malformed target').slice(0, 200)}`);
     if (!originAllowed(request, options.allowedOrigins)) {
       return refuse(socket, 403, 'Forbidden', `origin ${String(request.headers.origin).slice(0, 200)} may not use this server`);

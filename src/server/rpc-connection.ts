@@ -78,6 +78,19 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
 
 let connectionCount = 0;
 
+/**
+ * Sends requests for conversations another server of a cluster owns to that server
+ * (docs/deployment.md, "Several servers on PostgreSQL"; `cluster/conversation-router.ts`).
+ */
+export interface RequestRouting {
+  /**
+   * Where a request goes, after its access check: `forwarded: false` to serve it here, or the
+   * owner's result. Synchronous when it is served here, so requests keep their order.
+   * @throws RpcError as the owner answered, or when the owner cannot be reached
+   */
+  route(connection: RpcConnection, method: string, params: unknown): { forwarded: false } | { forwarded: true; result: unknown } | Promise<{ forwarded: false } | { forwarded: true; result: unknown }>;
+}
+
 /** State of one connected client, used by the method handlers. */
 export class RpcConnection {
   private initialized = false;
@@ -104,6 +117,8 @@ export class RpcConnection {
   private readonly disposers = new Set<() => void>();
   /** The streams of items in progress this client receives, redacted across their deltas. */
   private streamRedaction: StreamRedaction | undefined;
+  /** Cluster mode: forwards requests for conversations owned by other servers (undefined: every request is served here). */
+  routing: RequestRouting | undefined;
   /** What the connection holds open per conversation besides subscriptions (terminals): closed when its access goes. */
   private readonly conversationHolds = new Map<() => void, string>();
 
@@ -423,7 +438,10 @@ export class RpcConnection {
     // Synchronous but for a task named by id, so requests keep their order (see `checkRequest`).
     const checking = this.platform?.access.checkRequest(this.caller, method, parsed);
     if (checking) await checking;
-    return this.invoke(method, parsed, request);
+    if (!this.routing) return this.invoke(method, parsed, request);
+    const routed = this.routing.route(this, method, parsed);
+    const outcome = routed instanceof Promise ? await routed : routed;
+    return outcome.forwarded ? outcome.result : this.invoke(method, parsed, request);
   }
 
   private invoke<M extends MethodName>(method: M, params: MethodParams<M>, request: RequestContext): Promise<MethodResult<M>> {

@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { dataDirServerInfoFile, resolvePaths, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
 import type { Logger } from '../logger.js';
 import type { Runtime, RuntimeLimits } from '../runtime/runtime.js';
@@ -133,10 +134,14 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   const opened = (): RuntimeServices => services!;
   // Filled with the services' endpoints once they are open (no request reaches them before).
   const routes: Record<string, (request: IncomingMessage, response: ServerResponse) => void> = {};
+  const upgrades: Record<string, (request: IncomingMessage, socket: Duplex, head: Buffer) => void> = {};
+  // Grows by the host of `storage.yaml` `cluster.advertiseUrl`, which the other servers name.
+  const allowedHosts = [listenHost, ...(options.allowedHosts ?? [])];
   const { server, webSockets } = createHttpServer({
     token,
     allowedOrigins,
-    allowedHosts: [listenHost, ...(options.allowedHosts ?? [])],
+    allowedHosts,
+    upgrades,
     ready,
     health: () => opened().health(),
     logger,
@@ -177,6 +182,8 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   }
   const { runtime } = services;
   Object.assign(routes, services.routes);
+  Object.assign(upgrades, services.upgrades);
+  allowedHosts.push(...services.allowedHosts);
   markReady();
   const { readServerInfo, removeServerInfo, writeServerInfo } = await serverInfoModule;
   const infoFile = serverInfoFile(paths);

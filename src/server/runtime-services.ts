@@ -44,6 +44,7 @@ import { checkCsrfToken } from './web/platform-http.js';
 import { connectProjectsToRuntime, platformCallers, watchPlatformAccess } from './platform-services.js';
 import { NotificationService } from './notifications/notification-service.js';
 import { stateOwner } from '../platform/settings/user-state.js';
+import { openCluster, type ClusterServices } from './cluster/cluster-services.js';
 
 /**
  * The storage `storage.yaml` selects, with its `env:NAME` connection string read now.
@@ -104,6 +105,10 @@ export interface RuntimeServices {
   onConnection(socket: WebSocket, transport: Duplex, request: IncomingMessage, authenticated: boolean, caller: Caller): void;
   /** HTTP endpoints by exact path (uploads). */
   routes: Record<string, (request: IncomingMessage, response: ServerResponse) => void>;
+  /** More WebSocket endpoints by exact path (a cluster's internal endpoint). */
+  upgrades: Record<string, (request: IncomingMessage, socket: Duplex, head: Buffer) => void>;
+  /** Host names requests may name besides the configured ones (a cluster's advertised host). */
+  allowedHosts: string[];
   /** Handles the web UI's paths. */
   web(request: IncomingMessage, response: ServerResponse, pathname: string): void;
   /** Whether a request carries a live web UI session. */
@@ -129,10 +134,12 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
   let storage: ServerStorage | undefined;
   let store: ConversationStore | undefined;
   let platform: Platform | undefined;
-  // Closes what was opened, in reverse order: the platform, the dao, then the storage (its shared database last).
+  let cluster: ClusterServices | undefined;
+  // Closes what was opened, in reverse order: the platform, the dao, the cluster's locks, then the storage (its shared database last).
   const closeStorage = async (): Promise<void> => {
     await platform?.close();
     await store?.close();
+    await cluster?.release();
     await storage?.close();
   };
   try {
@@ -160,6 +167,9 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       onActiveLockLost: () => onStorageLost('lost the active-server lock of the PostgreSQL schema'),
     });
     const { logs, index, search } = storage;
+    if (selection.backend === 'postgres' && selection.cluster && storage.postgres) {
+      cluster = await openCluster({ cluster: selection.cluster, connectionString: selection.connectionString, schema: storage.postgres.schema, logger, onLost: () => onStorageLost('lost the connection holding the conversation locks of the cluster') });
+    }
     // Uploads to a conversation not yet committed wait in <dataDir>/staging and move with its commit.
     const attachments = new AttachmentStore(paths.dataDir, { isStaged: (conversationId) => store?.isStaged(conversationId) ?? false });
     const abandoned = attachments.removeStagingLeftovers();
@@ -176,7 +186,9 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
     await stopLeftoverProcesses(paths.dataDir, logger);
     const processRecords = new ProcessRecords(paths.dataDir, logger);
     // Turns a dead predecessor left running end now, so no listing shows them running.
-    const recovery = await recoverStaleTurns(store);
+    // In a cluster, only those no live server owns (this server owns them from now on).
+    const clustered = cluster;
+    const recovery = await recoverStaleTurns(store, clustered ? (conversationId) => clustered.ownership.claim(conversationId) : undefined);
     if (recovery.conversations.length > 0 || recovery.failures.length > 0) {
       logger.warn({ conversations: recovery.conversations.length, turns: recovery.turns, droppedApprovals: recovery.approvals, droppedUserInputs: recovery.userInputs, failures: recovery.failures }, 'turns left running by a server that stopped were recorded as interrupted');
     }
@@ -204,6 +216,8 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       tools: environmentTools(),
       ...(options.prices ? { prices: options.prices } : {}),
     });
+    // Every conversation this server opens or creates is claimed first (schedules and imports too).
+    if (cluster) runtime.ownership = cluster.ownership;
     applyConfiguration(runtime, configuration, targets, configuration, await loadPluginSet(paths.configDir, configuration.plugins));
     connectProjectsToRuntime(opened, runtime, processRecords, options.discoverModels ?? opened.signInEnabled);
     const schedules = await startSchedules(paths.dataDir, runtime, logger);
@@ -235,6 +249,8 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
     if (!opened.settings.publicUrl) opened.linkBase = address.webBase;
     const stopWatchingAccess = watchPlatformAccess(opened, runtime, connections, logger, options.platformAccessSweepMs);
     const hasSession = (request: IncomingMessage) => hasWebSession(request, web);
+    // Channels of other servers act as the caller those servers checked; they never authenticate with the token.
+    cluster?.serve(runtime, (socket, transport, caller) => new RpcConnection(socket as unknown as WebSocket, transport as unknown as Duplex, runtime, config, { name: 'openvaala', version: VERSION }, logger, { authenticated: true, check: () => false }, connectionLimits, caller, opened));
     const uploads: UploadOptions = { token, allowedOrigins, runtime, attachments: runtime.attachments, logger, hasSession, maxBytes: () => options.maxUploadBytes ?? config.current.server.limits.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES };
     if (platformRoutes) {
       const cookies = platformRoutes.cookies;
@@ -259,10 +275,13 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       onConnection: (socket, transport, request, authenticated, caller) => {
         const authentication = { authenticated, check: (given: string) => sameSecret(given, token) };
         const connection = new RpcConnection(socket, transport, runtime, config, { name: 'openvaala', version: VERSION }, logger, authentication, connectionLimits, options.resolveCaller?.(request) ?? caller, opened);
+        connection.routing = cluster?.routing;
         connections.add(connection);
         socket.on('close', () => connections.delete(connection));
       },
       routes: { [UPLOAD_PATH]: (request, response) => handleUpload(request, response, uploads), [TUS_UPLOAD_PATH]: handleTusUpload, [`${TUS_UPLOAD_PATH}/`]: handleTusUpload },
+      upgrades: cluster?.upgrades ?? {},
+      allowedHosts: cluster?.allowedHosts ?? [],
       web: (request, response, pathname) => handleWebRequest(request, response, pathname, web),
       hasSession,
       signInLink,
@@ -273,6 +292,8 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
         await runtime.shutdown();
         await schedules.close();
         await notifications.close();
+        // After the turns ended: the other servers' clients heard the interruptions first.
+        cluster?.shutdown();
       },
       closeStorage,
     };

@@ -71,11 +71,12 @@ export async function openServerStorage(options: OpenServerStorageOptions): Prom
       ...(selection.schema !== undefined ? { schema: selection.schema } : {}),
       ...(selection.maxConnections !== undefined ? { maxConnections: selection.maxConnections } : {}),
     });
-    let lock: ActiveServerLock;
+    let lock: ActiveServerLock | undefined;
     try {
       await database.ready();
-      // One active server per schema; another one started on it waits here until this one is gone.
-      lock = await acquireActiveServerLock({
+      // Without a cluster, one active server per schema; another one started on it waits here
+      // until this one is gone. In a cluster every server serves, each conversation owned by one.
+      if (selection.cluster === undefined) lock = await acquireActiveServerLock({
         connectionString: selection.connectionString,
         schema: database.schema,
         onWaiting: () => logger.warn({ schema: database.schema }, 'another runtime server is active on this PostgreSQL schema: standing by until it stops'),
@@ -104,7 +105,7 @@ export async function openServerStorage(options: OpenServerStorageOptions): Prom
         await index.close();
         await logs.close();
         await database.close();
-        await lock.release();
+        await lock?.release();
       },
     };
   }

@@ -54,7 +54,7 @@ describe('runtime server on PostgreSQL', () => {
       const migrations = await database.query(`SELECT version FROM ${schema}.schema_migrations ORDER BY version`);
       await database.end();
       expect(rows.rows[0].count).toBeGreaterThan(0);
-      expect(migrations.rows.map((row: { version: number }) => row.version)).toEqual([1, 2]);
+      expect(migrations.rows.map((row: { version: number }) => row.version)).toEqual([1, 2, 3]);
     } finally {
       await first.stop();
     }

@@ -65,6 +65,25 @@ CREATE INDEX conversation_search_text__body ON conversation_search_text USING GI
 -- privilege or the contrib module it is simply not used.
 DO $$ BEGIN CREATE EXTENSION IF NOT EXISTS unaccent SCHEMA public; EXCEPTION WHEN others THEN NULL; END $$;`,
   },
+  {
+    version: 3,
+    name: 'cluster servers and conversation owners',
+    // The owner of a conversation is whoever holds its advisory lock; these rows only say
+    // where that server can be reached (a row may outlive its server: the lock decides).
+    sql: `
+CREATE TABLE cluster_servers (
+  server_id TEXT COLLATE "C" PRIMARY KEY,
+  url TEXT NOT NULL,
+  started_at BIGINT NOT NULL
+);
+CREATE TABLE conversation_owners (
+  conversation_id TEXT COLLATE "C" PRIMARY KEY,
+  server_id TEXT COLLATE "C" NOT NULL,
+  url TEXT NOT NULL,
+  since BIGINT NOT NULL
+);
+CREATE INDEX conversation_owners__server ON conversation_owners (server_id);`,
+  },
 ];
 
 /**
