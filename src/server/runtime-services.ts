@@ -4,6 +4,7 @@
  * `runtime-server.ts` once it listens, imported then (it is most of the server's code), so the
  * server answers `/healthz` while this opens; requests other than `/healthz` wait for it.
  */
+import { attachBrowserService, BrowserService } from './browser/browser-service.js';
 import type { PriceLookup } from '../runtime/usage.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -211,6 +212,9 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       for (const connection of connections) connection.notify({ method: 'config/updated', params: status });
     });
     config.watch();
+    // The agent's browser: read from the configuration in force, so a reload applies to the next start.
+    const browsers = new BrowserService(() => config.current.server.browser, logger);
+    attachBrowserService(runtime, browsers);
     const connectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
     runtime.attachments = attachments;
     const sessions = new WebSessions(Date.now, path.join(paths.dataDir, WEB_SESSIONS_FILE));
@@ -248,6 +252,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
         stopWatchingAccess();
         config.close();
         await runtime.shutdown();
+        await browsers.close();
         await schedules.close();
       },
       closeStorage,
