@@ -46,6 +46,8 @@ export const StateConflictReasonSchema = z.enum([
   'worktree_dirty',
   'worktree_not_on_base',
   'merge_conflict',
+  'browser_disabled',
+  'browser_not_running',
 ]);
 /** Why a request was refused with `conflict`. */
 export type StateConflictReason = z.infer<typeof StateConflictReasonSchema>;
