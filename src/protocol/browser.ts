@@ -65,7 +65,7 @@ export const browserMethods = {
   /** Whether the conversation's browser is offered and runs, and the URL and title of its page. Starts nothing. */
   'browser/state': {
     params: z.object({ conversationId: conversationIdParam }),
-    result: BrowserStateSchema,
+    result: z.object(BrowserStateSchema.shape),
   },
   /**
    * A PNG screenshot of the page the browser shows (its viewport). Counts as use (the idle time
@@ -92,7 +92,7 @@ export const browserMethods = {
    */
   'browser/input': {
     params: z.object({ conversationId: conversationIdParam, action: BrowserInputActionSchema }),
-    result: BrowserStateSchema,
+    result: z.object(BrowserStateSchema.shape),
   },
   /** Stops the conversation's browser; its profile is kept. The agent's next browser tool call starts it again. */
   'browser/stop': {
