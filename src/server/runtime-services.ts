@@ -213,7 +213,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
     });
     config.watch();
     // The agent's browser: read from the configuration in force, so a reload applies to the next start.
-    const browsers = new BrowserService(() => config.current.server.browser, logger);
+    const browsers = new BrowserService(() => config.current.server.browser, logger, processRecords);
     attachBrowserService(runtime, browsers);
     const connectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
     runtime.attachments = attachments;

@@ -79,6 +79,8 @@ describe('the agent\'s browser', () => {
     const answer = server.completedItems().find((item) => item.kind === 'assistant_message');
     expect(answer).toBeDefined();
     expect(existsSync(path.join(server.environment.workDir, '.openvaala', 'browser-profile'))).toBe(true);
+    // Its process group is recorded like a command's, for the next server to stop after a crash.
+    expect(existsSync(browserProcessRecord())).toBe(true);
   }, 90_000);
 
   it('shows the page to clients and lets them take over: screenshot, click, type, key', async () => {
@@ -120,7 +122,9 @@ describe('the agent\'s browser', () => {
     const visits = async () => Number(String(await evaluateInPage('localStorage.getItem("visits")')));
     const before = await visits();
     expect(before).toBeGreaterThanOrEqual(1);
+    const record = browserProcessRecord();
     expect(await server.client.request('browser/stop', { conversationId })).toEqual({ stopped: true });
+    await expect.poll(() => existsSync(record)).toBe(false);
     expect(await server.client.request('browser/state', { conversationId })).toMatchObject({ running: false });
     const stopped = (await server.client.request('browser/screenshot', { conversationId }).catch((caught: unknown) => caught)) as { code: number; data?: { reason?: string } };
     expect(stopped.code).toBe(-32009);
@@ -163,6 +167,13 @@ describe('the agent\'s browser', () => {
     }
   });
 });
+
+/** The process record file of the running browser. */
+function browserProcessRecord(): string {
+  const pid = browserServiceOf(server.server.runtime)?.browserFor(server.environment.workDir).pid;
+  if (pid === undefined) throw new Error('the browser is not running');
+  return path.join(server.environment.paths.dataDir, 'processes', `${pid}.json`);
+}
 
 /** Evaluates an expression in the page the browser shows, through DevTools (as a test's own look, independent of the handlers). */
 async function evaluateInPage(expression: string): Promise<unknown> {

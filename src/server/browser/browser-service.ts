@@ -11,6 +11,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { StdioMcpServerConfig } from '../../config/mcp.js';
 import type { ServerSettings } from '../../config/server-settings.js';
+import type { ProcessTracker } from '../../executors/process-tracker.js';
 import type { Logger } from '../../logger.js';
 import type { BuiltInMcpServer } from '../../mcp/client-manager.js';
 import type { Runtime } from '../../runtime/runtime.js';
@@ -57,6 +58,7 @@ export class ProjectBrowser {
     readonly directory: string,
     private readonly settings: () => BrowserSettings,
     private readonly logger: Logger | undefined,
+    private readonly tracker?: ProcessTracker,
   ) {}
 
   /** The profile directory: cookies, storage and history survive restarts of the browser. */
@@ -67,6 +69,11 @@ export class ProjectBrowser {
   /** True while Chromium runs. */
   get running(): boolean {
     return this.process?.running === true;
+  }
+
+  /** Chromium's process id (the leader of its process group) while running. */
+  get pid(): number | undefined {
+    return this.running ? this.process?.pid : undefined;
   }
 
   /** The DevTools port while running. */
@@ -118,7 +125,7 @@ export class ProjectBrowser {
     await writeFile(path.join(this.profileDirectory, '.gitignore'), '*\n', { flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
     });
-    const started = await ChromiumProcess.launch({ executablePath: settings.executablePath, port, profileDirectory: this.profileDirectory, headless: settings.headless, startupTimeoutMs: BROWSER_STARTUP_TIMEOUT_MS });
+    const started = await ChromiumProcess.launch({ executablePath: settings.executablePath, port, profileDirectory: this.profileDirectory, headless: settings.headless, startupTimeoutMs: BROWSER_STARTUP_TIMEOUT_MS, ...(this.tracker ? { tracker: this.tracker } : {}) });
     this.process = started;
     this.logger?.info({ directory: this.directory, pid: started.pid, port: started.port }, 'browser started');
     const exited = () => {
@@ -198,10 +205,12 @@ export class BrowserService {
   /**
    * @param settings the `browser` section of `server.yaml` in force (read when used, so a
    *   reload applies to the next start and to conversations opened afterwards)
+   * @param tracker records each browser's process group (crash cleanup, as for commands)
    */
   constructor(
     private readonly settings: () => BrowserSettings,
     private readonly logger?: Logger,
+    private readonly tracker?: ProcessTracker,
   ) {}
 
   /** True when `server.yaml` enables the browser. */
@@ -214,7 +223,7 @@ export class BrowserService {
     const resolved = path.resolve(directory);
     let browser = this.browsers.get(resolved);
     if (browser === undefined) {
-      browser = new ProjectBrowser(resolved, this.settings, this.logger);
+      browser = new ProjectBrowser(resolved, this.settings, this.logger, this.tracker);
       this.browsers.set(resolved, browser);
     }
     return browser;

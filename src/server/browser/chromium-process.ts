@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { mkdir } from 'node:fs/promises';
 import WebSocket from 'ws';
+import type { ProcessTracker } from '../../executors/process-tracker.js';
 
 /** How a browser is launched. */
 export interface ChromiumLaunchOptions {
@@ -21,6 +22,8 @@ export interface ChromiumLaunchOptions {
   headless: boolean;
   /** Time allowed until the DevTools port is known, ms. */
   startupTimeoutMs: number;
+  /** Records the browser's process group, so a server killed before stopping it has it stopped by the next start. */
+  tracker?: ProcessTracker;
 }
 
 /** Flags for a browser that only talks to what its user opens: no sync, no background traffic to Google services, no first-run dialogs. */
@@ -71,7 +74,12 @@ export class ChromiumProcess {
       `--user-data-dir=${options.profileDirectory}`,
       'about:blank',
     ];
-    const child = spawn(options.executablePath, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+    const child = spawn(options.executablePath, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true, env: { ...process.env, ...options.tracker?.environment } });
+    const pid = child.pid;
+    if (pid !== undefined) {
+      options.tracker?.started(pid);
+      child.once('close', () => options.tracker?.ended(pid));
+    }
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
