@@ -24,7 +24,9 @@ describe('browser drawer', { timeout: 120_000 }, () => {
     pageServer = createServer((request, response) => {
       const title = request.url?.startsWith('/ferry') ? SECOND_TITLE : TITLE;
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      response.end(`<!doctype html><title>${title}</title><h1 style="font-size:48px">${title}</h1>`);
+      // The ferry page is one big link back to the lighthouse page, for a click on the screenshot.
+      const body = title === SECOND_TITLE ? '<a href="/lighthouse" style="display:block;height:300px;font-size:48px">Back to the lighthouse</a>' : `<h1 style="font-size:48px">${title}</h1>`;
+      response.end(`<!doctype html><title>${title}</title><body style="margin:0">${body}</body>`);
     });
     await new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', resolve));
     pageUrl = `http://127.0.0.1:${(pageServer.address() as AddressInfo).port}/lighthouse`;
@@ -73,7 +75,9 @@ describe('browser drawer', { timeout: 120_000 }, () => {
     await address.fill(pageUrl.replace('/lighthouse', '/ferry'));
     await drawer.getByRole('button', { name: 'Go' }).click();
     await drawer.getByLabel('Page').getByText(SECOND_TITLE).waitFor();
-    await drawer.getByRole('img', { name: `Page shown by the browser: ${SECOND_TITLE}` }).waitFor();
+    // Click through the screenshot: the point clicked on the image is clicked on the page, following the link.
+    await drawer.getByRole('img', { name: `Page shown by the browser: ${SECOND_TITLE}` }).click({ position: { x: 30, y: 20 } });
+    await drawer.getByLabel('Page').getByText(TITLE).waitFor();
 
     // A URL of another scheme is refused with the server's reason.
     await address.fill('file:///etc/passwd');
