@@ -11,11 +11,15 @@
  *   subagents: { maxDepth: 1, maxOpenPerSession: 6 }
  * platform: { enabled: true }   # see platform-settings.ts
  * notifications: { webhooks: [] }   # see notification-settings.ts
+ * browser: { enabled: true, idleTimeoutMs: 600000 }   # docs/browser.md
  * ```
  */
 import { z } from 'zod';
 import { DEFAULT_PLATFORM_SETTINGS, PlatformSettingsSchema } from './platform-settings.js';
 import { DEFAULT_NOTIFICATION_SETTINGS, NotificationSettingsSchema } from './notification-settings.js';
+
+/** Default idle time after which the agent's browser is stopped, ms. */
+export const DEFAULT_BROWSER_IDLE_TIMEOUT_MS = 600_000;
 
 /** The whole `server.yaml`. */
 export const ServerSettingsSchema = z.strictObject({
@@ -51,6 +55,19 @@ export const ServerSettingsSchema = z.strictObject({
         .optional(),
     })
     .default({}),
+  /** The agent's browser (docs/browser.md): a Chromium per working directory, offered as the MCP server `browser`. */
+  browser: z
+    .strictObject({
+      /** Offer the browser to conversations on the local executor (default false). */
+      enabled: z.boolean().default(false),
+      /** A browser nobody used for this long is stopped, ms (default 600000 = 10 minutes). */
+      idleTimeoutMs: z.number().int().min(1_000).max(86_400_000).default(DEFAULT_BROWSER_IDLE_TIMEOUT_MS),
+      /** The Chromium or Chrome executable (default /usr/bin/chromium). */
+      executablePath: z.string().min(1, 'must not be empty').default('/usr/bin/chromium'),
+      /** Run the browser without a window (default true; the web UI shows its screenshots). */
+      headless: z.boolean().default(true),
+    })
+    .prefault({}),
   /** Platform mode: users, sign-in, roles (see `platform-settings.ts`, docs/platform.md). */
   platform: PlatformSettingsSchema.default(DEFAULT_PLATFORM_SETTINGS),
   /** Web Push and webhooks (see `notification-settings.ts`, docs/notifications.md). */

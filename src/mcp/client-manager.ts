@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import type { McpFile } from '../config/mcp.js';
+import type { McpFile, McpServerConfig } from '../config/mcp.js';
 import type { Logger } from '../logger.js';
 import { defineTool, type Tool } from '../tools/tool.js';
 import { McpServerConnection } from './server-connection.js';
@@ -20,6 +20,23 @@ export interface McpSettings {
   servers: McpFile['servers'];
   /** Where start failures and lost servers are logged. */
   logger?: Logger;
+}
+
+/**
+ * An MCP server the runtime server itself provides to a conversation (the agent's browser),
+ * rather than one of `mcp.yaml`: a stdio server whose entry is only known when it starts.
+ */
+export interface BuiltInMcpServer {
+  /** The server's name (tools `mcp__<name>__<tool>`). */
+  name: string;
+  /** Brings up what the server needs and returns its entry; called at each start. @throws Error naming the reason it cannot start */
+  resolveConfig(): Promise<McpServerConfig>;
+  /** Called before each tool call (e.g. to start what the server needs). @throws Error that fails the call, naming the reason */
+  beforeCall?(): Promise<void>;
+  /** Called after each tool call. */
+  afterCall?(): void;
+  /** Registers a callback run when the running server must be restarted (its entry changed); returns the unsubscribe function. */
+  onRestartNeeded?(listener: () => void): () => void;
 }
 
 /** Arguments of an MCP tool: any JSON object; the server validates them against its own schema. */
@@ -49,15 +66,19 @@ export class McpClientManager {
   private built: { version: number; tools: Tool[] } | undefined;
   private readonly combined = new WeakMap<Tool[], { version: number; tools: Tool[] }>();
   private readonly logger: Logger | undefined;
+  private readonly unsubscribers: (() => void)[] = [];
 
   /**
    * Creates the connections (nothing starts until `prepare` or a tool call).
    * @param settings the configured servers (disabled ones are left out); undefined = none
    * @param placement the conversation's work location and the executors, for stdio servers
+   * @param builtIn servers the runtime server provides (after those of `mcp.yaml`; a name
+   *   `mcp.yaml` already uses is left to `mcp.yaml`)
    */
   constructor(
     settings: McpSettings | undefined,
     placement: McpServerPlacement,
+    builtIn: readonly BuiltInMcpServer[] = [],
   ) {
     this.logger = settings?.logger;
     for (const [name, config] of Object.entries(settings?.servers ?? {})) {
@@ -69,6 +90,21 @@ export class McpClientManager {
           onToolsChanged: () => this.version++,
         }),
       );
+    }
+    for (const server of builtIn) {
+      if (settings?.servers[server.name] !== undefined) continue;
+      // The entry given here only carries the timeouts; the real one comes from resolveConfig.
+      const connection = new McpServerConnection(server.name, { transport: 'stdio', command: server.name }, {
+        placement,
+        ...(settings?.logger ? { logger: settings.logger } : {}),
+        onToolsChanged: () => this.version++,
+        resolveConfig: () => server.resolveConfig(),
+        ...(server.beforeCall ? { beforeCall: () => server.beforeCall?.() ?? Promise.resolve() } : {}),
+        ...(server.afterCall ? { afterCall: () => server.afterCall?.() } : {}),
+      });
+      this.connections.push(connection);
+      const unsubscribe = server.onRestartNeeded?.(() => connection.disconnect('its configuration changed'));
+      if (unsubscribe) this.unsubscribers.push(unsubscribe);
     }
   }
 
@@ -167,6 +203,7 @@ export class McpClientManager {
 
   /** Stops every server and disconnects; used when the conversation is shut down. */
   async close(): Promise<void> {
+    for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
     await Promise.all(this.connections.map((connection) => connection.close()));
   }
 }

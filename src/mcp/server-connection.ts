@@ -33,6 +33,12 @@ export interface McpConnectionOptions {
   logger?: Logger;
   /** Called whenever the server's tool list changed (listed after a start or a `list_changed`). */
   onToolsChanged(): void;
+  /** For a server whose entry is only known when it starts (a built-in server): gives the entry at each start. */
+  resolveConfig?(): Promise<McpServerConfig>;
+  /** Called before each tool call; a rejection fails the call with its message. */
+  beforeCall?(): Promise<void>;
+  /** Called after each tool call. */
+  afterCall?(): void;
 }
 
 /** Lists every page of `tools/list`. */
@@ -140,12 +146,14 @@ export class McpServerConnection {
     // Roots (MCP "roots"): the conversation's working directory is the one root a server may use.
     const client = new Client({ name: 'openvaala', version: VERSION }, { capabilities: { roots: { listChanged: false } } });
     client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(this.options.placement.workDirectory).href, name: 'workspace' }] }));
-    const command = this.config.transport === 'stdio' ? this.config.command : undefined;
+    let command = this.config.transport === 'stdio' ? this.config.command : undefined;
     let stderrTail = () => '';
     let stopNow = () => undefined as void;
     let exit = (): ProcessExit | undefined => undefined;
     try {
-      const prepared = await prepareTransport(this.config, this.options.placement);
+      const config = this.options.resolveConfig ? await this.options.resolveConfig() : this.config;
+      command = config.transport === 'stdio' ? config.command : undefined;
+      const prepared = await prepareTransport(config, this.options.placement);
       stderrTail = prepared.stderrTail;
       stopNow = prepared.stopNow;
       exit = prepared.exit;
@@ -230,6 +238,11 @@ export class McpServerConnection {
    *   call, does not answer in time, or answers with a protocol error
    */
   async call(toolName: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
+    if (this.options.beforeCall) {
+      await this.options.beforeCall().catch((error: unknown) => {
+        throw new Error(`MCP server "${this.name}": ${errorText(error)}`, { cause: error });
+      });
+    }
     const client = await this.ensureRunning();
     try {
       const result = await client.callTool({ name: toolName, arguments: args }, undefined, { signal, timeout: this.toolTimeoutMs });
@@ -254,7 +267,25 @@ export class McpServerConnection {
         throw new Error(`MCP server "${this.name}" could not be reached: ${this.problem} (it is connected again on next use)`, { cause: error });
       }
       throw new Error(`MCP server "${this.name}": ${errorText(error)}`, { cause: error });
+    } finally {
+      this.options.afterCall?.();
     }
+  }
+
+  /**
+   * Stops the running server (its process is stopped as at shutdown) without closing the
+   * connection: the next use starts it again. Used when a built-in server's entry changed
+   * (the agent's browser moved to another port).
+   * @param reason why, kept as the connection's failure until the next start
+   */
+  disconnect(reason: string): void {
+    const client = this.client;
+    if (client === undefined || this.currentState !== 'running') return;
+    this.client = undefined;
+    this.currentState = 'exited';
+    this.problem = reason;
+    this.options.logger?.info({ mcpServer: this.name, reason }, 'MCP server stopped');
+    void client.close().catch(() => undefined);
   }
 
   /** Disconnects and stops the server process; the connection cannot be used afterwards. */

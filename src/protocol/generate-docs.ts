@@ -59,6 +59,8 @@ const CONFLICT_REASONS: Record<StateConflictReason, string> = {
   worktree_present: '`conversation/delete` of a conversation in a git worktree without `removeWorktree: true` (the message names the worktree and branch)',
   worktree_dirty: '`worktree/merge` or `worktree/rebase` while the worktree or the main checkout has uncommitted changes (the message lists them)',
   worktree_not_on_base: '`worktree/merge` while the main checkout has another branch than the base branch checked out',
+  browser_disabled: '`browser/screenshot`, `browser/input` for a conversation that is not offered the agent\'s browser (`server.yaml` `browser.enabled` off, or the conversation works on another executor than `local`, or in a sandbox)',
+  browser_not_running: '`browser/screenshot` while the conversation\'s browser is stopped (`browser/state` says so; `browser/input` starts it)',
   merge_conflict: '`worktree/merge` or `worktree/rebase` that conflicts; it was aborted, nothing changed; `data.files` lists the conflicting files',
   owner_unreachable: 'several servers share one PostgreSQL schema and the server that owns the conversation cannot be reached while it still holds the conversation (the message names its URL and why); retry, or fix the cluster configuration',
 };

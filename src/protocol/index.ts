@@ -15,6 +15,7 @@ export * from './plans.js';
 export * from './conversation-context.js';
 export * from './workspace.js';
 export * from './workspace-git.js';
+export * from './browser.js';
 export * from './schedules.js';
 export * from './notifications.js';
 export * from './worktrees.js';

@@ -47,6 +47,8 @@ export const StateConflictReasonSchema = z.enum([
   'worktree_not_on_base',
   'merge_conflict',
   'owner_unreachable',
+  'browser_disabled',
+  'browser_not_running',
 ]);
 /** Why a request was refused with `conflict`. */
 export type StateConflictReason = z.infer<typeof StateConflictReasonSchema>;

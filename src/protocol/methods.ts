@@ -21,6 +21,7 @@ import { sessionMethods } from './sessions.js';
 import { approvalIdParam, conversationIdParam, ReasoningEffortSchema, sessionIdParam } from './request-params.js';
 import { workspaceMethods, workspaceNotifications } from './workspace.js';
 import { workspaceGitMethods } from './workspace-git.js';
+import { browserMethods } from './browser.js';
 import { worktreeMethods } from './worktrees.js';
 import { clientFileMethods, clientFileServerRequests } from './client-files.js';
 import { clientCommandMethods, clientCommandServerRequests } from './client-commands.js';
@@ -198,6 +199,7 @@ export const methods = {
   ...agentMethods,
   ...workspaceMethods,
   ...workspaceGitMethods,
+  ...browserMethods,
   ...scheduleMethods,
   ...notificationMethods,
   ...worktreeMethods,

@@ -11,7 +11,7 @@ import type { ConversationStore } from '../dao/conversation-store.js';
 import { planTurnRecovery, writeTurnRecovery } from '../dao/turn-recovery.js';
 import { defaultAgentName, isExternalAgent, type AgentDefinition, type AgentsFile } from '../config/agents.js';
 import type { Executor } from '../executors/executor.js';
-import type { McpSettings } from '../mcp/client-manager.js';
+import type { BuiltInMcpServer, McpSettings } from '../mcp/client-manager.js';
 import { NO_PLUGINS, type PluginSet } from '../plugins/plugin-set.js';
 import { NO_HOOKS, type HooksFile } from '../config/hooks.js';
 import type { Logger } from '../logger.js';
@@ -107,6 +107,12 @@ export class Runtime {
   readonly store: ConversationStore;
   /** Uploaded files of conversations (set by the server that stores them); absent = none. */
   attachments: AttachmentStore | undefined;
+  /**
+   * MCP servers the runtime server provides to a conversation besides those of `mcp.yaml`
+   * (the agent's browser), by the conversation's first workspace; absent = none. Read when a
+   * conversation makes its MCP clients.
+   */
+  builtInMcpServers: ((workspace: Workspace) => BuiltInMcpServer[]) | undefined = undefined;
   /** Scheduled tasks of conversations (set by the server that runs them); absent = none. */
   schedules: ScheduleService | undefined = undefined;
   /**

@@ -27,6 +27,7 @@ import { createPluginHandlers } from './handlers/plugins.js';
 import { conversationContext } from './handlers/conversation-context.js';
 import { checkAttachments, createWorkspaceHandlers } from './handlers/workspace.js';
 import { createWorkspaceGitHandlers } from './handlers/workspace-git.js';
+import { createBrowserHandlers } from './handlers/browser.js';
 import { createPlatformIdentityHandlers } from './handlers/platform-identity.js';
 import { createProjectHandlers } from './handlers/projects.js';
 import { listForCaller } from './handlers/project-conversations.js';
@@ -95,6 +96,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     ...createPluginHandlers(connection),
     ...createWorkspaceHandlers(connection),
     ...createWorkspaceGitHandlers(connection),
+    ...createBrowserHandlers(connection),
     ...createScheduleHandlers(connection),
     ...createNotificationHandlers(connection),
     ...createWorktreeHandlers(connection),

@@ -4,6 +4,7 @@
  * `runtime-server.ts` once it listens, imported then (it is most of the server's code), so the
  * server answers `/healthz` while this opens; requests other than `/healthz` wait for it.
  */
+import { attachBrowserService, BrowserService } from './browser/browser-service.js';
 import type { PriceLookup } from '../runtime/usage.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -236,6 +237,9 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       watching: (owner, conversationId) => [...connections].some((connection) => stateOwner(connection.caller) === owner && connection.isSubscribed(conversationId)),
       logger,
     });
+    // The agent's browser: read from the configuration in force, so a reload applies to the next start.
+    const browsers = new BrowserService(() => config.current.server.browser, logger, processRecords);
+    attachBrowserService(runtime, browsers);
     const connectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
     runtime.attachments = attachments;
     const sessions = new WebSessions(Date.now, path.join(paths.dataDir, WEB_SESSIONS_FILE));
@@ -290,6 +294,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
         stopWatchingAccess();
         config.close();
         await runtime.shutdown();
+        await browsers.close();
         await schedules.close();
         await notifications.close();
         // After the turns ended: the other servers' clients heard the interruptions first.

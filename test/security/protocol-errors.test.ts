@@ -68,7 +68,7 @@ it('answers an unknown conversation with -32004 for every method that takes one'
   const connection = await start();
   // Unsubscribing from what one does not follow is a no-op, whatever the id names.
   for (const method of methodsTakingAConversation.filter((name) => name !== 'conversation/unsubscribe')) {
-    const error = await errorOf(connection, method, { conversationId: 'conv_00000000000000000000000000', input: 'x', approvalId: 'appr_1', decision: 'deny', model: 'mock/mock-model', agent: 'default', requestId: 'input_1', answer: 'x', inputId: 'input_1', fromItemId: 'item_1', afterItemId: 'item_1', path: '.', cols: 80, rows: 24, commit: 'abc1234', read: true, write: true, run: true, name: 'x', prompt: 'x', schedule: { kind: 'once', at: 0 } });
+    const error = await errorOf(connection, method, { conversationId: 'conv_00000000000000000000000000', input: 'x', approvalId: 'appr_1', decision: 'deny', model: 'mock/mock-model', agent: 'default', requestId: 'input_1', answer: 'x', inputId: 'input_1', fromItemId: 'item_1', afterItemId: 'item_1', path: '.', cols: 80, rows: 24, commit: 'abc1234', read: true, write: true, run: true, name: 'x', prompt: 'x', schedule: { kind: 'once', at: 0 }, action: { kind: 'key', key: 'Enter' } });
     expect(error.code, method).toBe(-32004);
     expect(error.message).toBe(`${method}: conversation "conv_00000000000000000000000000" does not exist`);
   }

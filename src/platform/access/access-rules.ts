@@ -65,6 +65,11 @@ export const METHOD_RULES: Record<MethodName, MethodRule> = {
   'fs/stat': read('conversation'),
   'workspace/gitLog': read('conversation'),
   'workspace/gitShow': read('conversation'),
+  'browser/state': read('conversation'),
+  // A screenshot counts as use of the browser (it keeps it from idling), but changes nothing.
+  'browser/screenshot': read('conversation'),
+  'browser/input': write('conversation'),
+  'browser/stop': write('conversation'),
   'conversation/update': write('conversation'),
   'conversation/delete': write('conversation'),
   'conversation/archive': write('conversation'),

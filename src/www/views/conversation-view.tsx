@@ -17,12 +17,13 @@ import { useStore } from '../state/use-store.js';
 import { Composer } from './composer.js';
 import { FilesDrawer } from './files-drawer.js';
 import { GitDrawer } from './git-drawer.js';
+import { BrowserDrawer } from './browser-drawer.js';
 import { WorktreeDrawer } from './worktree-drawer.js';
 import { Transcript } from './transcript.js';
 
-type Drawer = 'terminal' | 'files' | 'git' | 'worktree' | undefined;
+type Drawer = 'terminal' | 'files' | 'git' | 'worktree' | 'browser' | undefined;
 
-const DRAWER_TITLES = { terminal: 'Terminal', files: 'Files', git: 'History', worktree: 'Worktree' } as const;
+const DRAWER_TITLES = { terminal: 'Terminal', files: 'Files', git: 'History', worktree: 'Worktree', browser: 'Browser' } as const;
 
 // xterm.js is most of the code: it loads when a terminal is first opened.
 const TerminalDrawer = lazy(() => import('./terminal-drawer.js').then((module) => ({ default: module.TerminalDrawer })));
@@ -162,7 +163,7 @@ export function ConversationView({ conversationId }: { conversationId: string })
           <button type="button" class="secondary small danger-text" onClick={() => void remove()}>
             Delete
           </button>
-          {(['terminal', 'files', 'git', ...(conversation?.worktree ? (['worktree'] as const) : [])] as const).map((name) => (
+          {(['terminal', 'files', 'git', ...(conversation?.worktree ? (['worktree'] as const) : []), 'browser'] as const).map((name) => (
             <button key={name} type="button" class="secondary small" aria-pressed={drawer === name} onClick={() => setDrawer(drawer === name ? undefined : name)}>
               {DRAWER_TITLES[name]}
             </button>
@@ -242,6 +243,8 @@ export function ConversationView({ conversationId }: { conversationId: string })
               </Suspense>
             ) : drawer === 'files' ? (
               <FilesDrawer conversationId={conversationId} />
+            ) : drawer === 'browser' ? (
+              <BrowserDrawer conversationId={conversationId} />
             ) : drawer === 'worktree' && conversation?.worktree ? (
               <WorktreeDrawer conversationId={conversationId} worktree={conversation.worktree} />
             ) : (
