@@ -46,6 +46,7 @@ export const StateConflictReasonSchema = z.enum([
   'worktree_dirty',
   'worktree_not_on_base',
   'merge_conflict',
+  'cost_limit_reached',
 ]);
 /** Why a request was refused with `conflict`. */
 export type StateConflictReason = z.infer<typeof StateConflictReasonSchema>;

@@ -26,6 +26,7 @@ import { clientFileMethods, clientFileServerRequests } from './client-files.js';
 import { clientCommandMethods, clientCommandServerRequests } from './client-commands.js';
 import { platformIdentityMethods } from './platform-identity.js';
 import { scheduleMethods } from './schedules.js';
+import { costMethods, costNotifications } from './costs.js';
 
 export { PROTOCOL_VERSION } from './version.js';
 
@@ -204,6 +205,7 @@ export const methods = {
   ...clientCommandMethods,
   ...platformIdentityMethods,
   ...projectMethods,
+  ...costMethods,
 } as const;
 
 /** Server-to-client notifications: name → params schema. */
@@ -282,6 +284,7 @@ export const notifications = {
   ...planNotifications,
   ...workspaceNotifications,
   ...userInputNotifications,
+  ...costNotifications,
 } as const;
 
 /**

@@ -181,6 +181,8 @@ export class LiveSession {
     if (this.historyLock !== undefined) throw new StateConflictError(`session ${this.id} is being rewound`, this.historyLock);
     const expected = mode === 'steer' ? options.expectedTurnId : undefined;
     if (expected !== undefined) requireRunningTurn(this.state, expected, 'steer');
+    // Only an input that makes a new turn is checked (steering joins the running turn), and before anything is written.
+    if (!(mode === 'steer' && this.state.activeTurnId !== null)) await this.conversation.runtime.newTurnCheck?.(this.conversation);
     await this.conversation.runtime.store.ensureDurable(this.conversation.id);
     // Checked again: the turn may have ended while the conversation was made durable.
     if (expected !== undefined) requireRunningTurn(this.state, expected, 'steer');

@@ -31,6 +31,8 @@ import { createPlatformIdentityHandlers } from './handlers/platform-identity.js'
 import { createProjectHandlers } from './handlers/projects.js';
 import { listForCaller } from './handlers/project-conversations.js';
 import { createScheduleHandlers } from './handlers/schedules.js';
+import { createCostHandlers } from './handlers/costs.js';
+import { stateOwner } from '../platform/settings/user-state.js';
 import { createWorktreeHandlers, worktreeRpcError } from './handlers/worktrees.js';
 import { WorktreeError } from '../runtime/worktree-git.js';
 
@@ -95,6 +97,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     ...createWorkspaceHandlers(connection),
     ...createWorkspaceGitHandlers(connection),
     ...createScheduleHandlers(connection),
+    ...createCostHandlers(connection),
     ...createWorktreeHandlers(connection),
     ...createUserInputHandlers(connection),
     ...createClientFileHandlers(connection),
@@ -200,6 +203,8 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
         ...(params.clientMessageId !== undefined ? { clientMessageId: params.clientMessageId } : {}),
         author: { clientName: connection.clientName, connectionId: String(connection.number) },
       });
+      // The turn's cost counts for whoever started it (steering joins a turn someone else started).
+      if (outcome.turnId !== undefined && !(params.mode === 'steer' && outcome.queued)) connection.platform?.costs.attribute(outcome.turnId, stateOwner(connection.caller));
       return { sessionId: session.id, ...outcome };
     },
 

@@ -41,6 +41,7 @@ import type { Caller } from '../platform/caller.js';
 import { platformCookieNames, type PlatformRouteOptions } from './web/platform-routes.js';
 import { checkCsrfToken } from './web/platform-http.js';
 import { connectProjectsToRuntime, platformCallers, watchPlatformAccess } from './platform-services.js';
+import { connectCostsToRuntime } from './costs.js';
 
 /**
  * The storage `storage.yaml` selects, with its `env:NAME` connection string read now.
@@ -203,6 +204,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
     });
     applyConfiguration(runtime, configuration, targets, configuration, await loadPluginSet(paths.configDir, configuration.plugins));
     connectProjectsToRuntime(opened, runtime, processRecords, options.discoverModels ?? opened.signInEnabled);
+    connectCostsToRuntime(opened, runtime, logger);
     const schedules = await startSchedules(paths.dataDir, runtime, logger);
     // Methods naming only a task id are checked against the task's conversation.
     opened.access.taskConversations = schedules.service;
