@@ -18,11 +18,13 @@ import { Composer } from './composer.js';
 import { FilesDrawer } from './files-drawer.js';
 import { GitDrawer } from './git-drawer.js';
 import { WorktreeDrawer } from './worktree-drawer.js';
+import { SchedulesDrawer } from './schedules-drawer.js';
+import { ConversationCost, CostThresholdNotice } from './conversation-cost.js';
 import { Transcript } from './transcript.js';
 
-type Drawer = 'terminal' | 'files' | 'git' | 'worktree' | undefined;
+type Drawer = 'terminal' | 'files' | 'git' | 'schedules' | 'worktree' | undefined;
 
-const DRAWER_TITLES = { terminal: 'Terminal', files: 'Files', git: 'History', worktree: 'Worktree' } as const;
+const DRAWER_TITLES = { terminal: 'Terminal', files: 'Files', git: 'History', schedules: 'Schedules', worktree: 'Worktree' } as const;
 
 // xterm.js is most of the code: it loads when a terminal is first opened.
 const TerminalDrawer = lazy(() => import('./terminal-drawer.js').then((module) => ({ default: module.TerminalDrawer })));
@@ -162,14 +164,16 @@ export function ConversationView({ conversationId }: { conversationId: string })
           <button type="button" class="secondary small danger-text" onClick={() => void remove()}>
             Delete
           </button>
-          {(['terminal', 'files', 'git', ...(conversation?.worktree ? (['worktree'] as const) : [])] as const).map((name) => (
+          {(['terminal', 'files', 'git', 'schedules', ...(conversation?.worktree ? (['worktree'] as const) : [])] as const).map((name) => (
             <button key={name} type="button" class="secondary small" aria-pressed={drawer === name} onClick={() => setDrawer(drawer === name ? undefined : name)}>
               {DRAWER_TITLES[name]}
             </button>
           ))}
         </nav>
         <UsageMeter state={state} />
+        <ConversationCost conversationId={conversationId} />
       </header>
+      <CostThresholdNotice conversationId={conversationId} />
       {state.retrying ? (
         <p role="status" class="note">
           Model call failed ({state.retrying.httpStatus ?? 'connection'}): retry {state.retrying.attempt} of {state.retrying.maxRetries}…
@@ -242,6 +246,8 @@ export function ConversationView({ conversationId }: { conversationId: string })
               </Suspense>
             ) : drawer === 'files' ? (
               <FilesDrawer conversationId={conversationId} />
+            ) : drawer === 'schedules' ? (
+              <SchedulesDrawer conversationId={conversationId} />
             ) : drawer === 'worktree' && conversation?.worktree ? (
               <WorktreeDrawer conversationId={conversationId} worktree={conversation.worktree} />
             ) : (
