@@ -187,6 +187,12 @@ describe('costs', () => {
     const items = (await alice.client.request('items/list', { conversationId: ofAlice.id })).items;
     expect(items.filter((stored) => stored.item.kind === 'user_message')).toHaveLength(1);
 
+    // A scheduled run is refused the same way: its run fails with the refusal as its error.
+    const { task } = await alice.client.request('schedules/create', { conversationId: ofAlice.id, name: 'nightly', prompt: 'scheduled', schedule: { kind: 'once', at: Date.now() + 86_400_000 }, retry: { initialDelayMs: 1, maxDelayMs: 1, deadlineMs: 0 } });
+    await alice.client.request('schedules/runNow', { taskId: task.id });
+    await expect.poll(async () => (await alice.client.request('schedules/history', { taskId: task.id })).runs.map((run) => run.status)).toEqual(['failed']);
+    expect((await alice.client.request('schedules/history', { taskId: task.id })).runs[0]?.error).toContain('reaching its pausing threshold costs.pauseUsd of $0.01');
+
     // Raising the threshold lets turns start again.
     await alice.client.request('costs/setThresholds', { projectId: project.id, pauseUsd: null });
     expect((await alice.client.request('costs/project', { projectId: project.id })).thresholds).toEqual({ warnUsd: 0.005 });
