@@ -205,7 +205,10 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
     applyConfiguration(runtime, configuration, targets, configuration, await loadPluginSet(paths.configDir, configuration.plugins));
     connectProjectsToRuntime(opened, runtime, processRecords, options.discoverModels ?? opened.signInEnabled);
     connectCostsToRuntime(opened, runtime, logger);
-    const schedules = await startSchedules(paths.dataDir, runtime, logger);
+    // A scheduled run's cost counts for the user its task acts for.
+    const schedules = await startSchedules(paths.dataDir, runtime, logger, undefined, (turnId, userId) => {
+      if (userId !== undefined) opened.costs.attribute(turnId, userId);
+    });
     // Methods naming only a task id are checked against the task's conversation.
     opened.access.taskConversations = schedules.service;
     const connections = new Set<RpcConnection>();

@@ -198,4 +198,38 @@ describe('costs', () => {
     expect((await alice.client.request('costs/project', { projectId: project.id })).thresholds).toEqual({ warnUsd: 0.005 });
     expect((await turn(alice, ofAlice.id, 'three')).status).toBe('completed');
   });
+
+  it('keeps recorded costs through a price change and a restart, and counts a scheduled run for its task\'s user', async () => {
+    const environment = await createTestEnvironment(SCRIPT, providers);
+    let server: PlatformHarness | undefined = await startPlatformServer(SCRIPT, { environment });
+    try {
+      const { owner, alice, project, ofAlice } = await projectWithTwoUsers(server);
+      expect((await turn(alice, ofAlice.id, 'one')).costUsd).toBeCloseTo(MOCK_MODEL_COST, 12);
+
+      // The input price doubles: later turns cost more, the recorded one stays as it was.
+      await owner.client.request('config/update', { changes: [{ file: 'providers', path: ['providers', 'mock', 'models', 'mock-model', 'prices', 'inputPerMillionUsd'], value: 4 }] });
+      const newCost = (800 * 4 + 200 * 0.5 + 500 * 8) / 1e6;
+      // Alice's task acts for her: its run's turn counts for her.
+      const { task } = await alice.client.request('schedules/create', { conversationId: ofAlice.id, name: 'report', prompt: 'write the report', schedule: { kind: 'once', at: Date.now() + 86_400_000 } });
+      expect(task.userId).toBe('alice');
+      await alice.client.request('schedules/runNow', { taskId: task.id });
+      await expect.poll(async () => (await alice.client.request('schedules/history', { taskId: task.id })).runs.map((run) => run.status)).toEqual(['completed']);
+      expect(completedTurns(alice, ofAlice.id).map((each) => each.costUsd)).toEqual([expect.closeTo(MOCK_MODEL_COST, 12), expect.closeTo(newCost, 12)]);
+      await expect.poll(async () => (await alice.client.request('costs/conversation', { conversationId: ofAlice.id })).totals.turns).toBe(2);
+      const before = await alice.client.request('costs/project', { projectId: project.id });
+      expect(before.totals.costUsd).toBeCloseTo(MOCK_MODEL_COST + newCost, 12);
+      expect(before.byUser.map((each) => each.userId)).toEqual(['alice']);
+
+      // After a restart the ledger still holds both turns, as recorded.
+      await server.stop();
+      server = await startPlatformServer(SCRIPT, { environment });
+      const again = await server.connect('alice');
+      expect((await again.client.request('costs/project', { projectId: project.id })).totals).toEqual(before.totals);
+      expect((await again.client.request('costs/conversation', { conversationId: ofAlice.id })).totals.costUsd).toBeCloseTo(MOCK_MODEL_COST + newCost, 12);
+      expect((await again.client.request('costs/user', {})).totals.turns).toBe(2);
+    } finally {
+      await server?.stop();
+      await environment.dispose();
+    }
+  });
 });
