@@ -60,7 +60,7 @@ const CONFLICT_REASONS: Record<StateConflictReason, string> = {
   worktree_dirty: '`worktree/merge` or `worktree/rebase` while the worktree or the main checkout has uncommitted changes (the message lists them)',
   worktree_not_on_base: '`worktree/merge` while the main checkout has another branch than the base branch checked out',
   merge_conflict: '`worktree/merge` or `worktree/rebase` that conflicts; it was aborted, nothing changed; `data.files` lists the conflicting files',
-  cost_limit_reached: '`session/input` (or a scheduled run) that would start a new turn in a project whose month total reached its pausing threshold `pauseUsd`; the message names the project, the month, its total and the threshold',
+  cost_limit_reached: '`session/input` or `session/compact` (or a scheduled run) that would start a new turn in a project whose month total reached its pausing threshold `pauseUsd`; the message names the project, the month, its total and the threshold',
 };
 
 function escapeCell(text: string): string {

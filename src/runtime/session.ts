@@ -214,8 +214,12 @@ export class LiveSession {
     if (this.queue.withdraw(inputId)) await this.saveState({ queuedInputs: this.queue.describe() });
   }
 
-  /** Queues a manual compaction (runs now when idle). */
-  compact(): Promise<{ queued: boolean; turnId?: string }> {
+  /**
+   * Queues a manual compaction (runs now when idle). It is a turn of its own with a model call,
+   * so `runtime.newTurnCheck` may refuse it (throwing) like an input.
+   */
+  async compact(): Promise<{ queued: boolean; turnId?: string }> {
+    await this.conversation.runtime.newTurnCheck?.(this.conversation);
     return this.enqueue({ id: newId('input'), turnId: newId('turn'), kind: 'compact' });
   }
 

@@ -183,6 +183,8 @@ describe('costs', () => {
     const month = new Date().toISOString().slice(0, 7);
     expect(refused.message).toBe(`session/input: project "Billing" (${project.id}) has spent $0.01 in ${month} (UTC), reaching its pausing threshold costs.pauseUsd of $0.01; new turns are refused until the month ends or a project manager raises the threshold (costs/setThresholds)`);
     expect((await failure(bob.client.request('session/input', { conversationId: ofBob.id, input: 'three' }))).data).toEqual({ reason: 'cost_limit_reached' });
+    // A manual compaction is a turn with a model call too.
+    expect((await failure(bob.client.request('session/compact', { conversationId: ofBob.id }))).data).toEqual({ reason: 'cost_limit_reached' });
     // Nothing of the refused input was stored.
     const items = (await alice.client.request('items/list', { conversationId: ofAlice.id })).items;
     expect(items.filter((stored) => stored.item.kind === 'user_message')).toHaveLength(1);
