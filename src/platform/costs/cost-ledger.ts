@@ -7,6 +7,7 @@
 import type { CostTotals, TokenUsage } from '../../protocol/index.js';
 import type { RecordStorage } from '../../storage/record-storage.js';
 import { listAll } from '../projects/project-store.js';
+import { SerialQueue } from '../serial-queue.js';
 
 /** The namespace of the ledger in the platform database. */
 export const TURN_COSTS = 'turn_costs';
@@ -64,10 +65,13 @@ export function addTurn(totals: CostTotals, record: Pick<TurnCostRecord, 'usage'
 export class CostLedger {
   /**
    * Month totals of projects, `projectId month` → totals, read on every input of a project
-   * with a pausing threshold. An entry is dropped when a turn of its project is recorded, so
-   * a total being added up while a record is written can never count that record twice.
+   * with a pausing threshold and after every turn of a project with thresholds. Writes of
+   * records and first reads of a total run one after another (`queue`), so a recorded turn is
+   * added to a total read before it, and a total read after it already holds it: no record is
+   * counted twice or missed.
    */
-  private readonly projectMonths = new Map<string, Promise<CostTotals>>();
+  private readonly projectMonths = new Map<string, CostTotals>();
+  private readonly queue = new SerialQueue();
 
   private constructor(private readonly records: RecordStorage) {}
 
@@ -79,11 +83,23 @@ export class CostLedger {
 
   /**
    * Records a finished turn (a turn recorded again, e.g. after a retried write, replaces its record).
-   * @throws Error from the database (nothing is cached then)
+   * @throws Error from the database (the cached totals are then left as they were)
    */
-  async record(record: TurnCostRecord): Promise<void> {
-    await this.records.set<TurnCostRecord>(TURN_COSTS, record.turnId, record, record.completedAt);
-    if (record.projectId !== undefined) this.projectMonths.delete(`${record.projectId} ${record.month}`);
+  record(record: TurnCostRecord): Promise<void> {
+    return this.queue.run(async () => {
+      const previous = await this.records.get<TurnCostRecord>(TURN_COSTS, record.turnId);
+      await this.records.set<TurnCostRecord>(TURN_COSTS, record.turnId, record, record.completedAt);
+      const key = `${record.projectId} ${record.month}`;
+      if (previous) {
+        // A record written again is not counted again: the months it touches are read anew.
+        this.projectMonths.delete(`${previous.value.projectId} ${previous.value.month}`);
+        this.projectMonths.delete(key);
+        return;
+      }
+      if (record.projectId === undefined) return;
+      const cached = this.projectMonths.get(key);
+      if (cached) this.projectMonths.set(key, addTurn(cached, record));
+    });
   }
 
   /** The totals of a conversation, all time. */
@@ -91,17 +107,18 @@ export class CostLedger {
     return sum(await listAll<TurnCostRecord>(this.records, TURN_COSTS, { conversationId }));
   }
 
-  /** The totals of a project in a month (`YYYY-MM`, UTC). */
-  projectMonthTotals(projectId: string, month: string): Promise<CostTotals> {
+  /** The totals of a project in a month (`YYYY-MM`, UTC); read from the database once, then kept up to date. */
+  async projectMonthTotals(projectId: string, month: string): Promise<CostTotals> {
     const key = `${projectId} ${month}`;
-    let totals = this.projectMonths.get(key);
-    if (!totals) {
-      totals = listAll<TurnCostRecord>(this.records, TURN_COSTS, { projectId, month }).then(sum);
+    const cached = this.projectMonths.get(key);
+    if (cached) return cached;
+    return this.queue.run(async () => {
+      const again = this.projectMonths.get(key);
+      if (again) return again;
+      const totals = sum(await listAll<TurnCostRecord>(this.records, TURN_COSTS, { projectId, month }));
       this.projectMonths.set(key, totals);
-      // A failed read is not kept: the next one tries again.
-      totals.catch(() => this.projectMonths.delete(key));
-    }
-    return totals;
+      return totals;
+    });
   }
 
   /** The totals of a project in a month per user who started turns, by user id. */
