@@ -23,6 +23,36 @@ const KNOWN_FAMILIES: KnownFamily[] = [
   { pattern: /^gemini-/, contextWindow: 1_048_576, reasoning: true, images: true },
 ];
 
+/**
+ * List prices of well-known models, USD per million tokens (input, cached input, output), as
+ * their providers published them in 2025. Matched on the model id's start, most specific
+ * first; the first match applies. Prices change: `providers.yaml` `prices` overrides these for
+ * any model, and a model not listed here has no price unless configured.
+ */
+const KNOWN_PRICES: { pattern: RegExp; prices: ModelPrices }[] = [
+  { pattern: /^gpt-5-nano/, prices: { inputPerMillionUsd: 0.05, cachedInputPerMillionUsd: 0.005, outputPerMillionUsd: 0.4 } },
+  { pattern: /^gpt-5-mini/, prices: { inputPerMillionUsd: 0.25, cachedInputPerMillionUsd: 0.025, outputPerMillionUsd: 2 } },
+  { pattern: /^gpt-5(?:-codex)?(?:-\d{4}-\d{2}-\d{2})?$/, prices: { inputPerMillionUsd: 1.25, cachedInputPerMillionUsd: 0.125, outputPerMillionUsd: 10 } },
+  { pattern: /^gpt-4\.1-nano/, prices: { inputPerMillionUsd: 0.1, cachedInputPerMillionUsd: 0.025, outputPerMillionUsd: 0.4 } },
+  { pattern: /^gpt-4\.1-mini/, prices: { inputPerMillionUsd: 0.4, cachedInputPerMillionUsd: 0.1, outputPerMillionUsd: 1.6 } },
+  { pattern: /^gpt-4\.1(?:-\d{4}-\d{2}-\d{2})?$/, prices: { inputPerMillionUsd: 2, cachedInputPerMillionUsd: 0.5, outputPerMillionUsd: 8 } },
+  { pattern: /^gpt-4o-mini/, prices: { inputPerMillionUsd: 0.15, cachedInputPerMillionUsd: 0.075, outputPerMillionUsd: 0.6 } },
+  { pattern: /^gpt-4o(?:-\d{4}-\d{2}-\d{2})?$/, prices: { inputPerMillionUsd: 2.5, cachedInputPerMillionUsd: 1.25, outputPerMillionUsd: 10 } },
+  { pattern: /^o4-mini/, prices: { inputPerMillionUsd: 1.1, cachedInputPerMillionUsd: 0.275, outputPerMillionUsd: 4.4 } },
+  { pattern: /^o3(?:-\d{4}-\d{2}-\d{2})?$/, prices: { inputPerMillionUsd: 2, cachedInputPerMillionUsd: 0.5, outputPerMillionUsd: 8 } },
+  { pattern: /^claude-opus-4/, prices: { inputPerMillionUsd: 15, cachedInputPerMillionUsd: 1.5, outputPerMillionUsd: 75 } },
+  { pattern: /^claude-sonnet-4/, prices: { inputPerMillionUsd: 3, cachedInputPerMillionUsd: 0.3, outputPerMillionUsd: 15 } },
+  { pattern: /^claude-3-5-haiku/, prices: { inputPerMillionUsd: 0.8, cachedInputPerMillionUsd: 0.08, outputPerMillionUsd: 4 } },
+  { pattern: /^gemini-2\.5-flash-lite/, prices: { inputPerMillionUsd: 0.1, cachedInputPerMillionUsd: 0.025, outputPerMillionUsd: 0.4 } },
+  { pattern: /^gemini-2\.5-flash/, prices: { inputPerMillionUsd: 0.3, cachedInputPerMillionUsd: 0.075, outputPerMillionUsd: 2.5 } },
+];
+
+/** The built-in list prices of a model id (without its provider), if it is a well-known one. */
+export function knownPrices(modelId: string): ModelPrices | undefined {
+  const known = KNOWN_PRICES.find((entry) => entry.pattern.test(modelId));
+  return known ? { ...known.prices } : undefined;
+}
+
 /** Context window assumed for a model nobody told us about, in tokens. */
 export const FALLBACK_CONTEXT_WINDOW = 128_000;
 
@@ -56,14 +86,19 @@ export function describeModel(providerName: string, kind: string, modelId: strin
       images: settings.images ?? family?.images ?? false,
     },
     reasoningEfforts: reasoning ? [...(EFFORTS_BY_KIND[kind] ?? [])] : [],
-    ...(settings.prices ? { prices: { ...settings.prices } } : {}),
+    ...(settings.prices ? { prices: { ...settings.prices } } : withKnownPrices(modelId)),
   };
+}
+
+function withKnownPrices(modelId: string): { prices?: ModelPrices } {
+  const prices = knownPrices(modelId);
+  return prices ? { prices } : {};
 }
 
 /**
  * The prices of a model, USD per million tokens: those configured in `providers.yaml`
- * (`providers.<name>.models.<id>.prices`), else undefined (the built-in catalog holds no
- * prices: published prices change too often to be built in).
+ * (`providers.<name>.models.<id>.prices`), else the built-in list prices of a well-known
+ * model, else undefined.
  * @param catalog the loaded `providers.yaml`
  * @param modelId `provider/model-id`
  * @returns the prices, or undefined when the model, its provider or its prices are unknown (never throws)
@@ -72,7 +107,7 @@ export function modelPrices(catalog: ProvidersFile, modelId: string): ModelPrice
   const slash = modelId.indexOf('/');
   if (slash <= 0) return undefined;
   const prices = catalog.providers[modelId.slice(0, slash)]?.models?.[modelId.slice(slash + 1)]?.prices;
-  return prices ? { ...prices } : undefined;
+  return prices ? { ...prices } : knownPrices(modelId.slice(slash + 1));
 }
 
 /** Lists the configured models, the default model first. */

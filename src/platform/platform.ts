@@ -14,6 +14,7 @@ import path from 'node:path';
 import type { PlatformSettings } from '../config/platform-settings.js';
 import type { RecordStorage } from '../storage/record-storage.js';
 import { AccessControl } from './access/access-control.js';
+import { CostAccounting } from './costs/cost-accounting.js';
 import type { Caller } from './caller.js';
 import { openPlatformDatabase, type PlatformDatabase } from './platform-database.js';
 import { ProjectStore } from './projects/project-store.js';
@@ -63,6 +64,7 @@ interface ProjectParts {
   redactor: SecretRedactor;
   userState: UserStateStore;
   pushSubscriptions: PushSubscriptionStore;
+  costs: CostAccounting;
 }
 
 /** The platform's stores and rules: identity and projects over one database connection. */
@@ -85,6 +87,8 @@ export class Platform {
   readonly userState: UserStateStore;
   /** Browsers' Web Push subscriptions and the server's VAPID keys (docs/notifications.md). */
   readonly pushSubscriptions: PushSubscriptionStore;
+  /** Token usage and cost of finished turns, and the projects' monthly thresholds. */
+  readonly costs: CostAccounting;
   private readonly accessListeners = new Set<(ended: AccessEnded) => void>();
   private readonly userRemovedListeners = new Set<(userId: string) => Promise<void> | void>();
 
@@ -112,6 +116,7 @@ export class Platform {
     this.redactor = parts.redactor;
     this.userState = parts.userState;
     this.pushSubscriptions = parts.pushSubscriptions;
+    this.costs = parts.costs;
     // A removed user's memberships, settings and read markers go with them.
     this.onUserRemoved(async (userId) => {
       await this.removeUserProjectData(userId);
@@ -130,7 +135,8 @@ export class Platform {
       const projects = await ProjectStore.open(database.records);
       const redactor = new SecretRedactor();
       const secrets = await SecretStore.open(database.records, SecretCipher.open(dataDir), redactor);
-      return new Platform(dataDir, database, settings, signInEnabled, { projects, secrets, redactor, userState: UserStateStore.open(database.records), pushSubscriptions: PushSubscriptionStore.open(database.records) });
+      const costs = await CostAccounting.open(database.records);
+      return new Platform(dataDir, database, settings, signInEnabled, { projects, secrets, redactor, userState: UserStateStore.open(database.records), pushSubscriptions: PushSubscriptionStore.open(database.records), costs });
     } catch (error) {
       await database.close();
       throw error;

@@ -63,6 +63,7 @@ const CONFLICT_REASONS: Record<StateConflictReason, string> = {
   browser_not_running: '`browser/screenshot` while the conversation\'s browser is stopped (`browser/state` says so; `browser/input` starts it)',
   merge_conflict: '`worktree/merge` or `worktree/rebase` that conflicts; it was aborted, nothing changed; `data.files` lists the conflicting files',
   owner_unreachable: 'several servers share one PostgreSQL schema and the server that owns the conversation cannot be reached while it still holds the conversation (the message names its URL and why); retry, or fix the cluster configuration',
+  cost_limit_reached: '`session/input` or `session/compact` (or a scheduled run) that would start a new turn in a project whose month total reached its pausing threshold `pauseUsd`; the message names the project, the month, its total and the threshold',
 };
 
 function escapeCell(text: string): string {

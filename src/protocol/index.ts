@@ -27,3 +27,4 @@ export * from './approval-options.js';
 export * from './user-input.js';
 export * from './platform-identity.js';
 export * from './projects.js';
+export * from './costs.js';

@@ -49,6 +49,7 @@ export const StateConflictReasonSchema = z.enum([
   'owner_unreachable',
   'browser_disabled',
   'browser_not_running',
+  'cost_limit_reached',
 ]);
 /** Why a request was refused with `conflict`. */
 export type StateConflictReason = z.infer<typeof StateConflictReasonSchema>;

@@ -28,6 +28,7 @@ import { clientCommandMethods, clientCommandServerRequests } from './client-comm
 import { platformIdentityMethods } from './platform-identity.js';
 import { scheduleMethods } from './schedules.js';
 import { notificationMethods } from './notifications.js';
+import { costMethods, costNotifications } from './costs.js';
 
 export { PROTOCOL_VERSION } from './version.js';
 
@@ -208,6 +209,7 @@ export const methods = {
   ...clientCommandMethods,
   ...platformIdentityMethods,
   ...projectMethods,
+  ...costMethods,
 } as const;
 
 /** Server-to-client notifications: name → params schema. */
@@ -286,6 +288,7 @@ export const notifications = {
   ...planNotifications,
   ...workspaceNotifications,
   ...userInputNotifications,
+  ...costNotifications,
 } as const;
 
 /**

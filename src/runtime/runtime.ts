@@ -20,7 +20,7 @@ import type { AttachmentStore } from './attachments.js';
 import type { ScheduleService } from '../platform/schedules/schedule-service.js';
 import { newId } from '../ids.js';
 import type { ModelRegistry } from '../models/model-registry.js';
-import type { AnyNotification, Conversation, Item, Session, WorkLocationEntry } from '../protocol/index.js';
+import type { AnyNotification, Conversation, Item, Session, Turn, WorkLocationEntry } from '../protocol/index.js';
 import { DEFAULT_TOOL_OUTPUT_LIMIT_BYTES, type Tool } from '../tools/tool.js';
 import { LiveConversation } from './conversation.js';
 import { ConversationListFeed } from './conversation-list-feed.js';
@@ -131,6 +131,16 @@ export class Runtime {
    * is logged and the others still run; it must not block (start async work and return).
    */
   readonly eventObservers: ((conversation: LiveConversation, event: AnyNotification) => void)[] = [];
+  /**
+   * Asked before an input starts or queues a new turn (not for steering a running turn); it
+   * refuses by throwing (e.g. a project over its pausing cost threshold). Absent: never refused.
+   */
+  newTurnCheck: ((conversation: LiveConversation) => Promise<void>) | undefined = undefined;
+  /**
+   * Work done after each turn of any session ended and was recorded (e.g. adding its cost to
+   * the ledger), in order; a failing one is logged and the others still run.
+   */
+  readonly turnCompletionHooks: ((conversation: LiveConversation, turn: Turn) => Promise<void>)[] = [];
   /** Replaced as a whole by `reconfigure`; a running turn keeps the model it resolved at its start. */
   models: ModelRegistry;
   readonly tools: Tool[];

@@ -33,6 +33,8 @@ import { createProjectHandlers } from './handlers/projects.js';
 import { listForCaller } from './handlers/project-conversations.js';
 import { createScheduleHandlers } from './handlers/schedules.js';
 import { createNotificationHandlers } from './handlers/notifications.js';
+import { createCostHandlers } from './handlers/costs.js';
+import { stateOwner } from '../platform/settings/user-state.js';
 import { createWorktreeHandlers, worktreeRpcError } from './handlers/worktrees.js';
 import { WorktreeError } from '../runtime/worktree-git.js';
 
@@ -99,6 +101,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     ...createBrowserHandlers(connection),
     ...createScheduleHandlers(connection),
     ...createNotificationHandlers(connection),
+    ...createCostHandlers(connection),
     ...createWorktreeHandlers(connection),
     ...createUserInputHandlers(connection),
     ...createClientFileHandlers(connection),
@@ -204,6 +207,8 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
         ...(params.clientMessageId !== undefined ? { clientMessageId: params.clientMessageId } : {}),
         author: { clientName: connection.clientName, connectionId: String(connection.number) },
       });
+      // The turn's cost counts for whoever started it (steering joins a turn someone else started).
+      if (outcome.turnId !== undefined && !(params.mode === 'steer' && outcome.queued)) connection.platform?.costs.attribute(outcome.turnId, stateOwner(connection.caller));
       return { sessionId: session.id, ...outcome };
     },
 

@@ -92,6 +92,7 @@ export async function deleteProject(platform: Platform, runtime: Runtime, projec
     // The workspace stays (it is the user's); only the server's block leaves its .env.
     await syncEnvFile(platform, runtime, projectId).catch(() => undefined);
   }
+  await platform.costs.forgetProject(projectId);
   platform.removeProjectFiles(projectId);
   await platform.projects.remove(projectId);
   return conversations.length;

@@ -46,6 +46,7 @@ import { connectProjectsToRuntime, platformCallers, watchPlatformAccess } from '
 import { NotificationService } from './notifications/notification-service.js';
 import { stateOwner } from '../platform/settings/user-state.js';
 import { openCluster, type ClusterServices } from './cluster/cluster-services.js';
+import { connectCostsToRuntime } from './costs.js';
 
 /**
  * The storage `storage.yaml` selects, with its `env:NAME` connection string read now.
@@ -221,7 +222,11 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
     if (cluster) runtime.ownership = cluster.ownership;
     applyConfiguration(runtime, configuration, targets, configuration, await loadPluginSet(paths.configDir, configuration.plugins));
     connectProjectsToRuntime(opened, runtime, processRecords, options.discoverModels ?? opened.signInEnabled);
-    const schedules = await startSchedules(paths.dataDir, runtime, logger);
+    connectCostsToRuntime(opened, runtime, logger);
+    // A scheduled run's cost counts for the user its task acts for.
+    const schedules = await startSchedules(paths.dataDir, runtime, logger, undefined, (turnId, userId) => {
+      if (userId !== undefined) opened.costs.attribute(turnId, userId);
+    });
     // Methods naming only a task id are checked against the task's conversation.
     opened.access.taskConversations = schedules.service;
     const connections = new Set<RpcConnection>();

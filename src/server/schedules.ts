@@ -29,13 +29,25 @@ const CLOSE_WAIT_MS = 2000;
 /** `clientName` of the user messages scheduled tasks send. */
 export const SCHEDULER_CLIENT_NAME = 'scheduler';
 
-/** Delivers prompts through the runtime: a queued user message on the conversation's root session. */
-export function runtimeDispatcher(runtime: Runtime): ScheduleDispatcher {
+/**
+ * The task id in the input key of a scheduled delivery (`schedule:<run id>#<attempt>`, where a
+ * run id starts with `<task id>/`: `inputKeyOf` in run-attempts.ts), or undefined for another key.
+ */
+export function taskIdOfInputKey(inputKey: string): string | undefined {
+  return /^schedule:([^/#]+)\//.exec(inputKey)?.[1];
+}
+
+/**
+ * Delivers prompts through the runtime: a queued user message on the conversation's root session.
+ * @param delivered told of each delivered prompt's turn and input key (e.g. to count the turn's cost for the task's user)
+ */
+export function runtimeDispatcher(runtime: Runtime, delivered?: (turnId: string, inputKey: string) => void): ScheduleDispatcher {
   return {
     async deliver(conversationId, prompt, inputKey) {
       const conversation = await runtime.getConversation(conversationId);
       const outcome = await conversation.rootSession.input([{ type: 'text', text: prompt }], 'queue', { clientMessageId: inputKey, author: { clientName: SCHEDULER_CLIENT_NAME } });
       if (!outcome.turnId) throw new Error(`the conversation ${conversationId} gave no turn for the input`);
+      delivered?.(outcome.turnId, inputKey);
       return { turnId: outcome.turnId };
     },
     async waitForTurn(conversationId, turnId): Promise<TurnOutcome> {
@@ -67,14 +79,26 @@ export interface ServerSchedules {
 /**
  * Opens `<dataDir>/schedules.db`, reconciles what a previous process left, starts the timer,
  * and connects the service to the runtime (`runtime.schedules`, deletion of a conversation's tasks).
+ * @param taskTurnStarted told of the turn each delivered prompt started, with the user its task acts for (if any)
  * @throws Error naming the file when the database cannot be opened
  */
-export async function startSchedules(dataDir: string, runtime: Runtime, logger: Logger, clock: SchedulerClock = systemClock): Promise<ServerSchedules> {
+export async function startSchedules(dataDir: string, runtime: Runtime, logger: Logger, clock: SchedulerClock = systemClock, taskTurnStarted?: (turnId: string, userId: string | undefined) => void): Promise<ServerSchedules> {
   const records = new SqliteRecordStorage(path.join(dataDir, SCHEDULES_DATABASE_FILE));
   const hold = process.env[HOLD_AFTER_CLAIM_VARIABLE] === '1';
+  const delivered = (turnId: string, inputKey: string) => {
+    const taskId = taskIdOfInputKey(inputKey);
+    let userId: string | undefined;
+    try {
+      // The service below, set on the runtime before the scheduler starts delivering.
+      userId = taskId !== undefined ? runtime.schedules?.get(taskId).userId : undefined;
+    } catch {
+      // The task was deleted meanwhile: the turn is nobody's.
+    }
+    taskTurnStarted?.(turnId, userId);
+  };
   const scheduler = new Scheduler({
     store: new ScheduleStore(records),
-    dispatcher: runtimeDispatcher(runtime),
+    dispatcher: runtimeDispatcher(runtime, delivered),
     clock,
     instanceId: `${process.pid}-${randomUUID()}`,
     logger,

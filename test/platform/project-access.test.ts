@@ -48,6 +48,7 @@ function conversationParams(conversationId: string): Partial<Record<MethodName, 
     'worktree/rebase': { conversationId },
     'worktree/discard': { conversationId },
     'schedules/list': { conversationId },
+    'costs/conversation': { conversationId },
     'schedules/create': { conversationId, name: 'nightly', prompt: 'x', schedule: { kind: 'once', at: 0 } },
     'conversation/subscribe': { conversationId },
     'conversation/unsubscribe': { conversationId },
@@ -108,6 +109,8 @@ function projectParams(projectId: string): Partial<Record<MethodName, Record<str
     'projects/secrets/list': { projectId },
     'projects/secrets/set': { projectId, name: 'STOLEN', value: 'value-123' },
     'projects/secrets/remove': { projectId, name: 'STOLEN' },
+    'costs/project': { projectId },
+    'costs/setThresholds': { projectId, warnUsd: 1 },
   };
 }
 

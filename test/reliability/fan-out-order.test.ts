@@ -39,6 +39,7 @@ const COVERED: Partial<Record<NotificationName, string>> = {
   'approval/requested': 'the policy asks before running `echo …`',
   'approval/resolved': 'one client allows it with approval/respond',
   'config/updated': 'config/reload while the turn runs (sent to every client)',
+  'costs/thresholdReached': "the turn's cost reaches the tiny warning threshold of the conversation's project",
 };
 
 /**
@@ -96,6 +97,7 @@ it('two subscribed clients receive the same notifications, in the same order, wi
   harness = await startInProcessServer(SCRIPT, {
     limits: { retryPolicy: { maxRetries: 2, baseDelayMs: 10, maxDelayMs: 50 } },
     beforeStart: ASK_BEFORE_ECHO,
+    prices: () => ({ inputPerMillionUsd: 1, outputPerMillionUsd: 1 }),
   });
   const { server } = harness;
   const received: AnyNotification[][] = [];
@@ -120,7 +122,10 @@ it('two subscribed clients receive the same notifications, in the same order, wi
   };
   const find = <M extends AnyNotification['method']>(method: M) => first.find((event) => event.method === method) as Extract<AnyNotification, { method: M }>;
 
-  const { conversation } = await harness.client.request('conversation/create', { cwd: harness.environment.workDir });
+  // In a project whose warning threshold the first turn's cost reaches.
+  const { project } = await harness.client.request('projects/create', { name: 'fan-out', workspace: { executor: 'local', directory: harness.environment.workDir } });
+  await harness.client.request('costs/setThresholds', { projectId: project.id, warnUsd: 0.000001 });
+  const { conversation } = await harness.client.request('conversation/create', { projectId: project.id });
   await waitFor(() => seen('conversation/created') && count(second, 'conversation/created') > 0, 'conversation/created on both list feeds');
   for (const client of clients) await client.request('conversation/subscribe', { conversationId: conversation.id });
   await waitFor(() => seen('conversation/synced') && count(second, 'conversation/synced') > 0, 'conversation/synced at both clients');
@@ -136,6 +141,7 @@ it('two subscribed clients receive the same notifications, in the same order, wi
   await waitFor(() => seen('config/updated'), 'config/updated');
   await answering.request('approval/respond', { conversationId: conversation.id, approvalId: requested.params.approval.approvalId, decision: 'allow_once' });
   await waitFor(() => seen('turn/completed'), 'the turn to complete');
+  await waitFor(() => seen('costs/thresholdReached'), 'the cost threshold to be reached');
 
   const userMessage = first.flatMap((event) => (event.method === 'item/completed' && event.params.item.kind === 'user_message' ? [event.params.item] : []))[0];
   expect(userMessage).toBeDefined();

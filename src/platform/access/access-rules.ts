@@ -141,6 +141,12 @@ export const METHOD_RULES: Record<MethodName, MethodRule> = {
   'notifications/subscribe': write('open'),
   'notifications/list': read('open'),
   'notifications/unsubscribe': write('open'),
+  // Costs: a conversation's follow it; a project's need membership, its thresholds a manager;
+  // `costs/user` answers the caller's own totals unless the caller is an administrator.
+  'costs/conversation': read('conversation'),
+  'costs/project': { kind: 'project', need: 'member', write: false },
+  'costs/setThresholds': { kind: 'project', need: 'manager', write: true },
+  'costs/user': read('open'),
 };
 
 /**
@@ -184,4 +190,5 @@ export const NOTIFICATION_RULES: Record<NotificationName, NotificationRule> = {
   'terminal/output': 'connection',
   // Its error names configuration files and keys: the configuration is the administrators'.
   'config/updated': 'administrator',
+  'costs/thresholdReached': 'conversation',
 };

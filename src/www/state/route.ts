@@ -1,7 +1,7 @@
 /**
  * The page's location as a hash route: `#/` (list), `#/new`, `#/c/<conversationId>`,
  * `#/settings`, `#/projects`, `#/me` (the settings page, which holds the user's own settings), `#/p/<projectId>/members`,
- * `#/p/<projectId>/secrets`. A hash keeps every route on the one `index.html` the server serves.
+ * `#/p/<projectId>/secrets`, `#/p/<projectId>/costs`. A hash keeps every route on the one `index.html` the server serves.
  */
 import { useEffect, useState } from 'preact/hooks';
 
@@ -14,15 +14,16 @@ export type Route =
   | { view: 'projects' }
   | { view: 'me' }
   | { view: 'project-members'; projectId: string }
-  | { view: 'project-secrets'; projectId: string };
+  | { view: 'project-secrets'; projectId: string }
+  | { view: 'project-costs'; projectId: string };
 
 /** Reads a route from a location hash. */
 export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#/, '');
   const conversation = /^\/c\/(conv_[0-9A-Za-z]+)$/.exec(path);
   if (conversation) return { view: 'conversation', conversationId: conversation[1] as string };
-  const project = /^\/p\/(proj_[0-9A-Za-z]+)\/(members|secrets)$/.exec(path);
-  if (project) return project[2] === 'members' ? { view: 'project-members', projectId: project[1] as string } : { view: 'project-secrets', projectId: project[1] as string };
+  const project = /^\/p\/(proj_[0-9A-Za-z]+)\/(members|secrets|costs)$/.exec(path);
+  if (project) return { view: `project-${project[2] as 'members' | 'secrets' | 'costs'}`, projectId: project[1] as string };
   if (path === '/projects') return { view: 'projects' };
   if (path === '/me') return { view: 'me' };
   if (path === '/new') return { view: 'new' };
@@ -47,6 +48,8 @@ export function routeHash(route: Route): string {
       return `#/p/${route.projectId}/members`;
     case 'project-secrets':
       return `#/p/${route.projectId}/secrets`;
+    case 'project-costs':
+      return `#/p/${route.projectId}/costs`;
     default:
       return '#/';
   }

@@ -15,6 +15,7 @@ import { Settings } from './settings.js';
 import { setTheme } from './theme.js';
 import { ProjectMembers } from './project-members.js';
 import { ProjectSecrets } from './project-secrets.js';
+import { ProjectCosts } from './project-costs.js';
 import { ProjectSwitcher } from './project-switcher.js';
 import { ProjectsPage } from './projects-page.js';
 
@@ -85,6 +86,8 @@ export function App() {
           <ProjectsPage />
         ) : route.view === 'project-members' ? (
           <ProjectMembers key={route.projectId} projectId={route.projectId} />
+        ) : route.view === 'project-costs' ? (
+          <ProjectCosts key={route.projectId} projectId={route.projectId} />
         ) : route.view === 'project-secrets' ? (
           <ProjectSecrets key={route.projectId} projectId={route.projectId} />
         ) : (

@@ -19,11 +19,13 @@ import { FilesDrawer } from './files-drawer.js';
 import { GitDrawer } from './git-drawer.js';
 import { BrowserDrawer } from './browser-drawer.js';
 import { WorktreeDrawer } from './worktree-drawer.js';
+import { SchedulesDrawer } from './schedules-drawer.js';
+import { ConversationCost, CostThresholdNotice } from './conversation-cost.js';
 import { Transcript } from './transcript.js';
 
-type Drawer = 'terminal' | 'files' | 'git' | 'worktree' | 'browser' | undefined;
+type Drawer = 'terminal' | 'files' | 'git' | 'schedules' | 'worktree' | 'browser' | undefined;
 
-const DRAWER_TITLES = { terminal: 'Terminal', files: 'Files', git: 'History', worktree: 'Worktree', browser: 'Browser' } as const;
+const DRAWER_TITLES = { terminal: 'Terminal', files: 'Files', git: 'History', schedules: 'Schedules', worktree: 'Worktree', browser: 'Browser' } as const;
 
 // xterm.js is most of the code: it loads when a terminal is first opened.
 const TerminalDrawer = lazy(() => import('./terminal-drawer.js').then((module) => ({ default: module.TerminalDrawer })));
@@ -163,14 +165,16 @@ export function ConversationView({ conversationId }: { conversationId: string })
           <button type="button" class="secondary small danger-text" onClick={() => void remove()}>
             Delete
           </button>
-          {(['terminal', 'files', 'git', ...(conversation?.worktree ? (['worktree'] as const) : []), 'browser'] as const).map((name) => (
+          {(['terminal', 'files', 'git', 'schedules', ...(conversation?.worktree ? (['worktree'] as const) : []), 'browser'] as const).map((name) => (
             <button key={name} type="button" class="secondary small" aria-pressed={drawer === name} onClick={() => setDrawer(drawer === name ? undefined : name)}>
               {DRAWER_TITLES[name]}
             </button>
           ))}
         </nav>
         <UsageMeter state={state} />
+        <ConversationCost conversationId={conversationId} />
       </header>
+      <CostThresholdNotice conversationId={conversationId} />
       {state.retrying ? (
         <p role="status" class="note">
           Model call failed ({state.retrying.httpStatus ?? 'connection'}): retry {state.retrying.attempt} of {state.retrying.maxRetries}…
@@ -245,6 +249,8 @@ export function ConversationView({ conversationId }: { conversationId: string })
               <FilesDrawer conversationId={conversationId} />
             ) : drawer === 'browser' ? (
               <BrowserDrawer conversationId={conversationId} />
+            ) : drawer === 'schedules' ? (
+              <SchedulesDrawer conversationId={conversationId} />
             ) : drawer === 'worktree' && conversation?.worktree ? (
               <WorktreeDrawer conversationId={conversationId} worktree={conversation.worktree} />
             ) : (

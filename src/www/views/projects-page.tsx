@@ -1,14 +1,32 @@
 /**
- * The project list (docs/platform.md, "Projects"): each project with its status, start and
- * stop, links to its members and secrets, and a form that creates one on an executor's
+ * The project list (docs/platform.md, "Projects"): each project with its status, this month's
+ * cost, start and stop, links to its members, secrets and costs, and a form that creates one on an executor's
  * directory. Server errors are shown as given (they name the field).
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import type { MethodResult } from '../../protocol/methods.js';
 import { ExecutorOptions } from '../components/catalog-options.js';
 import { ErrorText, failureMessage } from '../components/feedback.js';
 import { useApp } from '../state/app-state.js';
 import { navigate } from '../state/route.js';
 import { useStore } from '../state/use-store.js';
+import { MonthTotal } from './project-costs.js';
+
+/** The current month's total of each listed project (a project whose costs cannot be read shows none). */
+function useMonthTotals(projectIds: string[]): Map<string, MethodResult<'costs/project'>> {
+  const app = useApp();
+  const [totals, setTotals] = useState(new Map<string, MethodResult<'costs/project'>>());
+  useEffect(() => {
+    let current = true;
+    void Promise.all(projectIds.map((projectId) => app.client.request('costs/project', { projectId }).then((result) => [projectId, result] as const, () => undefined))).then((entries) => {
+      if (current) setTotals(new Map(entries.filter((entry) => entry !== undefined)));
+    });
+    return () => {
+      current = false;
+    };
+  }, [projectIds.join(' ')]);
+  return totals;
+}
 
 /** The projects page. */
 export function ProjectsPage() {
@@ -20,6 +38,7 @@ export function ProjectsPage() {
   const [executor, setExecutor] = useState('local');
   const [directory, setDirectory] = useState('');
   const [error, setError] = useState<string | undefined>();
+  const monthTotals = useMonthTotals(projects.projects.map((project) => project.id));
 
   const run = async (work: () => Promise<unknown>) => {
     setError(undefined);
@@ -43,6 +62,12 @@ export function ProjectsPage() {
               {project.status}
             </span>
             <span class="muted"> · {project.workspace.executor}:{project.workspace.directory}</span>
+            {monthTotals.get(project.id) ? (
+              <span class="muted">
+                {' · '}
+                <MonthTotal costs={monthTotals.get(project.id)!} />
+              </span>
+            ) : null}
             <span class="spacer" />
             {project.status === 'running' ? (
               <button type="button" class="secondary small" onClick={() => void run(() => app.client.request('projects/stop', { projectId: project.id }))}>
@@ -58,6 +83,9 @@ export function ProjectsPage() {
             </button>
             <button type="button" class="secondary small" onClick={() => navigate({ view: 'project-secrets', projectId: project.id })}>
               Secrets
+            </button>
+            <button type="button" class="secondary small" onClick={() => navigate({ view: 'project-costs', projectId: project.id })}>
+              Costs
             </button>
           </li>
         ))}
