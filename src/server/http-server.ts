@@ -66,6 +66,11 @@ export interface HttpServerOptions {
    * undefined when it carries none that is live. Default: none.
    */
   sessionCaller?: (request: IncomingMessage) => Promise<Caller | undefined>;
+  /**
+   * Loads the WebSocket endpoint (tests: to hold or fail it). Default: imports
+   * `web-socket-endpoint.ts` (and `ws`) when the server is created, without waiting for it.
+   */
+  loadWebSocketEndpoint?: () => Promise<WebSocketServer>;
 }
 
 /** Methods that never change state (RFC 9110 §9.2.1); other ones from a foreign `Origin` are refused. */
@@ -193,7 +198,8 @@ export interface WebSocketClients {
  */
 export function createHttpServer(options: HttpServerOptions): { server: Server; webSockets: WebSocketClients } {
   let endpoint: WebSocketServer | undefined;
-  const endpointLoaded = import('./web-socket-endpoint.js').then(({ createWebSocketEndpoint }) => (endpoint = createWebSocketEndpoint()));
+  const load = options.loadWebSocketEndpoint ?? (async () => (await import('./web-socket-endpoint.js')).createWebSocketEndpoint());
+  const endpointLoaded = load().then((loaded) => (endpoint = loaded));
   // A failed import (a broken installation) is reported on the upgrades that need it, not as an unhandled rejection.
   endpointLoaded.catch(() => undefined);
   const noClients: ReadonlySet<WebSocket> = new Set();
