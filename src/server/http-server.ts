@@ -10,12 +10,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { timingSafeEqual } from 'node:crypto';
-import { WebSocket, WebSocketServer } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import { LOCAL_OWNER, type Caller } from '../platform/caller.js';
 
 // Defined with the protocol (clients need them); re-exported for the server's modules.
 export { API_PATH, MAX_MESSAGE_BYTES, TOKEN_SUBPROTOCOL_PREFIX } from '../protocol/transport.js';
-import { API_PATH, MAX_MESSAGE_BYTES, TOKEN_SUBPROTOCOL_PREFIX } from '../protocol/transport.js';
+import { API_PATH, TOKEN_SUBPROTOCOL_PREFIX } from '../protocol/transport.js';
 
 /** Options of the HTTP server. */
 export interface HttpServerOptions {
@@ -71,6 +71,11 @@ export interface HttpServerOptions {
    * undefined when it carries none that is live. Default: none.
    */
   sessionCaller?: (request: IncomingMessage) => Promise<Caller | undefined>;
+  /**
+   * Loads the WebSocket endpoint (tests: to hold or fail it). Default: imports
+   * `web-socket-endpoint.ts` (and `ws`) when the server is created, without waiting for it.
+   */
+  loadWebSocketEndpoint?: () => Promise<WebSocketServer>;
 }
 
 /** Methods that never change state (RFC 9110 §9.2.1); other ones from a foreign `Origin` are refused. */
@@ -176,20 +181,6 @@ function pathOf(request: IncomingMessage): string | undefined {
   }
 }
 
-/** Close reasons for the frame errors the WebSocket layer closes a connection on (RFC 6455 §7.4.1). */
-const FRAME_ERROR_REASONS: Record<number, string> = {
-  1002: 'protocol error: invalid WebSocket frame (RFC 6455 section 5)',
-  1007: 'invalid data: text messages must be UTF-8',
-  1009: `message too big: the limit is ${MAX_MESSAGE_BYTES} bytes (16 MiB)`,
-};
-
-/** A server-side WebSocket whose frame-error closes carry a reason naming what was wrong. */
-class ExplainingWebSocket extends WebSocket {
-  override close(code?: number, reason?: string | Buffer): void {
-    super.close(code, reason ?? (code !== undefined ? FRAME_ERROR_REASONS[code] : undefined));
-  }
-}
-
 /**
  * Who an upgrade acts as. The server token (every one given must be right; each is compared,
  * so the time taken says nothing) is the local owner; in platform mode a single other token may
@@ -209,16 +200,29 @@ async function upgradeCaller(request: IncomingMessage, tokens: string[], options
   return { authenticated: options.hasSession?.(request) === true, caller: LOCAL_OWNER };
 }
 
-/** Creates the HTTP server (not yet listening). */
-export function createHttpServer(options: HttpServerOptions): { server: Server; webSockets: WebSocketServer } {
-  const webSockets = new WebSocketServer({
-    noServer: true,
-    maxPayload: MAX_MESSAGE_BYTES,
-    perMessageDeflate: false,
-    WebSocket: ExplainingWebSocket,
-    // Echo the token sub-protocol: browsers fail the handshake when none they offered is chosen.
-    handleProtocols: (protocols) => [...protocols].find((value) => value.startsWith(TOKEN_SUBPROTOCOL_PREFIX)) ?? false,
-  });
+/** The WebSocket clients of a server: empty until the first upgrade is handled. */
+export interface WebSocketClients {
+  /** The open connections (those of `ws`'s endpoint once it is loaded). */
+  readonly clients: ReadonlySet<WebSocket>;
+}
+
+/**
+ * Creates the HTTP server (not yet listening). The WebSocket endpoint's code
+ * (`web-socket-endpoint.ts` and `ws`) is imported meanwhile, not before: upgrades wait for
+ * `ready` in any case, and listening sooner is what lets `/healthz` answer sooner.
+ */
+export function createHttpServer(options: HttpServerOptions): { server: Server; webSockets: WebSocketClients } {
+  let endpoint: WebSocketServer | undefined;
+  const load = options.loadWebSocketEndpoint ?? (async () => (await import('./web-socket-endpoint.js')).createWebSocketEndpoint());
+  const endpointLoaded = load().then((loaded) => (endpoint = loaded));
+  // A failed import (a broken installation) is reported on the upgrades that need it, not as an unhandled rejection.
+  endpointLoaded.catch(() => undefined);
+  const noClients: ReadonlySet<WebSocket> = new Set();
+  const webSockets: WebSocketClients = {
+    get clients() {
+      return endpoint?.clients ?? noClients;
+    },
+  };
   const wrongHost = (request: IncomingMessage) => `host ${JSON.stringify(request.headers.host ?? '')} is not this server's (allowed: loopback names${options.allowedHosts.length ? ` and ${options.allowedHosts.join(', ')}` : ''})`;
   let state: 'starting' | 'ready' | 'failed' = options.ready ? 'starting' : 'ready';
   options.ready?.then(
@@ -281,12 +285,19 @@ export function createHttpServer(options: HttpServerOptions): { server: Server; 
     // Node removes its own error handling from upgraded sockets; without this a peer that
     // resets the connection while being refused would end the process.
     socket.on('error', (error) => options.logger.warn({ error: error.message }, 'connection error during the WebSocket handshake'));
-    whenReady(
-      () => upgrade(request, socket, head),
-      () => refuse(socket, 503, 'Service Unavailable', 'the server failed to start'),
-    );
+    const unavailable = () => refuse(socket, 503, 'Service Unavailable', 'the server failed to start');
+    whenReady(() => {
+      if (endpoint) return upgrade(request, socket, head, endpoint);
+      endpointLoaded.then(
+        (loaded) => upgrade(request, socket, head, loaded),
+        (error: unknown) => {
+          options.logger.warn({ error: (error as Error).message }, 'loading the WebSocket endpoint failed');
+          unavailable();
+        },
+      );
+    }, unavailable);
   });
-  const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
+  const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer, webSocketEndpoint: WebSocketServer): void => {
     const pathname = pathOf(request);
     if (!hostAllowed(request, options.allowedHosts)) return refuse(socket, 421, 'Misdirected Request', wrongHost(request));
     const extra = pathname !== undefined && options.upgrades && Object.hasOwn(options.upgrades, pathname) ? options.upgrades[pathname] : undefined;
@@ -301,7 +312,7 @@ export function createHttpServer(options: HttpServerOptions): { server: Server; 
       .then((decision) => {
         if (decision === 'wrong token') return refuse(socket, 401, 'Unauthorized', 'wrong token');
         const { authenticated, caller } = decision;
-        webSockets.handleUpgrade(request, socket, head, (webSocket) => options.onConnection(webSocket, socket, request, authenticated, caller));
+        webSocketEndpoint.handleUpgrade(request, socket, head, (webSocket) => options.onConnection(webSocket, socket, request, authenticated, caller));
       })
       .catch((error: unknown) => {
         options.logger.warn({ error: (error as Error).message }, 'authenticating a WebSocket upgrade failed');

@@ -6,16 +6,12 @@
  */
 import type { ConversationSearchIndex } from '../dao/conversation-search-index.js';
 import { CONVERSATIONS_PATH } from '../dao/conversation-store.js';
-import { PostgresConversationSearchIndex } from '../dao/postgres-conversation-search-index.js';
 import { SqliteConversationSearchIndex } from '../dao/sqlite-conversation-search-index.js';
 import type { StorageSelection } from '../config/storage-settings.js';
 import type { Logger } from '../logger.js';
 import { FileLogStorage } from '../storage/file/file-log-storage.js';
 import type { LogStorage } from '../storage/log-storage.js';
-import { acquireActiveServerLock, type ActiveServerLock } from '../storage/postgres/active-server-lock.js';
-import { PostgresDatabase } from '../storage/postgres/postgres-database.js';
-import { PostgresLogStorage } from '../storage/postgres/postgres-log-storage.js';
-import { PostgresRecordStorage } from '../storage/postgres/postgres-record-storage.js';
+import type { PostgresDatabase } from '../storage/postgres/postgres-database.js';
 import { SqliteRecordStorage } from '../storage/sqlite/sqlite-record-storage.js';
 import { StagedLogStorage } from '../storage/staged/staged-log-storage.js';
 import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js';
@@ -52,8 +48,8 @@ export interface OpenServerStorageOptions {
   redactor?: SecretRedactor;
 }
 
-/** `storage` with its writes redacted by `redactor` when there is one. */
-function redacted<T extends object>(storage: T, writes: readonly (keyof T & string)[], redactor: SecretRedactor | undefined): T {
+/** `storage` with its writes redacted by `redactor` when there is one (the backends' shared wrapping). */
+export function redacted<T extends object>(storage: T, writes: readonly (keyof T & string)[], redactor: SecretRedactor | undefined): T {
   return redactor ? redactingWrites(storage, writes, redactor) : storage;
 }
 
@@ -65,50 +61,8 @@ function redacted<T extends object>(storage: T, writes: readonly (keyof T & stri
 export async function openServerStorage(options: OpenServerStorageOptions): Promise<ServerStorage> {
   const { dataDir, selection, logger } = options;
   const onProblem = (problem: unknown): void => logger.warn({ problem }, 'damaged log entry skipped');
-  if (selection.backend === 'postgres') {
-    const database = new PostgresDatabase({
-      connectionString: selection.connectionString,
-      ...(selection.schema !== undefined ? { schema: selection.schema } : {}),
-      ...(selection.maxConnections !== undefined ? { maxConnections: selection.maxConnections } : {}),
-    });
-    let lock: ActiveServerLock | undefined;
-    try {
-      await database.ready();
-      // Without a cluster, one active server per schema; another one started on it waits here
-      // until this one is gone. In a cluster every server serves, each conversation owned by one.
-      if (selection.cluster === undefined) lock = await acquireActiveServerLock({
-        connectionString: selection.connectionString,
-        schema: database.schema,
-        onWaiting: () => logger.warn({ schema: database.schema }, 'another runtime server is active on this PostgreSQL schema: standing by until it stops'),
-        onLost: (error) => {
-          logger.error({ error: error.message }, 'lost the active-server lock of the PostgreSQL schema');
-          options.onActiveLockLost?.(error);
-        },
-      });
-    } catch (error) {
-      await database.close();
-      throw error;
-    }
-    const real = new PostgresLogStorage(database, { onProblem });
-    const logs = new StagedLogStorage(redacted(options.wrapLogStorage ? options.wrapLogStorage(real) : real, ['append', 'replaceStream'], options.redactor));
-    const index = new StagedRecordStorage(redacted(new PostgresRecordStorage(database), ['set', 'mset'], options.redactor));
-    const search = new PostgresConversationSearchIndex(database);
-    const searchWrites = redacted(search, ['setConversations', 'addMessages'], options.redactor);
-    return {
-      logs,
-      index,
-      search: searchWrites,
-      searchNeedsReindex: () => false,
-      postgres: database,
-      close: async () => {
-        await search.close();
-        await index.close();
-        await logs.close();
-        await database.close();
-        await lock?.release();
-      },
-    };
-  }
+  // The PostgreSQL modules (and `pg`) are loaded only when selected: an embedded server never holds them.
+  if (selection.backend === 'postgres') return (await import('./server-storage-postgres.js')).openPostgresServerStorage({ ...options, selection });
   const files = new FileLogStorage(dataDir, { onProblem });
   const logs = new StagedLogStorage(redacted(options.wrapLogStorage ? options.wrapLogStorage(files) : files, ['append', 'replaceStream'], options.redactor));
   const opened = openIndexDatabase(dataDir);

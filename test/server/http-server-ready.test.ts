@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import { API_PATH, createHttpServer } from '../../src/server/http-server.js';
 
 const TOKEN = 'test-token';
@@ -21,7 +21,7 @@ function get(port: number, pathname: string, headers: Record<string, string> = {
 }
 
 /** An HTTP server whose readiness the test settles; counts what reached its handlers. */
-async function gatedServer() {
+async function gatedServer(extra: Partial<Parameters<typeof createHttpServer>[0]> = {}) {
   let open!: () => void;
   let fail!: (error: Error) => void;
   const ready = new Promise<void>((resolve, reject) => {
@@ -29,13 +29,14 @@ async function gatedServer() {
     fail = reject;
   });
   const reached: string[] = [];
+  const warnings: string[] = [];
   const { server, webSockets } = createHttpServer({
     token: TOKEN,
     allowedOrigins: [],
     allowedHosts: [],
     ready,
     health: () => ({ pid: process.pid }),
-    logger: { warn: () => undefined },
+    logger: { warn: (_details, message) => void warnings.push(message) },
     routes: {
       '/api/v1/uploads': (_request, response) => {
         reached.push('upload');
@@ -46,6 +47,7 @@ async function gatedServer() {
       reached.push('websocket');
       socket.send('hello');
     },
+    ...extra,
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;
@@ -54,7 +56,7 @@ async function gatedServer() {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
   };
-  return { port, open, fail, reached, close };
+  return { port, open, fail, reached, warnings, close };
 }
 
 describe('an HTTP server that listens before its services are open', () => {
@@ -103,6 +105,46 @@ describe('an HTTP server that listens before its services are open', () => {
       socket.once('error', () => undefined);
     });
     expect(refused).toBe(503);
+    expect(server.reached).toEqual([]);
+  });
+
+  it('holds an upgrade that arrives once ready but before the WebSocket endpoint is loaded, and serves it when it is', async () => {
+    let endpointLoaded!: () => void;
+    const loading = new Promise<void>((resolve) => (endpointLoaded = resolve));
+    const server = await gatedServer({
+      loadWebSocketEndpoint: async () => {
+        await loading;
+        return new WebSocketServer({ noServer: true });
+      },
+    });
+    close = server.close;
+    server.open();
+    expect(await get(server.port, '/healthz')).toMatchObject({ status: 200 });
+    const socket = new WebSocket(`ws://127.0.0.1:${server.port}${API_PATH}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const greeting = new Promise<string>((resolve, reject) => {
+      socket.once('message', (data: Buffer) => resolve(data.toString()));
+      socket.once('error', reject);
+    });
+    // The upgrade has reached the server (a later request was answered) and waits for the endpoint.
+    expect(JSON.parse((await get(server.port, '/healthz')).body)).toEqual({ status: 'ok' });
+    expect(server.reached).toEqual([]);
+    endpointLoaded();
+    expect(await greeting).toBe('hello');
+    expect(server.reached).toEqual(['websocket']);
+    socket.close();
+  });
+
+  it('refuses upgrades with 503 and logs why when the WebSocket endpoint cannot be loaded', async () => {
+    const server = await gatedServer({ loadWebSocketEndpoint: () => Promise.reject(new Error('Cannot find package ws')) });
+    close = server.close;
+    server.open();
+    const refused = await new Promise<number>((resolve) => {
+      const socket = new WebSocket(`ws://127.0.0.1:${server.port}${API_PATH}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      socket.once('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
+      socket.once('error', () => undefined);
+    });
+    expect(refused).toBe(503);
+    expect(server.warnings).toContain('loading the WebSocket endpoint failed');
     expect(server.reached).toEqual([]);
   });
 });

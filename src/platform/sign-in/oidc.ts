@@ -5,7 +5,7 @@
  * and kept. A sign-in is accepted only with a verified email address (`email_verified: true`,
  * Core §5.1): the address is what ties the identity to a user.
  */
-import * as client from 'openid-client';
+import type * as OpenIdClient from 'openid-client';
 import type { OidcProviderSettings } from '../../config/platform-settings.js';
 import { resolveSecret } from '../../config/providers.js';
 import { isLoopbackName } from '../../server/http-server.js';
@@ -41,9 +41,16 @@ interface Pending {
   expiresAt: number;
 }
 
+let loadedOpenIdClient: typeof OpenIdClient | undefined;
+
+/** `openid-client`, imported on the first sign-in through an issuer (most servers never use it). */
+async function openIdClient(): Promise<typeof OpenIdClient> {
+  return (loadedOpenIdClient ??= await import('openid-client'));
+}
+
 /** The configured issuers and the sign-ins in flight. */
 export class OidcSignIn {
-  private readonly configurations = new Map<string, Promise<client.Configuration>>();
+  private readonly configurations = new Map<string, Promise<OpenIdClient.Configuration>>();
   private readonly pending = new Map<string, Pending>();
 
   /**
@@ -73,7 +80,8 @@ export class OidcSignIn {
   async start(name: string, redirectUri: string): Promise<{ url: string; state: string }> {
     const provider = this.providers.find((candidate) => candidate.name === name);
     if (!provider) throw new OidcSignInError(`no OpenID Connect issuer named ${JSON.stringify(name.slice(0, 50))} is configured`);
-    const configuration = await this.configuration(provider);
+    const client = await openIdClient();
+    const configuration = await this.configuration(provider, client);
     const codeVerifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
     const nonce = client.randomNonce();
@@ -100,7 +108,8 @@ export class OidcSignIn {
     const issuerError = callbackUrl.searchParams.get('error');
     if (issuerError) throw new OidcSignInError(`the identity provider refused: ${issuerError.slice(0, 100)} ${callbackUrl.searchParams.get('error_description')?.slice(0, 200) ?? ''}`.trim());
     const provider = this.providers.find((candidate) => candidate.name === name) as OidcProviderSettings;
-    const configuration = await this.configuration(provider);
+    const client = await openIdClient();
+    const configuration = await this.configuration(provider, client);
     let claims: Record<string, unknown>;
     let accessToken: string;
     try {
@@ -124,7 +133,7 @@ export class OidcSignIn {
   }
 
   /** The issuer's configuration, discovered once; a failed discovery is retried next time. */
-  private configuration(provider: OidcProviderSettings): Promise<client.Configuration> {
+  private configuration(provider: OidcProviderSettings, client: typeof OpenIdClient): Promise<OpenIdClient.Configuration> {
     let configuration = this.configurations.get(provider.name);
     if (!configuration) {
       const secret = resolveSecret(provider.clientSecret, `server.yaml platform.oidc ${provider.name} clientSecret`, this.environment) as string;

@@ -2,8 +2,9 @@
  * Password hashing of local accounts with argon2id (RFC 9106) through `@node-rs/argon2`, with
  * the parameters of OWASP's Password Storage Cheat Sheet (19 MiB, 2 passes, 1 lane). The
  * encoded hash carries its own parameters, so raising them later keeps old hashes verifiable.
+ * The native module is loaded on the first hash or verification: a server nobody signs in to
+ * never holds it.
  */
-import { hash, verify } from '@node-rs/argon2';
 import { PlatformInputError } from '../platform-errors.js';
 
 /** Shortest password accepted, in characters (NIST SP 800-63B §5.1.1.2 asks for at least 8). */
@@ -27,13 +28,15 @@ export function checkNewPassword(password: unknown, field = 'password'): string 
 }
 
 /** The argon2id hash (PHC string format) of a password. */
-export function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string): Promise<string> {
+  const { hash } = await import('@node-rs/argon2');
   return hash(password, ARGON2_OPTIONS);
 }
 
 /** Whether `password` matches `encoded` (a PHC string made by {@link hashPassword}); false for a malformed hash. */
 export async function verifyPassword(encoded: string, password: string): Promise<boolean> {
   if (password.length > MAX_PASSWORD_LENGTH) return false;
+  const { verify } = await import('@node-rs/argon2');
   try {
     return await verify(encoded, password);
   } catch {

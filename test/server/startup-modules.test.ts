@@ -1,0 +1,95 @@
+/**
+ * What the real `openvaala serve` (the bundled command line) loads before it listens and what
+ * it holds once idle: the start-up and idle-memory figures of docs/performance.md depend on
+ * both. A module-loading hook (`module.register`, and `Module._load` for CommonJS) records every
+ * module in order, and a `listening` marker where the HTTP server starts to listen.
+ */
+import { spawn } from 'node:child_process';
+import { statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { findServer } from '../../src/cli/server-discovery.js';
+import { CLI_EXECUTABLE } from '../../src/package-info.js';
+import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+
+/** Code of the bundled command line loaded before listening, at most (bytes); about 175 KB at the time of writing, most of it the command table (commander). */
+const PRE_LISTEN_CODE_BUDGET_BYTES = 220_000;
+
+/** Packages an idle embedded server must not hold (each is loaded on first use). */
+const LOADED_ON_FIRST_USE = ['pg', 'openid-client', '@node-rs/argon2', 'ai', '@ai-sdk/openai', '@ai-sdk/anthropic', '@modelcontextprotocol/sdk', '@agentclientprotocol/sdk', 'ssh2', 'just-bash', 'node-pty', 'pino'];
+
+const HOOKS = `
+export async function load(url, context, next) {
+  const result = await next(url, context);
+  process.stderr.write('MODULE ' + url + '\\n');
+  return result;
+}
+`;
+const RECORDER = `
+import Module, { register } from 'node:module';
+import net from 'node:net';
+import { pathToFileURL } from 'node:url';
+register('./hooks.mjs', import.meta.url);
+const load = Module._load;
+Module._load = function (request, parent, isMain) {
+  const loaded = load.apply(this, arguments);
+  if (!Module.isBuiltin(request)) process.stderr.write('MODULE ' + pathToFileURL(Module._resolveFilename(request, parent, isMain)).href + '\\n');
+  return loaded;
+};
+const listen = net.Server.prototype.listen;
+net.Server.prototype.listen = function (...args) {
+  this.once('listening', () => process.stderr.write('LISTENING\\n'));
+  return listen.apply(this, args);
+};
+`;
+
+/** The package a module address belongs to (`@scope/name` or `name`), or undefined outside node_modules. */
+function packageOf(address: string): string | undefined {
+  const match = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(address);
+  return match?.[1];
+}
+
+describe('openvaala serve start-up', () => {
+  let environment: TestEnvironment;
+  beforeEach(async () => {
+    environment = await createTestEnvironment('responses:\n  - text: "ok"\n');
+  });
+  afterEach(async () => {
+    await environment.dispose();
+  });
+
+  it('listens having loaded only the command table, the logger and the HTTP server, and holds no first-use package once idle', async () => {
+    writeFileSync(path.join(environment.root, 'hooks.mjs'), HOOKS);
+    const recorder = path.join(environment.root, 'recorder.mjs');
+    writeFileSync(recorder, RECORDER);
+    const child = spawn(process.execPath, ['--import', pathToFileURL(recorder).href, CLI_EXECUTABLE, 'serve', '--port', '0'], { env: environment.env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let output = '';
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    try {
+      await expect.poll(async () => (await findServer(environment.paths))?.pid, { timeout: 20_000, interval: 50 }).toBe(child.pid);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    const lines = output.split('\n');
+    const listening = lines.indexOf('LISTENING');
+    expect(listening, output).toBeGreaterThan(0);
+    const modules = (slice: string[]) => slice.filter((line) => line.startsWith('MODULE file:')).map((line) => line.slice('MODULE '.length));
+    const beforeListening = modules(lines.slice(0, listening));
+    const all = modules(lines);
+
+    // Before listening: no package from node_modules, and a bounded amount of the bundle.
+    expect(beforeListening.filter((address) => packageOf(address) !== undefined)).toEqual([]);
+    const bundled = beforeListening.filter((address) => address.includes('/dist/cli/'));
+    expect(bundled.some((address) => address.endsWith('/dist/cli/main.js'))).toBe(true);
+    const bytes = bundled.reduce((sum, address) => sum + statSync(fileURLToPath(address)).size, 0);
+    expect(bytes).toBeLessThanOrEqual(PRE_LISTEN_CODE_BUDGET_BYTES);
+
+    // Once open: SQLite is there (the embedded storage), the first-use packages are not.
+    const packages = new Set(all.map(packageOf).filter((name) => name !== undefined));
+    expect(packages.has('better-sqlite3')).toBe(true);
+    expect(LOADED_ON_FIRST_USE.filter((name) => packages.has(name))).toEqual([]);
+  });
+});
