@@ -71,22 +71,14 @@ function lineJson(fields: Record<string, unknown>, cutCycles: boolean): string {
   });
 }
 
-/** Something to wait on for a millisecond while a full pipe drains (`Atomics.wait` blocks without spinning). */
-const pause = new Int32Array(new SharedArrayBuffer(4));
-
-/**
- * Writes a whole line to a file descriptor, waiting 1 ms and retrying while a non-blocking pipe
- * is full (`EAGAIN`). Any other failure (a closed descriptor, a reader gone: `EBADF`, `EPIPE`)
- * drops the line: logging must never stop the server.
- */
+/** Writes a whole line to a file descriptor, retrying when a non-blocking pipe is full. */
 function writeLine(fd: number, line: string): void {
   let buffer = Buffer.from(line);
   while (buffer.length > 0) {
     try {
       buffer = buffer.subarray(writeSync(fd, buffer));
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return;
-      Atomics.wait(pause, 0, 0, 1);
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
     }
   }
 }
