@@ -45,7 +45,7 @@ import { checkCsrfToken } from './web/platform-http.js';
 import { connectProjectsToRuntime, platformCallers, watchPlatformAccess } from './platform-services.js';
 import { NotificationService } from './notifications/notification-service.js';
 import { stateOwner } from '../platform/settings/user-state.js';
-import { openCluster, type ClusterServices } from './cluster/cluster-services.js';
+import type { ClusterServices } from './cluster/cluster-services.js';
 import { connectCostsToRuntime } from './costs.js';
 
 /**
@@ -170,6 +170,8 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
     });
     const { logs, index, search } = storage;
     if (selection.backend === 'postgres' && selection.cluster && storage.postgres) {
+      // Loaded only in a cluster: it holds `pg`, which an embedded server never needs.
+      const { openCluster } = await import('./cluster/cluster-services.js');
       cluster = await openCluster({ cluster: selection.cluster, connectionString: selection.connectionString, schema: storage.postgres.schema, logger, onLost: () => onStorageLost('lost the connection holding the conversation locks of the cluster') });
     }
     // Uploads to a conversation not yet committed wait in <dataDir>/staging and move with its commit.
