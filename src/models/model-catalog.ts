@@ -40,6 +40,8 @@ const KNOWN_PRICES: { pattern: RegExp; prices: ModelPrices }[] = [
   { pattern: /^gpt-4o(?:-\d{4}-\d{2}-\d{2})?$/, prices: { inputPerMillionUsd: 2.5, cachedInputPerMillionUsd: 1.25, outputPerMillionUsd: 10 } },
   { pattern: /^o4-mini/, prices: { inputPerMillionUsd: 1.1, cachedInputPerMillionUsd: 0.275, outputPerMillionUsd: 4.4 } },
   { pattern: /^o3(?:-\d{4}-\d{2}-\d{2})?$/, prices: { inputPerMillionUsd: 2, cachedInputPerMillionUsd: 0.5, outputPerMillionUsd: 8 } },
+  // Opus 4.5 and later are priced lower than Opus 4 and 4.1.
+  { pattern: /^claude-opus-4-[5-9]/, prices: { inputPerMillionUsd: 5, cachedInputPerMillionUsd: 0.5, outputPerMillionUsd: 25 } },
   { pattern: /^claude-opus-4/, prices: { inputPerMillionUsd: 15, cachedInputPerMillionUsd: 1.5, outputPerMillionUsd: 75 } },
   { pattern: /^claude-sonnet-4/, prices: { inputPerMillionUsd: 3, cachedInputPerMillionUsd: 0.3, outputPerMillionUsd: 15 } },
   { pattern: /^claude-3-5-haiku/, prices: { inputPerMillionUsd: 0.8, cachedInputPerMillionUsd: 0.08, outputPerMillionUsd: 4 } },
