@@ -5,7 +5,6 @@
  * connection whose upgrade carried no token starts unauthenticated: its first message must be
  * `initialize` with the server token, anything else is refused with `-32001` and closes it.
  */
-import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { z } from 'zod';
@@ -20,61 +19,25 @@ import {
   type MethodName,
   type MethodParams,
   type MethodResult,
-  DEFAULT_AUTHENTICATION_TIMEOUT_MS,
   type ResolvedClientCapabilities,
   DEFAULT_CLIENT_CAPABILITIES,
-  type StateConflictReason,
 } from '../protocol/index.js';
-import { NotFoundError, type Runtime } from '../runtime/runtime.js';
+import type { Runtime } from '../runtime/runtime.js';
 import { LOCAL_OWNER, type Caller } from '../platform/caller.js';
 import type { Platform } from '../platform/platform.js';
-import { PlatformConflictError, PlatformInputError, PlatformNotFoundError } from '../platform/platform-errors.js';
-import { UnknownModelError } from '../models/model-registry.js';
-import { MissingSecretError } from '../config/providers.js';
-import { StateConflictError } from '../runtime/state-conflict-error.js';
 import type { ConfigService } from './config-service.js';
 import { redactOutgoing, redactOutgoingNotification } from './conversation-redaction.js';
 import { createMethodHandlers, type MethodHandlers, type RequestContext } from './method-handlers.js';
 import { FirstMessageGate, type ConnectionAuthentication } from './first-message-auth.js';
 import { ServerRequests } from './server-requests.js';
+import { requestError } from './request-errors.js';
 import { StreamRedaction } from '../platform/secrets/stream-redaction.js';
-import { DEFAULT_SEND_BUFFER_LIMIT_BYTES, DEFAULT_WRITE_THRESHOLD_BYTES, SendQueue, type SendBufferLimits } from './send-queue.js';
+import { SendQueue } from './send-queue.js';
+import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits, type ConnectionLogger, type ServerIdentity } from './connection-options.js';
 
-/** Server identity sent in `initialize`. */
-export interface ServerIdentity {
-  name: string;
-  version: string;
-}
-
-/** Logs what a connection cannot report to its client. */
-export interface ConnectionLogger {
-  warn(details: object, message: string): void;
-  error(details: object, message: string): void;
-}
-
-/** Transport limits of one connection (docs/protocol.md, "Backpressure"). */
-export interface ConnectionLimits extends SendBufferLimits {
-  /** Interval of WebSocket pings, ms; a peer that has not answered the previous one is dropped. */
-  heartbeatIntervalMs: number;
-  /** Requests handled at once; past it the connection stops reading until one finishes. */
-  maxRequestsInFlight: number;
-  /**
-   * Milliseconds a connection opened without a token has to authenticate (`initialize` with
-   * the token) before it is closed with 1008.
-   */
-  authenticationTimeoutMs: number;
-}
-
+export type { ServerIdentity, ConnectionLogger, ConnectionLimits } from './connection-options.js';
+export { DEFAULT_CONNECTION_LIMITS } from './connection-options.js';
 export type { ConnectionAuthentication } from './first-message-auth.js';
-
-/** Default transport limits. */
-export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
-  writeThresholdBytes: DEFAULT_WRITE_THRESHOLD_BYTES,
-  limitBytes: DEFAULT_SEND_BUFFER_LIMIT_BYTES,
-  heartbeatIntervalMs: 30_000,
-  maxRequestsInFlight: 64,
-  authenticationTimeoutMs: DEFAULT_AUTHENTICATION_TIMEOUT_MS,
-};
 
 let connectionCount = 0;
 
@@ -412,7 +375,7 @@ export class RpcConnection {
       result = await this.dispatch(method, params, { afterResponse: (task) => afterResponse.push(task), revealSecrets: () => (reveal = true) });
     } catch (error) {
       if (id === undefined) return;
-      const rpcError = this.toRpcError(method, error);
+      const rpcError = requestError(method, error, (reference) => this.logger.error({ connection: this.number, method, reference, error: describeError(error) }, 'request failed inside the server'));
       this.send({ jsonrpc: '2.0', id, error: { code: rpcError.code, message: rpcError.message, ...(rpcError.data !== undefined ? { data: rpcError.data } : {}) } });
       return;
     }
@@ -446,26 +409,6 @@ export class RpcConnection {
 
   private invoke<M extends MethodName>(method: M, params: MethodParams<M>, request: RequestContext): Promise<MethodResult<M>> {
     return (this.handlers[method] as (params: MethodParams<M>, request: RequestContext) => Promise<MethodResult<M>>)(params, request);
-  }
-
-  /**
-   * The error a client gets. Errors of the runtime's own kinds carry messages in protocol
-   * terms; anything else is an internal error: logged here in full, and the client gets only
-   * a reference to the log line (no paths or storage details).
-   */
-  private toRpcError(method: string, error: unknown): RpcError {
-    if (error instanceof RpcError) return error;
-    if (error instanceof NotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: ${error.message}`);
-    if (error instanceof UnknownModelError) return new RpcError(ErrorCodes.invalidParams, `${method}: ${error.message}`);
-    if (error instanceof StateConflictError) return RpcError.conflict(`${method}: ${error.message}`, error.reason as StateConflictReason);
-    // The server's configuration lacks a key: the request is fine, the server cannot do it now.
-    if (error instanceof PlatformInputError) return new RpcError(ErrorCodes.invalidParams, `${method}: params.${error.message}`);
-    if (error instanceof PlatformNotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: params.${error.message}`);
-    if (error instanceof PlatformConflictError) return RpcError.conflict(`${method}: ${error.message}`, error.reason as StateConflictReason);
-    if (error instanceof MissingSecretError) return RpcError.conflict(`${method}: ${error.message}`, 'provider_key_missing');
-    const reference = randomBytes(4).toString('hex');
-    this.logger.error({ connection: this.number, method, reference, error: describeError(error) }, 'request failed inside the server');
-    return new RpcError(ErrorCodes.internalError, `${method}: internal error (reference ${reference} in the server log)`);
   }
 
   private dispose(): void {

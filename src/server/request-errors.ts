@@ -1,0 +1,33 @@
+/**
+ * What a client is told when a request fails (docs/protocol.md, "Errors"). Errors of the
+ * runtime's and the platform's own kinds carry messages in protocol terms and keep them, with
+ * the method name in front; anything else is an internal error, logged in full by the caller
+ * while the client gets only a reference to the log line (no paths or storage details).
+ */
+import { randomBytes } from 'node:crypto';
+import { MissingSecretError } from '../config/providers.js';
+import { UnknownModelError } from '../models/model-registry.js';
+import { PlatformConflictError, PlatformInputError, PlatformNotFoundError } from '../platform/platform-errors.js';
+import { ErrorCodes, RpcError, type StateConflictReason } from '../protocol/index.js';
+import { NotFoundError } from '../runtime/runtime.js';
+import { StateConflictError } from '../runtime/state-conflict-error.js';
+
+/**
+ * The protocol error for `error`, thrown while handling `method`.
+ * @param logInternal called with a fresh reference (8 hex digits) when `error` is of no known
+ *   kind, so the caller logs it under the reference the client is given
+ */
+export function requestError(method: string, error: unknown, logInternal: (reference: string) => void): RpcError {
+  if (error instanceof RpcError) return error;
+  if (error instanceof NotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: ${error.message}`);
+  if (error instanceof UnknownModelError) return new RpcError(ErrorCodes.invalidParams, `${method}: ${error.message}`);
+  if (error instanceof StateConflictError) return RpcError.conflict(`${method}: ${error.message}`, error.reason as StateConflictReason);
+  if (error instanceof PlatformInputError) return new RpcError(ErrorCodes.invalidParams, `${method}: params.${error.message}`);
+  if (error instanceof PlatformNotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: params.${error.message}`);
+  if (error instanceof PlatformConflictError) return RpcError.conflict(`${method}: ${error.message}`, error.reason as StateConflictReason);
+  // The server's configuration lacks a key: the request is fine, the server cannot do it now.
+  if (error instanceof MissingSecretError) return RpcError.conflict(`${method}: ${error.message}`, 'provider_key_missing');
+  const reference = randomBytes(4).toString('hex');
+  logInternal(reference);
+  return new RpcError(ErrorCodes.internalError, `${method}: internal error (reference ${reference} in the server log)`);
+}
