@@ -111,7 +111,7 @@ export class LiveConversation {
     // The conversation's own servers (conversation/create mcpServers) join those of mcp.yaml.
     const own = this.state.mcpServers as McpSettings['servers'] | undefined;
     const settings = own ? { ...this.runtime.mcp, servers: { ...this.runtime.mcp?.servers, ...own } } : this.runtime.mcp;
-    return new McpClientManager(settings, { workDirectory: workspace.root, workExecutor: workspace.executor.name, findExecutor: (name) => this.runtime.findExecutor(name) }, this.runtime.builtInMcpServers?.(workspace) ?? []);
+    return new McpClientManager(settings, { workDirectory: workspace.root, workExecutor: workspace.executor.name, findExecutor: (name) => this.runtime.findExecutor(name) }, this.runtime.extensions.builtInMcpServers?.(workspace) ?? []);
   }
 
   /** The conversation's MCP clients. */
@@ -334,7 +334,7 @@ export class LiveConversation {
   /** Sends an event to every subscriber. */
   publish(event: AnyNotification): void {
     this.bus.publish(event);
-    for (const observer of this.runtime.eventObservers) {
+    for (const observer of this.runtime.extensions.eventObservers) {
       try {
         observer(this, event);
       } catch (error) {

@@ -11,7 +11,7 @@ import type { ConversationStore } from '../dao/conversation-store.js';
 import { planTurnRecovery, writeTurnRecovery } from '../dao/turn-recovery.js';
 import { defaultAgentName, isExternalAgent, type AgentDefinition, type AgentsFile } from '../config/agents.js';
 import type { Executor } from '../executors/executor.js';
-import type { BuiltInMcpServer, McpSettings } from '../mcp/client-manager.js';
+import type { McpSettings } from '../mcp/client-manager.js';
 import { NO_PLUGINS, type PluginSet } from '../plugins/plugin-set.js';
 import { NO_HOOKS, type HooksFile } from '../config/hooks.js';
 import type { Logger } from '../logger.js';
@@ -20,7 +20,7 @@ import type { AttachmentStore } from './attachments.js';
 import type { ScheduleService } from '../platform/schedules/schedule-service.js';
 import { newId } from '../ids.js';
 import type { ModelRegistry } from '../models/model-registry.js';
-import type { AnyNotification, Conversation, Item, Session, Turn, WorkLocationEntry } from '../protocol/index.js';
+import type { Conversation, Item, Session, WorkLocationEntry } from '../protocol/index.js';
 import { DEFAULT_TOOL_OUTPUT_LIMIT_BYTES, type Tool } from '../tools/tool.js';
 import { LiveConversation } from './conversation.js';
 import { ConversationListFeed } from './conversation-list-feed.js';
@@ -30,6 +30,7 @@ import { createWorktree, removeWorktree } from './worktree-git.js';
 import { NotFoundError, InvalidWorkLocationError } from './runtime-errors.js';
 import { StateConflictError } from './state-conflict-error.js';
 import { RuntimeExecutors } from './runtime-executors.js';
+import { RuntimeExtensions } from './runtime-extensions.js';
 
 export { NotFoundError, InvalidWorkLocationError } from './runtime-errors.js';
 
@@ -94,53 +95,17 @@ export interface RuntimeOptions {
 
 
 
-/** Ownership of conversations among the servers of a cluster (set by the server; see `Runtime.ownership`). */
-export interface ConversationClaims {
-  /** Takes the conversation when no live server owns it; true when this server owns it. */
-  claim(conversationId: string): Promise<boolean>;
-  /** Gives up a conversation claimed for nothing (it does not exist). */
-  relinquish(conversationId: string): Promise<void>;
-}
+export type { ConversationClaims } from './runtime-extensions.js';
 
 /** The root object of the runtime server. */
 export class Runtime {
   readonly store: ConversationStore;
   /** Uploaded files of conversations (set by the server that stores them); absent = none. */
   attachments: AttachmentStore | undefined;
-  /**
-   * MCP servers the runtime server provides to a conversation besides those of `mcp.yaml`
-   * (the agent's browser), by the conversation's first workspace; absent = none. Read when a
-   * conversation makes its MCP clients.
-   */
-  builtInMcpServers: ((workspace: Workspace) => BuiltInMcpServer[]) | undefined = undefined;
+  /** What the runtime server plugs in: built-in MCP servers, cluster ownership, event observers and turn hooks. */
+  readonly extensions = new RuntimeExtensions();
   /** Scheduled tasks of conversations (set by the server that runs them); absent = none. */
   schedules: ScheduleService | undefined = undefined;
-  /**
-   * Several servers on one PostgreSQL schema (docs/deployment.md): a conversation is opened or
-   * created only once this server owns it. Absent: this server is the only one.
-   */
-  ownership: ConversationClaims | undefined = undefined;
-  /**
-   * Work done after a conversation is deleted (e.g. deleting its scheduled tasks), in order;
-   * a failing one is logged and the others still run.
-   */
-  readonly conversationDeletionHooks: ((conversationId: string) => Promise<void>)[] = [];
-  /**
-   * Told, synchronously and in order, every event any open conversation publishes (e.g. the
-   * server's notifications). Unlike subscribers they keep no conversation open. One that throws
-   * is logged and the others still run; it must not block (start async work and return).
-   */
-  readonly eventObservers: ((conversation: LiveConversation, event: AnyNotification) => void)[] = [];
-  /**
-   * Asked before an input starts or queues a new turn (not for steering a running turn); it
-   * refuses by throwing (e.g. a project over its pausing cost threshold). Absent: never refused.
-   */
-  newTurnCheck: ((conversation: LiveConversation) => Promise<void>) | undefined = undefined;
-  /**
-   * Work done after each turn of any session ended and was recorded (e.g. adding its cost to
-   * the ledger), in order; a failing one is logged and the others still run.
-   */
-  readonly turnCompletionHooks: ((conversation: LiveConversation, turn: Turn) => Promise<void>)[] = [];
   /** Replaced as a whole by `reconfigure`; a running turn keeps the model it resolved at its start. */
   models: ModelRegistry;
   readonly tools: Tool[];
@@ -191,9 +156,9 @@ export class Runtime {
     this.store.onIndexChange((change) => this.conversationFeed.publish(change));
   }
 
-  /** Runs the `conversationDeletionHooks` for a deleted conversation. */
+  /** Runs the extensions' `conversationDeletionHooks` for a deleted conversation. */
   async conversationDeleted(conversationId: string): Promise<void> {
-    for (const hook of this.conversationDeletionHooks) {
+    for (const hook of this.extensions.conversationDeletionHooks) {
       await hook(conversationId).catch((error: unknown) => this.logger?.error({ conversationId, error: (error as Error).message }, 'work after deleting a conversation failed'));
     }
   }
@@ -341,7 +306,7 @@ export class Runtime {
     const model = this.initialModel(agent, options.model);
     const conversationId = newId('conv');
     // The creating server owns it (a new id is free).
-    await this.ownership?.claim(conversationId);
+    await this.extensions.ownership?.claim(conversationId);
     let worktree: Conversation['worktree'];
     if (options.worktree) {
       // The ULID's random tail: unique among conversations made in the same millisecond.
@@ -435,12 +400,12 @@ export class Runtime {
   }
 
   private async openConversation(conversationId: string): Promise<LiveConversation> {
-    if (this.ownership && !(await this.ownership.claim(conversationId))) {
+    if (this.extensions.ownership && !(await this.extensions.ownership.claim(conversationId))) {
       throw new StateConflictError(`conversation "${conversationId}" is served by another server of the cluster`, 'owner_unreachable');
     }
     const state = await this.store.loadConversation(conversationId);
     if (!state) {
-      await this.ownership?.relinquish(conversationId);
+      await this.extensions.ownership?.relinquish(conversationId);
       throw new NotFoundError(`conversation "${conversationId}" does not exist`);
     }
     const location = state.conversation.workLocation[0];

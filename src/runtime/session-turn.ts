@@ -119,7 +119,7 @@ async function finishTurn(host: TurnHost, started: Turn, outcome: AgentOutcome):
     logger?.error({ ...context, error: describeError(error) }, 'cannot record the session as idle'),
   );
   await conversation.recordTurn(turn, 'turn/completed').catch((error: unknown) => logger?.error({ ...context, status: turn.status, error: describeError(error) }, 'cannot record the end of the turn'));
-  for (const hook of conversation.runtime.turnCompletionHooks) {
+  for (const hook of conversation.runtime.extensions.turnCompletionHooks) {
     await hook(conversation, turn).catch((error: unknown) => logger?.error({ ...context, error: describeError(error) }, 'work after the end of the turn failed'));
   }
 }

@@ -182,7 +182,7 @@ export class LiveSession {
     const expected = mode === 'steer' ? options.expectedTurnId : undefined;
     if (expected !== undefined) requireRunningTurn(this.state, expected, 'steer');
     // Only an input that makes a new turn is checked (steering joins the running turn), and before anything is written.
-    if (!(mode === 'steer' && this.state.activeTurnId !== null)) await this.conversation.runtime.newTurnCheck?.(this.conversation);
+    if (!(mode === 'steer' && this.state.activeTurnId !== null)) await this.conversation.runtime.extensions.newTurnCheck?.(this.conversation);
     await this.conversation.runtime.store.ensureDurable(this.conversation.id);
     // Checked again: the turn may have ended while the conversation was made durable.
     if (expected !== undefined) requireRunningTurn(this.state, expected, 'steer');
@@ -216,10 +216,10 @@ export class LiveSession {
 
   /**
    * Queues a manual compaction (runs now when idle). It is a turn of its own with a model call,
-   * so `runtime.newTurnCheck` may refuse it (throwing) like an input.
+   * so `runtime.extensions.newTurnCheck` may refuse it (throwing) like an input.
    */
   async compact(): Promise<{ queued: boolean; turnId?: string }> {
-    await this.conversation.runtime.newTurnCheck?.(this.conversation);
+    await this.conversation.runtime.extensions.newTurnCheck?.(this.conversation);
     return this.enqueue({ id: newId('input'), turnId: newId('turn'), kind: 'compact' });
   }
 

@@ -221,7 +221,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       ...(options.prices ? { prices: options.prices } : {}),
     });
     // Every conversation this server opens or creates is claimed first (schedules and imports too).
-    if (cluster) runtime.ownership = cluster.ownership;
+    if (cluster) runtime.extensions.ownership = cluster.ownership;
     applyConfiguration(runtime, configuration, targets, configuration, await loadPluginSet(paths.configDir, configuration.plugins));
     connectProjectsToRuntime(opened, runtime, processRecords, options.discoverModels ?? opened.signInEnabled);
     connectCostsToRuntime(opened, runtime, logger);

@@ -113,7 +113,7 @@ export async function startSchedules(dataDir: string, runtime: Runtime, logger: 
   });
   const service = new ScheduleService(scheduler, clock);
   runtime.schedules = service;
-  runtime.conversationDeletionHooks.push(async (conversationId) => {
+  runtime.extensions.conversationDeletionHooks.push(async (conversationId) => {
     const deleted = await service.deleteConversationTasks(conversationId);
     if (deleted > 0) logger.info({ conversationId, tasks: deleted }, 'scheduled tasks of the deleted conversation deleted');
   });

@@ -261,7 +261,7 @@ const services = new WeakMap<Runtime, BrowserService>();
 /** Attaches the browser service to a runtime: conversations get the `browser` MCP server, handlers find the service. */
 export function attachBrowserService(runtime: Runtime, service: BrowserService): void {
   services.set(runtime, service);
-  runtime.builtInMcpServers = (workspace) => service.mcpServersFor(workspace.root, workspace.executor.kind, (workspace.executor as { sandbox?: unknown }).sandbox !== undefined);
+  runtime.extensions.builtInMcpServers = (workspace) => service.mcpServersFor(workspace.root, workspace.executor.kind, (workspace.executor as { sandbox?: unknown }).sandbox !== undefined);
 }
 
 /** The browser service of a runtime, if the server attached one. */

@@ -1,6 +1,6 @@
 /**
  * The server's notifications (docs/notifications.md): follows every open conversation's events
- * (`Runtime.eventObservers`), and for those that notify (`notification-events.ts`) sends
+ * (`Runtime.extensions.eventObservers`), and for those that notify (`notification-events.ts`) sends
  *
  * - a Web Push message to each subscribed browser of each person who may read the conversation
  *   and has no connected client subscribed to it ("while no tab is open"); a subscription the
@@ -54,8 +54,8 @@ export class NotificationService {
   private readonly observer = (conversation: LiveConversation, event: AnyNotification) => this.observe(conversation, event);
 
   constructor(private readonly options: NotificationServiceOptions) {
-    options.runtime.eventObservers.push(this.observer);
-    options.runtime.conversationDeletionHooks.push(async (conversationId) => this.events.forget(conversationId));
+    options.runtime.extensions.eventObservers.push(this.observer);
+    options.runtime.extensions.conversationDeletionHooks.push(async (conversationId) => this.events.forget(conversationId));
     // Said at the start rather than only at the first event, which may come much later.
     for (const webhook of options.settings().webhooks) {
       const variable = webhook.secret.slice('env:'.length);
@@ -80,7 +80,7 @@ export class NotificationService {
 
   /** Stops following events; waits (bounded) for deliveries in progress. */
   async close(): Promise<void> {
-    const observers = this.options.runtime.eventObservers;
+    const observers = this.options.runtime.extensions.eventObservers;
     const index = observers.indexOf(this.observer);
     if (index >= 0) observers.splice(index, 1);
     let timer: NodeJS.Timeout | undefined;
