@@ -3,27 +3,24 @@
  * through the real sign-in API over HTTP and WebSocket: a member reaches only their projects,
  * a project-scoped API token only its project, and removing a user takes their memberships.
  */
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
-import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
-import { writeWebFixture } from '../helpers/web-fixture.js';
+import type { RunningServer } from '../../src/server/runtime-server.js';
+import type { TestEnvironment } from '../helpers/environment.js';
 import { ProxiedBrowsers, RpcSocket, signInAdministratorAndMember } from './platform-client.js';
+import { startPlatformServer, type PlatformServer } from './platform-server.js';
 
 let environment: TestEnvironment;
 let server: RunningServer;
 
+let platform: PlatformServer | undefined;
+
 beforeAll(async () => {
-  environment = await createTestEnvironment('responses: []\n');
-  writeFileSync(path.join(environment.paths.configDir, 'server.yaml'), 'platform:\n  enabled: true\n  trustedProxies: [127.0.0.1]\n');
-  server = await startRuntimeServer({ paths: environment.paths, port: 0, logger: createLogger('silent'), webRoot: writeWebFixture(path.join(environment.root, 'www')) });
+  platform = await startPlatformServer();
+  ({ environment, server } = platform);
 }, 60_000);
 
 afterAll(async () => {
-  await server?.stop();
-  await environment?.dispose();
+  await platform?.stop();
 });
 
 it('signed-in members reach only their projects, project tokens only theirs, and a removed user loses their memberships', async () => {

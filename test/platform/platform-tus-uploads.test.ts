@@ -6,16 +6,15 @@
  * removed from the project mid-upload is refused the next chunk; a read-only token and a cookie
  * request without the CSRF header are refused; the member finishes with tus-js-client.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Upload } from 'tus-js-client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
-import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import type { RunningServer } from '../../src/server/runtime-server.js';
+import type { TestEnvironment } from '../helpers/environment.js';
 import { rawRequest, type RawAnswer } from '../helpers/http-exchange.js';
-import { writeWebFixture } from '../helpers/web-fixture.js';
 import { BrowserLike } from './platform-client.js';
+import { startPlatformServer, type PlatformServer } from './platform-server.js';
 
 let environment: TestEnvironment;
 let server: RunningServer;
@@ -55,15 +54,15 @@ async function signUp(admin: Awaited<ReturnType<BrowserLike['connect']>>, email:
   return { browser, id };
 }
 
+let platform: PlatformServer | undefined;
+
 beforeAll(async () => {
-  environment = await createTestEnvironment('responses: []\n');
-  writeFileSync(path.join(environment.paths.configDir, 'server.yaml'), 'platform:\n  enabled: true\n  trustedProxies: [127.0.0.1]\n');
-  server = await startRuntimeServer({ paths: environment.paths, port: 0, logger: createLogger('silent'), webRoot: writeWebFixture(path.join(environment.root, 'www')) });
+  platform = await startPlatformServer();
+  ({ environment, server } = platform);
 }, 60_000);
 
 afterAll(async () => {
-  await server?.stop();
-  await environment?.dispose();
+  await platform?.stop();
 });
 
 it('checks the conversation’s project on every request: other members, removed members, read-only tokens and missing CSRF are refused', async () => {

@@ -5,15 +5,14 @@
  * token scoped to another project are refused and nothing is stored; a cookie upload must pass
  * the CSRF rule (X-CSRF-Token header, same Origin).
  */
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.js';
-import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
-import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import type { RunningServer } from '../../src/server/runtime-server.js';
+import type { TestEnvironment } from '../helpers/environment.js';
 import { rawRequest, type RawAnswer } from '../helpers/http-exchange.js';
-import { writeWebFixture } from '../helpers/web-fixture.js';
 import { ProxiedBrowsers, signInAdministratorAndMember, type BrowserLike } from './platform-client.js';
+import { startPlatformServer, type PlatformServer } from './platform-server.js';
 
 let environment: TestEnvironment;
 let server: RunningServer;
@@ -35,15 +34,15 @@ function storedFiles(conversationId: string): string[] {
   return directories.filter((directory) => existsSync(directory)).flatMap((directory) => readdirSync(directory));
 }
 
+let platform: PlatformServer | undefined;
+
 beforeAll(async () => {
-  environment = await createTestEnvironment('responses: []\n');
-  writeFileSync(path.join(environment.paths.configDir, 'server.yaml'), 'platform:\n  enabled: true\n  trustedProxies: [127.0.0.1]\n');
-  server = await startRuntimeServer({ paths: environment.paths, port: 0, logger: createLogger('silent'), webRoot: writeWebFixture(path.join(environment.root, 'www')) });
+  platform = await startPlatformServer();
+  ({ environment, server } = platform);
 }, 60_000);
 
 afterAll(async () => {
-  await server?.stop();
-  await environment?.dispose();
+  await platform?.stop();
 });
 
 it('members upload to their projects’ conversations; non-members, read-only and other-project tokens and cookie uploads failing CSRF are refused', async () => {
