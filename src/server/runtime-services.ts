@@ -9,6 +9,7 @@ import type { PriceLookup } from '../runtime/usage.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import path from 'node:path';
+import { readdir } from 'node:fs/promises';
 import type { WebSocket } from 'ws';
 import type { OpenVaalaPaths } from '../config/paths.js';
 import { CONFIGURATION_FILES, ConfigurationError, loadConfiguration, type Configuration } from '../config/configuration.js';
@@ -33,7 +34,8 @@ import { ProcessRecords, stopLeftoverProcesses } from './process-records.js';
 import { DEFAULT_CONNECTION_LIMITS, RpcConnection, type ConnectionLimits } from './rpc-connection.js';
 import { DEFAULT_MAX_UPLOAD_BYTES, handleUpload, UPLOAD_PATH, type UploadOptions } from './uploads.js';
 import { AttachmentStore } from '../runtime/attachments.js';
-import { createTusUploads, TUS_UPLOAD_MAX_AGE_MS, TUS_UPLOAD_PATH, TUS_UPLOAD_SWEEP_MS } from './tus-uploads.js';
+import type { TusUploads } from './tus-uploads.js';
+import { TUS_UPLOAD_MAX_AGE_MS, TUS_UPLOAD_PATH, TUS_UPLOAD_SWEEP_MS, TUS_UPLOADS_DIRECTORY } from './tus-upload-paths.js';
 import { handleWebRequest, hasWebSession, SIGN_IN_PATH, type WebRouteOptions } from './web/web-routes.js';
 import { sessionCookieName, WEB_SESSIONS_FILE, WebSessions } from './web/web-sessions.js';
 import { Platform } from '../platform/platform.js';
@@ -267,9 +269,13 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       const cookies = platformRoutes.cookies;
       uploads.platform = { ...platformCallers(opened, platformRoutes), access: opened.access, checkCsrf: (request) => checkCsrfToken(request, cookies.csrf) };
     }
-    const tusUploads = createTusUploads({ ...uploads, dataDir: paths.dataDir, logger });
+    // `@tus/server` loads on the first resumable upload, or for a sweep that finds partial uploads.
+    let tusUploads: Promise<TusUploads> | undefined;
+    const loadTusUploads = () => (tusUploads ??= import('./tus-uploads.js').then(({ createTusUploads }) => createTusUploads({ ...uploads, dataDir: paths.dataDir, logger })));
     const sweepUploads = async () => {
-      const expired = await tusUploads.store.removeOlderThan(TUS_UPLOAD_MAX_AGE_MS);
+      const partial = await readdir(path.join(paths.dataDir, TUS_UPLOADS_DIRECTORY)).catch(() => []);
+      if (partial.length === 0) return;
+      const expired = await (await loadTusUploads()).store.removeOlderThan(TUS_UPLOAD_MAX_AGE_MS);
       if (expired > 0) logger.info({ uploads: expired }, 'resumable uploads left untouched for a day were removed');
     };
     await sweepUploads();
@@ -277,7 +283,16 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       sweepUploads().catch((error: unknown) => logger.warn({ error: (error as Error).message }, 'removing old resumable uploads failed'));
     }, TUS_UPLOAD_SWEEP_MS);
     uploadSweep.unref();
-    const handleTusUpload = (request: IncomingMessage, response: ServerResponse) => tusUploads.handle(request, response);
+    const handleTusUpload = (request: IncomingMessage, response: ServerResponse) => {
+      loadTusUploads().then(
+        (endpoint) => endpoint.handle(request, response),
+        (error: unknown) => {
+          logger.error({ error: (error as Error).message }, 'the resumable upload endpoint could not be loaded');
+          if (!response.headersSent) response.writeHead(503, { 'content-type': 'application/json' });
+          response.end(JSON.stringify({ error: 'resumable uploads are not available: the endpoint could not be loaded (see the server log)' }));
+        },
+      );
+    };
     return {
       runtime,
       health: () => ({ pid: process.pid, version: VERSION, connections: connections.size, sendBufferBytes: [...connections].reduce((total, connection) => total + connection.bufferedBytes, 0), sendBuffers: [...connections].map((connection) => connection.sendBuffer), pendingServerRequests: [...connections].reduce((total, connection) => total + connection.pendingServerRequests, 0) }),

@@ -14,8 +14,9 @@ import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import { DataStore, ERRORS, Upload } from '@tus/server';
 
-/** Directory of unfinished uploads, relative to the data directory. */
-export const TUS_UPLOADS_DIRECTORY = 'uploads';
+import { TUS_UPLOADS_DIRECTORY } from './tus-upload-paths.js';
+
+export { TUS_UPLOADS_DIRECTORY } from './tus-upload-paths.js';
 /** An upload id: 32 lowercase hex digits (128 random bits), the last segment of its URL. */
 export const TUS_UPLOAD_ID_PATTERN = /^[0-9a-f]{32}$/;
 

@@ -22,12 +22,9 @@ import { HttpRefusal } from './web/platform-http.js';
 import { uploadCaller, type UploadOptions } from './uploads.js';
 import { newUploadId, TusUploadStore } from './tus-upload-store.js';
 
-/** Path of the tus endpoint (creation); each upload lives at `<path>/<upload-id>`. */
-export const TUS_UPLOAD_PATH = '/api/v1/uploads/tus';
-/** How long an upload may stay untouched (neither created nor written to) before it is removed, ms (24 hours). */
-export const TUS_UPLOAD_MAX_AGE_MS = 24 * 60 * 60 * 1000;
-/** How often old uploads are looked for while the server runs, ms (1 hour; also once at start). */
-export const TUS_UPLOAD_SWEEP_MS = 60 * 60 * 1000;
+import { TUS_UPLOAD_PATH } from './tus-upload-paths.js';
+
+export { TUS_UPLOAD_PATH, TUS_UPLOAD_MAX_AGE_MS, TUS_UPLOAD_SWEEP_MS } from './tus-upload-paths.js';
 /** Metadata keys a creation must carry (tus `Upload-Metadata`, values base64). */
 const REQUIRED_METADATA = ['conversationId', 'filename'] as const;
 

@@ -17,7 +17,7 @@ import { createTestEnvironment, type TestEnvironment } from '../helpers/environm
 const PRE_LISTEN_CODE_BUDGET_BYTES = 340_000;
 
 /** Packages an idle embedded server must not hold (each is loaded on first use). */
-const LOADED_ON_FIRST_USE = ['pg', 'openid-client', '@node-rs/argon2', 'ai', '@ai-sdk/openai', '@ai-sdk/anthropic', '@modelcontextprotocol/sdk', '@agentclientprotocol/sdk', 'ssh2', 'just-bash', 'node-pty'];
+const LOADED_ON_FIRST_USE = ['pg', 'openid-client', '@node-rs/argon2', 'ai', '@ai-sdk/openai', '@ai-sdk/anthropic', '@modelcontextprotocol/sdk', '@agentclientprotocol/sdk', 'ssh2', 'just-bash', 'node-pty', '@tus/server', 'web-push'];
 
 const HOOKS = `
 export async function load(url, context, next) {

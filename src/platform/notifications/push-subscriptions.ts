@@ -7,7 +7,6 @@
  * the same browser again (another user signed in there) replaces its owner and keys.
  */
 import { createHash } from 'node:crypto';
-import webPush from 'web-push';
 import type { BrowserPushSubscription, PushSubscriptionInfo } from '../../protocol/notifications.js';
 import type { RecordStorage } from '../../storage/record-storage.js';
 import { listAll } from '../projects/project-store.js';
@@ -71,6 +70,8 @@ export class PushSubscriptionStore {
       this.keys = stored.value;
       return stored.value;
     }
+    // Loaded only to make the keys, once per data directory.
+    const { default: webPush } = await import('web-push');
     const generated = webPush.generateVAPIDKeys();
     const keys: VapidKeys = { publicKey: generated.publicKey, privateKey: generated.privateKey, createdAt: now };
     await this.records.set(VAPID, VAPID_KEY, keys);

@@ -4,7 +4,7 @@
  * (RFC 8292), both made by the `web-push` package; the request itself is made here with
  * `fetch`, so the address may also be a loopback http push service (local testing).
  */
-import webPush from 'web-push';
+import type WebPush from 'web-push';
 import type { StoredPushSubscription, VapidKeys } from '../../platform/notifications/push-subscriptions.js';
 
 /** What sending needs besides the subscription. */
@@ -37,8 +37,10 @@ function requestHeaders(headers: Record<string, unknown>): Record<string, string
  * Never throws: every failure is an outcome.
  */
 export async function sendPush(subscription: StoredPushSubscription, payload: string, options: PushSendOptions): Promise<PushOutcome> {
-  let request: ReturnType<typeof webPush.generateRequestDetails>;
+  let request: ReturnType<typeof WebPush.generateRequestDetails>;
   try {
+    // Loaded on the first push: a server that never sends one does not hold it.
+    const { default: webPush } = await import('web-push');
     request = webPush.generateRequestDetails({ endpoint: subscription.endpoint, keys: subscription.keys }, payload, {
       vapidDetails: { subject: options.subject, publicKey: options.vapid.publicKey, privateKey: options.vapid.privateKey },
       TTL: options.ttlSeconds,
