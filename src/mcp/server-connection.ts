@@ -72,10 +72,8 @@ const SHELL_COMMAND_NOT_EXECUTABLE = 126;
 function describeStartFailure(error: unknown, command: string | undefined, timeoutMs: number, stderr: string, exit: ProcessExit | undefined): string {
   const failure = error as NodeJS.ErrnoException;
   const closed = isMcpError(failure, 'ConnectionClosed');
-  // The shell's own message only repeats the command's name: the reason says it better. 127 is
-  // also what the executors' start-up scripts exit with for a missing directory, whose stderr
-  // says so instead of "not found".
-  if (closed && command !== undefined && exit?.exitCode === SHELL_COMMAND_NOT_FOUND && /not found$/.test(stderr)) return `command "${command}" was not found`;
+  // The shell's own message only repeats the command's name: the reason says it better.
+  if (closed && command !== undefined && exit?.exitCode === SHELL_COMMAND_NOT_FOUND) return `command "${command}" was not found`;
   if (closed && command !== undefined && exit?.exitCode === SHELL_COMMAND_NOT_EXECUTABLE) return `command "${command}" is not executable`;
   let reason: string;
   if (failure.code === 'ENOENT' && command !== undefined) reason = `command "${command}" was not found`;

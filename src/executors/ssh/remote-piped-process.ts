@@ -36,7 +36,8 @@ export function pipedCommandLine(request: PipedSpawnRequest, nonce: string): str
   const program = ['exec', request.command, ...request.args].map(shellQuote).join(' ');
   const script = [
     'printf "%s started %s\\n" "$1" "$$" >&2',
-    ...(request.cwd !== undefined ? ['cd -- "$2" 2>/dev/null || { printf "cannot change to directory %s\\n" "$2" >&2; exit 127; }'] : []),
+    // Not 127, which the shell gives a command it cannot find: callers tell the two apart by the status alone.
+    ...(request.cwd !== undefined ? [`cd -- "$2" 2>/dev/null || { printf "cannot change to directory %s\\n" "$2" >&2; exit ${START_FAILURE_EXIT_CODE}; }`] : []),
     ...exports,
     'exec bash -c "$3"',
   ].join('\n');
