@@ -4,7 +4,7 @@
  * under the caller's user id (the local owner's under `local-owner`). Errors name the method
  * and the parameter at fault.
  */
-import { isIP } from 'node:net';
+import { isLoopbackName } from '../http-server.js';
 import { ErrorCodes, RpcError, type MethodParams, type MethodResult } from '../../protocol/index.js';
 import { pushSubscriptionId, subscriptionInfo, type PushSubscriptionStore } from '../../platform/notifications/push-subscriptions.js';
 import { stateOwner } from '../../platform/settings/user-state.js';
@@ -13,14 +13,6 @@ import type { RpcConnection } from '../rpc-connection.js';
 type NotificationMethod = 'notifications/publicKey' | 'notifications/subscribe' | 'notifications/list' | 'notifications/unsubscribe';
 /** The notification handlers, bound to one connection. */
 export type NotificationHandlers = { [M in NotificationMethod]: (params: MethodParams<M>) => Promise<MethodResult<M>> };
-
-/** Whether a URL's host is a loopback address or name (127.0.0.0/8, ::1, localhost). */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  return host === '::1';
-}
 
 /**
  * Refuses a push service address the server will not send to: https is required; http only on a
@@ -36,7 +28,7 @@ function checkEndpoint(endpoint: string, allowLoopback: boolean): void {
   }
   if (url.username || url.password) throw new RpcError(ErrorCodes.invalidParams, 'notifications/subscribe: params.subscription.endpoint: must not carry a user name or password');
   if (url.protocol === 'https:') return;
-  if (!isLoopbackHost(url.hostname)) throw new RpcError(ErrorCodes.invalidParams, `notifications/subscribe: params.subscription.endpoint: must be an https URL (got ${url.protocol}//${url.host})`);
+  if (!isLoopbackName(url.hostname.replace(/^\[|\]$/g, '').toLowerCase())) throw new RpcError(ErrorCodes.invalidParams, `notifications/subscribe: params.subscription.endpoint: must be an https URL (got ${url.protocol}//${url.host})`);
   if (!allowLoopback) throw new RpcError(ErrorCodes.invalidParams, `notifications/subscribe: params.subscription.endpoint: http push services on loopback addresses are refused unless server.yaml sets notifications.push.allowLoopbackEndpoints: true`);
 }
 
