@@ -39,24 +39,34 @@ export function BrowserDrawer({ conversationId }: { conversationId: string }) {
   useEffect(() => {
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    // While the browser runs, one screenshot a refresh is enough (it carries the URL and title);
+    // its state is asked for only when it is not running, or a screenshot failed.
+    let running = false;
+    const showScreenshot = async (): Promise<boolean> => {
+      const picture = await app.client.request('browser/screenshot', { conversationId });
+      if (stopped) return false;
+      setShot({ src: `data:${picture.mediaType};base64,${picture.data}`, width: picture.width, height: picture.height });
+      setState((previous) => (previous ? { ...previous, running: true, url: picture.url, title: picture.title } : previous));
+      if (!editingAddress.current) setAddress(picture.url);
+      return true;
+    };
     const refresh = async () => {
       try {
-        const current = await app.client.request('browser/state', { conversationId });
-        if (stopped) return;
-        setState(current);
-        if (current.running) {
-          const picture = await app.client.request('browser/screenshot', { conversationId });
+        if (!(running && (await showScreenshot().catch(() => false)))) {
           if (stopped) return;
-          setShot({ src: `data:${picture.mediaType};base64,${picture.data}`, width: picture.width, height: picture.height });
-          setState({ ...current, url: picture.url, title: picture.title });
-          if (!editingAddress.current) setAddress(picture.url);
-        } else {
-          setShot(undefined);
+          const current = await app.client.request('browser/state', { conversationId });
+          if (stopped) return;
+          setState(current);
+          running = current.running;
+          if (running) await showScreenshot();
+          else setShot(undefined);
         }
+        if (stopped) return;
         setError(undefined);
-        timer = setTimeout(() => void refresh(), current.running ? REFRESH_MS : STOPPED_REFRESH_MS);
+        timer = setTimeout(() => void refresh(), running ? REFRESH_MS : STOPPED_REFRESH_MS);
       } catch (failure) {
         if (stopped) return;
+        running = false;
         setError(message(failure));
         timer = setTimeout(() => void refresh(), STOPPED_REFRESH_MS);
       }
