@@ -83,11 +83,6 @@ export class PeerLink {
     });
   }
 
-  /** Whether the link is down (a new one must be opened). */
-  get closedNow(): boolean {
-    return this.isClosed;
-  }
-
   /** Runs `listener` once when the link drops (at once when it has). */
   onClose(listener: () => void): () => void {
     if (this.isClosed) {

@@ -14,7 +14,7 @@ import { useApp } from '../state/app-state.js';
 type Kind = TaskSchedule['kind'];
 
 /** How a schedule reads to a person, after its kind. */
-export function describeSchedule(schedule: TaskSchedule): string {
+function describeSchedule(schedule: TaskSchedule): string {
   if (schedule.kind === 'once') return `at ${new Date(schedule.at).toLocaleString()}`;
   if (schedule.kind === 'cron') return `${schedule.expression} (${schedule.timeZone})`;
   return `every ${formatInterval(schedule.everyMs)}`;
