@@ -6,7 +6,7 @@
  */
 import type { CostThresholds, CostTotals, Turn } from '../../protocol/index.js';
 import type { RecordStorage } from '../../storage/record-storage.js';
-import { PlatformConflictError } from '../platform-errors.js';
+import { PlatformConflictError, PlatformInputError } from '../platform-errors.js';
 import { listAll } from '../projects/project-store.js';
 import { CostLedger, monthOf, UNATTRIBUTED_USER, type TurnCostRecord } from './cost-ledger.js';
 
@@ -96,6 +96,7 @@ export class CostAccounting {
   /**
    * Changes a project's thresholds: a number sets one, `null` removes it, undefined keeps it.
    * @returns the thresholds now in force
+   * @throws PlatformInputError (field `warnUsd`) when the warning threshold would be above the pausing one
    * @throws Error from the database (the thresholds in force stay as they were)
    */
   async setThresholds(projectId: string, changes: { warnUsd?: number | null | undefined; pauseUsd?: number | null | undefined }): Promise<CostThresholds> {
@@ -105,6 +106,9 @@ export class CostAccounting {
     const pauseUsd = changes.pauseUsd === undefined ? current.pauseUsd : (changes.pauseUsd ?? undefined);
     if (warnUsd !== undefined) next.warnUsd = warnUsd;
     if (pauseUsd !== undefined) next.pauseUsd = pauseUsd;
+    if (warnUsd !== undefined && pauseUsd !== undefined && warnUsd > pauseUsd) {
+      throw new PlatformInputError('warnUsd', `the warning threshold (${warnUsd} USD) must not be above the pausing threshold (${pauseUsd} USD)`);
+    }
     if (next.warnUsd === undefined && next.pauseUsd === undefined) {
       await this.records.delete(PROJECT_COST_THRESHOLDS, projectId);
       this.thresholds.delete(projectId);

@@ -47,12 +47,6 @@ export function createCostHandlers(connection: RpcConnection): CostHandlers {
     },
     async 'costs/setThresholds'(params) {
       const costs = projectOf('costs/setThresholds', params.projectId).costs;
-      const next = { ...costs.thresholdsOf(params.projectId) };
-      if (params.warnUsd !== undefined) next.warnUsd = params.warnUsd ?? undefined;
-      if (params.pauseUsd !== undefined) next.pauseUsd = params.pauseUsd ?? undefined;
-      if (next.warnUsd !== undefined && next.pauseUsd !== undefined && next.warnUsd > next.pauseUsd) {
-        throw new RpcError(ErrorCodes.invalidParams, `costs/setThresholds: params.warnUsd: the warning threshold (${next.warnUsd} USD) must not be above the pausing threshold (${next.pauseUsd} USD)`);
-      }
       return { projectId: params.projectId, thresholds: await costs.setThresholds(params.projectId, { warnUsd: params.warnUsd, pauseUsd: params.pauseUsd }) };
     },
   };
