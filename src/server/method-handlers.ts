@@ -18,7 +18,7 @@ import { InvalidApprovalAnswerError } from '../runtime/approvals/broker.js';
 import type { RpcConnection } from './rpc-connection.js';
 import { createLifecycleHandlers } from './handlers/lifecycle.js';
 import { createTransferHandlers } from './handlers/conversation-transfer.js';
-import { replayStart } from '../runtime/lifecycle.js';
+import { subscribeConnection } from './connection-subscription.js';
 import { unwrapCursor } from '../dao/conversation-listing.js';
 import { createOnce, turnControlHandlers } from './handlers/turn-control.js';
 import { UnknownModelError } from '../models/model-registry.js';
@@ -163,24 +163,12 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     async 'conversation/subscribe'(params, request) {
       // Registered now, in the order requests arrive, so an unsubscribe sent right after this
       // request, or the connection closing, ends it even while the replay below still runs.
-      const signal = connection.beginSubscription(params.conversationId);
-      let conversation: LiveConversation;
-      try {
-        conversation = await runtime.getConversation(params.conversationId);
-      } catch (error) {
-        connection.endSubscription(params.conversationId, signal);
-        throw error;
-      }
-      // Listening starts with the snapshot (one step, nothing between them); the replay goes
-      // out after the result: the client learns the sessions and heads, then their items.
-      // A client holding items of an older history epoch (a rewind since) is replayed from the rewind point.
-      const afterSeq = params.afterSeq === 'head' ? 'head' : replayStart(conversation.snapshot().sessions, params.afterSeq, params.historyEpoch);
-      const attached = conversation.attach((event) => connection.notify(event), afterSeq, { signal, ready: () => connection.ready(), holdLimitBytes: connection.holdLimitBytes, lagging: () => connection.closeLagging() });
+      // The replay goes out after the result: the client learns the sessions and heads, then their items.
+      const from = params.afterSeq === 'head' ? 'head' : { afterSeq: params.afterSeq, historyEpoch: params.historyEpoch };
+      const { attached, replay } = await subscribeConnection(connection, params.conversationId, () => runtime.getConversation(params.conversationId), from);
       request.afterResponse(() => {
-        attached.replay().catch((error: unknown) => {
-          connection.endSubscription(params.conversationId, signal);
-          connection.replayFailed(params.conversationId, error);
-        });
+        // Never rejects: `replay` itself ends the subscription and tells the client of a failure.
+        replay().catch(() => undefined);
       });
       return { ...attached.snapshot, heads: attached.heads, metadataSeq: attached.metadataSeq };
     },

@@ -15,9 +15,8 @@
  */
 import type { Caller } from '../../platform/caller.js';
 import { RpcError, type AnyNotification } from '../../protocol/index.js';
-import { replayStart } from '../../runtime/lifecycle.js';
+import { subscribeConnection } from '../connection-subscription.js';
 import type { Runtime } from '../../runtime/runtime.js';
-import type { SubscribeOptions } from '../../runtime/conversation-subscription.js';
 import type { ConversationOwnership } from './conversation-ownership.js';
 import { PeerLink, PeerUnreachableError, peerFailure, type ChannelClient } from './peer-link.js';
 
@@ -219,15 +218,9 @@ export class ConversationRouter {
     }
     this.remote.delete(key);
     this.options.logger.warn({ conversationId }, 'took a conversation over from a server that went away');
-    const signal = connection.beginSubscription(conversationId);
     // Opening records the turn the dead owner left running as interrupted.
-    const conversation = await this.options.runtime.getConversation(conversationId);
-    const options: SubscribeOptions = { signal, ready: () => connection.ready(), holdLimitBytes: connection.holdLimitBytes, lagging: () => connection.closeLagging() };
-    const attached = conversation.attach((event) => connection.notify(event), replayStart(conversation.snapshot().sessions, subscription.lastSeq), options);
-    await attached.replay().catch((error: unknown) => {
-      connection.endSubscription(conversationId, signal);
-      connection.replayFailed(conversationId, error);
-    });
+    const { replay } = await subscribeConnection(connection, conversationId, () => this.options.runtime.getConversation(conversationId), { afterSeq: subscription.lastSeq });
+    await replay();
   }
 }
 
