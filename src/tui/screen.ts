@@ -8,6 +8,7 @@ import type { RuntimeClient } from '../client/runtime-client.js';
 import type { AnyNotification } from '../protocol/index.js';
 import type { Key } from 'ink';
 import { ComposerState } from './composer-state.js';
+import { holdsSeveralKeys, splitKeystrokes } from './keystrokes.js';
 import type { ConversationController } from './conversation-controller.js';
 import { matchingCommands } from './commands.js';
 import { activePlanLines, approvalLines, completionLines, composerLines, hintLine, queuedLines, questionLines, statusLine } from './panels.js';
@@ -18,14 +19,6 @@ import type { TranscriptEntry } from './transcript-model.js';
 import { Viewport, type ScrollAnchor } from './viewport.js';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-
-/** The key Ink would report for one typed character (for keys that arrived in one chunk). */
-function singleKey(character: string): Key {
-  const none = { upArrow: false, downArrow: false, leftArrow: false, rightArrow: false, pageDown: false, pageUp: false, home: false, end: false, return: false, escape: false, ctrl: false, shift: false, tab: false, backspace: false, delete: false, meta: false, super: false, hyper: false, capsLock: false, numLock: false };
-  if (character === '\r') return { ...none, return: true };
-  if (character === '\u007f') return { ...none, delete: true };
-  return none;
-}
 
 /** A suggestion of the completion list. */
 export interface Suggestion {
@@ -117,8 +110,8 @@ export class TuiScreen {
       return;
     }
     // Keys typed faster than they are read arrive as one chunk; real pastes come bracketed.
-    if (input.length > 1 && /[\r\u007f]/.test(input) && !key.ctrl && !key.meta) {
-      for (const character of input) this.handleInput(character, singleKey(character));
+    if (holdsSeveralKeys(input) && !key.ctrl && !key.meta) {
+      for (const [one, itsKey] of splitKeystrokes(input)) this.handleInput(one, itsKey);
       return;
     }
     if (this.picker) this.pickerKey(input, key);

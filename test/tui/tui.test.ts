@@ -94,8 +94,8 @@ responses:
     await tui.type('queued prompt');
     await tui.keys('Enter');
     await tui.waitFor('⧗ queued: queued prompt');
-    await tui.type('steer this way');
-    await tui.keys('C-s');
+    // Text and Ctrl+S in one write, as a terminal over a slow link sends what was typed meanwhile.
+    await tui.keys('steer this way', 'C-s');
     await tui.waitFor('steering: the running turn reads it');
     await web.request('session/input', { conversationId, input: 'steer from the web client', mode: 'steer' });
     env.mock.release('working');
