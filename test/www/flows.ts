@@ -62,6 +62,17 @@ async function logOf(web: WebSession, conversationId: string): Promise<StoredIte
   return (await web.client.request('items/list', { conversationId, limit: 1000 })).items;
 }
 
+/** The ids of the stored items the transcript draws for the root session, in order. */
+async function shownRootItemIds(page: Page): Promise<string[]> {
+  return (await page.locator('.transcript > .rows > .row > article[data-item-id]:not(.live)').evaluateAll('(articles) => articles.map((article) => article.dataset.itemId)')) as string[];
+}
+
+/** The error the conversation view shows, if any. */
+async function shownError(page: Page): Promise<string | undefined> {
+  const alert = page.locator('p.error-text[role="alert"]');
+  return (await alert.count()) > 0 ? ((await alert.first().textContent()) ?? '') : undefined;
+}
+
 /** The ends of the root session's turns (subagent threads have their own, nested). */
 const ROOT_TURN_END = '.transcript > .rows > .row > .turn-end';
 
@@ -200,7 +211,7 @@ export async function queueSteerInterrupt(web: WebSession, page: Page, prefix: s
 
 /** Fork from the first answer, rewind the fork to its first message, rename it and delete it. */
 export async function forkRewindRenameDelete(web: WebSession, page: Page, conversationId: string): Promise<void> {
-  const firstAnswer = page.locator('article[data-kind="assistant_message"]').first();
+  const firstAnswer = page.locator('.transcript > .rows > .row > article[data-kind="assistant_message"]').first();
   // By keyboard: what a pointer would hit depends on the rows around the menu.
   await firstAnswer.locator('.item-menu summary').press('Enter');
   await firstAnswer.getByRole('menuitem', { name: 'Fork from here' }).press('Enter');
@@ -212,14 +223,20 @@ export async function forkRewindRenameDelete(web: WebSession, page: Page, conver
   expect(last?.kind === 'assistant_message' && last.text).toBe('Let me plan this.');
   expect(forkLog.length).toBeLessThan((await logOf(web, conversationId)).length);
   await expect.poll(() => pageItemIds(page, forkId)).toEqual(forkLog.map((stored) => stored.item.id));
+  // The page's state holds the fork before its transcript is drawn: act on the drawn fork, not on rows of the source still shown.
+  await expect.poll(() => shownRootItemIds(page)).toEqual(forkLog.map((stored) => stored.item.id));
 
-  const firstMessage = page.locator('article[data-kind="user_message"]').first();
+  const firstMessage = page.locator('.transcript > .rows > .row > article[data-kind="user_message"]').first();
   await firstMessage.locator('.item-menu summary').press('Enter');
   await firstMessage.getByRole('menuitem', { name: 'Rewind to here' }).press('Enter');
   await page.getByRole('dialog').getByRole('button', { name: 'Rewind' }).click();
-  await expect.poll(async () => (await logOf(web, forkId)).at(-1)?.item.kind).toBe('user_message');
+  // An error the page shows is part of what is compared, so that a refused rewind says why.
+  await expect
+    .poll(async () => ({ last: (await logOf(web, forkId)).at(-1)?.item.kind, shownError: await shownError(page) }))
+    .toEqual({ last: 'user_message', shownError: undefined });
   const rewound = await logOf(web, forkId);
   await expect.poll(() => pageItemIds(page, forkId)).toEqual(rewound.map((stored) => stored.item.id));
+  await expect.poll(() => shownRootItemIds(page)).toEqual(rewound.map((stored) => stored.item.id));
 
   await page.getByRole('button', { name: 'Rename' }).click();
   const dialog = page.getByRole('dialog');
