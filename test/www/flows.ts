@@ -64,7 +64,8 @@ async function logOf(web: WebSession, conversationId: string): Promise<StoredIte
 
 /** The ids of the stored items the transcript draws for the root session, in order. */
 async function shownRootItemIds(page: Page): Promise<string[]> {
-  return (await page.locator('.transcript > .rows > .row > article[data-item-id]:not(.live)').evaluateAll('(articles) => articles.map((article) => article.dataset.itemId)')) as string[];
+  const articles = page.locator('.transcript > .rows > .row > article[data-item-id]:not(.live)');
+  return articles.evaluateAll((elements) => elements.map((element) => (element as unknown as { dataset: Record<string, string | undefined> }).dataset['itemId'] ?? ''));
 }
 
 /** The error the conversation view shows, if any. */

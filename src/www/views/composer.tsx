@@ -13,11 +13,10 @@ import { uploadAttachment } from '../client/uploads.js';
 import { useApp } from '../state/app-state.js';
 import { clearDraft, conversationDraftKey, loadDraft, saveDraft } from '../state/drafts.js';
 import type { ConversationState } from '../state/conversation-state.js';
+import { completeMention, LatestLookup, mentionAt } from '../state/mention.js';
 
+/** The files offered for the `@`-word at the cursor. */
 interface Mention {
-  /** Where the `@` is in the text. */
-  start: number;
-  query: string;
   options: string[];
   selected: number;
 }
@@ -46,6 +45,7 @@ export function Composer({ state }: { state: ConversationState }) {
   const [sending, setSending] = useState(false);
   const [mention, setMention] = useState<Mention | undefined>();
   const input = useRef<HTMLTextAreaElement>(null);
+  const mentionLookups = useRef(new LatestLookup()).current;
   const root = state.rootSession();
   const running = Boolean(root?.activeTurnId);
   const conversationId = state.conversationId;
@@ -100,32 +100,39 @@ export function Composer({ state }: { state: ConversationState }) {
 
   // @-mentions: list the directory named before the cursor and offer its entries.
   const updateMention = (value: string, cursor: number) => {
-    const match = /(^|\s)@([^\s@]*)$/.exec(value.slice(0, cursor));
-    if (!match) return setMention(undefined);
-    const query = match[2] as string;
-    const directory = query.includes('/') ? query.slice(0, query.lastIndexOf('/') + 1) : '';
-    const prefix = query.slice(directory.length);
+    const word = mentionAt(value, cursor);
+    if (!word) {
+      mentionLookups.cancel();
+      return setMention(undefined);
+    }
+    const isLatest = mentionLookups.begin();
+    const directory = word.query.includes('/') ? word.query.slice(0, word.query.lastIndexOf('/') + 1) : '';
+    const prefix = word.query.slice(directory.length);
     app.client.request('fs/list', { conversationId, path: directory || '.' }).then(
       (listing) => {
+        if (!isLatest()) return;
         const options = listing.entries.filter((entry) => entry.name.startsWith(prefix) && !entry.name.startsWith('.git')).slice(0, 20).map((entry) => `${directory}${entry.name}${entry.kind === 'directory' ? '/' : ''}`);
-        setMention(options.length > 0 ? { start: cursor - query.length - 1, query, options, selected: 0 } : undefined);
+        setMention(options.length > 0 ? { options, selected: 0 } : undefined);
       },
-      () => setMention(undefined),
+      () => {
+        if (isLatest()) setMention(undefined);
+      },
     );
   };
 
   const pick = (option: string) => {
-    if (!mention) return;
-    const before = text.slice(0, mention.start);
-    const after = text.slice(mention.start + 1 + mention.query.length);
-    const next = `${before}@${option}${option.endsWith('/') ? '' : ' '}${after}`;
-    setText(next);
+    // The text and cursor as they are now: keys typed since the list was drawn are kept.
+    const box = input.current;
+    const current = box?.value ?? text;
+    const completed = completeMention(current, box?.selectionStart ?? current.length, option);
+    mentionLookups.cancel();
     setMention(undefined);
-    const position = before.length + option.length + (option.endsWith('/') ? 1 : 2);
+    if (!completed) return;
+    setText(completed.text);
     requestAnimationFrame(() => {
       input.current?.focus();
-      input.current?.setSelectionRange(position, position);
-      if (option.endsWith('/')) updateMention(next, position);
+      input.current?.setSelectionRange(completed.cursor, completed.cursor);
+      if (option.endsWith('/')) updateMention(completed.text, completed.cursor);
     });
   };
 
