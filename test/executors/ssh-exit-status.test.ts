@@ -178,6 +178,23 @@ describe('spawn and spawnPiped: exit status arriving in the same read as the exe
     expect(await executor.spawnPiped({ command: 'true', args: [] }).exited).toEqual({ exitCode: null, signal: null, unknownExitReason: reason });
   });
 
+  it('spawnPiped killed before its start marker says its channel was closed from this side', async () => {
+    let opened!: () => void;
+    const channelOpen = new Promise<void>((resolve) => (opened = resolve));
+    answerWith((channel) => {
+      openChannels.push(channel);
+      opened();
+    });
+    const piped = newExecutor().spawnPiped({ command: 'sleep', args: ['300'] });
+    await channelOpen;
+    piped.kill();
+    expect(await piped.exited).toEqual({
+      exitCode: null,
+      signal: null,
+      unknownExitReason: 'the channel was closed from this side before the SSH server reported how the command ended',
+    });
+  });
+
   it('spawn says the connection closed when it drops before any report', async () => {
     let opened!: () => void;
     const channelOpen = new Promise<void>((resolve) => (opened = resolve));
@@ -207,7 +224,8 @@ describe('MCP servers started over the scripted server', () => {
 
   it('names a missing command from the exit status that came in the same read as the exec reply', async () => {
     answerWith((channel, nonce) => {
-      channel.stderr.write(`${nonce} started 4242\nbash: line 1: exec: no-such-mcp-server: not found\n`);
+      // The shell's words depend on its locale: only the status (127) tells reliably.
+      channel.stderr.write(`${nonce} started 4242\nbash: rivi 1: exec: no-such-mcp-server: ei löydy\n`);
       channel.exit(127);
       eofAndClose(channel);
     });
