@@ -80,6 +80,12 @@ export interface CommandResult {
   /** Signal name when killed (`SIGKILL`…). */
   signal: string | null;
   /**
+   * Present only when neither `exitCode` nor `signal` is known although the command ran: why
+   * (an SSH server that closed the channel without an exit status, a dropped connection, a
+   * command that outlived its kill). Absent for a timeout or abort before the command started.
+   */
+  unknownExitReason?: string;
+  /**
    * stdout and stderr interleaved in arrival order: all of it, or when longer than
    * `maxOutputBytes` its head and tail around a marker line naming the omitted bytes and
    * lines (`output-truncation.ts`).
@@ -123,6 +129,11 @@ export interface ProcessExit {
   exitCode: number | null;
   /** Signal name when killed (`SIGTERM`…), else null. */
   signal: string | null;
+  /**
+   * Present only when neither `exitCode` nor `signal` is known: why (an SSH server that closed
+   * the channel without an exit status, a dropped connection).
+   */
+  unknownExitReason?: string;
 }
 
 /** A process started by `Executor.spawn`, running until it ends or is killed. */

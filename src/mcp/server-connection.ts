@@ -72,16 +72,13 @@ const SHELL_COMMAND_NOT_EXECUTABLE = 126;
 function describeStartFailure(error: unknown, command: string | undefined, timeoutMs: number, stderr: string, exit: ProcessExit | undefined): string {
   const failure = error as NodeJS.ErrnoException;
   const closed = isMcpError(failure, 'ConnectionClosed');
-  // The shell's own message only repeats the command's name: the reason says it better. Over
-  // SSH the channel can close before its exit status arrived; the shell's line then tells.
-  const statusUnknown = exit === undefined || (exit.exitCode === null && exit.signal === null);
-  const notFound = exit?.exitCode === SHELL_COMMAND_NOT_FOUND || (statusUnknown && /: (command )?not found$/.test(stderr));
-  if (closed && command !== undefined && notFound) return `command "${command}" was not found`;
-  const notExecutable = exit?.exitCode === SHELL_COMMAND_NOT_EXECUTABLE || (statusUnknown && /: (Permission denied|Is a directory)$/.test(stderr));
-  if (closed && command !== undefined && notExecutable) return `command "${command}" is not executable`;
+  // The shell's own message only repeats the command's name: the reason says it better.
+  if (closed && command !== undefined && exit?.exitCode === SHELL_COMMAND_NOT_FOUND) return `command "${command}" was not found`;
+  if (closed && command !== undefined && exit?.exitCode === SHELL_COMMAND_NOT_EXECUTABLE) return `command "${command}" is not executable`;
   let reason: string;
   if (failure.code === 'ENOENT' && command !== undefined) reason = `command "${command}" was not found`;
   else if (failure.code === 'EACCES' && command !== undefined) reason = `command "${command}" is not executable`;
+  else if (closed && exit?.unknownExitReason !== undefined) reason = `the server exited before completing the MCP handshake (exit status unknown: ${exit.unknownExitReason})`;
   else if (closed) reason = 'the server exited before completing the MCP handshake';
   else if (isMcpError(failure, 'RequestTimeout')) reason = `no answer within ${timeoutMs} ms (startupTimeoutMs)`;
   else if (failure?.name === 'TimeoutError' || failure?.name === 'AbortError') reason = `no answer within ${timeoutMs} ms (startupTimeoutMs)`;

@@ -39,7 +39,8 @@ function findCommand(context: ToolContext, toolName: string, id: string): Backgr
 
 /**
  * Reads a command's new output and describes its state: the output (head and tail around a
- * marker when more was written than the registry keeps), then `[exit code N]` / `[killed by SIGNAL]` once it ended, or a line saying it
+ * marker when more was written than the registry keeps), then `[exit code N]` / `[killed by SIGNAL]` /
+ * `[exit status unknown: REASON]` once it ended, or a line saying it
  * still runs under its `command_id`.
  * @param call the `exec_command` call that started it: when given, the result also has
  *   `command` details (output without the status line, exit code null while it runs)
@@ -54,6 +55,8 @@ export function describeCommandProgress(command: BackgroundCommand, call?: Comma
     lines.push('[timed out; killed]');
   } else if (ended.signal !== null) {
     lines.push(`[killed by ${ended.signal}]`);
+  } else if (ended.exitCode === null && ended.unknownExitReason !== undefined) {
+    lines.push(`[exit status unknown: ${ended.unknownExitReason}]`);
   } else {
     lines.push(`[exit code ${ended.exitCode}]`);
   }

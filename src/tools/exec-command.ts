@@ -48,15 +48,17 @@ export interface ExecCommandToolOptions {
 
 /**
  * The status line appended to a command's output: `[exit code N]`, `[killed by SIGNAL]`,
- * `[timed out after N ms]` or `[aborted…]`. Output that was too long already holds the
+ * `[exit status unknown: REASON]`, `[timed out after N ms]` or `[aborted…]`. Output that was too long already holds the
  * executor's marker naming the omitted bytes and lines, between its head and its tail.
  */
 export function describeCommandEnd(result: CommandResult, timeoutMs: number): string[] {
   const lines: string[] = [];
   if (result.timedOut) lines.push(`[timed out after ${timeoutMs} ms]`);
+  else if (result.aborted && result.exitCode === null && result.signal === null && result.unknownExitReason !== undefined) lines.push(`[aborted; exit status unknown: ${result.unknownExitReason}]`);
   else if (result.aborted && result.exitCode === null && result.signal === null) lines.push('[aborted before it started]');
   else if (result.aborted) lines.push(`[aborted; ${result.signal ? `killed by ${result.signal}` : `exit code ${result.exitCode}`}]`);
   else if (result.signal !== null) lines.push(`[killed by ${result.signal}]`);
+  else if (result.exitCode === null && result.unknownExitReason !== undefined) lines.push(`[exit status unknown: ${result.unknownExitReason}]`);
   else lines.push(`[exit code ${result.exitCode}]`);
   return lines;
 }

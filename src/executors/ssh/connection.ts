@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 // ssh2 is imported by the first connection: a server without SSH executors never loads it.
 import type { Client, ClientChannel, ConnectConfig, SFTPWrapper } from 'ssh2';
+import { watchChannelOutcome, type ChannelOutcome } from './channel-outcome.js';
 import { hostKeyAlgorithmsFor, parseKnownHosts, verifyHostKey } from './known-hosts.js';
 
 /** Where and how to connect (all paths absolute). */
@@ -26,6 +27,14 @@ export interface SshTarget {
   connectTimeoutMs: number;
   /** Interval of SSH keep-alive messages, in ms; the connection is dropped after 3 unanswered. */
   keepAliveIntervalMs: number;
+}
+
+/** An open exec channel and the watcher of how its command ends. */
+export interface ExecChannel {
+  /** The ssh2 channel: stdout as its data, `stderr`, stdin as its writable side. */
+  channel: ClientChannel;
+  /** Its exit status, watched since the channel opened; close it through `outcome.close()`. */
+  outcome: ChannelOutcome;
 }
 
 /** `user@host:port` as shown in messages. */
@@ -162,9 +171,11 @@ export class SshConnection {
   /**
    * Opens an exec channel running `command` (a line for the remote login shell), in a
    * pseudo-terminal of `pty.columns` × `pty.rows` when given.
+   * @returns the channel, and its outcome watched from the moment it opened (see
+   *   `channel-outcome.ts`: a listener attached after this promise settles could miss the exit status)
    * @throws Error when the channel cannot be opened (connection gone, server's MaxSessions)
    */
-  exec(command: string, pty?: { columns: number; rows: number }): Promise<ClientChannel> {
+  exec(command: string, pty?: { columns: number; rows: number }): Promise<ExecChannel> {
     return new Promise((resolve, reject) => {
       if (this.closed) {
         reject(new Error(`the connection to ${describeTarget(this.target)} is closed`));
@@ -172,7 +183,14 @@ export class SshConnection {
       }
       try {
         const options = pty ? { pty: { cols: pty.columns, rows: pty.rows, term: 'xterm-256color' } } : {};
-        this.client.exec(command, options, (error, channel) => (error ? reject(error) : resolve(channel)));
+        this.client.exec(command, options, (error, channel) => {
+          if (error) {
+            reject(error);
+            return;
+          }
+          // Synchronously, inside ssh2's packet loop: the exit status may be in the same read.
+          resolve({ channel, outcome: watchChannelOutcome(channel, { connectionClosed: () => this.closed }) });
+        });
       } catch (error) {
         reject(error as Error);
       }

@@ -16,10 +16,11 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { StringDecoder } from 'node:string_decoder';
-import type { ClientChannel } from 'ssh2';
 import type { CommandRequest, CommandResult } from '../executor.js';
 import { OutputCollector } from '../output-collector.js';
 import { shellQuote } from '../shell-quote.js';
+import type { ChannelExit, ChannelOutcome } from './channel-outcome.js';
+import type { ExecChannel } from './connection.js';
 
 /** After the command exits, how long to keep reading buffered output, in ms (restarts on data). */
 const DRAIN_IDLE_MS = 100;
@@ -92,9 +93,8 @@ export interface RunningRemoteCommand {
   kill(): void;
 }
 
-/** An exec channel and a way to hear that its connection dropped. */
-export interface OpenedChannel {
-  channel: ClientChannel;
+/** An exec channel (with its outcome watched since it opened) and a way to hear that its connection dropped. */
+export interface OpenedChannel extends ExecChannel {
   /** Registers a callback for the channel's connection dropping; returns the unregister function. */
   onConnectionClosed(listener: () => void): () => void;
 }
@@ -119,7 +119,7 @@ export function startRemoteCommand(request: CommandRequest, host: RemoteCommandH
   const nonce = `openvaala-${randomBytes(8).toString('hex')}`;
   const collector = new OutputCollector(request.maxOutputBytes, request.onOutput);
   let pid: number | undefined;
-  let channel: ClientChannel | undefined;
+  let outcome: ChannelOutcome | undefined;
   let settled = false;
   let timedOut = false;
   let aborted = false;
@@ -129,6 +129,7 @@ export function startRemoteCommand(request: CommandRequest, host: RemoteCommandH
   let exitedAt: number | undefined;
   let exitCode: number | null = null;
   let exitSignal: string | null = null;
+  let unknownExitReason: string | undefined;
   let resolveResult!: (result: CommandResult & { omittedBytes: number }) => void;
   let rejectResult!: (error: Error) => void;
   const result = new Promise<CommandResult & { omittedBytes: number }>((resolve, reject) => {
@@ -148,6 +149,7 @@ export function startRemoteCommand(request: CommandRequest, host: RemoteCommandH
     resolveResult({
       exitCode,
       signal: exitSignal,
+      ...(exitCode === null && exitSignal === null && unknownExitReason !== undefined ? { unknownExitReason } : {}),
       ...collector.result(),
       timedOut,
       aborted,
@@ -170,7 +172,8 @@ export function startRemoteCommand(request: CommandRequest, host: RemoteCommandH
     const killTimer = setTimeout(() => killRound('KILL'), KILL_GRACE_MS);
     killTimer.unref();
     giveUpTimer = setTimeout(() => {
-      channel?.close();
+      unknownExitReason = `the command did not end within ${KILL_GRACE_MS + GIVE_UP_AFTER_KILL_MS} ms of being killed; its channel was closed`;
+      outcome?.close();
       finish();
     }, KILL_GRACE_MS + GIVE_UP_AFTER_KILL_MS);
   };
@@ -196,7 +199,7 @@ export function startRemoteCommand(request: CommandRequest, host: RemoteCommandH
     if (giveUpTimer) clearTimeout(giveUpTimer);
     request.signal?.removeEventListener('abort', onAbort);
     stopWatchingConnection();
-    channel?.close();
+    outcome?.close();
   };
 
   let commandLine: string;
@@ -210,21 +213,21 @@ export function startRemoteCommand(request: CommandRequest, host: RemoteCommandH
   host.openChannel(commandLine).then(
     (opened) => {
       if (settled) {
-        opened.channel.close();
+        opened.outcome.close();
         return;
       }
-      channel = opened.channel;
+      outcome = opened.outcome;
       stopWatchingConnection = opened.onConnectionClosed(() => {
         // After the exit status arrived the command is over; only its late output is lost.
         if (exitedAt !== undefined) finish();
         else finish(new Error(`the connection to ${host.describe} was lost while the command was running; it may still be running there`));
       });
-      attach(opened.channel);
+      attach(opened);
     },
     (error: unknown) => finish(error as Error),
   );
 
-  function attach(opened: ClientChannel): void {
+  function attach({ channel: opened, outcome: watched }: ExecChannel): void {
     opened.end();
     const stdoutDecoder = new StringDecoder('utf8');
     const stderrDecoder = new StringDecoder('utf8');
@@ -267,17 +270,23 @@ export function startRemoteCommand(request: CommandRequest, host: RemoteCommandH
       collector.add(stderrDecoder.write(data));
       restartDrain();
     });
-    opened.on('exit', (code: number | null, signalName?: string) => {
+    const takeExit = (exit: ChannelExit): void => {
+      exitCode = exit.exitCode;
+      exitSignal = exit.signal;
+      unknownExitReason = exit.unknownExitReason;
+    };
+    // Called at once when the status came in the same read as the exec reply.
+    watched.onExitStatus((exit) => {
       exitedAt = performance.now();
-      exitCode = typeof code === 'number' ? code : null;
-      exitSignal = signalName !== undefined && signalName !== null ? `SIG${signalName.replace(/^SIG/, '')}` : null;
+      takeExit(exit);
       restartDrain();
     });
-    opened.on('close', () => {
+    watched.onClose((exit) => {
       if (settled) return;
       onStdout(stdoutDecoder.end());
       collector.add(stderrDecoder.end());
       if (exitedAt === undefined) exitedAt = performance.now();
+      takeExit(exit);
       finish();
     });
   }

@@ -14,6 +14,7 @@ import type { ClientChannel } from 'ssh2';
 import type { PipedProcess, PipedSpawnRequest, ProcessExit } from '../executor.js';
 import { shellQuote } from '../shell-quote.js';
 import { sendKillRound } from './remote-command.js';
+import type { ChannelOutcome } from './channel-outcome.js';
 import type { RemoteProcessHost } from './remote-process.js';
 
 /** Time between TERM and KILL, in ms. */
@@ -68,6 +69,7 @@ export function startRemotePipedProcess(request: PipedSpawnRequest, host: Remote
   const stdout = new ByteListeners();
   const stderr = new ByteListeners();
   let channel: ClientChannel | undefined;
+  let outcome: ChannelOutcome | undefined;
   let pid: number | undefined;
   let ended = false;
   let inputEnded = false;
@@ -91,7 +93,7 @@ export function startRemotePipedProcess(request: PipedSpawnRequest, host: Remote
       // Not started yet: the marker sends the kill once the pid is known; a channel that is
       // open without a marker yet is closed, which ends the remote session.
       killRequested = true;
-      channel?.close();
+      outcome?.close();
       return;
     }
     killRound('TERM');
@@ -111,11 +113,11 @@ export function startRemotePipedProcess(request: PipedSpawnRequest, host: Remote
 
   host.openChannel(commandLine).then(
     (opened) => {
-      channel = opened;
+      channel = opened.channel;
+      outcome = opened.outcome;
       let preamble = Buffer.alloc(0);
-      let exit: ProcessExit = { exitCode: null, signal: null };
-      opened.on('data', (data: Buffer) => stdout.emit(data));
-      opened.stderr.on('data', (data: Buffer) => {
+      channel.on('data', (data: Buffer) => stdout.emit(data));
+      channel.stderr.on('data', (data: Buffer) => {
         if (pid !== undefined) return stderr.emit(data);
         preamble = Buffer.concat([preamble, data]);
         const text = preamble.toString('latin1');
@@ -130,16 +132,13 @@ export function startRemotePipedProcess(request: PipedSpawnRequest, host: Remote
           preamble = Buffer.alloc(0);
         }
       });
-      opened.on('exit', (code: number | null, signalName?: string) => {
-        exit = signalName ? { exitCode: null, signal: signalName.startsWith('SIG') ? signalName : `SIG${signalName}` } : { exitCode: code, signal: null };
-      });
-      opened.on('close', () => {
+      opened.outcome.onClose((exit) => {
         if (pid === undefined) stderr.emit(preamble);
         finish(exit);
       });
-      for (const input of queuedInput.splice(0)) opened.write(input);
-      if (inputEnded) opened.end();
-      if (killRequested) opened.close();
+      for (const input of queuedInput.splice(0)) channel.write(input);
+      if (inputEnded) channel.end();
+      if (killRequested) opened.outcome.close();
     },
     (error: unknown) => {
       stderr.emit(Buffer.from(`cannot start the program: ${(error as Error).message}\n`));

@@ -13,6 +13,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { ClientChannel } from 'ssh2';
 import type { ProcessExit, RunningProcess, SpawnRequest } from '../executor.js';
 import { shellQuote } from '../shell-quote.js';
+import type { ExecChannel } from './connection.js';
 import { sendKillRound } from './remote-command.js';
 
 /** Time between TERM and KILL, in ms. */
@@ -22,8 +23,11 @@ const MARKER_SEARCH_LIMIT = 64 * 1024;
 
 /** What `startRemoteProcess` needs from the executor. */
 export interface RemoteProcessHost {
-  /** Opens an exec channel for a remote command line, with a PTY of that size when given. */
-  openChannel(commandLine: string, pty?: { columns: number; rows: number }): Promise<ClientChannel>;
+  /**
+   * Opens an exec channel for a remote command line, with a PTY of that size when given; its
+   * outcome must be watched from the moment it opened (`SshConnection.exec` does).
+   */
+  openChannel(commandLine: string, pty?: { columns: number; rows: number }): Promise<ExecChannel>;
   /** Runs a short helper command (the kill rounds); resolves with its stdout. */
   runHelper(commandLine: string): Promise<string>;
 }
@@ -96,12 +100,11 @@ export function startRemoteProcess(request: SpawnRequest, host: RemoteProcessHos
 
   const pty = request.tty ? { columns: request.columns ?? 120, rows: request.rows ?? 40 } : undefined;
   host.openChannel(commandLine, pty).then(
-    (opened) => {
+    ({ channel: opened, outcome }) => {
       channel = opened;
       const stdout = new StringDecoder('utf8');
       const stderr = new StringDecoder('utf8');
       let preamble = '';
-      let exit: ProcessExit = { exitCode: null, signal: null };
       opened.on('data', (data: Buffer) => {
         const text = stdout.write(data);
         if (pid !== undefined) {
@@ -124,10 +127,7 @@ export function startRemoteProcess(request: SpawnRequest, host: RemoteProcessHos
         }
       });
       opened.stderr.on('data', (data: Buffer) => emit(stderr.write(data)));
-      opened.on('exit', (code: number | null, signalName?: string) => {
-        exit = signalName ? { exitCode: null, signal: signalName.startsWith('SIG') ? signalName : `SIG${signalName}` } : { exitCode: code, signal: null };
-      });
-      opened.on('close', () => {
+      outcome.onClose((exit) => {
         emit(stdout.end());
         emit(stderr.end());
         finish(exit);

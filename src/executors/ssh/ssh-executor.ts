@@ -172,10 +172,10 @@ export class SshExecutor implements Executor {
         // The channel never opened if this fails, so the command never ran: safe to retry.
         openChannel: (commandLine) =>
           this.withConnection(async (connection) => ({
-            channel: await connection.exec(commandLine).catch((error: unknown) => {
+            ...(await connection.exec(commandLine).catch((error: unknown) => {
               const failure = new Error(`cannot open a command channel on ${describeTarget(this.target)}: ${(error as Error).message}`, { cause: error });
               throw failure;
-            }),
+            })),
             onConnectionClosed: (listener: () => void) => connection.onClose(listener),
           })),
         runHelper: (commandLine) => this.runHelper(commandLine),
@@ -244,14 +244,13 @@ export class SshExecutor implements Executor {
   private async runHelper(commandLine: string): Promise<string> {
     const connection = this.connection;
     if (connection === undefined || connection.closed) throw new Error('not connected');
-    const channel = await connection.exec(commandLine);
-    return new Promise<string>((resolve) => {
-      let output = '';
-      channel.on('data', (data: Buffer) => (output += data.toString('utf8')));
-      channel.stderr.on('data', () => undefined);
-      channel.on('close', () => resolve(output));
-      channel.end();
-    });
+    const { channel, outcome } = await connection.exec(commandLine);
+    let output = '';
+    channel.on('data', (data: Buffer) => (output += data.toString('utf8')));
+    channel.stderr.on('data', () => undefined);
+    channel.end();
+    await new Promise((resolve) => outcome.onClose(resolve));
+    return output;
   }
 
   /**
