@@ -139,6 +139,7 @@ export class Runtime {
   /** When each open conversation was last asked for (`getConversation`), ms since the epoch; least recent first. */
   private readonly lastUsed = new Map<string, number>();
   private evictionTimer: NodeJS.Timeout | undefined;
+  private activityAt = Date.now();
 
   constructor(options: RuntimeOptions) {
     this.store = options.store;
@@ -206,6 +207,7 @@ export class Runtime {
       return live ? [live.shutdown()] : [];
     });
     await Promise.all(closing);
+    if (evicted.length > 0) this.activityAt = Date.now();
     if (this.opened.size > 0) this.scheduleEviction();
     return evicted;
   }
@@ -384,6 +386,7 @@ export class Runtime {
    * @throws NotFoundError when it does not exist
    */
   getConversation(conversationId: string): Promise<LiveConversation> {
+    this.activityAt = Date.now();
     this.lastUsed.delete(conversationId);
     this.lastUsed.set(conversationId, Date.now());
     this.scheduleEviction();
@@ -424,6 +427,14 @@ export class Runtime {
     const live = new LiveConversation(this, current.conversation, this.workspacesOf(current.conversation), current, items);
     await live.loadHeads();
     return live;
+  }
+
+  /**
+   * When a conversation was last used (asked for by a request, a turn or a schedule) or closed,
+   * ms since the epoch: the server gives memory back once this is old and no turn runs.
+   */
+  get lastActivityAt(): number {
+    return this.activityAt;
   }
 
   /** True when no turn is running in any open conversation. */
