@@ -343,6 +343,13 @@ export class LiveConversation {
     }
   }
 
+  /** Characters of text the histories of its sessions keep in memory (see `HistorySize`). */
+  get historyChars(): number {
+    let total = 0;
+    for (const session of this.sessions.values()) total += session.historyChars;
+    return total;
+  }
+
   /** Number of attached subscribers. */
   get subscriberCount(): number {
     return this.bus.size;

@@ -31,6 +31,7 @@ import { NotFoundError, InvalidWorkLocationError } from './runtime-errors.js';
 import { StateConflictError } from './state-conflict-error.js';
 import { RuntimeExecutors } from './runtime-executors.js';
 import { RuntimeExtensions } from './runtime-extensions.js';
+import { conversationsToClose } from './conversation-eviction.js';
 
 export { NotFoundError, InvalidWorkLocationError } from './runtime-errors.js';
 
@@ -46,13 +47,16 @@ export interface RuntimeLimits {
   toolOutputLimitBytes: number;
   /** Idle conversations kept open (their items in memory) beyond which the least recently used are closed. */
   maxIdleOpenConversations: number;
+  /** Most characters of history text (see `HistorySize`) the idle conversations kept open hold together; beyond it the least recently used are closed. */
+  maxIdleHistoryChars: number;
   /** An idle conversation unused for this long is closed, ms. */
   idleConversationMs: number;
 }
 
 /**
  * Default limits: 200 steps per turn, the default retry policy, compaction at 80 % of the
- * window, at most 16 idle conversations kept open and none idle for more than 10 minutes.
+ * window, at most 16 idle conversations kept open, holding at most 1,000,000 characters of
+ * history text together (a few MiB), and none idle for more than 10 minutes.
  */
 export const DEFAULT_LIMITS: RuntimeLimits = {
   maxStepsPerTurn: 200,
@@ -61,6 +65,7 @@ export const DEFAULT_LIMITS: RuntimeLimits = {
   subagents: DEFAULT_SUBAGENT_LIMITS,
   toolOutputLimitBytes: DEFAULT_TOOL_OUTPUT_LIMIT_BYTES,
   maxIdleOpenConversations: 16,
+  maxIdleHistoryChars: 1_000_000,
   idleConversationMs: 10 * 60_000,
 };
 
@@ -139,6 +144,7 @@ export class Runtime {
   /** When each open conversation was last asked for (`getConversation`), ms since the epoch; least recent first. */
   private readonly lastUsed = new Map<string, number>();
   private evictionTimer: NodeJS.Timeout | undefined;
+  private activityAt = Date.now();
 
   constructor(options: RuntimeOptions) {
     this.store = options.store;
@@ -188,15 +194,19 @@ export class Runtime {
 
   /**
    * Closes open conversations nobody uses (see `LiveConversation.isEvictable`): the least
-   * recently used beyond `maxIdleOpenConversations`, and any unused for `idleConversationMs`.
+   * recently used beyond `maxIdleOpenConversations` or beyond `maxIdleHistoryChars` of history
+   * text, and any unused for `idleConversationMs` (see `conversationsToClose`).
    * Their MCP servers stop and their items leave memory; the next use opens them from storage.
    * @param now the current time, ms (tests)
    * @returns the ids of the conversations closed
    */
   async evictIdleConversations(now = Date.now()): Promise<string[]> {
-    const idle = [...this.lastUsed].filter(([conversationId, usedAt]) => now - usedAt >= Math.min(EVICTION_GRACE_MS, this.limits.idleConversationMs) && this.opened.get(conversationId)?.isEvictable === true);
-    const overCapacity = Math.max(0, idle.length - this.limits.maxIdleOpenConversations);
-    const evicted = idle.filter(([, usedAt], index) => index < overCapacity || now - usedAt >= this.limits.idleConversationMs).map(([conversationId]) => conversationId);
+    const idle = [...this.lastUsed].flatMap(([conversationId, usedAt]) => {
+      const live = this.opened.get(conversationId);
+      const pastGrace = now - usedAt >= Math.min(EVICTION_GRACE_MS, this.limits.idleConversationMs);
+      return pastGrace && live?.isEvictable === true ? [{ conversationId, usedAt, historyChars: live.historyChars }] : [];
+    });
+    const evicted = conversationsToClose(idle, this.limits, now);
     // Out of the tables first, all in this tick: a request arriving meanwhile opens a fresh copy from storage.
     const closing = evicted.flatMap((conversationId) => {
       const live = this.opened.get(conversationId);
@@ -206,6 +216,7 @@ export class Runtime {
       return live ? [live.shutdown()] : [];
     });
     await Promise.all(closing);
+    if (evicted.length > 0) this.activityAt = Date.now();
     if (this.opened.size > 0) this.scheduleEviction();
     return evicted;
   }
@@ -384,6 +395,7 @@ export class Runtime {
    * @throws NotFoundError when it does not exist
    */
   getConversation(conversationId: string): Promise<LiveConversation> {
+    this.activityAt = Date.now();
     this.lastUsed.delete(conversationId);
     this.lastUsed.set(conversationId, Date.now());
     this.scheduleEviction();
@@ -424,6 +436,14 @@ export class Runtime {
     const live = new LiveConversation(this, current.conversation, this.workspacesOf(current.conversation), current, items);
     await live.loadHeads();
     return live;
+  }
+
+  /**
+   * When a conversation was last used (asked for by a request, a turn or a schedule) or closed,
+   * ms since the epoch: the server gives memory back once this is old and no turn runs.
+   */
+  get lastActivityAt(): number {
+    return this.activityAt;
   }
 
   /** True when no turn is running in any open conversation. */

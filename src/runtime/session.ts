@@ -17,6 +17,7 @@ import { StateConflictError } from './state-conflict-error.js';
 import { BackgroundCommandRegistry } from './background-commands.js';
 import { answeredInItems, InputQueue, inputWork, originOf, requireRunningTurn, type InputOptions, type InputOutcome, type PendingWork } from './input-queue.js';
 import type { PlanUpdate } from '../tools/update-plan.js';
+import { HistorySize } from './history-size.js';
 import { SessionApprovalGate } from './session-approvals.js';
 import { describeError, itemBase, RecordWriteError, runTurn, type InUse, type TurnHost } from './session-turn.js';
 
@@ -44,6 +45,7 @@ export class LiveSession {
   private running: Promise<void> | undefined;
   /** Commands left running by `exec_command` (`yield_after_ms`, `tty`); they outlive turns, not the session. */
   readonly commands = new BackgroundCommandRegistry();
+  private readonly historySize = new HistorySize();
 
   /**
    * @param conversation the owning conversation
@@ -90,6 +92,11 @@ export class LiveSession {
    */
   get hasWork(): boolean {
     return this.isRunning || this.queue.hasWaiting;
+  }
+
+  /** Characters of text the history kept in memory holds (see `HistorySize`). */
+  get historyChars(): number {
+    return this.historySize.of(this.items);
   }
 
   /**

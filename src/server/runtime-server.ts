@@ -20,7 +20,7 @@ import type { LogStorage } from '../storage/log-storage.js';
 import type { PriceLookup } from '../runtime/usage.js';
 import { acquireDataDirLock, processExists } from './data-dir-lock.js';
 import { createHttpServer } from './http-server.js';
-import { releaseMemoryWhenIdle, stopYoungGenerationGrowth } from './idle-memory.js';
+import { collectOnce, releaseMemoryWhenIdle, stopYoungGenerationGrowth } from './idle-memory.js';
 import type { ConnectionLimits } from './rpc-connection.js';
 import type { RuntimeServices, SignInLink } from './runtime-services.js';
 import { WEB_PATH } from './web/static-files.js';
@@ -185,6 +185,8 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   Object.assign(upgrades, services.upgrades);
   allowedHosts.push(...services.allowedHosts);
   markReady();
+  stopYoungGenerationGrowth();
+  await collectOnce();
   const { readServerInfo, removeServerInfo, writeServerInfo } = await serverInfoModule;
   const infoFile = serverInfoFile(paths);
   const dataDirInfoFile = dataDirServerInfoFile(paths);
@@ -217,8 +219,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     return stopping;
   };
   stopWhenStorageLost = stop;
-  stopYoungGenerationGrowth();
-  const stopReleasingMemory = releaseMemoryWhenIdle(() => runtime.isIdle());
+  const stopReleasingMemory = releaseMemoryWhenIdle({ isIdle: () => runtime.isIdle(), lastActivityAt: () => runtime.lastActivityAt });
   stopped.then(stopReleasingMemory, stopReleasingMemory);
   if (options.exitWhenIdleMs !== undefined) {
     const idleLimit = options.exitWhenIdleMs;

@@ -82,4 +82,36 @@ responses:
     expect((await server.runtime.evictIdleConversations(later())).sort()).toEqual([attached, running].sort());
     expect(await server.runtime.evictIdleConversations(later())).toEqual([]);
   });
+
+  it('closes an idle conversation whose history holds more text than the bound, keeps a short one, and reopens the long one intact', async () => {
+    harness = await startInProcessServer(
+      `
+responses:
+  - generatedText: { deltas: 2000, deltaLength: 8 }
+  - text: "short answer"
+`,
+      { limits: { maxIdleOpenConversations: 16, maxIdleHistoryChars: 5_000, idleConversationMs: 3_600_000 } },
+    );
+    const { client, server } = harness;
+    const long = await harness.conversation();
+    await client.request('session/input', { conversationId: long, input: 'a long answer' });
+    await harness.turnsCompleted(1);
+    await client.request('conversation/unsubscribe', { conversationId: long });
+    const short = await harness.conversation();
+    await client.request('session/input', { conversationId: short, input: 'a short answer' });
+    await harness.turnsCompleted(2);
+    await client.request('conversation/unsubscribe', { conversationId: short });
+    const answerOf = async (conversationId: string) => {
+      const { items } = await client.request('items/list', { conversationId });
+      const answer = items.map((entry) => entry.item).find((item) => item.kind === 'assistant_message');
+      return answer?.kind === 'assistant_message' ? answer.text : undefined;
+    };
+    const before = await answerOf(long);
+    expect(before).toHaveLength(16_000);
+    // The long one was used last (items/list) and the short one holds little: only the long one goes.
+    expect(await server.runtime.evictIdleConversations(later())).toEqual([long]);
+    expect(await answerOf(long)).toBe(before);
+    expect(await answerOf(short)).toBe('short answer');
+  });
 });
+

@@ -1,0 +1,88 @@
+/**
+ * The server gives memory back once work is over: a memory-reducing collection after a quiet
+ * spell following work, never while a turn runs, once per stretch of idleness.
+ */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { releaseMemoryWhenIdle } from '../../src/server/idle-memory.js';
+
+let stopWatching: (() => void) | undefined;
+
+afterEach(() => {
+  stopWatching?.();
+  stopWatching = undefined;
+});
+
+/** A watch whose idleness and last activity the test sets, counting checks and collections. */
+function watched() {
+  const state = { idle: true, activityAt: 0, checks: 0, collections: 0 };
+  stopWatching = releaseMemoryWhenIdle({
+    isIdle: () => {
+      state.checks++;
+      return state.idle;
+    },
+    lastActivityAt: () => state.activityAt,
+    collect: () => {
+      state.collections++;
+      return Promise.resolve();
+    },
+    checkMs: 10,
+    quietMs: 30,
+  });
+  /** Resolves after `count` more checks. */
+  const checksPass = (count: number) => {
+    const target = state.checks + count;
+    return expect.poll(() => state.checks, { timeout: 5_000, interval: 5 }).toBeGreaterThanOrEqual(target);
+  };
+  return { state, checksPass };
+}
+
+describe('releasing memory when idle', () => {
+  it('collects once after work, when the server has been quiet, and not again until new work', async () => {
+    const { state, checksPass } = watched();
+    // No work since watching began: nothing to give back.
+    await checksPass(5);
+    expect(state.collections).toBe(0);
+    state.activityAt = Date.now();
+    await expect.poll(() => state.collections, { timeout: 5_000, interval: 5 }).toBe(1);
+    await checksPass(10);
+    expect(state.collections).toBe(1);
+    state.activityAt = Date.now();
+    await expect.poll(() => state.collections, { timeout: 5_000, interval: 5 }).toBe(2);
+  });
+
+  it('never collects while a turn runs, and collects after a turn seen running ends', async () => {
+    const { state, checksPass } = watched();
+    state.idle = false;
+    state.activityAt = Date.now();
+    await checksPass(10);
+    expect(state.collections).toBe(0);
+    // A turn the checks saw running is work even when no conversation was used since.
+    state.activityAt = 0;
+    state.idle = true;
+    await expect.poll(() => state.collections, { timeout: 5_000, interval: 5 }).toBe(1);
+  });
+
+  it('the memory-reducing collection shrinks a grown young generation and unmaps freed heap', () => {
+    // A fresh process: the young generation's size must not depend on what other tests allocated.
+    const module = pathToFileURL(path.resolve('dist/src/server/idle-memory.js')).href;
+    const script = `
+      import { getHeapSpaceStatistics } from 'node:v8';
+      import { collectOnce } from ${JSON.stringify(module)};
+      const young = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size;
+      let kept = [];
+      for (let index = 0; index < 3_000_000; index++) { kept.push({ index }); if (kept.length > 200_000) kept = []; }
+      kept = undefined;
+      const before = { young: young(), heap: process.memoryUsage().heapTotal };
+      await collectOnce();
+      console.log(JSON.stringify({ before, after: { young: young(), heap: process.memoryUsage().heapTotal } }));
+    `;
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(result.stderr).toBe('');
+    const { before, after } = JSON.parse(result.stdout) as Record<'before' | 'after', { young: number; heap: number }>;
+    expect(after.young).toBeLessThan(before.young / 4);
+    expect(after.heap).toBeLessThan(before.heap);
+  });
+});
