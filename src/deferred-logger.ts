@@ -2,9 +2,10 @@
  * The logger of `openvaala serve` while pino has not loaded. Loading pino (with sonic-boom and
  * the helpers it requires: about 125 KB of code and Node.js's `worker_threads` and `assert`) is
  * not needed to answer `/healthz`, so the server listens first: this logger keeps the lines
- * logged meanwhile, starts loading pino at the first of them, and hands them to pino in order,
- * each stamped with the time it was logged; from then on every call goes straight to pino.
- * pino stays the only thing that formats and writes lines (docs/performance.md, "Start-up").
+ * logged meanwhile, imports the logger module and makes the pino logger at the first of them,
+ * and hands them to pino in order, each stamped with the time it was logged; from then on every
+ * call goes straight to pino. pino stays the only thing that formats and writes lines
+ * (docs/performance.md, "Fourth round").
  */
 import type { LogFn } from 'pino';
 import type { Logger } from './logger.js';
