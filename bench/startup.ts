@@ -7,7 +7,10 @@
  * - `openvaala serve` from spawn to `/healthz` answering (a fresh temporary data directory each
  *   time, polled tightly), next to `node -e` of a tiny HTTP server listening and answering. The
  *   server listens before it opens its storage and runtime (`/healthz` says `starting` until
- *   then), so the time until it says `ok` (ready to serve clients) is given too.
+ *   then), so the time until it says `ok` (ready to serve clients) is given too. Both also
+ *   report, from inside (`listening-recorder.ts` loaded with `node --import`), the time from
+ *   process start to listening and the CPU time used until then: steadier on a loaded machine
+ *   than the polled figure, which also counts the spawn and the polling.
  * - `openvaala exec` against an already running server (one scripted text reply): wall time and
  *   the client's peak resident memory (VmHWM, written at exit by `peak-memory-recorder.ts`
  *   loaded with `node --import`), next to a bare `ws` client connecting and exchanging one
@@ -15,6 +18,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { request } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -30,6 +34,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const CLI = path.resolve(here, '../../bin/openvaala');
 const PEAK_RECORDER = pathToFileURL(path.join(here, 'peak-memory-recorder.js')).href;
 const BARE_WS_CLIENT = path.join(here, 'bare-ws-client.js');
+const LISTENING_RECORDER = pathToFileURL(path.join(here, 'listening-recorder.js')).href;
 /** The baseline server: listens on the port given as its first argument and answers every request. */
 const TINY_HTTP_SERVER = "require('http').createServer((q,s)=>s.end('{\"status\":\"ok\"}')).listen(Number(process.argv[1]),'127.0.0.1')";
 
@@ -66,20 +71,35 @@ function healthStatus(port: number): Promise<string | undefined> {
   });
 }
 
+/** What one start measured, in ms: from spawn to the first 200 answer and to the first `ok`; from process start to listening, and the CPU time used until then (from inside). */
+interface StartTimes {
+  answering: number;
+  ready: number;
+  listening: number;
+  listeningCpu: number;
+}
+
 /**
- * Spawns `node ...args` (a server on `port`) and polls `/healthz`; the times from spawn, in ms,
- * to its first 200 answer and to its first answer saying `ok`.
+ * Spawns `node ...args` (a server on `port`, with the listening recorder) and polls `/healthz`
+ * until it says `ok`.
  */
-async function timeToHealthy(args: string[], port: number, env: NodeJS.ProcessEnv): Promise<{ answering: number; ready: number }> {
+async function timeToHealthy(args: string[], port: number, env: NodeJS.ProcessEnv): Promise<StartTimes> {
+  const listeningFile = path.join(tmpdir(), `openvaala-bench-listening-${process.pid}-${port}`);
+  rmSync(listeningFile, { force: true });
   const started = performance.now();
-  const child = spawn(process.execPath, args, { env, stdio: 'ignore' });
+  const child = spawn(process.execPath, ['--import', LISTENING_RECORDER, ...args], { env: { ...env, OPENVAALA_BENCH_LISTENING_FILE: listeningFile }, stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let answering: number | undefined;
   try {
     for (;;) {
       const status = await healthStatus(port);
       if (status !== undefined) answering ??= performance.now() - started;
-      if (status === 'ok') return { answering: answering!, ready: performance.now() - started };
+      if (status === 'ok') {
+        const ready = performance.now() - started;
+        const [listening, listeningCpu] = readFileSync(listeningFile, 'utf8').split(' ').map(Number) as [number, number];
+        rmSync(listeningFile, { force: true });
+        return { answering: answering!, ready, listening, listeningCpu };
+      }
       if (child.exitCode !== null) throw new Error(`node ${args.join(' ')} exited ${child.exitCode} before answering`);
       // A short pause between attempts: a busy loop would take a core from the starting server.
       await new Promise((resolve) => setTimeout(resolve, 2));
@@ -91,24 +111,21 @@ async function timeToHealthy(args: string[], port: number, env: NodeJS.ProcessEn
 }
 
 /** `openvaala serve` to `/healthz` next to a tiny HTTP server, alternating. */
-async function serveStart(): Promise<{ serve: number[]; serveReady: number[]; bare: number[] }> {
-  const serve: number[] = [];
-  const serveReady: number[] = [];
-  const bare: number[] = [];
+async function serveStart(): Promise<{ serve: StartTimes[]; bare: StartTimes[] }> {
+  const serve: StartTimes[] = [];
+  const bare: StartTimes[] = [];
   for (let sample = 0; sample < SERVE_SAMPLES; sample++) {
     const bareport = await freePort();
-    bare.push((await timeToHealthy(['-e', TINY_HTTP_SERVER, String(bareport)], bareport, process.env)).answering);
+    bare.push(await timeToHealthy(['-e', TINY_HTTP_SERVER, String(bareport)], bareport, process.env));
     const home = createBenchHome('serve-start');
     try {
       const port = await freePort();
-      const times = await timeToHealthy([CLI, 'serve', '--port', String(port)], port, home.env);
-      serve.push(times.answering);
-      serveReady.push(times.ready);
+      serve.push(await timeToHealthy([CLI, 'serve', '--port', String(port)], port, home.env));
     } finally {
       home.remove();
     }
   }
-  return { serve, serveReady, bare };
+  return { serve, bare };
 }
 
 /** Runs `node --import PEAK_RECORDER ...args`; its wall time in ms and peak resident memory in KiB. */
@@ -163,13 +180,20 @@ export async function runStartupBenchmark(): Promise<void> {
   ]);
 
   const start = await serveStart();
-  const serveMs = median(start.serve);
-  const readyMs = median(start.serveReady);
-  const tinyMs = median(start.bare);
+  const column = (runs: StartTimes[], key: keyof StartTimes) => runs.map((run) => run[key]);
+  const serveMs = median(column(start.serve, 'answering'));
+  const readyMs = median(column(start.serve, 'ready'));
+  const tinyMs = median(column(start.bare, 'answering'));
+  const serveListening = median(column(start.serve, 'listening'));
+  const tinyListening = median(column(start.bare, 'listening'));
+  const serveCpu = median(column(start.serve, 'listeningCpu'));
+  const tinyCpu = median(column(start.bare, 'listeningCpu'));
   printTable(`server start: spawn → /healthz answers 200 (median of ${SERVE_SAMPLES}, alternating)`, [
-    ['node -e tiny http server (baseline)', `${tinyMs.toFixed(1)} ms (p99 ${percentile(start.bare, 99).toFixed(1)})`],
-    ['openvaala serve, fresh data directory', `${serveMs.toFixed(1)} ms (p99 ${percentile(start.serve, 99).toFixed(1)}; ${(serveMs / tinyMs).toFixed(2)}x the baseline)`],
-    ['openvaala serve: until /healthz says "ok" (ready)', `${readyMs.toFixed(1)} ms (p99 ${percentile(start.serveReady, 99).toFixed(1)}; ${(readyMs / tinyMs).toFixed(2)}x the baseline)`],
+    ['node -e tiny http server (baseline)', `${tinyMs.toFixed(1)} ms (p99 ${percentile(column(start.bare, 'answering'), 99).toFixed(1)})`],
+    ['openvaala serve, fresh data directory', `${serveMs.toFixed(1)} ms (p99 ${percentile(column(start.serve, 'answering'), 99).toFixed(1)}; ${(serveMs / tinyMs).toFixed(2)}x the baseline)`],
+    ['openvaala serve: until /healthz says "ok" (ready)', `${readyMs.toFixed(1)} ms (p99 ${percentile(column(start.serve, 'ready'), 99).toFixed(1)}; ${(readyMs / tinyMs).toFixed(2)}x the baseline)`],
+    ['from inside: process start → listening, tiny server (baseline)', `${tinyListening.toFixed(1)} ms, ${tinyCpu.toFixed(1)} ms of CPU`],
+    ['from inside: process start → listening, openvaala serve', `${serveListening.toFixed(1)} ms (+${(serveListening - tinyListening).toFixed(1)}), ${serveCpu.toFixed(1)} ms of CPU (+${(serveCpu - tinyCpu).toFixed(1)})`],
   ]);
 
   const client = await execClient();

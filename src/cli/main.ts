@@ -68,8 +68,9 @@ export function buildProgram(): Command {
     .option('--web-root <dir>', 'folder of the built web UI to serve at /web/v1/ (default: dist/www of the package)')
     .option('--platform', 'platform mode: users, sign-in and roles (docs/platform.md); default platform.enabled of server.yaml')
     .action(async (options: { dataDir?: string; configDir?: string; host: string; port: number; exitWhenIdle?: number; allowOrigin?: string[]; allowHost?: string[]; webRoot?: string; platform?: boolean }) => {
-      const [{ createLogger }, { DataDirLockedError }, { startRuntimeServer }] = await Promise.all([import('../logger.js'), import('../server/data-dir-lock.js'), import('../server/runtime-server.js')]);
-      const logger = createLogger();
+      const [{ createDeferredLogger }, { DataDirLockedError }, { startRuntimeServer }] = await Promise.all([import('../deferred-logger.js'), import('../server/data-dir-lock.js'), import('../server/runtime-server.js')]);
+      // pino loads at the first line, not before listening: /healthz answers without it.
+      const logger = createDeferredLogger();
       // Last resort only: every turn records its own failures, so a rejection nobody handled is
       // a bug to log, not a reason to drop every conversation this server runs.
       process.on('unhandledRejection', (reason) => logger.error({ error: reason instanceof Error ? (reason.stack ?? reason.message) : String(reason) }, 'unhandled promise rejection'));
@@ -88,6 +89,7 @@ export function buildProgram(): Command {
           ...(options.platform ? { platform: true } : {}),
         });
       } catch (error) {
+        await logger.written();
         fail((error as Error).message, error instanceof DataDirLockedError ? 3 : 1);
       }
       process.stdout.write(`openvaala runtime server listening on ${server.url} (data dir ${paths.dataDir})\n`);
@@ -102,7 +104,7 @@ export function buildProgram(): Command {
         });
       }
       await server.stopped;
-      logger.flush();
+      await logger.written();
       process.exit(0);
     });
 

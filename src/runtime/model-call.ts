@@ -82,8 +82,19 @@ export interface RetryPolicy {
 /** Default: 4 retries from 500 ms, at most 30 s apart. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
 
-// A tool's JSON Schema is made once per tool object, not once per step.
+// A tool's JSON Schema is made once per tool object, not once per step; and once per zod
+// schema, not once per turn: tool objects are made for each turn around the same schemas.
 const modelToolCache = new WeakMap<Tool, ModelTool>();
+const jsonSchemaCache = new WeakMap<Tool['parameters'], Record<string, unknown>>();
+
+function jsonSchemaOf(parameters: Tool['parameters']): Record<string, unknown> {
+  let schema = jsonSchemaCache.get(parameters);
+  if (!schema) {
+    schema = z.toJSONSchema(parameters, { unrepresentable: 'any' }) as Record<string, unknown>;
+    jsonSchemaCache.set(parameters, schema);
+  }
+  return schema;
+}
 
 /**
  * The tools as the model sees them (name, description, JSON Schema of the arguments).
@@ -93,7 +104,7 @@ export function toModelTools(tools: Tool[]): ModelTool[] {
   return tools.map((tool) => {
     let modelTool = modelToolCache.get(tool);
     if (!modelTool) {
-      modelTool = { name: tool.name, description: tool.description, parameters: z.toJSONSchema(tool.parameters, { unrepresentable: 'any' }) as Record<string, unknown> };
+      modelTool = { name: tool.name, description: tool.description, parameters: jsonSchemaOf(tool.parameters) };
       modelToolCache.set(tool, modelTool);
     }
     return modelTool;

@@ -9,7 +9,6 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { timingSafeEqual } from 'node:crypto';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { LOCAL_OWNER, type Caller } from '../platform/caller.js';
 
@@ -19,7 +18,12 @@ import { API_PATH, TOKEN_SUBPROTOCOL_PREFIX } from '../protocol/transport.js';
 
 /** Options of the HTTP server. */
 export interface HttpServerOptions {
-  token: string;
+  /**
+   * Whether a token a request carries is the server token (compared in constant time, as
+   * `sameSecret` of `server-token.ts` does). Called only once `ready` has resolved, so the
+   * token may be made after the server listens.
+   */
+  isServerToken: (given: string) => boolean;
   /** Extra allowed `Origin` values besides the server's own (e.g. a dev server). */
   allowedOrigins: string[];
   /**
@@ -80,16 +84,6 @@ export interface HttpServerOptions {
 
 /** Methods that never change state (RFC 9110 §9.2.1); other ones from a foreign `Origin` are refused. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-/**
- * Whether a secret given by a client is the expected one, compared in constant time (the
- * time taken does not depend on where the two differ).
- */
-export function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
 
 /** The token a request carries: `Authorization: Bearer …` or the token sub-protocol. */
 export function presentedToken(request: IncomingMessage): string | undefined {
@@ -189,7 +183,7 @@ function pathOf(request: IncomingMessage): string | undefined {
  * unauthenticated and must send `initialize` with the token first.
  */
 async function upgradeCaller(request: IncomingMessage, tokens: string[], options: HttpServerOptions): Promise<{ authenticated: boolean; caller: Caller } | 'wrong token'> {
-  const right = tokens.map((token) => sameSecret(token, options.token));
+  const right = tokens.map((token) => options.isServerToken(token));
   if (right.includes(false)) {
     const caller = tokens.length === 1 && options.apiTokenCaller ? await options.apiTokenCaller(tokens[0] as string) : undefined;
     return caller ? { authenticated: true, caller } : 'wrong token';
@@ -259,10 +253,11 @@ export function createHttpServer(options: HttpServerOptions): { server: Server; 
       return;
     }
     if (request.method === 'GET' && pathname === '/healthz') {
-      const token = presentedToken(request);
-      const authenticated = token !== undefined && sameSecret(token, options.token);
       response.writeHead(state === 'failed' ? 503 : 200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      response.end(JSON.stringify(state === 'ready' ? { status: 'ok', ...(authenticated ? options.health() : {}) } : { status: state }));
+      if (state !== 'ready') return void response.end(JSON.stringify({ status: state }));
+      const token = presentedToken(request);
+      const authenticated = token !== undefined && options.isServerToken(token);
+      response.end(JSON.stringify({ status: 'ok', ...(authenticated ? options.health() : {}) }));
       return;
     }
     const route = pathname !== undefined && options.routes ? routeFor(options.routes, pathname) : undefined;

@@ -97,9 +97,14 @@ export class ProcessRecords implements ProcessTracker {
     }
   }
 
-  /** Removes the record of a group whose leader ended. */
+  /** Removes the record of a group whose leader ended (none when it could not be written). */
   ended(pid: number): void {
-    fs.rmSync(path.join(this.directory, `${pid}.json`), { force: true });
+    // `unlinkSync`, not `rmSync`: one system call per command instead of a `lstat` and the checks of a recursive removal.
+    try {
+      fs.unlinkSync(path.join(this.directory, `${pid}.json`));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
   }
 }
 

@@ -9,7 +9,6 @@
  * until then); every other request and WebSocket upgrade waits until the services are open, and
  * is refused with 503 when they fail to open (the server then stops, as before).
  */
-import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -20,7 +19,6 @@ import type { LogStorage } from '../storage/log-storage.js';
 import type { PriceLookup } from '../runtime/usage.js';
 import { acquireDataDirLock, processExists } from './data-dir-lock.js';
 import { createHttpServer } from './http-server.js';
-import { collectOnce, releaseMemoryWhenIdle, stopYoungGenerationGrowth } from './idle-memory.js';
 import type { ConnectionLimits } from './rpc-connection.js';
 import type { RuntimeServices, SignInLink } from './runtime-services.js';
 import { WEB_PATH } from './web/static-files.js';
@@ -112,7 +110,9 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   const paths = { ...resolvePaths(), ...options.paths };
   const logger = options.logger;
   const lock = acquireDataDirLock(paths.dataDir);
-  const token = randomBytes(32).toString('base64url');
+  // Made once listening (`node:crypto` is not needed to answer /healthz); nothing reads it before `ready`.
+  let token = '';
+  let sameSecret: ((given: string, expected: string) => boolean) | undefined;
   const listenHost = options.host ?? '127.0.0.1';
   if (WILDCARD_ADDRESSES.has(listenHost)) {
     logger.warn({ host: listenHost }, `listening on every network interface: anyone who can reach this machine can try to connect; requests must name a loopback host${options.allowedHosts?.length ? ` or ${options.allowedHosts.join(', ')}` : ' (allow other names with --allow-host)'}`);
@@ -124,6 +124,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   // eslint-disable-next-line prefer-const -- read by a callback before it is assigned
   let stopWhenStorageLost: ((reason: string) => Promise<void>) | undefined;
   let serverInfoModule: Promise<typeof import('./server-info.js')> | undefined;
+  let idleMemoryModule: Promise<typeof import('./idle-memory.js')> | undefined;
   let markReady!: () => void;
   let markFailed!: (error: Error) => void;
   const ready = new Promise<void>((resolve, reject) => {
@@ -138,7 +139,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   // Grows by the host of `storage.yaml` `cluster.advertiseUrl`, which the other servers name.
   const allowedHosts = [listenHost, ...(options.allowedHosts ?? [])];
   const { server, webSockets } = createHttpServer({
-    token,
+    isServerToken: (given) => sameSecret!(given, token),
     allowedOrigins,
     allowedHosts,
     upgrades,
@@ -166,8 +167,13 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   // A browser cannot open a wildcard address: the link names this machine's loopback one.
   const webBase = WILDCARD_ADDRESSES.has(listenHost) ? `http://${listenHost.includes(':') ? '[::1]' : '127.0.0.1'}:${port}` : url;
   try {
-    // The server file's module (and its YAML library) is needed only once ready: loaded meanwhile.
+    // The server file's module (and its YAML library) and the memory watch (`node:v8`, `node:vm`)
+    // are needed only once ready: loaded meanwhile.
     serverInfoModule = import('./server-info.js');
+    idleMemoryModule = import('./idle-memory.js');
+    const serverToken = await import('./server-token.js');
+    token = serverToken.createServerToken();
+    sameSecret = serverToken.sameSecret;
     const { openRuntimeServices } = await import('./runtime-services.js');
     services = await openRuntimeServices(options, paths, logger, token, allowedOrigins, { port, webBase }, (reason) => {
       stopWhenStorageLost?.(reason).catch(() => undefined);
@@ -185,6 +191,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   Object.assign(upgrades, services.upgrades);
   allowedHosts.push(...services.allowedHosts);
   markReady();
+  const { collectOnce, releaseMemoryWhenIdle, stopYoungGenerationGrowth } = await idleMemoryModule;
   stopYoungGenerationGrowth();
   await collectOnce();
   const { readServerInfo, removeServerInfo, writeServerInfo } = await serverInfoModule;

@@ -27,7 +27,7 @@ import { PACKAGE_ROOT, VERSION } from '../package-info.js';
 import { applyConfiguration, buildServerExecutors, ConfigService, type ConfigurationTargets } from './config-service.js';
 import { loadPluginSet } from '../plugins/plugin-set.js';
 import { startSchedules } from './schedules.js';
-import { sameSecret } from './http-server.js';
+import { sameSecret } from './server-token.js';
 import { openServerStorage, type ServerStorage } from './server-storage.js';
 import { tightenPermissions } from './private-files.js';
 import { ProcessRecords, stopLeftoverProcesses } from './process-records.js';

@@ -14,7 +14,8 @@ import { NotFoundError, type Runtime } from '../runtime/runtime.js';
 import { sanitizeFileName, type AttachmentStore } from '../runtime/attachments.js';
 import type { AccessControl } from '../platform/access/access-control.js';
 import { LOCAL_OWNER, mayWrite, type Caller } from '../platform/caller.js';
-import { originAllowed, presentedToken, sameSecret } from './http-server.js';
+import { originAllowed, presentedToken } from './http-server.js';
+import { sameSecret } from './server-token.js';
 import { HttpRefusal } from './web/platform-http.js';
 
 /** Path of the upload endpoint. */

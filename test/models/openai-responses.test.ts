@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelCallError, toModelCallError } from '../../src/models/model-errors.js';
-import { responsesInput, responsesRequestBody } from '../../src/models/openai-responses/request-body.js';
+import { encodeRequestBody, responsesInput, responsesRequestBody } from '../../src/models/openai-responses/request-body.js';
 import { streamResponse, type ResponsesStreamHandlers } from '../../src/models/openai-responses/response-stream.js';
 
 /** What the next request gets: a status, headers and raw body chunks (a chunk of `null` destroys the socket). */
@@ -227,5 +227,26 @@ describe('the OpenAI Responses request body', () => {
     expect(plain).toEqual({ model: 'm', input: [], tools: [{ type: 'function', name: 'read_file', description: 'reads', parameters: { type: 'object' }, strict: false }], stream: true });
     const reasoning = responsesRequestBody({ modelId: 'm', messages: [], tools: [], openai: { reasoningEffort: 'high', reasoningSummary: 'auto', store: false, include: ['reasoning.encrypted_content'] } });
     expect(reasoning).toMatchObject({ reasoning: { effort: 'high', summary: 'auto' }, store: false, include: ['reasoning.encrypted_content'] });
+  });
+
+  it('encodes a body to the JSON of the body, its tools encoded once per tool and reused at later steps', () => {
+    const tools = [
+      { name: 'read_file', description: 'reads «a file»', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+      { name: 'exec_command', description: 'runs', parameters: { type: 'object' } },
+    ];
+    const first = responsesRequestBody({ modelId: 'm', system: 'be brief', messages: [{ role: 'user', content: 'héllo' }], tools });
+    expect(JSON.parse(encodeRequestBody(first).toString('utf8'))).toEqual(first);
+    // The next step: more input, the same tool objects (entries made once, frozen).
+    const second = responsesRequestBody({ modelId: 'm', messages: [{ role: 'user', content: 'héllo' }, { role: 'assistant', content: 'ok' }], tools, openai: { reasoningEffort: 'low' } });
+    expect((second.tools as object[])[0]).toBe((first.tools as object[])[0]);
+    expect(Object.isFrozen((second.tools as object[])[0])).toBe(true);
+    expect(JSON.parse(encodeRequestBody(second).toString('utf8'))).toEqual(second);
+    // Without tools, and with entries built by hand (not frozen: serialized each time).
+    const bare = responsesRequestBody({ modelId: 'm', messages: [], tools: [] });
+    expect(JSON.parse(encodeRequestBody(bare).toString('utf8'))).toEqual(bare);
+    const byHand = { model: 'm', input: [], tools: [{ type: 'function', name: 'x', description: 'd', parameters: {}, strict: false }], stream: true };
+    expect(JSON.parse(encodeRequestBody(byHand).toString('utf8'))).toEqual(byHand);
+    byHand.tools[0]!.name = 'y';
+    expect(JSON.parse(encodeRequestBody(byHand).toString('utf8'))).toEqual(byHand);
   });
 });

@@ -30,8 +30,13 @@ async function gatedServer(extra: Partial<Parameters<typeof createHttpServer>[0]
   });
   const reached: string[] = [];
   const warnings: string[] = [];
+  // Every token the server asked about (the real server makes its token only once listening).
+  const tokensChecked: string[] = [];
   const { server, webSockets } = createHttpServer({
-    token: TOKEN,
+    isServerToken: (given) => {
+      tokensChecked.push(given);
+      return given === TOKEN;
+    },
     allowedOrigins: [],
     allowedHosts: [],
     ready,
@@ -56,7 +61,7 @@ async function gatedServer(extra: Partial<Parameters<typeof createHttpServer>[0]
     await new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
   };
-  return { port, open, fail, reached, warnings, close };
+  return { port, open, fail, reached, warnings, tokensChecked, close };
 }
 
 describe('an HTTP server that listens before its services are open', () => {
@@ -81,6 +86,8 @@ describe('an HTTP server that listens before its services are open', () => {
     // Both have reached the server (its /healthz still answers), and neither was handled yet.
     expect(await get(server.port, '/healthz')).toEqual({ status: 200, body: '{"status":"starting"}' });
     expect(server.reached).toEqual([]);
+    // No token was checked before ready: the server may make it after listening.
+    expect(server.tokensChecked).toEqual([]);
     server.open();
     expect(await upload).toEqual({ status: 200, body: 'uploaded' });
     expect(await greeting).toBe('hello');

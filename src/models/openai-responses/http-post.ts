@@ -41,19 +41,19 @@ export class RequestFailedError extends Error {
  * Sends `body` to `url` and resolves once the answer's head has arrived.
  * @param url an `http:` or `https:` address
  * @param headers request headers (`content-length` is set here)
- * @param body the request body, sent as UTF-8
+ * @param body the request body: bytes, or text sent as UTF-8
  * @param signal aborts the request (and the answer's body) when it fires
  * @returns the status, headers and body stream; the caller reads or destroys the body
  * @throws the abort reason when `signal` fires before the head arrived; RequestFailedError when
  *   the connection fails; Error for a scheme other than `http:` / `https:`
  */
-export function postRequest(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<PostAnswer> {
+export function postRequest(url: string, headers: Record<string, string>, body: string | Buffer, signal: AbortSignal): Promise<PostAnswer> {
   const target = new URL(url);
   if (target.protocol !== 'http:' && target.protocol !== 'https:') return Promise.reject(new Error(`unsupported scheme "${target.protocol}" in the provider's baseURL ${url}: use http: or https:`));
   if (signal.aborted) return Promise.reject(signal.reason);
   const transport = target.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
-    const request = transport.request(target, { method: 'POST', agent: agents[target.protocol as 'http:' | 'https:'], headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } });
+    const request = transport.request(target, { method: 'POST', agent: agents[target.protocol as 'http:' | 'https:'], headers: { ...headers, 'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.length) } });
     let answered = false;
     const onAbort = () => {
       request.destroy();

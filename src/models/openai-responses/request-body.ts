@@ -143,9 +143,54 @@ export function responsesInput(system: string | undefined, messages: ModelMessag
   return input;
 }
 
+/** A tool in the request body (`{type: 'function', …}`), made once per {@link ModelTool} object and frozen. */
+const functionTools = new WeakMap<ModelTool, Readonly<Record<string, unknown>>>();
+
+function functionTool(tool: ModelTool): Readonly<Record<string, unknown>> {
+  let entry = functionTools.get(tool);
+  if (!entry) {
+    entry = Object.freeze({ type: 'function', name: tool.name, description: tool.description, parameters: tool.parameters, strict: false });
+    functionTools.set(tool, entry);
+  }
+  return entry;
+}
+
+/** UTF-8 JSON of each tool entry of {@link functionTools}, encoded at its first request. */
+const encodedTools = new WeakMap<object, Buffer>();
+const COMMA = Buffer.from(',');
+const CLOSING = Buffer.from(']}');
+
+/**
+ * The body as UTF-8 JSON, ready to send. The tools are the same objects at every step of a turn
+ * (about 24 KB of JSON Schema and descriptions for the built-in tools, most of a request), so
+ * each tool entry is serialized and encoded once and copied into later bodies; the rest is
+ * serialized each time. `tools` comes last in the text; the JSON is otherwise what
+ * `JSON.stringify(body)` gives.
+ * @param body a body from {@link responsesRequestBody}
+ */
+export function encodeRequestBody(body: Record<string, unknown>): Buffer {
+  const { tools, ...rest } = body;
+  if (!Array.isArray(tools) || tools.length === 0) return Buffer.from(JSON.stringify(body));
+  const head = JSON.stringify(rest);
+  const parts: Buffer[] = [Buffer.from(`${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"tools":[`)];
+  tools.forEach((tool: unknown, index) => {
+    if (index > 0) parts.push(COMMA);
+    // Entries this module did not make (tests, callers building bodies by hand) are serialized each time.
+    if (typeof tool !== 'object' || tool === null || !Object.isFrozen(tool)) return void parts.push(Buffer.from(JSON.stringify(tool)));
+    let encoded = encodedTools.get(tool);
+    if (!encoded) {
+      encoded = Buffer.from(JSON.stringify(tool));
+      encodedTools.set(tool, encoded);
+    }
+    parts.push(encoded);
+  });
+  parts.push(CLOSING);
+  return Buffer.concat(parts);
+}
+
 /**
  * The whole streaming request body.
- * @returns the JSON object to POST to `<baseURL>/responses`
+ * @returns the JSON object to POST to `<baseURL>/responses` (send it with {@link encodeRequestBody})
  */
 export function responsesRequestBody(options: ResponsesRequestOptions): Record<string, unknown> {
   const openai = options.openai ?? {};
@@ -154,7 +199,7 @@ export function responsesRequestBody(options: ResponsesRequestOptions): Record<s
   return {
     model: options.modelId,
     input: responsesInput(options.system, options.messages, reasoning),
-    ...(options.tools.length > 0 ? { tools: options.tools.map((tool) => ({ type: 'function', name: tool.name, description: tool.description, parameters: tool.parameters, strict: false })) } : {}),
+    ...(options.tools.length > 0 ? { tools: options.tools.map(functionTool) } : {}),
     ...(effort !== undefined ? { reasoning: { effort, ...(typeof openai.reasoningSummary === 'string' ? { summary: openai.reasoningSummary } : {}) } } : {}),
     ...(typeof openai.store === 'boolean' ? { store: openai.store } : {}),
     ...(Array.isArray(openai.include) ? { include: openai.include } : {}),

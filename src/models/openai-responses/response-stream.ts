@@ -15,6 +15,7 @@ import type { ProviderConnection } from '../model-registry.js';
 import { droppedStream, httpFailure, malformedEventField, ModelCallError, unparsableEvent } from '../model-errors.js';
 import type { TokenUsage } from '../../protocol/index.js';
 import { postRequest, readText } from './http-post.js';
+import { encodeRequestBody } from './request-body.js';
 
 /** Default address of the API when the provider configures none (as the OpenAI SDKs use). */
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -184,7 +185,7 @@ function requestHeaders(connection: ProviderConnection): Record<string, string> 
  */
 export async function streamResponse(call: ResponsesCall): Promise<void> {
   const baseURL = (call.connection.baseURL ?? process.env.OPENAI_BASE_URL ?? OPENAI_DEFAULT_BASE_URL).replace(/\/+$/, '');
-  const response = await postRequest(`${baseURL}/responses`, requestHeaders(call.connection), JSON.stringify(call.body), call.signal);
+  const response = await postRequest(`${baseURL}/responses`, requestHeaders(call.connection), encodeRequestBody(call.body), call.signal);
   if (response.status < 200 || response.status >= 300) {
     const body = await readText(response.body).catch(() => undefined);
     const retryAfter = response.headers['retry-after'];

@@ -12,7 +12,8 @@ import { EventEmitter } from 'node:events';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { Caller } from '../../platform/caller.js';
 import { MAX_MESSAGE_BYTES } from '../../protocol/transport.js';
-import { presentedToken, sameSecret } from '../http-server.js';
+import { presentedToken } from '../http-server.js';
+import { sameSecret } from '../server-token.js';
 import { keepAlive } from './link-heartbeat.js';
 
 /** Path of the internal endpoint. */

@@ -7,7 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { originAllowed, presentedToken, sameSecret } from '../http-server.js';
+import { originAllowed, presentedToken } from '../http-server.js';
+import { sameSecret } from '../server-token.js';
 import { setSecurityHeaders } from './security-headers.js';
 import { serveWebFile, WEB_PATH } from './static-files.js';
 import { cookieValues, reachedOverHttps, sessionCookie, WEB_SESSION_TTL_MS, type WebSessions } from './web-sessions.js';
