@@ -17,31 +17,26 @@ import {
 } from '../protocol/index.js';
 import type { LogEntry, LogStorage } from '../storage/log-storage.js';
 import type { RecordStorage } from '../storage/record-storage.js';
-import { compareKeys, encodeRecordCursor } from '../storage/record-validation.js';
-import { StagedLogStorage } from '../storage/staged/staged-log-storage.js';
-import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js';
-import { searchableText, type ConversationSearchIndex, type SearchMatch, type SearchMessage } from './conversation-search-index.js';
+import { searchableText, type ConversationSearchIndex, type SearchMessage } from './conversation-search-index.js';
+import { readSearchableMessages, searchConversationPage } from './conversation-search-listing.js';
+import { ConversationStaging } from './conversation-staging.js';
 import { foldMetadata, METADATA_STREAM, type ConversationState, type InvalidEntryReport, type MetadataEntry } from './metadata-log.js';
 import { MetadataStateCache } from './metadata-state-cache.js';
-import { SqliteConversationSearchIndex } from './sqlite-conversation-search-index.js';
 import { readPreview, type ConversationFilters, type ConversationSort } from './conversation-listing.js';
 import { ConversationExistsError, readConversationStreams, writeImportedConversation, type ConversationImportTarget } from './conversation-import.js';
-import { CONVERSATION_INDEX, ConversationIndexRecords, summarize, type ConversationIndexChange } from './conversation-index-records.js';
+import { ConversationIndexRecords, type ConversationIndexChange } from './conversation-index-records.js';
+import { cutSessionLog, deleteDurableConversation, type LogRewriteTarget } from './conversation-log-rewrites.js';
 
 export { ConversationExistsError } from './conversation-import.js';
 export { CONVERSATION_INDEX, summarize, type ConversationIndexChange } from './conversation-index-records.js';
+export { TRASH_PATH } from './conversation-log-rewrites.js';
 export { METADATA_STREAM, MetadataEntrySchema, foldMetadata, type ConversationState, type InvalidEntryReport, type MetadataEntry } from './metadata-log.js';
 
 /** Log path of all conversations. */
 export const CONVERSATIONS_PATH = 'conversations';
-/** Log path of deleted conversations (`trash/<conversation-id>`, docs/storage.md). */
-export const TRASH_PATH = 'trash';
 
 /** Default page size of {@link ConversationStore.listConversations}. */
 export const DEFAULT_CONVERSATION_PAGE = 50;
-
-/** Items read per log read when collecting a session's searchable messages. */
-const MESSAGE_READ_BATCH = 10_000;
 
 /** Log path of one conversation. */
 export function conversationPath(conversationId: string): string {
@@ -64,13 +59,6 @@ export interface ConversationStoreOptions {
   onCommitted?: (conversationId: string) => void;
 }
 
-/** A conversation that lives in the staged storages until its first input. */
-interface StagedConversation {
-  /** Writes to a staged conversation run one after another, so a commit never overtakes one. */
-  tail: Promise<unknown>;
-  committing?: Promise<void>;
-}
-
 const ignore = (): void => undefined;
 
 /**
@@ -78,8 +66,8 @@ const ignore = (): void => undefined;
  * out in storage. Writes go to the log first (synced), then to the index and the search.
  *
  * Staging (SPEC §4: an empty conversation leaves nothing on disk): when built on a
- * {@link StagedLogStorage} and a {@link StagedRecordStorage}, {@link createConversation}
- * keeps the new conversation's log path, index record and search entry in memory;
+ * StagedLogStorage and a StagedRecordStorage, {@link createConversation} keeps the new
+ * conversation's log path, index record and search entry in memory ({@link ConversationStaging});
  * {@link ensureDurable} (called when the first input is accepted) copies them to real storage
  * and switches over. Reads work the same on either side.
  */
@@ -87,11 +75,12 @@ export class ConversationStore {
   private readonly search: ConversationSearchIndex | undefined;
   private readonly onInvalidEntry: (report: InvalidEntryReport) => void;
   private readonly onCommitted: (conversationId: string) => void;
-  private readonly staging: { logs: StagedLogStorage; index: StagedRecordStorage; search: ConversationSearchIndex | undefined } | undefined;
-  private readonly staged = new Map<string, StagedConversation>();
+  private readonly staging: ConversationStaging | undefined;
   private readonly metadataStates = new MetadataStateCache();
   /** The listing records of the conversations, and the live list feed's listeners. */
   private readonly records: ConversationIndexRecords;
+  /** What the commit of a staged conversation, the import and the log rewrites get of the store. */
+  private readonly writeTarget: ConversationImportTarget & LogRewriteTarget;
 
   /**
    * @param logs source of truth
@@ -108,14 +97,16 @@ export class ConversationStore {
     this.onInvalidEntry = options.onInvalidEntry ?? ignore;
     this.onCommitted = options.onCommitted ?? ignore;
     this.records = new ConversationIndexRecords(index, (conversationId, rootSessionId) => readPreview(logs, conversationPath(conversationId), rootSessionId));
-    const stagedLogs = logs instanceof StagedLogStorage;
-    const stagedIndex = index instanceof StagedRecordStorage;
-    if (stagedLogs !== stagedIndex) {
-      throw new Error(`ConversationStore: staging needs both a StagedLogStorage and a StagedRecordStorage (got logs ${stagedLogs ? '' : 'not '}staged, index ${stagedIndex ? '' : 'not '}staged)`);
-    }
-    if (logs instanceof StagedLogStorage && index instanceof StagedRecordStorage) {
-      this.staging = { logs, index, search: this.search ? new SqliteConversationSearchIndex(':memory:') : undefined };
-    }
+    this.staging = ConversationStaging.of(logs, index, this.search !== undefined);
+    this.writeTarget = {
+      logs,
+      records: this.records,
+      search: this.search,
+      metadataStates: this.metadataStates,
+      loadConversation: (id) => this.loadConversation(id),
+      appendMetadata: (id, entries) => this.appendMetadata(id, entries),
+      searchableMessages: (id, sessionIds) => this.searchableMessages(id, sessionIds),
+    };
   }
 
   /**
@@ -130,7 +121,7 @@ export class ConversationStore {
       throw new Error(`createConversation: session ${rootSession.id} is not the root session of conversation ${id}`);
     }
     const path = conversationPath(id);
-    if ((await this.logs.lastSeq(path, METADATA_STREAM)) > 0 || this.staged.has(id)) {
+    if ((await this.logs.lastSeq(path, METADATA_STREAM)) > 0 || this.isStaged(id)) {
       throw new Error(`createConversation: conversation ${id} already exists`);
     }
     const entries: MetadataEntry[] = [
@@ -139,23 +130,12 @@ export class ConversationStore {
     ];
     this.records.created(id);
     if (!this.staging) return this.appendMetadataAs(id, entries, 'created');
-    this.staging.logs.stage(path);
-    this.staging.index.stage(CONVERSATION_INDEX, id);
-    this.staged.set(id, { tail: Promise.resolve() });
-    try {
-      return await this.appendMetadataAs(id, entries, 'created');
-    } catch (error) {
-      this.staged.delete(id);
-      await this.staging.logs.discard(path).catch(ignore);
-      await this.staging.index.discard(CONVERSATION_INDEX, id).catch(ignore);
-      await this.staging.search?.removeConversation(id).catch(ignore);
-      throw error;
-    }
+    return this.staging.create(id, path, () => this.appendMetadataAs(id, entries, 'created'));
   }
 
   /** True while a conversation lives only in memory (created, no input yet). */
   isStaged(conversationId: string): boolean {
-    return this.staged.has(conversationId);
+    return this.staging?.has(conversationId) ?? false;
   }
 
   /**
@@ -167,29 +147,8 @@ export class ConversationStore {
    * @throws Error when a copy fails
    */
   ensureDurable(conversationId: string): Promise<void> {
-    const entry = this.staged.get(conversationId);
-    if (entry === undefined || !this.staging) return Promise.resolve();
-    const staging = this.staging;
-    entry.committing ??= this.write(conversationId, async (staged) => {
-      if (!staged) return;
-      const path = conversationPath(conversationId);
-      if (staging.logs.isStaged(path)) await staging.logs.commit(path);
-      if (staging.index.isStaged(CONVERSATION_INDEX, conversationId)) await staging.index.commit(CONVERSATION_INDEX, conversationId);
-      if (this.search && staging.search) {
-        await staging.search.removeConversation(conversationId);
-        const state = await this.loadConversation(conversationId);
-        if (state) {
-          await this.search.setConversations([{ conversationId, title: state.conversation.title, updatedAt: state.conversation.updatedAt }]);
-          await this.search.addMessages(await this.searchableMessages(conversationId, state.sessions.map((session) => session.id)));
-        }
-      }
-      // No await between these two: nothing can see the conversation committed but not its companions.
-      this.onCommitted(conversationId);
-      this.staged.delete(conversationId);
-    }).finally(() => {
-      entry.committing = undefined;
-    });
-    return entry.committing;
+    if (!this.staging) return Promise.resolve();
+    return this.staging.commit(conversationId, conversationPath(conversationId), this.writeTarget, () => this.onCommitted(conversationId));
   }
 
   /** Appends state entries to a conversation's metadata log, then updates the index and the search. Returns the last seq. */
@@ -280,20 +239,8 @@ export class ConversationStore {
    * logs in order. Entries of other kinds or unexpected shapes are skipped without a schema
    * check (see {@link searchableText}).
    */
-  async searchableMessages(conversationId: string, sessionIds: string[]): Promise<SearchMessage[]> {
-    const messages: SearchMessage[] = [];
-    for (const sessionId of sessionIds) {
-      for (let after = 0; ; ) {
-        const entries = await this.logs.read(conversationPath(conversationId), sessionId, { after, limit: MESSAGE_READ_BATCH });
-        for (const entry of entries) {
-          const text = searchableText(entry.value);
-          if (text !== undefined) messages.push({ conversationId, text });
-        }
-        if (entries.length < MESSAGE_READ_BATCH) break;
-        after = (entries.at(-1) as { seq: number }).seq;
-      }
-    }
-    return messages;
+  searchableMessages(conversationId: string, sessionIds: string[]): Promise<SearchMessage[]> {
+    return readSearchableMessages(this.logs, conversationPath(conversationId), conversationId, sessionIds);
   }
 
   /**
@@ -311,19 +258,8 @@ export class ConversationStore {
     }
     if (sort !== 'updated') throw new Error('a search (query) lists by last update only');
     if (!this.search) throw new Error('conversation search is not available: this store was built without a search index');
-    const searchOptions = { limit, ...(options.cursor ? { cursor: options.cursor } : {}) };
-    const stagedSearch = this.staging?.search && this.staged.size > 0 ? this.staging.search : undefined;
-    const pages = await Promise.all([this.search.search(options.query, searchOptions), ...(stagedSearch ? [stagedSearch.search(options.query, searchOptions)] : [])]);
-    const byId = new Map<string, SearchMatch>();
-    for (const match of pages.flatMap((page) => page.matches)) byId.set(match.conversationId, match);
-    const merged = [...byId.values()].sort((left, right) => right.updatedAt - left.updatedAt || compareKeys(right.conversationId, left.conversationId));
-    const matches = merged.slice(0, limit);
-    // Filters apply to the page found (a page may come out short; its cursor still continues the search).
-    const conversations = await this.records.summariesOf(matches.map((match) => match.conversationId), options);
-    const more = merged.length > limit || pages.some((page) => page.nextCursor !== undefined);
-    const last = matches.at(-1);
-    const nextCursor = more && last ? encodeRecordCursor({ orderBy: 'updatedAt', order: 'desc', key: last.conversationId, updatedAt: last.updatedAt }) : undefined;
-    return { conversations, ...(nextCursor ? { nextCursor } : {}) };
+    const stagedSearch = this.staging?.searchWhileStaged();
+    return searchConversationPage([this.search, ...(stagedSearch ? [stagedSearch] : [])], this.records, options.query, limit, options.cursor, options);
   }
 
   /**
@@ -359,34 +295,17 @@ export class ConversationStore {
    */
   async deleteConversation(conversationId: string, deletedAt: number): Promise<ConversationSummary | undefined> {
     const path = conversationPath(conversationId);
-    if (this.staged.has(conversationId) && this.staging) {
-      const staging = this.staging;
+    const staging = this.staging;
+    if (staging?.has(conversationId)) {
       return this.write(conversationId, async () => {
         const summary = await this.records.summaryOf(conversationId);
-        this.staged.delete(conversationId);
         this.metadataStates.forget(conversationId);
-        await staging.logs.discard(path);
-        await staging.index.discard(CONVERSATION_INDEX, conversationId);
-        await staging.search?.removeConversation(conversationId);
+        await staging.discard(conversationId, path);
         this.records.discarded(conversationId, summary);
         return summary;
       });
     }
-    const state = await this.loadConversation(conversationId);
-    const previous = await this.records.summaryOf(conversationId);
-    if (state) {
-      await this.appendMetadata(conversationId, [{ type: 'conversation_deleted', conversationId, deletedAt }]);
-    } else if ((await this.logs.lastSeq(path, METADATA_STREAM)) === 0) {
-      return undefined;
-    }
-    const trash = `${TRASH_PATH}/${conversationId}`;
-    for (const stream of await this.logs.listStreams(path)) {
-      const entries = await this.logs.read(path, stream);
-      await this.logs.replaceStream(trash, stream, entries.map((entry) => entry.value));
-    }
-    await this.logs.deletePath(path);
-    if (!state) return undefined;
-    return previous ?? summarize(state, '');
+    return deleteDurableConversation(this.writeTarget, conversationId, path, deletedAt);
   }
 
   /**
@@ -397,22 +316,9 @@ export class ConversationStore {
    * @throws Error when the log cannot be read or replaced; the old log is then intact
    */
   rewindItems(conversationId: string, sessionId: string, afterSeq: number): Promise<number> {
-    return this.write(conversationId, async (staged) => {
-      const path = conversationPath(conversationId);
-      const last = await this.logs.lastSeq(path, sessionId);
-      if (last <= afterSeq) return 0;
-      const kept = await this.logs.read(path, sessionId, { before: afterSeq + 1 });
-      await this.logs.replaceStream(path, sessionId, kept.map((entry) => entry.value));
-      this.records.forgetPreview(conversationId);
-      const search = this.searchFor(staged);
-      const state = await this.loadConversation(conversationId);
-      if (search && state) {
-        await search.removeConversation(conversationId);
-        await search.setConversations([{ conversationId, title: state.conversation.title, updatedAt: state.conversation.updatedAt }]);
-        await search.addMessages(await this.searchableMessages(conversationId, state.sessions.map((session) => session.id)));
-      }
-      return last - afterSeq;
-    });
+    return this.write(conversationId, (staged) =>
+      cutSessionLog(this.writeTarget, this.searchFor(staged), conversationId, conversationPath(conversationId), sessionId, afterSeq),
+    );
   }
 
   /**
@@ -426,7 +332,7 @@ export class ConversationStore {
 
   /** True when the id has logs (also a conversation marked deleted whose files are not moved yet) or is staged. */
   async hasLogs(conversationId: string): Promise<boolean> {
-    return this.staged.has(conversationId) || (await this.logs.listStreams(conversationPath(conversationId))).length > 0;
+    return this.isStaged(conversationId) || (await this.logs.listStreams(conversationPath(conversationId))).length > 0;
   }
 
   /**
@@ -436,15 +342,7 @@ export class ConversationStore {
    */
   async importConversation(conversationId: string, streams: { stream: string; values: unknown[] }[]): Promise<ConversationState> {
     if (await this.hasLogs(conversationId)) throw new ConversationExistsError(conversationId);
-    const target: ConversationImportTarget = {
-      logs: this.logs,
-      records: this.records,
-      search: this.search,
-      metadataStates: this.metadataStates,
-      loadConversation: (id) => this.loadConversation(id),
-      searchableMessages: (id, sessionIds) => this.searchableMessages(id, sessionIds),
-    };
-    return writeImportedConversation(target, conversationId, conversationPath(conversationId), streams);
+    return writeImportedConversation(this.writeTarget, conversationId, conversationPath(conversationId), streams);
   }
 
   /** Ids of every conversation directory in the logs (including deleted-marked ones). */
@@ -455,22 +353,15 @@ export class ConversationStore {
 
   /** Releases what the store itself opened (the in-memory search of staged conversations); the storages stay open. */
   async close(): Promise<void> {
-    await this.staging?.search?.close();
+    await this.staging?.close();
   }
 
   private searchFor(staged: boolean): ConversationSearchIndex | undefined {
     return staged ? this.staging?.search : this.search;
   }
 
-  /**
-   * Runs a write. Writes to a staged conversation are chained (including its commit), and
-   * each learns whether the conversation is still staged when its turn comes.
-   */
+  /** Runs a write, behind the queued writes of a staged conversation (see {@link ConversationStaging.write}). */
   private write<T>(conversationId: string, operation: (staged: boolean) => Promise<T>): Promise<T> {
-    const entry = this.staged.get(conversationId);
-    if (entry === undefined) return operation(false);
-    const result = entry.tail.then(() => operation(this.staged.has(conversationId)));
-    entry.tail = result.then(ignore, ignore);
-    return result;
+    return this.staging ? this.staging.write(conversationId, operation) : operation(false);
   }
 }

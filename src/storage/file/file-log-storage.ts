@@ -6,21 +6,20 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import nodePath from 'node:path';
-import { defaultLogProblemListener, notifyLogProblem } from '../log-problems.js';
-import type { LogEntry, LogProblem, LogProblemListener, LogReadOptions, LogStorage } from '../log-storage.js';
+import { defaultLogProblemListener } from '../log-problems.js';
+import type { LogEntry, LogProblemListener, LogReadOptions, LogStorage } from '../log-storage.js';
 import {
   STREAM_FILE_SUFFIX,
   isWithinLogPath,
   normalizeReadOptions,
   serializeLogValues,
-  sortNames,
   validateLogPath,
   validateStreamId,
 } from '../log-validation.js';
+import { listChildPathNames, listStreamNames } from './directory-listing.js';
 import { FileHandlePool, type FileLease } from './file-handle-pool.js';
 import {
   closeDescriptor,
-  descriptorSize,
   ensureDirectory,
   openDescriptor,
   removeEmptyDirectories,
@@ -30,7 +29,9 @@ import {
   truncateDescriptor,
   writeAllAt,
 } from './file-io.js';
-import { countLinesBefore, inspectStreamFile, type StreamState } from './stream-state.js';
+import { OperationScheduler } from './operation-scheduler.js';
+import type { StreamState } from './stream-state.js';
+import { StreamStateCache } from './stream-state-cache.js';
 import { readStreamBackward, readStreamForward } from './stream-reads.js';
 
 /** Options of {@link FileLogStorage}. */
@@ -62,20 +63,14 @@ const noop = (): void => undefined;
  */
 export class FileLogStorage implements LogStorage {
   private readonly root: string;
-  private readonly onProblem: LogProblemListener;
   private readonly handles: FileHandlePool;
-  private readonly states = new Map<string, StreamState>();
-  private readonly loading = new Map<string, Promise<StreamState>>();
-  /** Per stream file: the tail of its queue of appends and deletions. */
-  private readonly queues = new Map<string, Promise<void>>();
-  /** Path deletions in progress; operations under them wait. */
-  private readonly deletions = new Set<{ path: string; done: Promise<void> }>();
+  private readonly states: StreamStateCache;
+  /** Per-file queues, path deletion barriers and the operations `close` waits for. */
+  private readonly operations: OperationScheduler;
   /** Directories created for a file, to fsync before its first append is acknowledged. */
   private readonly unsyncedDirectories = new Map<string, Set<string>>();
   /** Files whose directory entries (up to the root) this process has fsynced. */
   private readonly durableEntries = new Set<string>();
-  private readonly active = new Set<Promise<unknown>>();
-  private closed = false;
 
   /**
    * @param rootDirectory directory holding every path; created on the first append.
@@ -86,8 +81,9 @@ export class FileLogStorage implements LogStorage {
       throw new Error('FileLogStorage needs a root directory');
     }
     this.root = nodePath.resolve(rootDirectory);
-    this.onProblem = options.onProblem ?? defaultLogProblemListener;
     this.handles = new FileHandlePool(options.maximumOpenFiles ?? 256);
+    this.states = new StreamStateCache(this.handles, options.onProblem ?? defaultLogProblemListener);
+    this.operations = new OperationScheduler(`FileLogStorage at ${this.root}`, isWithinLogPath);
   }
 
   /** The absolute file that holds a stream (it may not exist yet). */
@@ -99,26 +95,26 @@ export class FileLogStorage implements LogStorage {
 
   /** See {@link LogStorage.append}. Errors name the path and stream; a failed batch is rolled back. */
   append<T>(path: string, stream: string, values: T[]): Promise<LogEntry<T>[]> {
-    return this.track(() => {
+    return this.operations.track(() => {
       const filePath = this.streamFilePath(path, stream);
       const texts = serializeLogValues(path, stream, values);
       if (texts.length === 0) return Promise.resolve([]);
-      return this.afterDeletions(path, () =>
-        this.enqueue(filePath, () => this.appendNow(path, stream, filePath, values, texts)),
+      return this.operations.afterDeletions(path, () =>
+        this.operations.enqueue(filePath, () => this.appendNow(path, stream, filePath, values, texts)),
       );
     });
   }
 
   /** See {@link LogStorage.read}. Both cursors may be combined to read a bounded range. */
   read<T = unknown>(path: string, stream: string, options?: LogReadOptions): Promise<LogEntry<T>[]> {
-    return this.track(() => {
+    return this.operations.track(() => {
       const filePath = this.streamFilePath(path, stream);
       const normalized = normalizeReadOptions(options);
-      return this.afterDeletions(path, async () => {
+      return this.operations.afterDeletions(path, async () => {
         if (normalized.limit === 0) return [];
         return this.withStream(path, stream, filePath, async (state, fd) => {
           const onCorrupt = (offset: number, reason: string): Promise<void> =>
-            this.report(state, fd, 'corrupt_line', offset, `corrupt line skipped: ${reason}`);
+            this.states.report(state, fd, 'corrupt_line', offset, `corrupt line skipped: ${reason}`);
           const read = normalized.direction === 'forward' ? readStreamForward : readStreamBackward;
           return (await read(fd, state, normalized, onCorrupt)) as LogEntry<T>[];
         }, []);
@@ -128,9 +124,9 @@ export class FileLogStorage implements LogStorage {
 
   /** See {@link LogStorage.lastSeq}. */
   lastSeq(path: string, stream: string): Promise<number> {
-    return this.track(() => {
+    return this.operations.track(() => {
       const filePath = this.streamFilePath(path, stream);
-      return this.afterDeletions(path, () =>
+      return this.operations.afterDeletions(path, () =>
         this.withStream(path, stream, filePath, async (state) => state.lastSeq, 0),
       );
     });
@@ -138,26 +134,12 @@ export class FileLogStorage implements LogStorage {
 
   /** See {@link LogStorage.listStreams}: the `.jsonl` files of the path's directory. */
   listStreams(path: string): Promise<string[]> {
-    return this.track(async () => {
-      const entries = await this.listDirectory(path);
-      const names = entries
-        .filter((entry) => entry.isFile() && entry.name.endsWith(STREAM_FILE_SUFFIX))
-        .map((entry) => entry.name.slice(0, -STREAM_FILE_SUFFIX.length))
-        .filter((name) => isValidName(() => validateStreamId(name, path)));
-      return sortNames(names);
-    });
+    return this.operations.track(() => listStreamNames(this.root, path));
   }
 
   /** See {@link LogStorage.listPaths}: returns child names (single segments), not full paths. */
   listPaths(path: string): Promise<string[]> {
-    return this.track(async () => {
-      const entries = await this.listDirectory(path);
-      const names = entries
-        .filter((entry) => entry.isDirectory())
-        .map((entry) => entry.name)
-        .filter((name) => isValidName(() => validateLogPath(name)));
-      return sortNames(names);
-    });
+    return this.operations.track(() => listChildPathNames(this.root, path));
   }
 
   /**
@@ -167,12 +149,12 @@ export class FileLogStorage implements LogStorage {
    * leaves the old file whole (the temporary file is an orphan, ignored), after it the new one.
    */
   replaceStream<T>(path: string, stream: string, values: T[]): Promise<LogEntry<T>[]> {
-    return this.track(() => {
+    return this.operations.track(() => {
       const filePath = this.streamFilePath(path, stream);
       const texts = serializeLogValues(path, stream, values);
       const segments = validateLogPath(path);
-      return this.afterDeletions(path, () =>
-        this.enqueue(filePath, async () => {
+      return this.operations.afterDeletions(path, () =>
+        this.operations.enqueue(filePath, async () => {
           await ensureDirectory(this.root, segments);
           const temporary = `${filePath}.replace-${randomBytes(6).toString('hex')}`;
           const text = texts.map((value, index) => `{"seq":${index + 1},"value":${value}}\n`).join('');
@@ -205,11 +187,11 @@ export class FileLogStorage implements LogStorage {
 
   /** See {@link LogStorage.deleteStream}; waits for the stream's queued appends first. */
   deleteStream(path: string, stream: string): Promise<void> {
-    return this.track(() => {
+    return this.operations.track(() => {
       const filePath = this.streamFilePath(path, stream);
       const segments = validateLogPath(path);
-      return this.afterDeletions(path, () =>
-        this.enqueue(filePath, async () => {
+      return this.operations.afterDeletions(path, () =>
+        this.operations.enqueue(filePath, async () => {
           this.forgetStream(filePath);
           await this.handles.forget(filePath);
           try {
@@ -231,94 +213,30 @@ export class FileLogStorage implements LogStorage {
    * The root path `''` empties the root directory.
    */
   deletePath(path: string): Promise<void> {
-    return this.track(() => {
+    return this.operations.track(() => {
       const segments = validateLogPath(path);
-      const earlier = [...this.deletions].filter((other) => isWithinLogPath(other.path, path) || isWithinLogPath(path, other.path));
       const directory = nodePath.join(this.root, ...segments);
       const isUnder = (filePath: string): boolean => segments.length === 0 || filePath.startsWith(directory + nodePath.sep);
-      const deletion = {
-        path,
-        done: (async () => {
-          await Promise.allSettled(earlier.map((other) => other.done));
-          await Promise.allSettled([...this.queues].filter(([filePath]) => isUnder(filePath)).map(([, queue]) => queue));
-          const known = new Set([...this.states.keys(), ...this.unsyncedDirectories.keys(), ...this.durableEntries]);
-          for (const filePath of known) if (isUnder(filePath)) this.forgetStream(filePath);
-          await this.handles.forgetWhere(isUnder);
-          await removePathDirectory(this.root, segments);
-        })(),
-      };
-      this.deletions.add(deletion);
-      return deletion.done.finally(() => this.deletions.delete(deletion));
+      return this.operations.runDeletion(path, isUnder, async () => {
+        const known = new Set([...this.states.cachedFiles(), ...this.unsyncedDirectories.keys(), ...this.durableEntries]);
+        for (const filePath of known) if (isUnder(filePath)) this.forgetStream(filePath);
+        await this.handles.forgetWhere(isUnder);
+        await removePathDirectory(this.root, segments);
+      });
     });
   }
 
   /** Waits for operations in progress, then closes every file. Later calls throw. Idempotent. */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await Promise.allSettled([...this.active]);
+    if (!(await this.operations.close())) return;
     await this.handles.closeAll();
     this.states.clear();
   }
 
-  private track<R>(operation: () => Promise<R>): Promise<R> {
-    if (this.closed) return Promise.reject(new Error(`FileLogStorage at ${this.root} is closed`));
-    let result: Promise<R>;
-    try {
-      result = operation();
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    this.active.add(result);
-    const forget = (): void => {
-      this.active.delete(result);
-    };
-    result.then(forget, forget);
-    return result;
-  }
-
-  /**
-   * Runs `operation` once no deletion covering `path` is in progress. The check and the
-   * start of `operation` happen in the same synchronous step, so a deletion registered
-   * later always sees the operation in the queues it waits for.
-   */
-  private afterDeletions<R>(path: string, operation: () => Promise<R>): Promise<R> {
-    for (const deletion of this.deletions) {
-      if (isWithinLogPath(path, deletion.path)) {
-        return deletion.done.then(() => this.afterDeletions(path, operation), () => this.afterDeletions(path, operation));
-      }
-    }
-    return operation();
-  }
-
-  private enqueue<R>(filePath: string, operation: () => Promise<R>): Promise<R> {
-    const previous = this.queues.get(filePath) ?? Promise.resolve();
-    const result = previous.then(operation);
-    const settled = result.then(noop, noop);
-    this.queues.set(filePath, settled);
-    // `settled` never rejects: it swallows the operation's outcome, which `result` carries.
-    settled.then(() => {
-      if (this.queues.get(filePath) === settled) this.queues.delete(filePath);
-    }, noop);
-    return result;
-  }
-
   private forgetStream(filePath: string): void {
-    this.states.delete(filePath);
-    this.loading.delete(filePath);
+    this.states.forget(filePath);
     this.unsyncedDirectories.delete(filePath);
     this.durableEntries.delete(filePath);
-  }
-
-  private async listDirectory(path: string): Promise<fs.Dirent[]> {
-    const segments = validateLogPath(path);
-    try {
-      return await fs.promises.readdir(nodePath.join(this.root, ...segments), { withFileTypes: true });
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return [];
-      throw error;
-    }
   }
 
   /** Runs `operation` with the stream's state and descriptor; `missing` when the file does not exist. */
@@ -332,60 +250,10 @@ export class FileLogStorage implements LogStorage {
     const lease = await this.handles.acquire(filePath, false);
     if (lease === undefined) return missing;
     try {
-      return await operation(await this.stateFor(path, stream, filePath, lease), lease.fd);
+      return await operation(await this.states.stateFor(path, stream, filePath, lease), lease.fd);
     } finally {
       await this.handles.release(lease);
     }
-  }
-
-  /**
-   * The cached state of a stream, loaded from the file's tail on first use. A state read
-   * through a descriptor whose file was deleted meanwhile is used once but not cached, so
-   * a recreated file never inherits it.
-   */
-  private stateFor(path: string, stream: string, filePath: string, lease: FileLease): Promise<StreamState> {
-    const cached = this.states.get(filePath);
-    if (cached !== undefined) return Promise.resolve(cached);
-    const fd = lease.fd;
-    let loading = this.loading.get(filePath);
-    if (loading === undefined) {
-      loading = (async () => {
-        const size = await descriptorSize(fd);
-        const reported = new Set<string>();
-        const state = await inspectStreamFile(fd, size, { path, stream, filePath }, (kind, offset, message) =>
-          this.report({ path, stream, filePath, reported }, fd, kind, offset, message),
-        );
-        for (const id of reported) state.reported.add(id);
-        if (this.loading.get(filePath) === loading) {
-          this.loading.delete(filePath);
-          if (this.handles.isCurrent(lease)) this.states.set(filePath, state);
-        }
-        return state;
-      })();
-      this.loading.set(filePath, loading);
-      loading.catch(() => {
-        if (this.loading.get(filePath) === loading) this.loading.delete(filePath);
-      });
-    }
-    return loading;
-  }
-
-  private async report(
-    where: { path: string; stream: string; filePath: string; reported: Set<string> },
-    fd: number,
-    kind: LogProblem['kind'],
-    offset: number,
-    message: string,
-  ): Promise<void> {
-    const id = `${kind}@${offset}`;
-    if (where.reported.has(id)) return;
-    where.reported.add(id);
-    let location = `${where.filePath}, byte offset ${offset}`;
-    if (kind === 'corrupt_line') {
-      const line = await countLinesBefore(fd, offset).then((count) => String(count + 1), () => 'unknown');
-      location = `${where.filePath}, line ${line} (byte offset ${offset})`;
-    }
-    notifyLogProblem(this.onProblem, { path: where.path, stream: where.stream, kind, location, message });
   }
 
   private async openForAppend(path: string, filePath: string): Promise<FileLease> {
@@ -421,7 +289,7 @@ export class FileLogStorage implements LogStorage {
       for (const directory of directories) await syncDirectory(directory);
       this.unsyncedDirectories.delete(filePath);
       this.durableEntries.add(filePath);
-      const state = await this.stateFor(path, stream, filePath, lease);
+      const state = await this.states.stateFor(path, stream, filePath, lease);
       const firstSeq = state.lastSeq + 1;
       let text = state.needsNewline ? '\n' : '';
       for (let index = 0; index < texts.length; index += 1) {
@@ -460,14 +328,5 @@ export class FileLogStorage implements LogStorage {
       state.fileLength = Number.POSITIVE_INFINITY;
       this.forgetStream(state.filePath);
     }
-  }
-}
-
-function isValidName(check: () => void): boolean {
-  try {
-    check();
-    return true;
-  } catch {
-    return false;
   }
 }
