@@ -4,7 +4,7 @@
  * disabled, for a person to enable it); creating one (once, cron in a time zone, or every
  * interval); pause, resume, run now, delete; and the run history of a task with each outcome.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ScheduledTask, ScheduleRun, TaskSchedule } from '../../protocol/schedules.js';
 import { confirmAction } from '../components/confirm-dialog.js';
 import { failureMessage } from '../components/feedback.js';
@@ -150,6 +150,11 @@ function RunHistory({ runs }: { runs: ScheduleRun[] }) {
   );
 }
 
+/** Statuses of a run that will still change (ScheduleRunStatusSchema). */
+const UNFINISHED_RUN_STATUSES: ReadonlySet<ScheduleRun['status']> = new Set(['queued', 'claimed', 'dispatched', 'retrying']);
+/** How soon a history showing an unfinished run is read again, ms. */
+const HISTORY_RECHECK_MS = 1_000;
+
 /** The scheduled-tasks drawer of a conversation. */
 export function SchedulesDrawer({ conversationId }: { conversationId: string }) {
   const app = useApp();
@@ -162,21 +167,41 @@ export function SchedulesDrawer({ conversationId }: { conversationId: string }) 
       (result) => setTasks(result.tasks),
       (failure: unknown) => setError(failureMessage(failure)),
     );
-  const showHistory = (taskId: string) =>
-    app.client.request('schedules/history', { taskId }).then(
-      (result) => setHistory({ taskId, runs: result.runs }),
+  // The task whose history is shown or asked for. Read by the notification listener at the
+  // moment a turn ends: a run started with "Run now" can end before its history's answer is
+  // drawn, and a value captured at the last render would miss that end.
+  const historyTask = useRef<string | undefined>();
+  const showHistory = (taskId: string) => {
+    historyTask.current = taskId;
+    return app.client.request('schedules/history', { taskId }).then(
+      (result) => {
+        if (historyTask.current === taskId) setHistory({ taskId, runs: result.runs });
+      },
       (failure: unknown) => setError(failureMessage(failure)),
     );
+  };
+  const hideHistory = () => {
+    historyTask.current = undefined;
+    setHistory(undefined);
+  };
   useEffect(() => void load(), [conversationId]);
+  // A run's status is saved after its turn ends (the scheduler waits for the turn, then records
+  // the outcome), so the history read when `turn/completed` arrives can still show it running:
+  // while a shown run is unfinished, the history is read again.
+  useEffect(() => {
+    if (!history?.runs.some((run) => UNFINISHED_RUN_STATUSES.has(run.status))) return;
+    const timer = setTimeout(() => void showHistory(history.taskId), HISTORY_RECHECK_MS);
+    return () => clearTimeout(timer);
+  }, [history]);
   // A run started here changes status as its turn goes: the shown history follows each turn's end.
   useEffect(
     () =>
       app.client.onNotification((event) => {
         if (event.method !== 'turn/completed' || event.params.conversationId !== conversationId) return;
         void load();
-        if (history) void showHistory(history.taskId);
+        if (historyTask.current !== undefined) void showHistory(historyTask.current);
       }),
-    [conversationId, history?.taskId],
+    [conversationId],
   );
   const act = async (work: () => Promise<unknown>, then?: () => Promise<unknown>) => {
     setError(undefined);
@@ -196,7 +221,7 @@ export function SchedulesDrawer({ conversationId }: { conversationId: string }) 
   const remove = async (task: ScheduledTask) => {
     if (!(await confirmAction(`Delete the scheduled task “${task.name}” and its run history?`, 'Delete'))) return;
     await act(() => app.client.request('schedules/delete', { taskId: task.id }));
-    if (history?.taskId === task.id) setHistory(undefined);
+    if (history?.taskId === task.id) hideHistory();
   };
   if (!tasks) return error ? <p class="error-text" role="alert">{error}</p> : <p class="muted">Loading…</p>;
   return (
@@ -231,7 +256,7 @@ export function SchedulesDrawer({ conversationId }: { conversationId: string }) 
               <button type="button" class="secondary small" onClick={() => void act(() => app.client.request('schedules/runNow', { taskId: task.id }), () => showHistory(task.id))}>
                 Run now
               </button>
-              <button type="button" class="secondary small" aria-pressed={history?.taskId === task.id} onClick={() => (history?.taskId === task.id ? setHistory(undefined) : void showHistory(task.id))}>
+              <button type="button" class="secondary small" aria-pressed={history?.taskId === task.id} onClick={() => (history?.taskId === task.id ? hideHistory() : void showHistory(task.id))}>
                 History
               </button>
               <button type="button" class="secondary small danger-text" onClick={() => void remove(task)}>
