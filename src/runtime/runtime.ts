@@ -31,7 +31,7 @@ import { NotFoundError, InvalidWorkLocationError } from './runtime-errors.js';
 import { StateConflictError } from './state-conflict-error.js';
 import { RuntimeExecutors } from './runtime-executors.js';
 import { RuntimeExtensions } from './runtime-extensions.js';
-import { conversationsToClose } from './conversation-eviction.js';
+import { OpenConversations } from './open-conversations.js';
 
 export { NotFoundError, InvalidWorkLocationError } from './runtime-errors.js';
 
@@ -68,12 +68,6 @@ export const DEFAULT_LIMITS: RuntimeLimits = {
   maxIdleHistoryChars: 1_000_000,
   idleConversationMs: 10 * 60_000,
 };
-
-/**
- * A conversation used within this long is never closed for being idle, so a handler that just
- * got it never finds it closed under its feet, ms.
- */
-const EVICTION_GRACE_MS = 5_000;
 
 /** What a runtime is built from. */
 export interface RuntimeOptions {
@@ -138,19 +132,14 @@ export class Runtime {
   defaultAgent: string;
   /** The live conversation list feed (`conversations/subscribe`), fed by the store's index changes. */
   readonly conversationFeed = new ConversationListFeed();
-  private readonly open = new Map<string, Promise<LiveConversation>>();
-  /** The conversations whose opening has finished. */
-  private readonly opened = new Map<string, LiveConversation>();
-  /** When each open conversation was last asked for (`getConversation`), ms since the epoch; least recent first. */
-  private readonly lastUsed = new Map<string, number>();
-  private evictionTimer: NodeJS.Timeout | undefined;
-  private activityAt = Date.now();
+  private readonly openConversations: OpenConversations;
 
   constructor(options: RuntimeOptions) {
     this.store = options.store;
     this.models = options.models;
     this.tools = options.tools;
-    this.executors = new RuntimeExecutors(options.executors, () => [...this.opened.values()].flatMap((conversation) => conversation.workspaces.map((workspace) => workspace.executor)), options.logger);
+    this.openConversations = new OpenConversations({ open: (conversationId) => this.openConversation(conversationId), bounds: () => this.limits, logger: options.logger });
+    this.executors = new RuntimeExecutors(options.executors, () => [...this.openConversations.values()].flatMap((conversation) => conversation.workspaces.map((workspace) => workspace.executor)), options.logger);
     this.mcp = options.mcp;
     this.hooks = options.hooks ?? NO_HOOKS;
     this.skillsDirectory = options.skillsDirectory;
@@ -174,51 +163,19 @@ export class Runtime {
    * live one, if it was open, for the caller to shut down. A later `getConversation` reads
    * storage again.
    */
-  async takeOpenConversation(conversationId: string): Promise<LiveConversation | undefined> {
-    const opening = this.open.get(conversationId);
-    this.open.delete(conversationId);
-    this.opened.delete(conversationId);
-    this.lastUsed.delete(conversationId);
-    return opening?.catch(() => undefined);
-  }
-
-  private scheduleEviction(): void {
-    if (this.evictionTimer) return;
-    // Soon after a burst of use, and then while conversations stay open; never keeps the process alive.
-    this.evictionTimer = setTimeout(() => {
-      this.evictionTimer = undefined;
-      this.evictIdleConversations().catch((error: unknown) => this.logger?.warn({ error: (error as Error).message }, 'closing idle conversations failed'));
-    }, Math.min(EVICTION_GRACE_MS, this.limits.idleConversationMs));
-    this.evictionTimer.unref();
+  takeOpenConversation(conversationId: string): Promise<LiveConversation | undefined> {
+    return this.openConversations.take(conversationId);
   }
 
   /**
-   * Closes open conversations nobody uses (see `LiveConversation.isEvictable`): the least
+   * Closes open conversations nobody uses (see `OpenConversations.evictIdle`): the least
    * recently used beyond `maxIdleOpenConversations` or beyond `maxIdleHistoryChars` of history
-   * text, and any unused for `idleConversationMs` (see `conversationsToClose`).
-   * Their MCP servers stop and their items leave memory; the next use opens them from storage.
+   * text, and any unused for `idleConversationMs`.
    * @param now the current time, ms (tests)
    * @returns the ids of the conversations closed
    */
-  async evictIdleConversations(now = Date.now()): Promise<string[]> {
-    const idle = [...this.lastUsed].flatMap(([conversationId, usedAt]) => {
-      const live = this.opened.get(conversationId);
-      const pastGrace = now - usedAt >= Math.min(EVICTION_GRACE_MS, this.limits.idleConversationMs);
-      return pastGrace && live?.isEvictable === true ? [{ conversationId, usedAt, historyChars: live.historyChars }] : [];
-    });
-    const evicted = conversationsToClose(idle, this.limits, now);
-    // Out of the tables first, all in this tick: a request arriving meanwhile opens a fresh copy from storage.
-    const closing = evicted.flatMap((conversationId) => {
-      const live = this.opened.get(conversationId);
-      this.open.delete(conversationId);
-      this.opened.delete(conversationId);
-      this.lastUsed.delete(conversationId);
-      return live ? [live.shutdown()] : [];
-    });
-    await Promise.all(closing);
-    if (evicted.length > 0) this.activityAt = Date.now();
-    if (this.opened.size > 0) this.scheduleEviction();
-    return evicted;
+  evictIdleConversations(now = Date.now()): Promise<string[]> {
+    return this.openConversations.evictIdle(now);
   }
 
   /**
@@ -246,7 +203,7 @@ export class Runtime {
 
   /** The number of open conversations (loaded from storage or created since the start). */
   get openConversationCount(): number {
-    return this.opened.size;
+    return this.openConversations.size;
   }
 
   /**
@@ -364,8 +321,7 @@ export class Runtime {
     const live = new LiveConversation(this, conversation, this.workspacesOf(conversation), { conversation, sessions: [session], turns: [], metadataSeq: 2 }, new Map());
     // Nothing is stored yet: every head is 0, known at once, so subscribers attach in their own tick.
     await live.loadHeads();
-    this.open.set(conversationId, Promise.resolve(live));
-    this.opened.set(conversationId, live);
+    this.openConversations.add(live);
     return live;
   }
 
@@ -395,20 +351,7 @@ export class Runtime {
    * @throws NotFoundError when it does not exist
    */
   getConversation(conversationId: string): Promise<LiveConversation> {
-    this.activityAt = Date.now();
-    this.lastUsed.delete(conversationId);
-    this.lastUsed.set(conversationId, Date.now());
-    this.scheduleEviction();
-    let opening = this.open.get(conversationId);
-    if (!opening) {
-      opening = this.openConversation(conversationId);
-      this.open.set(conversationId, opening);
-      opening.then(
-        (live) => this.opened.set(conversationId, live),
-        () => this.open.delete(conversationId),
-      );
-    }
-    return opening;
+    return this.openConversations.get(conversationId);
   }
 
   private async openConversation(conversationId: string): Promise<LiveConversation> {
@@ -443,24 +386,22 @@ export class Runtime {
    * ms since the epoch: the server gives memory back once this is old and no turn runs.
    */
   get lastActivityAt(): number {
-    return this.activityAt;
+    return this.openConversations.lastActivityAt;
   }
 
   /** True when no turn is running in any open conversation. */
   isIdle(): boolean {
-    return ![...this.opened.values()].some((conversation) => conversation.isBusy);
+    return ![...this.openConversations.values()].some((conversation) => conversation.isBusy);
   }
 
   /** Number of clients attached across open conversations. */
   subscriberCount(): number {
-    return [...this.opened.values()].reduce((sum, conversation) => sum + conversation.subscriberCount, 0);
+    return [...this.openConversations.values()].reduce((sum, conversation) => sum + conversation.subscriberCount, 0);
   }
 
   /** Interrupts running turns (recorded as `shutdown`), waits for their records, closes executors. */
   async shutdown(): Promise<void> {
-    clearTimeout(this.evictionTimer);
-    const conversations = await Promise.allSettled(this.open.values());
-    await Promise.all(conversations.flatMap((result) => (result.status === 'fulfilled' ? [result.value.shutdown()] : [])));
+    await this.openConversations.shutdown();
     await this.executors.closeAll();
   }
 }
