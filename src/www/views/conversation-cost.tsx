@@ -9,6 +9,9 @@ import type { NotificationParams } from '../../protocol/methods.js';
 import { formatTokens, formatUsd } from '../components/format.js';
 import { useApp } from '../state/app-state.js';
 
+/** How long after a turn's end its cost is read again, ms (see `ConversationCost`). */
+const COST_RECHECK_MS = 1_000;
+
 /** The conversation's total cost and tokens, in its header (nothing while unknown). */
 export function ConversationCost({ conversationId }: { conversationId: string }) {
   const app = useApp();
@@ -21,9 +24,22 @@ export function ConversationCost({ conversationId }: { conversationId: string })
         () => setTotals(undefined),
       );
     read();
-    return app.client.onNotification((event) => {
-      if (event.method === 'turn/completed' && event.params.conversationId === conversationId) read();
+    // A turn's cost enters the ledger after clients hear `turn/completed` (the work after a turn
+    // runs once it is announced): read at once, and again a moment later for that turn.
+    const timers = new Set<ReturnType<typeof setTimeout>>();
+    const removeListener = app.client.onNotification((event) => {
+      if (event.method !== 'turn/completed' || event.params.conversationId !== conversationId) return;
+      read();
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        read();
+      }, COST_RECHECK_MS);
+      timers.add(timer);
     });
+    return () => {
+      removeListener();
+      for (const timer of timers) clearTimeout(timer);
+    };
   }, [conversationId]);
   if (!totals || totals.turns === 0) return null;
   const unpriced = totals.unpricedTurns > 0 ? ` (${totals.unpricedTurns} turn${totals.unpricedTurns === 1 ? '' : 's'} without prices)` : '';
