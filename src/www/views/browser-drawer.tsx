@@ -29,7 +29,11 @@ export function BrowserDrawer({ conversationId }: { conversationId: string }) {
   const app = useApp();
   const [state, setState] = useState<BrowserState | undefined>();
   const [shot, setShot] = useState<Shot | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  // Kept apart: the refresh, every second, clears its own error when it succeeds, and must not
+  // clear the reason the person's last action was refused before it could be read.
+  const [refreshError, setRefreshError] = useState<string | undefined>();
+  const [actionError, setActionError] = useState<string | undefined>();
+  const error = actionError ?? refreshError;
   const [address, setAddress] = useState('');
   const [text, setText] = useState('');
   const [busy, setBusy] = useState(false);
@@ -62,12 +66,12 @@ export function BrowserDrawer({ conversationId }: { conversationId: string }) {
           else setShot(undefined);
         }
         if (stopped) return;
-        setError(undefined);
+        setRefreshError(undefined);
         timer = setTimeout(() => void refresh(), running ? REFRESH_MS : STOPPED_REFRESH_MS);
       } catch (failure) {
         if (stopped) return;
         running = false;
-        setError(message(failure));
+        setRefreshError(message(failure));
         timer = setTimeout(() => void refresh(), STOPPED_REFRESH_MS);
       }
     };
@@ -82,9 +86,9 @@ export function BrowserDrawer({ conversationId }: { conversationId: string }) {
     setBusy(true);
     try {
       setState(await app.client.request('browser/input', { conversationId, action }));
-      setError(undefined);
+      setActionError(undefined);
     } catch (failure) {
-      setError(message(failure));
+      setActionError(message(failure));
     } finally {
       setBusy(false);
     }
@@ -92,10 +96,11 @@ export function BrowserDrawer({ conversationId }: { conversationId: string }) {
   const stop = async () => {
     try {
       await app.client.request('browser/stop', { conversationId });
+      setActionError(undefined);
       setState((current) => (current ? { ...current, running: false } : current));
       setShot(undefined);
     } catch (failure) {
-      setError(message(failure));
+      setActionError(message(failure));
     }
   };
   const clickAt = (event: MouseEvent) => {
