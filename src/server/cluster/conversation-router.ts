@@ -15,24 +15,17 @@
  */
 import type { Caller } from '../../platform/caller.js';
 import { RpcError, type AnyNotification } from '../../protocol/index.js';
-import { subscribeConnection } from '../connection-subscription.js';
+import { subscribeConnection, type SubscribingConnection } from '../connection-subscription.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { ConversationOwnership } from './conversation-ownership.js';
 import { PeerLink, PeerUnreachableError, peerFailure, type ChannelClient } from './peer-link.js';
 
 /** What the router needs of a client connection (an `RpcConnection`). */
-export interface RoutedConnection {
+export interface RoutedConnection extends SubscribingConnection {
   readonly number: number;
   readonly caller: Caller;
   readonly clientName: string;
-  notify(event: AnyNotification): void;
-  beginSubscription(conversationId: string): AbortSignal;
-  endSubscription(conversationId: string, signal?: AbortSignal): void;
-  ready(): Promise<void> | undefined;
-  readonly holdLimitBytes: number;
-  closeLagging(): void;
   onDispose(task: () => void): () => void;
-  replayFailed(conversationId: string, error: unknown): void;
 }
 
 /** Where a request goes: served here, or already answered by the owner. */
