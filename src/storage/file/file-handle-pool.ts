@@ -33,6 +33,12 @@ interface Lease extends FileLease {
 export class FileHandlePool {
   private readonly handles = new Map<string, PooledHandle>();
   private readonly opening = new Map<string, Promise<{ handle: PooledHandle; created: boolean }>>();
+  /**
+   * How many times each file was forgotten. An open that began before a forget (it may have
+   * opened the file that was replaced or deleted) must not enter the pool after it: it would
+   * serve the old file to every later operation.
+   */
+  private readonly forgotten = new Map<string, number>();
 
   /** @param maximumOpen idle descriptors beyond this count are closed, oldest first. */
   constructor(private readonly maximumOpen: number) {}
@@ -77,8 +83,14 @@ export class FileHandlePool {
     return !(lease as Lease).handle.retired;
   }
 
-  /** Takes a file's descriptor out of the pool (file deleted or replaced); it closes when idle. */
+  /**
+   * Takes a file's descriptor out of the pool once the file was deleted or replaced; it closes
+   * when idle. Call it after the change on disk: an open still in progress (begun before the
+   * change) completes outside the pool, and the next acquisition opens the file afresh.
+   */
   async forget(filePath: string): Promise<void> {
+    this.forgotten.set(filePath, (this.forgotten.get(filePath) ?? 0) + 1);
+    this.opening.delete(filePath);
     const handle = this.handles.get(filePath);
     if (handle === undefined) return;
     this.handles.delete(filePath);
@@ -87,7 +99,7 @@ export class FileHandlePool {
 
   /** Forgets every file whose path passes `predicate`. */
   async forgetWhere(predicate: (filePath: string) => boolean): Promise<void> {
-    for (const filePath of [...this.handles.keys()]) {
+    for (const filePath of new Set([...this.handles.keys(), ...this.opening.keys()])) {
       if (predicate(filePath)) await this.forget(filePath);
     }
   }
@@ -119,10 +131,13 @@ export class FileHandlePool {
         return this.open(filePath, create);
       }
     }
+    const generation = this.forgotten.get(filePath) ?? 0;
     const opening = (async () => {
       const { fd, created } = await openStreamFile(filePath, create);
-      const handle: PooledHandle = { filePath, fd, users: 0, retired: false, closed: false };
-      this.handles.set(filePath, handle);
+      // Forgotten meanwhile: this descriptor may be the old file's. It serves this one caller only.
+      const current = (this.forgotten.get(filePath) ?? 0) === generation;
+      const handle: PooledHandle = { filePath, fd, users: 0, retired: !current, closed: false };
+      if (current) this.handles.set(filePath, handle);
       return { handle, created };
     })();
     this.opening.set(filePath, opening);
@@ -132,7 +147,7 @@ export class FileHandlePool {
       if (!create && (error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
     } finally {
-      this.opening.delete(filePath);
+      if (this.opening.get(filePath) === opening) this.opening.delete(filePath);
     }
   }
 

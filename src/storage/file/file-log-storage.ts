@@ -166,14 +166,15 @@ export class FileLogStorage implements LogStorage {
             } finally {
               await closeDescriptor(fd);
             }
-            // Cached offsets and open descriptors belong to the old file.
-            this.forgetStream(filePath);
-            await this.handles.forget(filePath);
             await fs.promises.rename(temporary, filePath);
           } catch (error) {
             await fs.promises.unlink(temporary).catch(noop);
             throw new Error(`Replacing stream ${JSON.stringify(stream)} in path ${JSON.stringify(path)} failed: ${(error as Error).message}`, { cause: error });
           }
+          // Cached offsets and open descriptors belong to the old file. Dropped after the rename,
+          // not before: a read in between would open the old file again and keep it pooled.
+          this.forgetStream(filePath);
+          await this.handles.forget(filePath);
           for (let directory = nodePath.dirname(filePath); directory.startsWith(this.root); directory = nodePath.dirname(directory)) {
             await syncDirectory(directory);
             if (directory === this.root) break;
@@ -192,14 +193,18 @@ export class FileLogStorage implements LogStorage {
       const segments = validateLogPath(path);
       return this.operations.afterDeletions(path, () =>
         this.operations.enqueue(filePath, async () => {
-          this.forgetStream(filePath);
-          await this.handles.forget(filePath);
+          let existed = true;
           try {
             await fs.promises.unlink(filePath);
           } catch (error) {
-            if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-            throw error;
+            if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+            existed = false;
+          } finally {
+            // After the unlink, not before: a read in between would open the file again and keep it pooled.
+            this.forgetStream(filePath);
+            await this.handles.forget(filePath);
           }
+          if (!existed) return;
           await syncDirectory(nodePath.dirname(filePath)).catch(noop);
           await removeEmptyDirectories(this.root, segments);
         }),
@@ -218,10 +223,14 @@ export class FileLogStorage implements LogStorage {
       const directory = nodePath.join(this.root, ...segments);
       const isUnder = (filePath: string): boolean => segments.length === 0 || filePath.startsWith(directory + nodePath.sep);
       return this.operations.runDeletion(path, isUnder, async () => {
-        const known = new Set([...this.states.cachedFiles(), ...this.unsyncedDirectories.keys(), ...this.durableEntries]);
-        for (const filePath of known) if (isUnder(filePath)) this.forgetStream(filePath);
-        await this.handles.forgetWhere(isUnder);
-        await removePathDirectory(this.root, segments);
+        try {
+          await removePathDirectory(this.root, segments);
+        } finally {
+          // After the removal, not before: a read still opening a file under the path must not keep it pooled.
+          const known = new Set([...this.states.cachedFiles(), ...this.unsyncedDirectories.keys(), ...this.durableEntries]);
+          for (const filePath of known) if (isUnder(filePath)) this.forgetStream(filePath);
+          await this.handles.forgetWhere(isUnder);
+        }
       });
     });
   }

@@ -19,10 +19,17 @@ export interface ProblemLocation {
   reported: Set<string>;
 }
 
+/** A state being read from a stream file, through descriptor `fd`. */
+interface LoadInProgress {
+  fd: number;
+  state: Promise<StreamState>;
+}
+
 /** The cached states of the stream files of one FileLogStorage, keyed by absolute file path. */
 export class StreamStateCache {
   private readonly states = new Map<string, StreamState>();
-  private readonly loading = new Map<string, Promise<StreamState>>();
+  /** Loads in progress: a caller joins only a load through its own descriptor (another may be the replaced file's). */
+  private readonly loading = new Map<string, LoadInProgress>();
 
   /**
    * @param handles the pool the leases come from (a state is cached only while its lease's
@@ -45,27 +52,30 @@ export class StreamStateCache {
     const cached = this.states.get(filePath);
     if (cached !== undefined) return Promise.resolve(cached);
     const fd = lease.fd;
-    let loading = this.loading.get(filePath);
-    if (loading === undefined) {
-      loading = (async () => {
-        const size = await descriptorSize(fd);
-        const reported = new Set<string>();
-        const state = await inspectStreamFile(fd, size, { path, stream, filePath }, (kind, offset, message) =>
-          this.report({ path, stream, filePath, reported }, fd, kind, offset, message),
-        );
-        for (const id of reported) state.reported.add(id);
-        if (this.loading.get(filePath) === loading) {
-          this.loading.delete(filePath);
-          if (this.handles.isCurrent(lease)) this.states.set(filePath, state);
-        }
-        return state;
-      })();
-      this.loading.set(filePath, loading);
-      loading.catch(() => {
-        if (this.loading.get(filePath) === loading) this.loading.delete(filePath);
-      });
+    const inProgress = this.loading.get(filePath);
+    if (inProgress !== undefined && inProgress.fd === fd) return inProgress.state;
+    const loading: LoadInProgress = { fd, state: this.load(path, stream, filePath, lease, () => this.loading.get(filePath) === loading) };
+    this.loading.set(filePath, loading);
+    loading.state.catch(() => {
+      if (this.loading.get(filePath) === loading) this.loading.delete(filePath);
+    });
+    return loading.state;
+  }
+
+  /** Reads a stream's state through the lease; caches it if the load is still the file's latest (`isLatest`) and the lease's descriptor still the pool's. */
+  private async load(path: string, stream: string, filePath: string, lease: FileLease, isLatest: () => boolean): Promise<StreamState> {
+    const fd = lease.fd;
+    const size = await descriptorSize(fd);
+    const reported = new Set<string>();
+    const state = await inspectStreamFile(fd, size, { path, stream, filePath }, (kind, offset, message) =>
+      this.report({ path, stream, filePath, reported }, fd, kind, offset, message),
+    );
+    for (const id of reported) state.reported.add(id);
+    if (isLatest()) {
+      this.loading.delete(filePath);
+      if (this.handles.isCurrent(lease)) this.states.set(filePath, state);
     }
-    return loading;
+    return state;
   }
 
   /**
