@@ -36,12 +36,33 @@ const NEWLINE = 0x0a;
 const COMMON_MARKER = Buffer.from('_message');
 const MESSAGE_MARKERS = [Buffer.from('user_message'), Buffer.from('assistant_message')];
 
-/** The read buffer, grown as needed and reused: a fresh one per file costs a page fault per 4 KiB. */
+/**
+ * The largest read buffer kept for reuse between reads, in bytes. A larger file gets a buffer
+ * of its own, dropped once read: a buffer kept at the size of the largest file ever read
+ * would hold that memory for the life of the server (issue 12, "buffers released after big
+ * outputs").
+ */
+export const RETAINED_READ_BUFFER_BYTES = 1024 * 1024;
+
+/** The read buffer, grown as needed up to {@link RETAINED_READ_BUFFER_BYTES} and reused: a fresh one per file costs a page fault per 4 KiB. */
 let readBuffer = Buffer.alloc(0);
 
+/** The bytes of the read buffer kept between reads (for tests of the retention rule). */
+export function retainedReadBufferBytes(): number {
+  return readBuffer.length;
+}
+
+/** A buffer of at least `size` bytes: the shared one for sizes it may hold, a one-off one above that. */
+function bufferFor(size: number): Buffer {
+  if (size > RETAINED_READ_BUFFER_BYTES) return Buffer.allocUnsafeSlow(size);
+  if (readBuffer.length < size) readBuffer = Buffer.allocUnsafeSlow(Math.min(RETAINED_READ_BUFFER_BYTES, Math.max(size, readBuffer.length * 2)));
+  return readBuffer;
+}
+
 /**
- * Reads a stream file whole into the shared buffer and passes its bytes to `use`, which must
- * copy what it keeps (the buffer is reused by the next read). Undefined when the file is too
+ * Reads a stream file whole into a buffer (the shared one when the file fits
+ * {@link RETAINED_READ_BUFFER_BYTES}) and passes its bytes to `use`, which must copy what it
+ * keeps (the buffer is reused by the next read). Undefined when the file is too
  * large; `use` gets an empty buffer for a missing file.
  */
 function withStreamFile<T>(root: string, path: string, stream: string, use: (data: Buffer, file: string) => T): T | undefined {
@@ -58,14 +79,14 @@ function withStreamFile<T>(root: string, path: string, stream: string, use: (dat
   try {
     const { size } = fs.fstatSync(descriptor);
     if (size > MAXIMUM_READ_BYTES) return undefined;
-    if (readBuffer.length < size) readBuffer = Buffer.allocUnsafe(Math.max(size, readBuffer.length * 2));
+    const buffer = bufferFor(size);
     let filled = 0;
     while (filled < size) {
-      const bytesRead = fs.readSync(descriptor, readBuffer, filled, size - filled, filled);
+      const bytesRead = fs.readSync(descriptor, buffer, filled, size - filled, filled);
       if (bytesRead === 0) break;
       filled += bytesRead;
     }
-    return use(readBuffer.subarray(0, filled), file);
+    return use(buffer.subarray(0, filled), file);
   } finally {
     fs.closeSync(descriptor);
   }
