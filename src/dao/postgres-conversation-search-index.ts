@@ -8,6 +8,7 @@ import { decodeRecordCursor, encodeRecordCursor } from '../storage/record-valida
 import type { ConversationSearchIndex, SearchConversationEntry, SearchMessage, SearchOptions, SearchPage } from './conversation-search-index.js';
 import { InvalidSearchQueryError } from './conversation-search-index.js';
 import { QUERY_SYNTAX_HINT, translateSearchQuery } from './tsquery-translation.js';
+import { searchDocumentPieces } from './search-document-pieces.js';
 
 /** Default page size of {@link PostgresConversationSearchIndex.search}. */
 export const DEFAULT_POSTGRES_SEARCH_LIMIT = 50;
@@ -78,7 +79,8 @@ export class PostgresConversationSearchIndex implements ConversationSearchIndex 
     });
     if (messages.length === 0) return;
     const byConversation = new Map<string, string[]>();
-    for (const message of messages) byConversation.set(message.conversationId, [...(byConversation.get(message.conversationId) ?? []), message.text]);
+    // A long message is several documents, as in the SQLite index (a tsvector holds at most 1 MB).
+    for (const message of messages) byConversation.set(message.conversationId, [...(byConversation.get(message.conversationId) ?? []), ...searchDocumentPieces(message.text)]);
     const vector = await this.vectorExpression('text');
     await this.database.transaction(async (client) => {
       for (const [conversationId, texts] of byConversation) {

@@ -6,6 +6,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { resolveSqliteDatabase, type SqliteDatabase, type SqliteDatabaseSource } from '../storage/sqlite/sqlite-database.js';
 import { decodeRecordCursor, encodeRecordCursor } from '../storage/record-validation.js';
+import { searchDocumentPieces } from './search-document-pieces.js';
 import {
   InvalidSearchQueryError,
   type ConversationSearchIndex,
@@ -28,8 +29,11 @@ export const DEFAULT_SEARCH_LIMIT = 50;
  */
 const MAXIMUM_ORDINAL = 2 ** 32 - 1;
 
-/** Bound of the FTS5 pending-terms hash, bytes (see the constructor). */
-const FTS_HASH_BYTES = 64 * 1024 * 1024;
+/** Bound of the FTS5 pending-terms hash during a rebuild, bytes (see {@link SqliteConversationSearchIndex.startRebuild}). */
+const FTS_REBUILD_HASH_BYTES = 64 * 1024 * 1024;
+
+/** FTS5's default bound of the pending-terms hash, bytes (`hashsize`), kept outside a rebuild. */
+const FTS_DEFAULT_HASH_BYTES = 1024 * 1024;
 
 /** FTS5's default `automerge` (segments of one level merged at a time). */
 const FTS_DEFAULT_AUTOMERGE = 4;
@@ -93,10 +97,10 @@ export class SqliteConversationSearchIndex implements ConversationSearchIndex {
     const existing = this.database.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'conversation_search'").get();
     this.createdTables = existing === undefined;
     this.database.exec(SCHEMA);
-    // Pending terms are flushed to a new segment at each commit or when they outgrow this many
-    // bytes (default 1 MiB); a larger bound makes fewer, larger segments during a rebuild, which
-    // saves merge work. Small live transactions never come near it.
-    if (this.createdTables) this.setFtsOption('hashsize', FTS_HASH_BYTES);
+    // Databases written before the bound was raised only during rebuilds kept it raised.
+    if (!this.createdTables && this.ftsOption('hashsize') === FTS_REBUILD_HASH_BYTES && this.ftsOption('automerge') !== 0) {
+      this.setFtsOption('hashsize', FTS_DEFAULT_HASH_BYTES);
+    }
   }
 
   /** See {@link ConversationSearchIndex.setConversations}. @throws Error naming the entry for bad input (nothing is written). */
@@ -154,9 +158,12 @@ export class SqliteConversationSearchIndex implements ConversationSearchIndex {
           position = row ? { number: row.number, ordinal: row.next_ordinal } : { number: Number(insert.run(message.conversationId).lastInsertRowid), ordinal: 1 };
           next.set(message.conversationId, position);
         }
-        if (position.ordinal > MAXIMUM_ORDINAL) throw new Error(`addMessages: conversation ${message.conversationId} has reached ${MAXIMUM_ORDINAL} search documents`);
-        insertText.run(position.number, position.ordinal, message.text);
-        position.ordinal += 1;
+        // A long message is several documents, so that FTS5 can flush its pending terms between them.
+        for (const piece of searchDocumentPieces(message.text)) {
+          if (position.ordinal > MAXIMUM_ORDINAL) throw new Error(`addMessages: conversation ${message.conversationId} has reached ${MAXIMUM_ORDINAL} search documents`);
+          insertText.run(position.number, position.ordinal, piece);
+          position.ordinal += 1;
+        }
       }
       for (const position of next.values()) advance.run(position.ordinal, position.number);
     })();
@@ -178,7 +185,10 @@ export class SqliteConversationSearchIndex implements ConversationSearchIndex {
    * See {@link ConversationSearchIndex.startRebuild}. Also turns FTS5's automatic merging of
    * segments off: a rebuild writes a few large segments, and merging them as they come costs
    * about a fifth of the rebuild. (Should the rebuild never finish, FTS5 still merges once a
-   * level holds `crisismerge` segments, so the segment count stays bounded.)
+   * level holds `crisismerge` segments, so the segment count stays bounded.) And pending terms
+   * may grow to {@link FTS_REBUILD_HASH_BYTES} before they are flushed to a segment (1 MiB
+   * otherwise): fewer, larger segments, less merge work. Outside a rebuild the default bound
+   * keeps the hash, whose memory FTS5 keeps, small.
    */
   async startRebuild(): Promise<void> {
     this.checkOpen();
@@ -186,13 +196,17 @@ export class SqliteConversationSearchIndex implements ConversationSearchIndex {
       this.database.exec("INSERT INTO conversation_search_text (conversation_search_text) VALUES ('delete-all')");
       this.database.exec('DELETE FROM conversation_search');
       this.setFtsOption('automerge', 0);
+      this.setFtsOption('hashsize', FTS_REBUILD_HASH_BYTES);
     })();
   }
 
-  /** See {@link ConversationSearchIndex.finishRebuild}: automatic merging back to FTS5's default. */
+  /** See {@link ConversationSearchIndex.finishRebuild}: automatic merging and the pending-terms bound back to FTS5's defaults. */
   async finishRebuild(): Promise<void> {
     this.checkOpen();
-    this.setFtsOption('automerge', FTS_DEFAULT_AUTOMERGE);
+    this.database.transaction(() => {
+      this.setFtsOption('automerge', FTS_DEFAULT_AUTOMERGE);
+      this.setFtsOption('hashsize', FTS_DEFAULT_HASH_BYTES);
+    })();
   }
 
   /** See {@link ConversationSearchIndex.search}. */
@@ -229,6 +243,12 @@ export class SqliteConversationSearchIndex implements ConversationSearchIndex {
     this.closed = true;
     this.statements.clear();
     if (this.owned) this.database.close();
+  }
+
+  /** An FTS5 option as stored in the table's config table, or undefined when never set (FTS5's default applies). */
+  private ftsOption(name: 'automerge' | 'hashsize'): unknown {
+    const row = this.database.prepare('SELECT v FROM conversation_search_text_config WHERE k = ?').get(name) as { v: unknown } | undefined;
+    return row?.v;
   }
 
   private setFtsOption(name: 'automerge' | 'hashsize', value: number): void {

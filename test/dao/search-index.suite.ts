@@ -8,6 +8,7 @@
  */
 import { expect, it } from 'vitest';
 import { InvalidSearchQueryError, type ConversationSearchIndex } from '../../src/dao/conversation-search-index.js';
+import { searchDocumentPieces } from '../../src/dao/search-document-pieces.js';
 
 /** Where the indexes differ: the reason given for query syntax one database rejects its own way. */
 export interface SearchIndexSuiteOptions {
@@ -135,6 +136,22 @@ export function searchIndexCases(current: () => ConversationSearchIndex, options
     expect(error).toBeInstanceOf(InvalidSearchQueryError);
     expect((error as Error).message).toMatch(reason);
     expect((error as Error).message).toContain('put words containing punctuation in double quotes');
+  });
+
+  it('finds any word of a message longer than one search document, and a phrase across a cut', async () => {
+    // 200,000 distinct words (about 1.6 MB): indexed in pieces, every one of them is found.
+    const words = Array.from({ length: 200_000 }, (_, index) => `w${index.toString(36)}`);
+    await current().addMessages([{ conversationId: 'conv_long', text: words.join(' ') }]);
+    expect(await ids('w0')).toEqual(['conv_long']);
+    expect(await ids(`w${(199_999).toString(36)}`)).toEqual(['conv_long']);
+    const pieces = searchDocumentPieces(words.join(' '));
+    expect(pieces.length).toBeGreaterThan(1);
+    // The words on either side of the first cut, as a phrase.
+    const firstPieceWords = (pieces[0] as string).trim().split(' ');
+    const lastOfFirst = firstPieceWords.at(-1) as string;
+    const following = words[words.indexOf(lastOfFirst) + 1] as string;
+    expect(await ids(`"${lastOfFirst} ${following}"`)).toEqual(['conv_long']);
+    expect(await ids(`"${following} ${lastOfFirst}"`)).toEqual([]);
   });
 
   it('finds words with punctuation when they are quoted', async () => {

@@ -48,6 +48,32 @@ describe('SqliteConversationSearchIndex', () => {
     await reopened.close();
     await expect(reopened.search('shared')).rejects.toThrow(/closed/);
   });
+
+  it('bounds FTS5 pending terms by its default outside a rebuild, raises the bound during one, and lowers one left raised', async () => {
+    const file = path.join(directory, 'metadata.db');
+    const hashsize = (): unknown => {
+      const database = new Database(file, { readonly: true });
+      try {
+        return (database.prepare("SELECT v FROM conversation_search_text_config WHERE k = 'hashsize'").get() as { v: unknown } | undefined)?.v;
+      } finally {
+        database.close();
+      }
+    };
+    expect([undefined, 1024 * 1024]).toContain(hashsize());
+    await search.startRebuild();
+    expect(hashsize()).toBe(64 * 1024 * 1024);
+    await search.finishRebuild();
+    expect(hashsize()).toBe(1024 * 1024);
+    // A database written when the raised bound was set at creation and kept.
+    await search.close();
+    const writer = new Database(file);
+    writer.exec("INSERT INTO conversation_search_text (conversation_search_text, rank) VALUES ('hashsize', 67108864)");
+    writer.close();
+    search = new SqliteConversationSearchIndex(file);
+    expect(hashsize()).toBe(1024 * 1024);
+    await search.setConversations([{ conversationId: 'conv_z', title: 'after reopening', updatedAt: 5 }]);
+    expect((await search.search('reopening')).matches.map((match) => match.conversationId)).toEqual(['conv_z']);
+  });
 });
 
 describe('searchableText', () => {
