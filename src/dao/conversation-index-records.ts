@@ -35,6 +35,12 @@ export type PreviewReader = (conversationId: string, rootSessionId: string) => P
 export class ConversationIndexRecords {
   /** Root-session previews of the conversations written since start, so an index write needs no log read. */
   private readonly previews = new Map<string, string>();
+  /**
+   * Preview reads from the log in progress, shared by the writes that wait for them. A change
+   * of the preview (items appended, the log cut, the record removed) drops the read: what it
+   * finds may be the log before the change, and must not be kept.
+   */
+  private readonly previewReads = new Map<string, Promise<string>>();
   /** The conversations indexed since start, so an item append that changes the preview needs no metadata read. */
   private readonly indexed = new Map<string, Conversation>();
   private readonly changeListeners = new Set<(change: ConversationIndexChange) => void>();
@@ -69,6 +75,7 @@ export class ConversationIndexRecords {
 
   /** Notes a conversation being created: it has no messages yet, so its first index write needs no log read for the preview. */
   created(conversationId: string): void {
+    this.previewReads.delete(conversationId);
     this.previews.set(conversationId, '');
   }
 
@@ -111,11 +118,7 @@ export class ConversationIndexRecords {
   async write(state: ConversationState, kind: 'created' | 'updated'): Promise<ConversationSummary> {
     const id = state.conversation.id;
     this.indexed.set(id, state.conversation);
-    let preview = this.previews.get(id);
-    if (preview === undefined) {
-      preview = await this.readPreview(id, state.conversation.rootSessionId);
-      this.previews.set(id, preview);
-    }
+    const preview = await this.currentPreview(id, state.conversation.rootSessionId);
     const summary = summarize(state, preview);
     const value = toIndexValue(summary);
     await this.index.set(CONVERSATION_INDEX, id, value, state.conversation.updatedAt);
@@ -134,8 +137,12 @@ export class ConversationIndexRecords {
     if (preview !== undefined && conversation?.rootSessionId === sessionId && preview !== this.previews.get(conversationId)) await this.writePreview(conversation, preview);
   }
 
-  /** Forgets a conversation's preview, so the next index write reads it from the log again (its log was cut). */
+  /**
+   * Forgets a conversation's preview, so the next index write reads it from the log again (its
+   * log was cut). Call it after the cut: a read still under way may have read the old log.
+   */
   forgetPreview(conversationId: string): void {
+    this.previewReads.delete(conversationId);
     this.previews.delete(conversationId);
   }
 
@@ -155,6 +162,7 @@ export class ConversationIndexRecords {
 
   /** Puts a new preview in a conversation's index record (same record time) and tells the listeners. */
   private async writePreview(conversation: Conversation, preview: string): Promise<void> {
+    this.previewReads.delete(conversation.id);
     this.previews.set(conversation.id, preview);
     const record = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversation.id);
     if (!record) return;
@@ -163,7 +171,40 @@ export class ConversationIndexRecords {
     this.emit({ kind: 'updated', conversation, summary });
   }
 
+  /**
+   * The kept preview of a conversation, else the one read from its root session's log (once
+   * per process, shared by concurrent writes). A read that the preview changed during is not
+   * kept: the newer preview is used, or, after a cut, the log is read again.
+   * @throws Error when the log cannot be read
+   */
+  private async currentPreview(conversationId: string, rootSessionId: string): Promise<string> {
+    for (;;) {
+      const kept = this.previews.get(conversationId);
+      if (kept !== undefined) return kept;
+      let reading = this.previewReads.get(conversationId);
+      if (reading === undefined) {
+        const started = this.readPreview(conversationId, rootSessionId).then(
+          (preview) => {
+            if (this.previewReads.get(conversationId) === started) {
+              this.previewReads.delete(conversationId);
+              this.previews.set(conversationId, preview);
+            }
+            return preview;
+          },
+          (error: unknown) => {
+            if (this.previewReads.get(conversationId) === started) this.previewReads.delete(conversationId);
+            throw error;
+          },
+        );
+        this.previewReads.set(conversationId, started);
+        reading = started;
+      }
+      await reading;
+    }
+  }
+
   private forget(conversationId: string): void {
+    this.previewReads.delete(conversationId);
     this.previews.delete(conversationId);
     this.indexed.delete(conversationId);
   }
