@@ -28,6 +28,8 @@ export function summarize(state: ConversationState, preview = ''): ConversationS
   return summarizeState(state, preview);
 }
 
+const noop = (): void => undefined;
+
 /** Reads the preview of a conversation's root session from its log. */
 export type PreviewReader = (conversationId: string, rootSessionId: string) => Promise<string>;
 
@@ -35,6 +37,18 @@ export type PreviewReader = (conversationId: string, rootSessionId: string) => P
 export class ConversationIndexRecords {
   /** Root-session previews of the conversations written since start, so an index write needs no log read. */
   private readonly previews = new Map<string, string>();
+  /**
+   * Preview reads from the log in progress, shared by the writes that wait for them. A change
+   * of the preview (items appended, the log cut, the record removed) drops the read: what it
+   * finds may be the log before the change, and must not be kept.
+   */
+  private readonly previewReads = new Map<string, Promise<string>>();
+  /**
+   * The tail of each conversation's record writes. They run one after another: a new preview
+   * is put in the record by reading it and writing it back, and a write of the record in
+   * between (a rename, a turn's end) would be undone.
+   */
+  private readonly recordWrites = new Map<string, Promise<void>>();
   /** The conversations indexed since start, so an item append that changes the preview needs no metadata read. */
   private readonly indexed = new Map<string, Conversation>();
   private readonly changeListeners = new Set<(change: ConversationIndexChange) => void>();
@@ -69,6 +83,7 @@ export class ConversationIndexRecords {
 
   /** Notes a conversation being created: it has no messages yet, so its first index write needs no log read for the preview. */
   created(conversationId: string): void {
+    this.previewReads.delete(conversationId);
     this.previews.set(conversationId, '');
   }
 
@@ -111,16 +126,17 @@ export class ConversationIndexRecords {
   async write(state: ConversationState, kind: 'created' | 'updated'): Promise<ConversationSummary> {
     const id = state.conversation.id;
     this.indexed.set(id, state.conversation);
-    let preview = this.previews.get(id);
-    if (preview === undefined) {
-      preview = await this.readPreview(id, state.conversation.rootSessionId);
-      this.previews.set(id, preview);
-    }
-    const summary = summarize(state, preview);
-    const value = toIndexValue(summary);
-    await this.index.set(CONVERSATION_INDEX, id, value, state.conversation.updatedAt);
-    this.emit({ kind, conversation: state.conversation, summary });
-    return summary;
+    // Read before queueing, so a slow log read does not hold up the record's other writes.
+    const read = await this.currentPreview(id, state.conversation.rootSessionId);
+    return this.serially(id, async () => {
+      // A preview put in the record since the read is newer.
+      const preview = this.previews.get(id) ?? read;
+      const summary = summarize(state, preview);
+      const value = toIndexValue(summary);
+      await this.index.set(CONVERSATION_INDEX, id, value, state.conversation.updatedAt);
+      this.emit({ kind, conversation: state.conversation, summary });
+      return summary;
+    });
   }
 
   /**
@@ -134,17 +150,23 @@ export class ConversationIndexRecords {
     if (preview !== undefined && conversation?.rootSessionId === sessionId && preview !== this.previews.get(conversationId)) await this.writePreview(conversation, preview);
   }
 
-  /** Forgets a conversation's preview, so the next index write reads it from the log again (its log was cut). */
+  /**
+   * Forgets a conversation's preview, so the next index write reads it from the log again (its
+   * log was cut). Call it after the cut: a read still under way may have read the old log.
+   */
   forgetPreview(conversationId: string): void {
+    this.previewReads.delete(conversationId);
     this.previews.delete(conversationId);
   }
 
   /** Removes a conversation's index record and tells the listeners when there was one. */
-  async remove(conversationId: string): Promise<void> {
-    const previous = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversationId);
-    const existed = await this.index.delete(CONVERSATION_INDEX, conversationId);
-    this.forget(conversationId);
-    if (existed) this.emit({ kind: 'deleted', conversationId, summary: previous ? fromIndexValue(previous.value) : undefined });
+  remove(conversationId: string): Promise<void> {
+    return this.serially(conversationId, async () => {
+      const previous = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversationId);
+      const existed = await this.index.delete(CONVERSATION_INDEX, conversationId);
+      this.forget(conversationId);
+      if (existed) this.emit({ kind: 'deleted', conversationId, summary: previous ? fromIndexValue(previous.value) : undefined });
+    });
   }
 
   /** Tells the listeners a conversation whose record was removed elsewhere (a discarded staged one) is gone. */
@@ -154,16 +176,64 @@ export class ConversationIndexRecords {
   }
 
   /** Puts a new preview in a conversation's index record (same record time) and tells the listeners. */
-  private async writePreview(conversation: Conversation, preview: string): Promise<void> {
+  private writePreview(conversation: Conversation, preview: string): Promise<void> {
+    this.previewReads.delete(conversation.id);
     this.previews.set(conversation.id, preview);
-    const record = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversation.id);
-    if (!record) return;
-    const summary = { ...fromIndexValue(record.value), preview };
-    await this.index.set(CONVERSATION_INDEX, conversation.id, toIndexValue(summary), record.updatedAt);
-    this.emit({ kind: 'updated', conversation, summary });
+    return this.serially(conversation.id, async () => {
+      const record = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversation.id);
+      if (!record) return;
+      const summary = { ...fromIndexValue(record.value), preview };
+      await this.index.set(CONVERSATION_INDEX, conversation.id, toIndexValue(summary), record.updatedAt);
+      this.emit({ kind: 'updated', conversation, summary });
+    });
+  }
+
+  /** Runs a write of a conversation's record after the ones queued before it (see {@link recordWrites}). */
+  private serially<T>(conversationId: string, task: () => Promise<T>): Promise<T> {
+    const result = (this.recordWrites.get(conversationId) ?? Promise.resolve()).then(task);
+    const tail = result.then(noop, noop);
+    this.recordWrites.set(conversationId, tail);
+    const settled = (): void => {
+      if (this.recordWrites.get(conversationId) === tail) this.recordWrites.delete(conversationId);
+    };
+    tail.then(settled, settled);
+    return result;
+  }
+
+  /**
+   * The kept preview of a conversation, else the one read from its root session's log (once
+   * per process, shared by concurrent writes). A read that the preview changed during is not
+   * kept: the newer preview is used, or, after a cut, the log is read again.
+   * @throws Error when the log cannot be read
+   */
+  private async currentPreview(conversationId: string, rootSessionId: string): Promise<string> {
+    for (;;) {
+      const kept = this.previews.get(conversationId);
+      if (kept !== undefined) return kept;
+      let reading = this.previewReads.get(conversationId);
+      if (reading === undefined) {
+        const started = this.readPreview(conversationId, rootSessionId).then(
+          (preview) => {
+            if (this.previewReads.get(conversationId) === started) {
+              this.previewReads.delete(conversationId);
+              this.previews.set(conversationId, preview);
+            }
+            return preview;
+          },
+          (error: unknown) => {
+            if (this.previewReads.get(conversationId) === started) this.previewReads.delete(conversationId);
+            throw error;
+          },
+        );
+        this.previewReads.set(conversationId, started);
+        reading = started;
+      }
+      await reading;
+    }
   }
 
   private forget(conversationId: string): void {
+    this.previewReads.delete(conversationId);
     this.previews.delete(conversationId);
     this.indexed.delete(conversationId);
   }

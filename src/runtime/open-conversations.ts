@@ -47,11 +47,18 @@ export class OpenConversations {
     this.scheduleEviction();
     let opening = this.opening.get(conversationId);
     if (!opening) {
-      opening = this.options.open(conversationId);
-      this.opening.set(conversationId, opening);
-      opening.then(
-        (live) => this.opened.set(conversationId, live),
-        () => this.opening.delete(conversationId),
+      const started = this.options.open(conversationId);
+      opening = started;
+      this.opening.set(conversationId, started);
+      // Only while it is still the table's opening: one taken meanwhile (a deletion) hands its
+      // copy to the taker alone, and must neither come back nor remove the opening since.
+      started.then(
+        (live) => {
+          if (this.opening.get(conversationId) === started) this.opened.set(conversationId, live);
+        },
+        () => {
+          if (this.opening.get(conversationId) === started) this.opening.delete(conversationId);
+        },
       );
     }
     return opening;
@@ -68,7 +75,8 @@ export class OpenConversations {
 
   /**
    * Takes a conversation out of the table (it is being deleted) and returns the live one, if
-   * it was open, for the caller to shut down. A later `get` opens it from storage again.
+   * it was open, for the caller to shut down. A later `get` opens it from storage again. An
+   * opening in progress is the caller's once it finishes: it never enters the table.
    */
   async take(conversationId: string): Promise<LiveConversation | undefined> {
     const opening = this.opening.get(conversationId);

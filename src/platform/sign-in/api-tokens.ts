@@ -8,6 +8,7 @@ import type { PlatformRole, TokenScope } from '../caller.js';
 import type { RecordStorage } from '../../storage/record-storage.js';
 import { PlatformInputError, PlatformNotFoundError } from '../platform-errors.js';
 import { hashSecret, newPublicId, newSecret } from '../platform-secrets.js';
+import { SerialQueue } from '../serial-queue.js';
 
 const TOKENS = 'api_tokens';
 /** Prefix of every API token (tells it apart from the server token, and lets secret scanners find leaked ones). */
@@ -41,6 +42,13 @@ export function summarizeToken(token: ApiTokenRecord): ApiTokenSummary {
 
 /** Scoped API tokens, on a `RecordStorage`. */
 export class ApiTokens {
+  /**
+   * Last-use writes and deletions run one after another, and a last-use write reads the record
+   * again first: a write of a token read before its revocation would store it again, and the
+   * revoked secret would go on working.
+   */
+  private readonly writes = new SerialQueue();
+
   constructor(
     private readonly storage: RecordStorage,
     private readonly now: () => number = Date.now,
@@ -62,16 +70,23 @@ export class ApiTokens {
     return { token, secret };
   }
 
-  /** The token a presented secret is, or undefined; records its use. */
+  /**
+   * The token a presented secret is, or undefined; records its use. A token revoked while it
+   * is being looked up gives undefined when its use is being recorded, and is never stored again.
+   */
   async lookup(secret: string): Promise<ApiTokenRecord | undefined> {
     if (!secret.startsWith(API_TOKEN_PREFIX)) return undefined;
     const found = (await this.storage.list<ApiTokenRecord>(TOKENS, { where: { secretHash: hashSecret(secret) }, limit: 1 })).records[0]?.value;
     if (!found) return undefined;
     const now = this.now();
     if (found.lastUsedAt === undefined || now - found.lastUsedAt >= TOUCH_INTERVAL_MS) {
-      const touched = { ...found, lastUsedAt: now };
-      await this.storage.set(TOKENS, found.id, touched);
-      return touched;
+      return this.writes.run(async () => {
+        const current = (await this.storage.get<ApiTokenRecord>(TOKENS, found.id))?.value;
+        if (!current) return undefined;
+        const touched = { ...current, lastUsedAt: now };
+        await this.storage.set(TOKENS, current.id, touched);
+        return touched;
+      });
     }
     return found;
   }
@@ -94,14 +109,16 @@ export class ApiTokens {
   async revoke(userId: string, tokenId: string): Promise<ApiTokenRecord> {
     const token = (await this.storage.get<ApiTokenRecord>(TOKENS, tokenId))?.value;
     if (!token || token.userId !== userId) throw new PlatformNotFoundError(`tokenId: no token ${JSON.stringify(tokenId.slice(0, 100))} of this user`);
-    await this.storage.delete(TOKENS, token.id);
+    await this.writes.run(() => this.storage.delete(TOKENS, token.id));
     return token;
   }
 
   /** Removes every token of a user (user removed); returns their ids. */
   async removeForUser(userId: string): Promise<string[]> {
-    const tokens = await this.storage.list<ApiTokenRecord>(TOKENS, { where: { userId }, limit: 10_000 });
-    for (const { key } of tokens.records) await this.storage.delete(TOKENS, key);
-    return tokens.records.map((record) => record.key);
+    return this.writes.run(async () => {
+      const tokens = await this.storage.list<ApiTokenRecord>(TOKENS, { where: { userId }, limit: 10_000 });
+      for (const { key } of tokens.records) await this.storage.delete(TOKENS, key);
+      return tokens.records.map((record) => record.key);
+    });
   }
 }

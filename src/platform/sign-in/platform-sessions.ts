@@ -7,6 +7,7 @@
 import type { RecordStorage } from '../../storage/record-storage.js';
 import { PlatformNotFoundError } from '../platform-errors.js';
 import { hashSecret, newPublicId, newSecret } from '../platform-secrets.js';
+import { SerialQueue } from '../serial-queue.js';
 
 const SESSIONS = 'web_sessions';
 /** Last-use times are written at most this often per session, ms (a busy tab writes nothing more). */
@@ -34,6 +35,13 @@ export interface PlatformSessionRecord {
 /** Platform web sessions, on a `RecordStorage`. */
 export class PlatformSessions {
   /**
+   * Last-use writes and deletions run one after another, and a last-use write reads the record
+   * again first: a write of a session read before its revocation or sign-out would store it
+   * again, and the ended session's cookie would go on working.
+   */
+  private readonly writes = new SerialQueue();
+
+  /**
    * @param storage the platform database
    * @param ttlMs how long a session lasts from its creation, ms
    * @param now the clock, ms since the epoch
@@ -55,7 +63,11 @@ export class PlatformSessions {
     return { session, secret };
   }
 
-  /** The live session a cookie secret belongs to, or undefined (an expired one is deleted). Updates its last-use time. */
+  /**
+   * The live session a cookie secret belongs to, or undefined (an expired one is deleted).
+   * Updates its last-use time; a session ended while it is being looked up gives undefined when
+   * its use is being recorded, and is never stored again.
+   */
   async lookup(secret: string): Promise<PlatformSessionRecord | undefined> {
     if (secret === '') return undefined;
     const found = (await this.storage.list<PlatformSessionRecord>(SESSIONS, { where: { secretHash: hashSecret(secret) }, limit: 1 })).records[0]?.value;
@@ -66,9 +78,13 @@ export class PlatformSessions {
       return undefined;
     }
     if (now - found.lastUsedAt >= TOUCH_INTERVAL_MS) {
-      const touched = { ...found, lastUsedAt: now };
-      await this.storage.set(SESSIONS, found.id, touched);
-      return touched;
+      return this.writes.run(async () => {
+        const current = (await this.storage.get<PlatformSessionRecord>(SESSIONS, found.id))?.value;
+        if (!current) return undefined;
+        const touched = { ...current, lastUsedAt: now };
+        await this.storage.set(SESSIONS, current.id, touched);
+        return touched;
+      });
     }
     return found;
   }
@@ -98,21 +114,25 @@ export class PlatformSessions {
   async revoke(userId: string, sessionId: string): Promise<PlatformSessionRecord> {
     const session = (await this.storage.get<PlatformSessionRecord>(SESSIONS, sessionId))?.value;
     if (!session || session.userId !== userId) throw new PlatformNotFoundError(`sessionId: no session ${JSON.stringify(sessionId.slice(0, 100))} of this user`);
-    await this.storage.delete(SESSIONS, session.id);
+    await this.writes.run(() => this.storage.delete(SESSIONS, session.id));
     return session;
   }
 
   /** Ends the session a cookie secret belongs to (sign-out); returns it, or undefined when there was none. */
   async endBySecret(secret: string): Promise<PlatformSessionRecord | undefined> {
-    const found = (await this.storage.list<PlatformSessionRecord>(SESSIONS, { where: { secretHash: hashSecret(secret) }, limit: 1 })).records[0]?.value;
-    if (found) await this.storage.delete(SESSIONS, found.id);
-    return found;
+    return this.writes.run(async () => {
+      const found = (await this.storage.list<PlatformSessionRecord>(SESSIONS, { where: { secretHash: hashSecret(secret) }, limit: 1 })).records[0]?.value;
+      if (found) await this.storage.delete(SESSIONS, found.id);
+      return found;
+    });
   }
 
   /** Removes every session of a user (user removed); returns their ids. */
   async removeForUser(userId: string): Promise<string[]> {
-    const sessions = await this.storage.list<PlatformSessionRecord>(SESSIONS, { where: { userId }, limit: 10_000 });
-    for (const { key } of sessions.records) await this.storage.delete(SESSIONS, key);
-    return sessions.records.map((record) => record.key);
+    return this.writes.run(async () => {
+      const sessions = await this.storage.list<PlatformSessionRecord>(SESSIONS, { where: { userId }, limit: 10_000 });
+      for (const { key } of sessions.records) await this.storage.delete(SESSIONS, key);
+      return sessions.records.map((record) => record.key);
+    });
   }
 }

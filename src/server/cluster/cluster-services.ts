@@ -15,7 +15,7 @@ import { hostNameOf } from '../http-server.js';
 import { ChannelSocket, ChannelTransport, CLUSTER_PATH, ClusterEndpoint } from './cluster-endpoint.js';
 import { ConversationOwnership } from './conversation-ownership.js';
 import { ConversationRouter } from './conversation-router.js';
-import { announceListChanges, receiveListChange } from './list-changes.js';
+import { announceListChanges, createListChangeReceiver, type ListChangeNotice } from './list-changes.js';
 
 /** Makes a protocol connection over a channel's socket (an `RpcConnection` acting as `caller`). */
 export type ChannelConnectionMaker = (socket: ChannelSocket, transport: ChannelTransport, caller: Caller) => RpcConnection;
@@ -55,7 +55,7 @@ export interface OpenClusterOptions {
 export async function openCluster(options: OpenClusterOptions): Promise<ClusterServices> {
   const { cluster, logger } = options;
   let router: ConversationRouter | undefined;
-  let served: Runtime | undefined;
+  let receiveListChange: ((notice: ListChangeNotice) => Promise<void>) | undefined;
   let stopAnnouncing: (() => void) | undefined;
   const ownership = await ConversationOwnership.open({
     connectionString: options.connectionString,
@@ -68,8 +68,8 @@ export async function openCluster(options: OpenClusterOptions): Promise<ClusterS
     },
     onNotice: (notice) => {
       if (notice.event === 'server-stopping') router?.serverStopping(notice.url);
-      if (notice.event === 'conversation-changed' && served) {
-        receiveListChange(served, notice).catch((error: unknown) => logger.warn({ error: (error as Error).message }, 'could not read a conversation list change another server announced'));
+      if (notice.event === 'conversation-changed' && receiveListChange) {
+        receiveListChange(notice).catch((error: unknown) => logger.warn({ error: (error as Error).message }, 'could not read a conversation list change another server announced'));
       }
     },
   });
@@ -88,7 +88,7 @@ export async function openCluster(options: OpenClusterOptions): Promise<ClusterS
     },
     allowedHosts: host !== undefined ? [host] : [],
     serve(runtime, makeConnection) {
-      served = runtime;
+      receiveListChange = createListChangeReceiver(runtime);
       stopAnnouncing = announceListChanges(runtime, ownership, logger);
       const opened = new ConversationRouter({ runtime, ownership, secret: cluster.secret, takeoverTimeoutMs: cluster.takeoverTimeoutMs, logger });
       router = opened;

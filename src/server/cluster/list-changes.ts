@@ -24,11 +24,35 @@ export function announceListChanges(runtime: Runtime, ownership: ConversationOwn
   });
 }
 
+/** A list change another server announced. */
+export type ListChangeNotice = Extract<ClusterNotice, { event: 'conversation-changed' }>;
+
+/** What receiving list changes needs of the runtime. */
+export type ListChangeTarget = Pick<Runtime, 'store' | 'conversationFeed'>;
+
+/**
+ * Makes the function that tells this server's list subscribers about the changes other
+ * servers announce, in the order they are given to it.
+ * @returns the receiver; it rejects when a change announced by id cannot be read from the database
+ */
+export function createListChangeReceiver(runtime: ListChangeTarget): (notice: ListChangeNotice) => Promise<void> {
+  // One after another: a change read back by id finishes after the notices behind it, and
+  // published late it would undo them (a deleted conversation put back in the lists).
+  let tail: Promise<void> = Promise.resolve();
+  return (notice) => {
+    const received = tail.then(() => receiveListChange(runtime, notice));
+    tail = received.then(noop, noop);
+    return received;
+  };
+}
+
+const noop = (): void => undefined;
+
 /**
  * Tells this server's list subscribers about a change another server announced.
  * @throws Error when a change announced by id cannot be read from the database
  */
-export async function receiveListChange(runtime: Runtime, notice: Extract<ClusterNotice, { event: 'conversation-changed' }>): Promise<void> {
+async function receiveListChange(runtime: ListChangeTarget, notice: ListChangeNotice): Promise<void> {
   if ('change' in notice) {
     runtime.conversationFeed.publish(notice.change);
     return;

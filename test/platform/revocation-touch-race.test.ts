@@ -1,0 +1,146 @@
+/**
+ * A sign-in lookup racing a revocation must never bring the revoked session or token back.
+ * A lookup reads the record, then writes it again with its new last-use time (the touch); a
+ * revocation, sign-out or user removal that deleted the record in between was undone by that
+ * write, and the secret went on working. Each case is made deterministic by holding the
+ * lookup's read of the record until the revocation has finished.
+ */
+import { afterEach, expect, it } from 'vitest';
+import { ApiTokens } from '../../src/platform/sign-in/api-tokens.js';
+import { PlatformSessions } from '../../src/platform/sign-in/platform-sessions.js';
+import type { RecordStorage } from '../../src/storage/record-storage.js';
+import { SqliteRecordStorage } from '../../src/storage/sqlite/sqlite-record-storage.js';
+
+const opened: RecordStorage[] = [];
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((storage) => storage.close()));
+});
+
+/**
+ * A real SQLite record storage whose next `list` of `namespace` answers only once `release` is
+ * called (`listed` resolves when that list has read the database).
+ */
+function heldStorage(namespace: string): { storage: RecordStorage; hold: () => { listed: Promise<void>; release: () => void } } {
+  const real = new SqliteRecordStorage(':memory:');
+  opened.push(real);
+  let gate: { listed: () => void; released: Promise<void> } | undefined;
+  const storage = new Proxy(real, {
+    get(target, property, receiver) {
+      if (property !== 'list') return Reflect.get(target, property, receiver) as unknown;
+      return async (name: string, options?: Parameters<RecordStorage['list']>[1]) => {
+        const page = await target.list(name, options);
+        const held = name === namespace ? gate : undefined;
+        if (held) {
+          gate = undefined;
+          held.listed();
+          await held.released;
+        }
+        return page;
+      };
+    },
+  });
+  return {
+    storage,
+    hold() {
+      let listed: () => void = () => undefined;
+      let release: () => void = () => undefined;
+      const listedPromise = new Promise<void>((resolve) => (listed = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      gate = { listed, released };
+      return { listed: listedPromise, release };
+    },
+  };
+}
+
+it('a token revoked while a lookup of it is touching it stays revoked', async () => {
+  const { storage, hold } = heldStorage('api_tokens');
+  const tokens = new ApiTokens(storage);
+  const { token, secret } = await tokens.create('user_1', 'member', { name: 'ci', scope: { kind: 'read-only' } });
+  const held = hold();
+  const lookup = tokens.lookup(secret);
+  await held.listed;
+  await tokens.revoke('user_1', token.id);
+  held.release();
+  await lookup;
+  expect(await tokens.exists(token.id)).toBe(false);
+  expect(await tokens.lookup(secret)).toBeUndefined();
+  expect(await tokens.listForUser('user_1')).toEqual([]);
+});
+
+it('the tokens of a removed user stay removed when a lookup was touching one', async () => {
+  const { storage, hold } = heldStorage('api_tokens');
+  const tokens = new ApiTokens(storage);
+  const { token, secret } = await tokens.create('user_1', 'member', { name: 'ci', scope: { kind: 'read-only' } });
+  const held = hold();
+  const lookup = tokens.lookup(secret);
+  await held.listed;
+  expect(await tokens.removeForUser('user_1')).toEqual([token.id]);
+  held.release();
+  await lookup;
+  expect(await tokens.exists(token.id)).toBe(false);
+  expect(await tokens.lookup(secret)).toBeUndefined();
+});
+
+it('a touch of a token that is not revoked still records its use', async () => {
+  let now = 1_000_000;
+  const { storage } = heldStorage('api_tokens');
+  const tokens = new ApiTokens(storage, () => now);
+  const { token, secret } = await tokens.create('user_1', 'member', { name: 'ci', scope: { kind: 'read-only' } });
+  expect(await tokens.lookup(secret)).toMatchObject({ id: token.id, lastUsedAt: 1_000_000 });
+  now += 120_000;
+  expect(await tokens.lookup(secret)).toMatchObject({ id: token.id, lastUsedAt: 1_120_000 });
+  expect((await tokens.listForUser('user_1'))[0]?.lastUsedAt).toBe(1_120_000);
+});
+
+/** A platform session whose last use is older than the touch interval, so the next lookup writes it. */
+async function staleSession(sessions: PlatformSessions, clock: { now: number }): Promise<{ id: string; secret: string }> {
+  const { session, secret } = await sessions.create('user_1', { userAgent: 'test', address: '127.0.0.1', method: 'password' });
+  clock.now += 120_000;
+  return { id: session.id, secret };
+}
+
+it('a web session revoked while a lookup of it is touching it stays revoked', async () => {
+  const clock = { now: 1_000_000 };
+  const { storage, hold } = heldStorage('web_sessions');
+  const sessions = new PlatformSessions(storage, 24 * 3_600_000, () => clock.now);
+  const { id, secret } = await staleSession(sessions, clock);
+  const held = hold();
+  const lookup = sessions.lookup(secret);
+  await held.listed;
+  await sessions.revoke('user_1', id);
+  held.release();
+  await lookup;
+  expect(await sessions.isLive(id)).toBe(false);
+  expect(await sessions.lookup(secret)).toBeUndefined();
+});
+
+it('a web session signed out while a lookup of it is touching it stays signed out', async () => {
+  const clock = { now: 1_000_000 };
+  const { storage, hold } = heldStorage('web_sessions');
+  const sessions = new PlatformSessions(storage, 24 * 3_600_000, () => clock.now);
+  const { id, secret } = await staleSession(sessions, clock);
+  const held = hold();
+  const lookup = sessions.lookup(secret);
+  await held.listed;
+  expect(await sessions.endBySecret(secret)).toMatchObject({ id });
+  held.release();
+  await lookup;
+  expect(await sessions.isLive(id)).toBe(false);
+  expect(await sessions.lookup(secret)).toBeUndefined();
+});
+
+it('the web sessions of a removed user stay removed when a lookup was touching one', async () => {
+  const clock = { now: 1_000_000 };
+  const { storage, hold } = heldStorage('web_sessions');
+  const sessions = new PlatformSessions(storage, 24 * 3_600_000, () => clock.now);
+  const { id, secret } = await staleSession(sessions, clock);
+  const held = hold();
+  const lookup = sessions.lookup(secret);
+  await held.listed;
+  expect(await sessions.removeForUser('user_1')).toEqual([id]);
+  held.release();
+  await lookup;
+  expect(await sessions.isLive(id)).toBe(false);
+  expect(await sessions.lookup(secret)).toBeUndefined();
+});
