@@ -100,7 +100,11 @@ async function staleSession(sessions: PlatformSessions, clock: { now: number }):
   return { id: session.id, secret };
 }
 
-it('a web session revoked while a lookup of it is touching it stays revoked', async () => {
+it.each([
+  ['revoked', async (sessions: PlatformSessions, id: string) => void (await sessions.revoke('user_1', id))],
+  ['signed out', async (sessions: PlatformSessions, id: string, secret: string) => expect(await sessions.endBySecret(secret)).toMatchObject({ id })],
+  ['removed with its user', async (sessions: PlatformSessions, id: string) => expect(await sessions.removeForUser('user_1')).toEqual([id])],
+])('a web session %s while a lookup of it is touching it stays ended', async (_how, end) => {
   const clock = { now: 1_000_000 };
   const { storage, hold } = heldStorage('web_sessions');
   const sessions = new PlatformSessions(storage, 24 * 3_600_000, () => clock.now);
@@ -108,37 +112,7 @@ it('a web session revoked while a lookup of it is touching it stays revoked', as
   const held = hold();
   const lookup = sessions.lookup(secret);
   await held.listed;
-  await sessions.revoke('user_1', id);
-  held.release();
-  await lookup;
-  expect(await sessions.isLive(id)).toBe(false);
-  expect(await sessions.lookup(secret)).toBeUndefined();
-});
-
-it('a web session signed out while a lookup of it is touching it stays signed out', async () => {
-  const clock = { now: 1_000_000 };
-  const { storage, hold } = heldStorage('web_sessions');
-  const sessions = new PlatformSessions(storage, 24 * 3_600_000, () => clock.now);
-  const { id, secret } = await staleSession(sessions, clock);
-  const held = hold();
-  const lookup = sessions.lookup(secret);
-  await held.listed;
-  expect(await sessions.endBySecret(secret)).toMatchObject({ id });
-  held.release();
-  await lookup;
-  expect(await sessions.isLive(id)).toBe(false);
-  expect(await sessions.lookup(secret)).toBeUndefined();
-});
-
-it('the web sessions of a removed user stay removed when a lookup was touching one', async () => {
-  const clock = { now: 1_000_000 };
-  const { storage, hold } = heldStorage('web_sessions');
-  const sessions = new PlatformSessions(storage, 24 * 3_600_000, () => clock.now);
-  const { id, secret } = await staleSession(sessions, clock);
-  const held = hold();
-  const lookup = sessions.lookup(secret);
-  await held.listed;
-  expect(await sessions.removeForUser('user_1')).toEqual([id]);
+  await end(sessions, id, secret);
   held.release();
   await lookup;
   expect(await sessions.isLive(id)).toBe(false);
