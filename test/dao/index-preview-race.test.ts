@@ -18,6 +18,7 @@ import type { LogStorage } from '../../src/storage/log-storage.js';
 import type { RecordStorage } from '../../src/storage/record-storage.js';
 import { SqliteRecordStorage } from '../../src/storage/sqlite/sqlite-record-storage.js';
 import { assistantMessage, newConversation, openComposedStore, userMessage, type ComposedStore } from './fixtures.js';
+import { heldMethod, type Hold } from '../helpers/held-method.js';
 
 let root: string;
 let opened: ComposedStore[];
@@ -32,36 +33,10 @@ afterEach(async () => {
   fs.rmSync(root, { recursive: true, force: true });
 });
 
-/** File logs whose next backward read (how a preview is read) answers only once `release` is called. */
-function heldLogs(): { logs: LogStorage; hold: () => { read: Promise<void>; release: () => void } } {
-  const real = new FileLogStorage(root);
-  let gate: { read: () => void; released: Promise<void> } | undefined;
-  const logs = new Proxy(real, {
-    get(target, property, receiver) {
-      if (property !== 'read') return Reflect.get(target, property, receiver) as unknown;
-      return async (...args: Parameters<LogStorage['read']>) => {
-        const entries = await target.read(...args);
-        const held = args[2]?.direction === 'backward' ? gate : undefined;
-        if (held) {
-          gate = undefined;
-          held.read();
-          await held.released;
-        }
-        return entries;
-      };
-    },
-  });
-  return {
-    logs,
-    hold() {
-      let read: () => void = () => undefined;
-      let release: () => void = () => undefined;
-      const readPromise = new Promise<void>((resolve) => (read = resolve));
-      const released = new Promise<void>((resolve) => (release = resolve));
-      gate = { read, released };
-      return { read: readPromise, release };
-    },
-  };
+/** File logs whose next backward read (how a preview is read) answers only once released. */
+function heldLogs(): { logs: LogStorage; hold: () => Hold } {
+  const { proxy, hold } = heldMethod(new FileLogStorage(root), 'read', (...args) => (args[2] as { direction?: string } | undefined)?.direction === 'backward');
+  return { logs: proxy, hold };
 }
 
 /** A durable conversation whose root session holds `texts` as user messages, written by an earlier store (so none of its previews is kept yet). */
@@ -91,7 +66,7 @@ it('a message appended while the preview is being read is the preview that stays
   opened.push(composed);
   const held = hold();
   const write = composed.store.appendMetadata(conversationId, renamed(conversationId, 'Renamed'));
-  await held.read;
+  await held.reached;
   await composed.store.appendItems(conversationId, sessionId, [assistantMessage(sessionId, 'the newer answer')]);
   held.release();
   await write;
@@ -108,7 +83,7 @@ it('a rewind while the preview is being read leaves the preview of the log it le
   opened.push(composed);
   const held = hold();
   const write = composed.store.appendMetadata(conversationId, renamed(conversationId, 'Renamed'));
-  await held.read;
+  await held.reached;
   expect(await composed.store.rewindItems(conversationId, sessionId, 1)).toBe(1);
   held.release();
   await write;
@@ -117,37 +92,12 @@ it('a rewind while the preview is being read leaves the preview of the log it le
   expect(await previewOf(composed, conversationId)).toBe('kept question');
 });
 
-/** A real SQLite index whose next `get` of a conversation's record answers only once `release` is called. */
-function heldIndex(): { index: RecordStorage; hold: () => { got: Promise<void>; release: () => void } } {
+/** A real SQLite index whose next `get` of a conversation's record answers only once released. */
+function heldIndex(): { index: RecordStorage; hold: () => Hold } {
   const real = new SqliteRecordStorage(':memory:');
   closers.push(() => real.close());
-  let gate: { got: () => void; released: Promise<void> } | undefined;
-  const index = new Proxy(real, {
-    get(target, property, receiver) {
-      if (property !== 'get') return Reflect.get(target, property, receiver) as unknown;
-      return async (namespace: string, key: string) => {
-        const record = await target.get(namespace, key);
-        const held = namespace === CONVERSATION_INDEX ? gate : undefined;
-        if (held) {
-          gate = undefined;
-          held.got();
-          await held.released;
-        }
-        return record;
-      };
-    },
-  });
-  return {
-    index,
-    hold() {
-      let got: () => void = () => undefined;
-      let release: () => void = () => undefined;
-      const gotPromise = new Promise<void>((resolve) => (got = resolve));
-      const released = new Promise<void>((resolve) => (release = resolve));
-      gate = { got, released };
-      return { got: gotPromise, release };
-    },
-  };
+  const { proxy, hold } = heldMethod(real, 'get', (namespace) => namespace === CONVERSATION_INDEX);
+  return { index: proxy, hold };
 }
 
 const closers: (() => Promise<void>)[] = [];
@@ -176,7 +126,7 @@ it('a new preview written while the record is being renamed keeps the new title'
   const held = hold();
   // The message changes the preview: its record is read, then written back with the new preview.
   const items = store.appendItems(conversation.id, session.id, [userMessage(session.id, 'a question')]);
-  await held.got;
+  await held.reached;
   const appended = new Promise<void>((resolve) => (metadataAppended = resolve));
   const rename = store.appendMetadata(conversation.id, renamed(conversation.id, 'New title'));
   // Once the rename's log entry is stored, its record write (SQLite: no I/O wait) has run by the

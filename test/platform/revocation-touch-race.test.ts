@@ -10,6 +10,7 @@ import { ApiTokens } from '../../src/platform/sign-in/api-tokens.js';
 import { PlatformSessions } from '../../src/platform/sign-in/platform-sessions.js';
 import type { RecordStorage } from '../../src/storage/record-storage.js';
 import { SqliteRecordStorage } from '../../src/storage/sqlite/sqlite-record-storage.js';
+import { heldMethod, type Hold } from '../helpers/held-method.js';
 
 const opened: RecordStorage[] = [];
 
@@ -17,40 +18,12 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((storage) => storage.close()));
 });
 
-/**
- * A real SQLite record storage whose next `list` of `namespace` answers only once `release` is
- * called (`listed` resolves when that list has read the database).
- */
-function heldStorage(namespace: string): { storage: RecordStorage; hold: () => { listed: Promise<void>; release: () => void } } {
+/** A real SQLite record storage whose next `list` of `namespace` answers only once released. */
+function heldStorage(namespace: string): { storage: RecordStorage; hold: () => Hold } {
   const real = new SqliteRecordStorage(':memory:');
   opened.push(real);
-  let gate: { listed: () => void; released: Promise<void> } | undefined;
-  const storage = new Proxy(real, {
-    get(target, property, receiver) {
-      if (property !== 'list') return Reflect.get(target, property, receiver) as unknown;
-      return async (name: string, options?: Parameters<RecordStorage['list']>[1]) => {
-        const page = await target.list(name, options);
-        const held = name === namespace ? gate : undefined;
-        if (held) {
-          gate = undefined;
-          held.listed();
-          await held.released;
-        }
-        return page;
-      };
-    },
-  });
-  return {
-    storage,
-    hold() {
-      let listed: () => void = () => undefined;
-      let release: () => void = () => undefined;
-      const listedPromise = new Promise<void>((resolve) => (listed = resolve));
-      const released = new Promise<void>((resolve) => (release = resolve));
-      gate = { listed, released };
-      return { listed: listedPromise, release };
-    },
-  };
+  const { proxy, hold } = heldMethod(real, 'list', (name) => name === namespace);
+  return { storage: proxy, hold };
 }
 
 it('a token revoked while a lookup of it is touching it stays revoked', async () => {
@@ -59,7 +32,7 @@ it('a token revoked while a lookup of it is touching it stays revoked', async ()
   const { token, secret } = await tokens.create('user_1', 'member', { name: 'ci', scope: { kind: 'read-only' } });
   const held = hold();
   const lookup = tokens.lookup(secret);
-  await held.listed;
+  await held.reached;
   await tokens.revoke('user_1', token.id);
   held.release();
   await lookup;
@@ -74,7 +47,7 @@ it('the tokens of a removed user stay removed when a lookup was touching one', a
   const { token, secret } = await tokens.create('user_1', 'member', { name: 'ci', scope: { kind: 'read-only' } });
   const held = hold();
   const lookup = tokens.lookup(secret);
-  await held.listed;
+  await held.reached;
   expect(await tokens.removeForUser('user_1')).toEqual([token.id]);
   held.release();
   await lookup;
@@ -111,7 +84,7 @@ it.each([
   const { id, secret } = await staleSession(sessions, clock);
   const held = hold();
   const lookup = sessions.lookup(secret);
-  await held.listed;
+  await held.reached;
   await end(sessions, id, secret);
   held.release();
   await lookup;
