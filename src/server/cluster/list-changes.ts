@@ -7,6 +7,7 @@
  */
 import { summarize, type ConversationIndexChange } from '../../dao/conversation-store.js';
 import type { Runtime } from '../../runtime/runtime.js';
+import { SerialQueue } from '../../runtime/serial-queue.js';
 import type { ClusterNotice, ConversationOwnership } from './conversation-ownership.js';
 
 /**
@@ -38,15 +39,9 @@ export type ListChangeTarget = Pick<Runtime, 'store' | 'conversationFeed'>;
 export function createListChangeReceiver(runtime: ListChangeTarget): (notice: ListChangeNotice) => Promise<void> {
   // One after another: a change read back by id finishes after the notices behind it, and
   // published late it would undo them (a deleted conversation put back in the lists).
-  let tail: Promise<void> = Promise.resolve();
-  return (notice) => {
-    const received = tail.then(() => receiveListChange(runtime, notice));
-    tail = received.then(noop, noop);
-    return received;
-  };
+  const queue = new SerialQueue();
+  return (notice) => queue.run(() => receiveListChange(runtime, notice));
 }
-
-const noop = (): void => undefined;
 
 /**
  * Tells this server's list subscribers about a change another server announced.

@@ -33,12 +33,6 @@ interface Lease extends FileLease {
 export class FileHandlePool {
   private readonly handles = new Map<string, PooledHandle>();
   private readonly opening = new Map<string, Promise<{ handle: PooledHandle; created: boolean }>>();
-  /**
-   * How many times each file was forgotten. An open that began before a forget (it may have
-   * opened the file that was replaced or deleted) must not enter the pool after it: it would
-   * serve the old file to every later operation.
-   */
-  private readonly forgotten = new Map<string, number>();
 
   /** @param maximumOpen idle descriptors beyond this count are closed, oldest first. */
   constructor(private readonly maximumOpen: number) {}
@@ -89,7 +83,7 @@ export class FileHandlePool {
    * change) completes outside the pool, and the next acquisition opens the file afresh.
    */
   async forget(filePath: string): Promise<void> {
-    this.forgotten.set(filePath, (this.forgotten.get(filePath) ?? 0) + 1);
+    // An open in progress (it may have opened the old file) no longer counts as the file's opening: see `open`.
     this.opening.delete(filePath);
     const handle = this.handles.get(filePath);
     if (handle === undefined) return;
@@ -131,11 +125,13 @@ export class FileHandlePool {
         return this.open(filePath, create);
       }
     }
-    const generation = this.forgotten.get(filePath) ?? 0;
-    const opening = (async () => {
+    let opening: Promise<{ handle: PooledHandle; created: boolean }> | undefined = undefined;
+    opening = (async () => {
       const { fd, created } = await openStreamFile(filePath, create);
-      // Forgotten meanwhile: this descriptor may be the old file's. It serves this one caller only.
-      const current = (this.forgotten.get(filePath) ?? 0) === generation;
+      // Forgotten meanwhile (no longer the file's opening): this descriptor may be the old
+      // file's, and must not enter the pool, where it would serve every later operation. It
+      // serves this one caller only.
+      const current = this.opening.get(filePath) === opening;
       const handle: PooledHandle = { filePath, fd, users: 0, retired: !current, closed: false };
       if (current) this.handles.set(filePath, handle);
       return { handle, created };
