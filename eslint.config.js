@@ -2,7 +2,9 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'demo/sample-repo/**', 'coverage/**'] },
+  // A native addon's build output, and its two-line declaration file (checked by the TypeScript
+  // code that imports it).
+  { ignores: ['dist/**', 'node_modules/**', 'demo/sample-repo/**', 'coverage/**', 'native/*/build/**', 'native/*/index.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -30,6 +32,12 @@ export default tseslint.config(
     // The web UI's sign-in page script runs in the browser.
     files: ['src/server/web/**/*.js'],
     languageOptions: { globals: { document: 'readonly', location: 'readonly', history: 'readonly', fetch: 'readonly', URLSearchParams: 'readonly' } },
+  },
+  {
+    // A native addon's CommonJS entry point: Node.js loads `.node` files only through `require`.
+    files: ['native/*/index.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
     files: ['bin/**', 'scripts/**/*.mjs'],

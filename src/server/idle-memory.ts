@@ -100,6 +100,15 @@ export interface IdleMemoryWatch {
   lastActivityAt: () => number;
   /** The collection to run (tests); default {@link memoryReducingCollector}. */
   collect?: Collect;
+  /**
+   * Gives back memory held outside V8 (caches of native libraries, the C heap's free pages), run
+   * after each collection: the collection frees the array buffers and native objects V8 held,
+   * and only then are their pages free to hand back. Runs on the main thread; an error it throws
+   * is passed to `onReleaseError`.
+   */
+  releaseNativeMemory?: () => void;
+  /** Told of an error thrown by `releaseNativeMemory`; watching goes on. */
+  onReleaseError?: (error: Error) => void;
   /** How often to look, ms; default {@link IDLE_MEMORY_CHECK_MS}. */
   checkMs?: number;
   /** Idle time after work before collecting, ms; default {@link IDLE_QUIET_MS}. */
@@ -110,8 +119,9 @@ export interface IdleMemoryWatch {
  * Starts watching: every `checkMs`, when `isIdle()`, collects once the last work (the later of
  * `lastActivityAt()` and the last check that found work running) is at least `quietMs` old and
  * newer than the last collection, or when the used heap grew by {@link IDLE_COLLECTION_GROWTH_BYTES}
- * since the last collection. Meant to start right after a collection (the server makes one when it
- * is ready: {@link collectOnce}). A failed collection is retried at the next sign of work.
+ * since the last collection, then runs `releaseNativeMemory`. Meant to start right after a
+ * collection (the server makes one when it is ready: {@link collectOnce}). A failed collection is
+ * retried at the next sign of work.
  * @returns the function that stops watching
  */
 export function releaseMemoryWhenIdle(watch: IdleMemoryWatch): () => void {
@@ -140,6 +150,11 @@ export function releaseMemoryWhenIdle(watch: IdleMemoryWatch): () => void {
       .then((run) => run?.())
       .catch(() => undefined)
       .finally(() => {
+        try {
+          watch.releaseNativeMemory?.();
+        } catch (error) {
+          watch.onReleaseError?.(error as Error);
+        }
         collecting = false;
         heapAfterCollection = process.memoryUsage().heapUsed;
       });

@@ -192,8 +192,17 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   allowedHosts.push(...services.allowedHosts);
   markReady();
   const { collectOnce, releaseMemoryWhenIdle, stopYoungGenerationGrowth } = await idleMemoryModule;
+  // Both already loaded with the services: the storage opened its databases through it.
+  const { shrinkSqliteMemory } = await import('../storage/sqlite/sqlite-database.js');
+  const { trimCHeap } = await import('./c-heap.js');
+  const releaseNativeMemory = () => {
+    const sqlite = shrinkSqliteMemory();
+    const trimmed = trimCHeap();
+    logger.debug({ sqliteShrunk: sqlite.shrunk, sqliteBusy: sqlite.busy, trimmed }, 'native memory released');
+  };
   stopYoungGenerationGrowth();
   await collectOnce();
+  releaseNativeMemory();
   const { readServerInfo, removeServerInfo, writeServerInfo } = await serverInfoModule;
   const infoFile = serverInfoFile(paths);
   const dataDirInfoFile = dataDirServerInfoFile(paths);
@@ -226,7 +235,12 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     return stopping;
   };
   stopWhenStorageLost = stop;
-  const stopReleasingMemory = releaseMemoryWhenIdle({ isIdle: () => runtime.isIdle(), lastActivityAt: () => runtime.lastActivityAt });
+  const stopReleasingMemory = releaseMemoryWhenIdle({
+    isIdle: () => runtime.isIdle(),
+    lastActivityAt: () => runtime.lastActivityAt,
+    releaseNativeMemory,
+    onReleaseError: (error) => logger.warn({ error: error.message }, 'releasing native memory failed'),
+  });
   stopped.then(stopReleasingMemory, stopReleasingMemory);
   if (options.exitWhenIdleMs !== undefined) {
     const idleLimit = options.exitWhenIdleMs;

@@ -65,6 +65,38 @@ describe('releasing memory when idle', () => {
     await expect.poll(() => state.collections, { timeout: 5_000, interval: 5 }).toBe(1);
   });
 
+  it('releases native memory after each collection; a failure to release is reported and watching goes on', async () => {
+    const order: string[] = [];
+    const errors: string[] = [];
+    let activityAt = 0;
+    let fail = true;
+    stopWatching = releaseMemoryWhenIdle({
+      isIdle: () => true,
+      lastActivityAt: () => activityAt,
+      collect: () => {
+        order.push('collect');
+        return Promise.resolve();
+      },
+      releaseNativeMemory: () => {
+        order.push('release');
+        if (fail) throw new Error('no memory to release');
+      },
+      onReleaseError: (error) => errors.push(error.message),
+      checkMs: 10,
+      quietMs: 30,
+    });
+    // Work counts when it comes after the watch's start (a collection at ready).
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    activityAt = Date.now();
+    await expect.poll(() => order.length, { timeout: 5_000, interval: 5 }).toBe(2);
+    expect(errors).toEqual(['no memory to release']);
+    fail = false;
+    activityAt = Date.now();
+    await expect.poll(() => order.length, { timeout: 5_000, interval: 5 }).toBe(4);
+    expect(order).toEqual(['collect', 'release', 'collect', 'release']);
+    expect(errors).toHaveLength(1);
+  });
+
   it('the memory-reducing collection shrinks a grown young generation and unmaps freed heap', () => {
     // A fresh process: the young generation's size must not depend on what other tests allocated.
     const module = pathToFileURL(path.resolve('dist/src/server/idle-memory.js')).href;

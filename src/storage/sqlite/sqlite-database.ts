@@ -32,6 +32,46 @@ export function configureSqliteDatabase(database: SqliteDatabase, synchronous: S
   if (!database.memory) database.pragma('journal_mode = WAL');
   database.pragma(`synchronous = ${synchronous}`);
   database.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+  configuredDatabases.add(database);
+}
+
+/**
+ * The databases configured in this thread, for {@link shrinkSqliteMemory}. Closed ones are
+ * dropped at the next shrink: better-sqlite3 has no close event.
+ */
+const configuredDatabases = new Set<SqliteDatabase>();
+
+/** What {@link shrinkSqliteMemory} did: databases whose caches were freed, and those skipped because a statement was running on them. */
+export interface SqliteShrinkResult {
+  shrunk: number;
+  busy: number;
+}
+
+/**
+ * Frees the page cache and other memory SQLite can do without (`PRAGMA shrink_memory`, SQLite
+ * docs) of every open database configured in this thread. Each connection otherwise keeps up to
+ * its cache size (2 MiB by default) of pages for as long as it stays open: after a turn that
+ * indexed a long answer that is most of the C heap the server grew. Meant for an idle moment; the
+ * next statements read their pages again. A connection in the middle of an iteration refuses
+ * (better-sqlite3: "This database connection is busy executing a query") and is counted as busy,
+ * to be shrunk another time.
+ */
+export function shrinkSqliteMemory(): SqliteShrinkResult {
+  const result: SqliteShrinkResult = { shrunk: 0, busy: 0 };
+  for (const database of configuredDatabases) {
+    if (!database.open) {
+      configuredDatabases.delete(database);
+      continue;
+    }
+    try {
+      database.pragma('shrink_memory');
+      result.shrunk++;
+    } catch (error) {
+      if (!(error instanceof TypeError) || !/busy/i.test(error.message)) throw error;
+      result.busy++;
+    }
+  }
+  return result;
 }
 
 /**
