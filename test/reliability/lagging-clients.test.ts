@@ -32,6 +32,8 @@ const DELTAS = 200_000;
  * even after the kernel's socket buffers have taken their share.
  */
 const DELTA_LENGTH = 100;
+/** Deltas the mock sends only after the laggards have resubscribed: they see them live. */
+const LIVE_AFTER_RESUBSCRIBE = 1_000;
 /** Size of one item/delta frame of this test, with room to spare (ids and envelope). */
 const FRAME_BYTES = 1024;
 
@@ -141,7 +143,9 @@ function laggingReports(output: string): { connection: number; client: string; o
 it('closes 4 clients that stop reading during 200,000 deltas with bounded buffers, keeps the reader whole, and the laggards resume losslessly with afterSeq', { timeout: 300_000 }, async () => {
   // Chat Completions: the AI SDK's cheapest stream per delta, and the server's model stream is
   // most of what this test costs.
-  environment = await createTestEnvironment(`responses:\n  - generatedText: { deltas: ${DELTAS}, deltaLength: ${DELTA_LENGTH} }\n`, (baseURL) => `providers:\n  mock: { kind: openai-compatible, baseURL: ${baseURL} }\ndefaultModel: mock/mock-model\n`);
+  // The stream holds before its last deltas until the laggards have resubscribed, so they join
+  // mid-answer however slow the machine is (the laggards are closed long before: see DELTA_LENGTH).
+  environment = await createTestEnvironment(`responses:\n  - generatedText: { deltas: ${DELTAS}, deltaLength: ${DELTA_LENGTH} }\n    holds: [{ afterDeltas: ${DELTAS - LIVE_AFTER_RESUBSCRIBE}, gate: resubscribed }]\n`, (baseURL) => `providers:\n  mock: { kind: openai-compatible, baseURL: ${baseURL} }\ndefaultModel: mock/mock-model\n`);
   serve = await startServe(environment);
   const { url, token } = serve.info;
   const expectedText = generatedTextDeltas({ deltas: DELTAS, deltaLength: DELTA_LENGTH }).join('');
@@ -170,7 +174,7 @@ it('closes 4 clients that stop reading during 200,000 deltas with bounded buffer
     await until(() => laggards.every((laggard) => laggard.closed !== undefined), 20_000, 'the laggards to read their close');
     for (const laggard of laggards) expect(laggard.closed).toEqual({ code: 4001, reason: 'lagging: resubscribe with afterSeq' });
 
-    // Each resubscribes at once, from the last item it holds, while the answer still streams.
+    // Each resubscribes, from the last item it holds, while the answer is held before its end.
     const resumed = await Promise.all(
       laggards.map(async (laggard, index) => {
         const held = laggard.items();
@@ -180,6 +184,8 @@ it('closes 4 clients that stop reading during 200,000 deltas with bounded buffer
         return { held, again };
       }),
     );
+
+    environment.mock.release('resubscribed');
 
     // 20 MB of deltas through the AI SDK: 45 s at a load of 4 on two cores, over 90 s when other tests share them.
     await until(() => reader.sawTurnCompleted() && resumed.every(({ again }) => again.sawTurnCompleted()), 200_000, 'the turn to complete for every client');
