@@ -151,12 +151,14 @@ describe('session/setAgent', () => {
   });
 
   it('says that a running turn keeps its agent and the change applies from the next turn', async () => {
-    harness = await start('responses: [{ deltas: ["a", "b", "c", "d"], delayMs: 300 }, { text: "next" }]');
+    // The first answer holds after its first delta until the agent change was asked for.
+    harness = await start('responses: [{ deltas: ["a", "b", "c", "d"], holds: [{ afterDeltas: 1, gate: changed }] }, { text: "next" }]');
     const conversationId = await harness.conversation();
     await harness.client.request('session/input', { conversationId, input: 'slow' });
     await harness.waitFor((event) => event.method === 'item/delta');
     const changed = await harness.client.request('session/setAgent', { conversationId, agent: 'reviewer' });
     expect(changed.deferred).toBe(true);
+    harness.environment.mock.release('changed');
     await harness.turnsCompleted(1);
     expect(JSON.stringify(requestBody(0))).not.toContain('REVIEWER-INSTRUCTIONS');
     await harness.client.request('session/input', { conversationId, input: 'again' });

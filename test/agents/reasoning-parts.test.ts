@@ -86,7 +86,9 @@ describe('reasoning_content over chat completions', () => {
 
 describe('a client that subscribes while reasoning is in progress', () => {
   it('receives the parts so far, each with its partIndex', async () => {
-    harness = await startInProcessServer('responses:\n  - reasoningParts: ["EARLY-PART one", "LATER-PART two"]\n    deltas: ["a", "b", "c", "d", "e", "f"]\n    delayMs: 150\n', { providersYaml: providersFor('openai') });
+    // The four reasoning deltas (one per word) and the first text delta go out, then the stream
+    // holds until the late client has subscribed.
+    harness = await startInProcessServer('responses:\n  - reasoningParts: ["EARLY-PART one", "LATER-PART two"]\n    deltas: ["a", "b", "c", "d", "e", "f"]\n    holds: [{ afterDeltas: 5, gate: subscribed }]\n', { providersYaml: providersFor('openai') });
     const conversationId = await harness.conversation();
     await harness.client.request('session/input', { conversationId, input: 'think' });
     // The answer's text is streaming: the reasoning item is complete on the wire but not yet recorded.
@@ -96,6 +98,7 @@ describe('a client that subscribes while reasoning is in progress', () => {
     const lateEvents: AnyNotification[] = [];
     late.onNotification((event) => lateEvents.push(event));
     await late.request('conversation/subscribe', { conversationId });
+    harness.environment.mock.release('subscribed');
     await harness.turnsCompleted(1);
     const item = reasoningItem();
     expect(partsStreamed(lateEvents, item.id)).toEqual([

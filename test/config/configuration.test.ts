@@ -135,8 +135,7 @@ describe('the configuration directory', () => {
       if (Date.now() > deadline) throw new Error('the change was not picked up');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(updates.at(-1)?.params).toEqual({ ok: true });
+    await expect.poll(() => updates.at(-1)?.params, { timeout: 5000 }).toEqual({ ok: true });
   });
 
   it('config check prints every problem and exits 1', async () => {

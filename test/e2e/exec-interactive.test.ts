@@ -33,17 +33,19 @@ describe('exec progress', { timeout: 120_000 }, () => {
   it('shows tool output while the command still runs, and the tail of long output', async () => {
     environment = await createTestEnvironment(`
 responses:
-  - toolCalls: [{ name: exec_command, arguments: { command: "echo first-line; sleep 4; echo after-the-wait" } }]
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo first-line; while [ ! -e go ]; do sleep 0.05; done; echo after-the-wait" } }]
   - toolCalls: [{ name: exec_command, arguments: { command: "for i in $(seq 1 40); do echo line-$i; done" } }]
   - text: "done"
 `);
     serve = await startServe(environment);
     const exec = spawnCli(['exec', 'run things'], { env: environment.env, cwd: environment.workDir });
     await until(() => exec.stdout().includes('│ first-line'), 30_000, 'the first line of output');
-    // The command is still sleeping: its later output and its end are not there yet.
+    // The command waits for the file written below: its later output and its end are not there yet.
     expect(exec.stdout()).not.toContain('│ after-the-wait');
     expect(exec.stdout()).not.toContain('✓ exec_command');
+    writeFileSync(path.join(environment.workDir, 'go'), '');
     const result = await exec.done;
+    expect(result.stdout).toContain('│ after-the-wait');
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('│ line-1\n');
     expect(result.stdout).toContain('│ line-12\n');

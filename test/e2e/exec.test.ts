@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
 import { readServerInfo } from '../../src/server/server-info.js';
 import { serverInfoFile } from '../../src/config/paths.js';
-import { createTestEnvironment, runCli, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
+import { createTestEnvironment, runCli, spawnCli, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
+import { until } from '../helpers/processes.js';
 
 let environment: TestEnvironment | undefined;
 let serve: ServeProcess | undefined;
@@ -99,15 +100,15 @@ responses:
     environment = await createTestEnvironment(`
 responses:
   - deltas: ["one ", "two ", "three ", "four ", "five "]
-    delayMs: 300
+    holds: [{ afterDeltas: 1, gate: never-opened }]
 `);
     serve = await startServe(environment);
-    const running = runCli(['exec', 'count slowly'], { env: environment.env, cwd: environment.workDir });
-    await environment.mock.waitForRequests(1, 10_000);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    const running = spawnCli(['exec', 'count slowly'], { env: environment.env, cwd: environment.workDir });
+    // The answer holds after its first word, so the server stops while exec follows the turn.
+    await until(() => running.stdout().includes('one'), 30_000, 'exec to show the first word');
     await serve.stop();
     serve = undefined;
-    const result = await running;
+    const result = await running.done;
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('turn interrupted');
   });

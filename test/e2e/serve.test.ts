@@ -10,6 +10,7 @@ import { RuntimeClient, RuntimeClientError } from '../../src/client/runtime-clie
 import { serverInfoFile } from '../../src/config/paths.js';
 import type { AnyNotification } from '../../src/protocol/index.js';
 import { createTestEnvironment, runCli, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
+import { until } from '../helpers/processes.js';
 import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
 
 const SCRIPT = `
@@ -155,7 +156,8 @@ describe('openvaala serve', () => {
     const lateEvents: AnyNotification[] = [];
     late.onNotification((event) => lateEvents.push(event));
     await late.request('conversation/subscribe', { conversationId: conversation.id, afterSeq: { [session.id]: 2 } });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The replay follows the subscribe answer; conversation/synced says it is over.
+    await until(() => lateEvents.some((event) => event.method === 'conversation/synced'), 10_000, 'the replay to the late client');
     expect(completed(lateEvents).map((entry) => entry.seq)).toEqual([3, 4, 5]);
     const page = await late.request('items/list', { conversationId: conversation.id, direction: 'backward', limit: 2 });
     expect(page.items.map((entry) => entry.seq)).toEqual([5, 4]);

@@ -1,5 +1,5 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -112,19 +112,21 @@ describe('runCommand', () => {
   });
 
   it('streams chunks through onOutput in order, while the command runs', async () => {
-    const chunks: { text: string; at: number }[] = [];
-    const started = Date.now();
+    const chunks: string[] = [];
+    // The command goes on only once onOutput has had its first line: it cannot end otherwise.
+    const go = path.join(directory, 'first-streamed');
     const result = await runCommand(
-      request('echo first; sleep 0.6; echo second; sleep 0.1; echo third', {
-        onOutput: (text) => chunks.push({ text, at: Date.now() - started }),
+      request(`echo first; while [ ! -e ${go} ]; do sleep 0.02; done; echo second; sleep 0.1; echo third`, {
+        onOutput: (text) => {
+          chunks.push(text);
+          if (text.includes('first')) writeFileSync(go, '');
+        },
       }),
     );
-    const finished = Date.now() - started;
-    expect(chunks.map((chunk) => chunk.text).join('')).toBe(result.output);
+    expect(chunks.join('')).toBe(result.output);
     expect(result.output).toBe('first\nsecond\nthird\n');
     expect(chunks.length).toBeGreaterThanOrEqual(2);
-    expect(chunks[0]?.text).toBe('first\n');
-    expect(finished - (chunks[0]?.at ?? finished)).toBeGreaterThan(400);
+    expect(chunks[0]).toBe('first\n');
   });
 
   it('kills the whole process group, grandchild included, on timeout', async () => {
@@ -164,9 +166,13 @@ describe('runCommand', () => {
   it('kills the whole process group when the signal aborts', async () => {
     const file = path.join(directory, 'abort-grandchild.pid');
     const controller = new AbortController();
+    const running = runCommand(request(grandchildCommand(file), { signal: controller.signal }));
+    // Aborted once the grandchild runs (it wrote its pid).
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline && (await readFile(file, 'utf8').catch(() => '')).trim() === '') await new Promise((resolve) => setTimeout(resolve, 20));
     const started = Date.now();
-    setTimeout(() => controller.abort(), 400);
-    const result = await runCommand(request(grandchildCommand(file), { signal: controller.signal }));
+    controller.abort();
+    const result = await running;
     expect(Date.now() - started).toBeLessThan(2500);
     expect(result).toMatchObject({ aborted: true, timedOut: false, exitCode: null, signal: 'SIGTERM' });
     const grandchild = await readPid(file);

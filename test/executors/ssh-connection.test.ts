@@ -189,9 +189,13 @@ describe('reconnecting', () => {
   it('fails a command whose connection drops while it runs', async () => {
     const executor = executorFor();
     expect(await echo(executor)).toBe('ok\n');
-    const running = executor.run({ command: 'sleep 5', cwd: directory, timeoutMs: 10_000, maxOutputBytes: 1024 });
+    let output = '';
+    const running = executor.run({ command: 'echo started; sleep 5', cwd: directory, timeoutMs: 10_000, maxOutputBytes: 1024, onOutput: (text) => (output += text) });
     const outcome = expect(running).rejects.toThrow('was lost while the command was running');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The server stops once the command is known to run.
+    const deadline = Date.now() + 10_000;
+    while (!output.includes('started') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(output).toContain('started');
     const started = Date.now();
     await server.stop();
     await outcome;

@@ -3,7 +3,7 @@
  * groups killed on timeout (descendants that left the group too), background jobs not
  * holding the result, signals, environment, concurrency, SFTP errors and close().
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -81,19 +81,22 @@ describe('SshExecutor commands', () => {
   });
 
   it('passes environment variables literally, closes stdin and streams output while running', async () => {
-    const chunks: { text: string; at: number }[] = [];
-    const started = Date.now();
+    const chunks: string[] = [];
     const value = `it's "quoted" $HOME \`x\``;
+    // The command goes on only once onOutput has had the line "first": it cannot end otherwise.
+    const go = path.join(directory, 'first-streamed');
     const result = await executor.run(
-      request('printf "%s\\n" "$GREETING"; cat; echo first; sleep 0.6; echo second', {
+      request(`printf "%s\\n" "$GREETING"; cat; echo first; while [ ! -e ${go} ]; do sleep 0.02; done; echo second`, {
         env: { GREETING: value },
-        onOutput: (text) => chunks.push({ text, at: Date.now() - started }),
+        onOutput: (text) => {
+          chunks.push(text);
+          if (text.includes('first')) writeFileSync(go, '');
+        },
       }),
     );
     expect(result.output).toBe(`${value}\nfirst\nsecond\n`);
-    expect(chunks.map((chunk) => chunk.text).join('')).toBe(result.output);
-    const first = chunks.find((chunk) => chunk.text.includes('first'));
-    expect(Date.now() - started - (first?.at ?? 0)).toBeGreaterThan(400);
+    expect(chunks.join('')).toBe(result.output);
+    expect(chunks.findIndex((chunk) => chunk.includes('first'))).toBeLessThan(chunks.findIndex((chunk) => chunk.includes('second')));
   });
 
   it('refuses an environment variable name that is not a shell name', async () => {
@@ -141,8 +144,12 @@ describe('SshExecutor commands', () => {
   it('kills the group when the signal aborts, and does not start when already aborted', async () => {
     const file = path.join(directory, 'abort.pid');
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 500);
-    const result = await executor.run(request(grandchildCommand(file), { signal: controller.signal }));
+    const running = executor.run(request(grandchildCommand(file), { signal: controller.signal }));
+    // Aborted once the grandchild runs (it wrote its pid).
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline && (await readFile(file, 'utf8').catch(() => '')).trim() === '') await new Promise((resolve) => setTimeout(resolve, 20));
+    controller.abort();
+    const result = await running;
     expect(result).toMatchObject({ aborted: true, timedOut: false, signal: 'SIGTERM' });
     expect(await waitUntilDead(await readPid(file), 3000)).toBe(true);
     const marker = path.join(directory, 'never');

@@ -22,7 +22,9 @@ afterEach(async () => {
 
 it('logs one line for a client that dies with thousands of messages queued', async () => {
   const words = Array.from({ length: 30_000 }, (_, index) => `word${index}`).join(' ');
-  environment = await createTestEnvironment(`delayMs: 0\nresponses:\n  - text: "${words}"\n`);
+  // The answer holds after two thirds of its words until the client that stopped reading is
+  // reset: thousands of deltas are sent to it before, thousands more after.
+  environment = await createTestEnvironment(`delayMs: 0\nresponses:\n  - text: "${words}"\n    holds: [{ afterDeltas: 20000, gate: reset }]\n`);
   const lines: string[] = [];
   const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
   server = await startRuntimeServer({ paths: environment.paths, port: 0, logger });
@@ -43,12 +45,20 @@ it('logs one line for a client that dies with thousands of messages queued', asy
   const transport = (dying as unknown as { _socket: import('node:net').Socket })._socket;
   transport.pause();
 
+  let streamed = '';
+  driver.onNotification((event) => {
+    if (event.method === 'item/delta') streamed += event.params.delta.text ?? '';
+  });
+  await driver.request('conversation/subscribe', { conversationId: conversation.id });
   await driver.request('session/input', { conversationId: conversation.id, input: 'talk a lot' });
-  // Let the server queue a few thousand deltas for the client that no longer reads, then reset it.
+  // Once the driver has the last delta before the hold, the server has queued every one of them
+  // for the client that no longer reads too; then that client is reset.
   const live = await server.runtime.getConversation(conversation.id);
-  await until(() => live.isBusy, 10_000, 'the turn to start');
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  await environment.mock.waitForHold('reset', 30_000);
+  await until(() => streamed.includes('word19999 '), 30_000, 'the deltas before the hold');
+  expect(live.isBusy).toBe(true);
   transport.resetAndDestroy();
+  environment.mock.release('reset');
 
   await until(() => !live.isBusy, 60_000, 'the turn to end');
   await new Promise((resolve) => setTimeout(resolve, 200));

@@ -53,16 +53,17 @@ responses:
   });
 
   it('keeps both edits of two conversations patching the file at the same time', async () => {
-    // Word-by-word streaming with a delay keeps both first answers in flight together, so
-    // each conversation receives one of the two tool calls.
+    // Both first answers hold before their first delta until both conversations have asked the
+    // model: each conversation receives one of the two tool calls, and both go on together.
     harness = await startInProcessServer(
       `
-delayMs: 20
 responses:
   - text: "editing the first line now"
     toolCalls: [${patchCall('alpha', 'ALPHA')}]
+    holds: [{ afterDeltas: 0, gate: both-asked }]
   - text: "editing the last line now"
     toolCalls: [${patchCall('delta', 'DELTA')}]
+    holds: [{ afterDeltas: 0, gate: both-asked }]
   - text: "done"
   - text: "done"
 `,
@@ -74,6 +75,8 @@ responses:
       harness.client.request('session/input', { conversationId: first, input: 'edit a line' }),
       harness.client.request('session/input', { conversationId: second, input: 'edit a line' }),
     ]);
+    await harness.environment.mock.waitForRequests(2, 10_000);
+    harness.environment.mock.release('both-asked');
     await harness.turnsCompleted(2);
     const calls = toolCalls(harness.events);
     expect(calls).toHaveLength(2);

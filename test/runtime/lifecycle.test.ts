@@ -79,10 +79,11 @@ describe('conversation/delete', () => {
   it('interrupts a running turn first', async () => {
     harness = await startInProcessServer(`
 responses:
-  - toolCalls: [{ name: exec_command, arguments: { command: "sleep 5" } }]
+  - toolCalls: [{ name: exec_command, arguments: { command: "while [ ! -e go ]; do sleep 0.05; done" } }]
   - text: "never"
 `);
     const conversationId = await harness.conversation();
+    // The command waits for a file nobody writes: the turn runs until the deletion interrupts it.
     await harness.client.request('session/input', { conversationId, input: 'run something slow' });
     await harness.waitFor((event) => event.method === 'item/started' && event.params.kind === 'tool_call');
     const started = Date.now();
@@ -184,10 +185,11 @@ describe('conversation/fork', () => {
   it('copies what is stored while the source runs', async () => {
     harness = await startInProcessServer(`
 responses:
-  - toolCalls: [{ name: exec_command, arguments: { command: "sleep 1" } }]
+  - toolCalls: [{ name: exec_command, arguments: { command: "while [ ! -e go ]; do sleep 0.05; done" } }]
   - text: "done"
 `);
     const conversationId = await harness.conversation();
+    // The command waits for the file written after the fork, so the source runs meanwhile.
     await harness.client.request('session/input', { conversationId, input: 'slow work' });
     await harness.waitFor((event) => event.method === 'item/started' && event.params.kind === 'tool_call');
     const first = harness.completedItems()[0];
@@ -195,7 +197,9 @@ responses:
     const got = await harness.client.request('conversation/get', { conversationId: fork.conversation.id });
     expect(got.turns.map((turn) => turn.status)).toEqual(['interrupted']);
     expect(got.sessions[0]?.status).toBe('idle');
-    await harness.turnsCompleted(1);
+    writeFileSync(path.join(harness.environment.workDir, 'go'), '');
+    const [source] = await harness.turnsCompleted(1);
+    expect(source?.status).toBe('completed');
   });
 
   it('refuses bad params (-32602) and unknown conversations, items and turns (-32004)', async () => {
@@ -308,12 +312,13 @@ responses:
     harness = await startInProcessServer(`
 responses:
   - text: "answer one"
-  - toolCalls: [{ name: exec_command, arguments: { command: "sleep 1" } }]
+  - toolCalls: [{ name: exec_command, arguments: { command: "while [ ! -e go ]; do sleep 0.05; done" } }]
   - text: "done"
 `);
     const conversationId = await harness.conversation();
     await harness.client.request('session/input', { conversationId, input: 'first' });
     await harness.turnsCompleted(1);
+    // The command waits for the file written after the refusal, so the turn runs meanwhile.
     await harness.client.request('session/input', { conversationId, input: 'second' });
     await harness.waitFor((event) => event.method === 'item/started' && event.params.kind === 'tool_call');
     const before = (await harness.client.request('items/list', { conversationId })).items;
@@ -322,6 +327,7 @@ responses:
     expect(refused.data).toEqual({ reason: 'turn_running' });
     expect(refused.message).toContain('conversation/rewind');
     expect((await harness.client.request('items/list', { conversationId })).items.slice(0, before.length)).toEqual(before);
+    writeFileSync(path.join(harness.environment.workDir, 'go'), '');
     await harness.turnsCompleted(2);
     const ended = await harness.client.request('conversation/rewind', { conversationId, afterItemId: before[0]?.item.id as string });
     expect(ended.afterSeq).toBe(1);

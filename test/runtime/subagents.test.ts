@@ -25,9 +25,10 @@ async function childMock(script: string): Promise<string> {
 
 describe('subagents', () => {
   it('runs two subagents in parallel and returns both answers to the parent', async () => {
-    // Each child has its own mock, so which child asks first does not matter.
-    const childA = await childMock(`responses:\n  - toolCalls: [{ name: exec_command, arguments: { command: "sleep 0.4; echo a-done" } }]\n  - text: "ANSWER-FROM-A"\n`);
-    const childB = await childMock(`responses:\n  - toolCalls: [{ name: exec_command, arguments: { command: "sleep 0.4; echo b-done" } }]\n  - text: "ANSWER-FROM-B"\n`);
+    // Each child has its own mock, so which child asks first does not matter. Each child's
+    // command waits until the other's has started, so neither ends unless both run at once.
+    const childA = await childMock(`responses:\n  - toolCalls: [{ name: exec_command, arguments: { command: "touch a.started; while [ ! -e b.started ]; do sleep 0.05; done; echo a-done" } }]\n  - text: "ANSWER-FROM-A"\n`);
+    const childB = await childMock(`responses:\n  - toolCalls: [{ name: exec_command, arguments: { command: "touch b.started; while [ ! -e a.started ]; do sleep 0.05; done; echo b-done" } }]\n  - text: "ANSWER-FROM-B"\n`);
     harness = await startInProcessServer(
       `
 responses:

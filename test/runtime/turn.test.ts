@@ -2,6 +2,8 @@
  * The agent loop inside a real in-process server, driven over the protocol with the mock
  * provider: concurrent tool calls, result order, queued input, unknown tools, usage.
  */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
 import { createLogger } from '../../src/logger.js';
@@ -47,11 +49,12 @@ afterEach(async () => {
 
 describe('a turn', () => {
   it('runs the tool calls of one response concurrently and records results in the order requested', async () => {
+    // The first call waits for the file the second one writes: it can only end if both run at once.
     await start(`
 responses:
   - toolCalls:
-      - { name: exec_command, arguments: { command: "sleep 0.6; echo slow" } }
-      - { name: exec_command, arguments: { command: "sleep 0.2; echo fast" } }
+      - { name: exec_command, arguments: { command: "while [ ! -e fast.done ]; do sleep 0.05; done; sleep 0.2; echo slow" } }
+      - { name: exec_command, arguments: { command: "echo fast; touch fast.done" } }
     usage: { inputTokens: 100, outputTokens: 10 }
   - text: "both done"
     usage: { inputTokens: 150, outputTokens: 5 }
@@ -80,13 +83,14 @@ responses:
     await start(`
 responses:
   - toolCalls:
-      - { name: exec_command, arguments: { command: "sleep 0.5" } }
+      - { name: exec_command, arguments: { command: "while [ ! -e go ]; do sleep 0.05; done" } }
   - text: "first done"
   - text: "second done"
   - text: "third done"
 `);
     const { conversation } = await client.request('conversation/create', { cwd: environment.workDir });
     await client.request('conversation/subscribe', { conversationId: conversation.id });
+    // The first turn's command waits for the file written once the other inputs are queued.
     const first = await client.request('session/input', { conversationId: conversation.id, input: 'one' });
     const second = await client.request('session/input', { conversationId: conversation.id, input: 'two' });
     const third = await client.request('session/input', { conversationId: conversation.id, input: 'three' });
@@ -94,6 +98,7 @@ responses:
     expect([second.queued, third.queued]).toEqual([true, true]);
     const queuedSeen = events.some((event) => event.method === 'session/updated' && event.params.session.queuedInputs.map((input) => input.text).join(',') === 'two,three');
     expect(queuedSeen).toBe(true);
+    writeFileSync(path.join(environment.workDir, 'go'), '');
     const turns = await turnsCompleted(3);
     expect(turns.map((turn) => turn.status)).toEqual(['completed', 'completed', 'completed']);
     const userTexts = completedItems().flatMap((item) => (item.kind === 'user_message' ? [item.content.map((part) => (part.type === 'text' ? part.text : '')).join('')] : []));

@@ -2,7 +2,7 @@
  * A terminal's output is redacted as one stream: a secret value the program prints in two
  * writes (so in two output chunks) never reaches the client, and `seq` stays contiguous.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
@@ -23,11 +23,14 @@ afterEach(() => {
 async function runTerminal(command: string, redactor: SecretRedactor | undefined): Promise<Array<NotificationParams<'terminal/output'>>> {
   directory = mkdtempSync(path.join(tmpdir(), 'terminal-redaction-'));
   const sent: Array<NotificationParams<'terminal/output'>> = [];
+  const go = path.join(directory, 'go');
   let exited!: () => void;
   const done = new Promise<void>((resolve) => (exited = resolve));
   const terminals = new ConnectionTerminals(
     (params) => {
       sent.push(params);
+      // SPLIT_PRINT waits for this file: it goes on once its first write has been sent.
+      if (params.data?.includes('before') && !existsSync(go)) writeFileSync(go, '');
       if (params.exited) exited();
     },
     () => undefined,
@@ -39,8 +42,9 @@ async function runTerminal(command: string, redactor: SecretRedactor | undefined
   return sent;
 }
 
-// The value is printed in two writes a moment apart, so it arrives in two chunks.
-const SPLIT_PRINT = `printf 'before ${SECRET.slice(0, 7)}'; sleep 0.3; printf '${SECRET.slice(7)} after'; sleep 0.1`;
+// The value is printed in two writes, the second once the first has been sent, so it arrives in
+// two chunks.
+const SPLIT_PRINT = `printf 'before ${SECRET.slice(0, 7)}'; while [ ! -e go ]; do sleep 0.02; done; printf '${SECRET.slice(7)} after'; sleep 0.1`;
 
 it('without redaction the value arrives in two chunks, each without the whole value (the case to catch)', async () => {
   const sent = await runTerminal(SPLIT_PRINT, undefined);

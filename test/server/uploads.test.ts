@@ -17,6 +17,7 @@ import type { ContentPart } from '../../src/protocol/index.js';
 import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
 import { createTestEnvironment } from '../helpers/environment.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+import { until } from '../helpers/processes.js';
 import { protocolFailure } from '../helpers/protocol-failure.js';
 
 const LIMIT = 4096;
@@ -176,7 +177,8 @@ describe('uploads racing the first input', () => {
       }
     };
     const streams = [stream(), stream()];
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // Some uploads have landed in staging before the input moves the conversation's files.
+    await until(() => answers.length >= 2, 10_000, 'the first uploads');
     await harness.client.request('session/input', { conversationId: racing, input: [{ type: 'text', text: 'go' }] });
     accepted = true;
     await Promise.all(streams);

@@ -82,11 +82,17 @@ describe('exec_command', () => {
   it('stops the command when the turn is interrupted', async () => {
     const controller = new AbortController();
     const marker = path.join(root, 'after-abort');
-    setTimeout(() => controller.abort(), 300);
     const started = Date.now();
+    // Interrupted once its first line is out, while it sleeps.
     const result = await execCommandTool.invoke(
       { command: `echo started; sleep 3; touch ${marker}` },
-      { ...context, signal: controller.signal },
+      {
+        ...context,
+        signal: controller.signal,
+        onOutput: (chunk) => {
+          if (chunk.includes('started')) setImmediate(() => controller.abort());
+        },
+      },
     );
     expect(Date.now() - started).toBeLessThan(2500);
     expect(result.isError).toBe(false);
