@@ -110,6 +110,12 @@ function itemSeqs(events: AnyNotification[], sessionId: string): { seq: number; 
   return events.flatMap((event) => (event.method === 'item/completed' && event.params.sessionId === sessionId ? [{ seq: event.params.seq, kind: event.params.item.kind }] : []));
 }
 
+/** Whether the events hold a finished tool call followed by a delta: the held answer of SERVER_A has begun. */
+function heldAnswerStreaming(events: AnyNotification[]): boolean {
+  const toolCall = events.findIndex((event) => event.method === 'item/completed' && event.params.item.kind === 'tool_call');
+  return toolCall >= 0 && events.slice(toolCall).some((event) => event.method === 'item/delta');
+}
+
 function consecutive(from: number, count: number): number[] {
   return Array.from({ length: count }, (_, index) => from + index);
 }
@@ -139,11 +145,7 @@ it('a client on B drives a conversation owned by A; A is killed; B takes it over
   expect(owners.rows).toEqual([{ url: serverA.info.url }]);
 
   // A's streamed events reach B's client: the finished tool call, then the held answer's first delta.
-  const heldAnswerStreaming = () => {
-    const toolCall = onB.events.findIndex((event) => event.method === 'item/completed' && event.params.item.kind === 'tool_call');
-    return toolCall >= 0 && onB.events.slice(toolCall).some((event) => event.method === 'item/delta');
-  };
-  await expect.poll(heldAnswerStreaming, { timeout: 20_000 }).toBe(true);
+  await expect.poll(() => heldAnswerStreaming(onB.events), { timeout: 20_000 }).toBe(true);
   expect(itemSeqs(onB.events, session.id).map((item) => item.kind)).toEqual(['user_message', 'assistant_message', 'tool_call']);
   await expect.poll(() => itemSeqs(onA.events, session.id).length).toBe(3);
   const lastSeenOnA = Math.max(...itemSeqs(onA.events, session.id).map((item) => item.seq));
@@ -243,6 +245,9 @@ it('an owner stopping cleanly interrupts its turn; the server relaying it takes 
   const listed = () => onB.events.flatMap((event) => (event.method === 'conversation/created' || event.method === 'conversation/updated' ? [event] : []));
   await expect.poll(() => listed().some((event) => event.method === 'conversation/created' && event.params.conversation.id === conversation.id), { timeout: 20_000 }).toBe(true);
   await expect.poll(() => listed().some((event) => event.params.summary?.running === true), { timeout: 20_000 }).toBe(true);
+  // A stops only once the held answer has streamed its first delta: that part is what the
+  // interrupted turn must keep.
+  await expect.poll(() => heldAnswerStreaming(onB.events), { timeout: 20_000 }).toBe(true);
 
   await serverA.stop();
   // The interruption (reason shutdown) came over the link before A released the conversation.
