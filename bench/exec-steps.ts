@@ -7,7 +7,8 @@
  * has to do per step at least — spawn `bash -c "echo N"`, append three synced log lines
  * (`writeSync` + `fsyncSync` of about 300 bytes each: the tool call, its output, the assistant
  * message) and make one loopback SSE request to the same mock. Also the server's CPU time for
- * one W20 turn (from `/proc/PID/stat`), its resident memory idle and its peak over W100.
+ * one W20 turn (from `/proc/PID/stat`) next to what its 20 spawns alone cost a bare `node` of the
+ * server's idle resident memory, its resident memory idle and its peak over W100.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
@@ -32,6 +33,36 @@ function turnEntries(steps: number): string[] {
   }
   lines.push('  - text: "done"');
   return lines;
+}
+
+/**
+ * A bare Node.js process that grows to `rssMiB` of resident memory, spawns `bash -c "echo N"`
+ * 40 times (after 5 to warm up) and prints the median CPU (user + system, ms) each spawn cost it,
+ * up to the child's exit being read. Forking costs the parent in proportion to its resident
+ * memory, so the baseline is measured at the server's size.
+ */
+const SPAWN_CPU_SCRIPT = `
+const { spawn } = require('node:child_process');
+const kept = [];
+while (process.memoryUsage().rss < Number(process.argv[1]) * 1048576) kept.push(Buffer.alloc(1048576, 1));
+const once = (n) => new Promise((resolve) => { const child = spawn('bash', ['-c', 'echo ' + n], { stdio: ['ignore', 'pipe', 'pipe'] }); child.stdout.resume(); child.once('close', resolve); });
+(async () => {
+  for (let n = 0; n < 5; n++) await once(n);
+  const costs = [];
+  for (let n = 0; n < 40; n++) { const start = process.cpuUsage(); await once(n); const used = process.cpuUsage(start); costs.push((used.user + used.system) / 1000); }
+  costs.sort((a, b) => a - b);
+  console.log(JSON.stringify({ spawnCpuMs: costs[20], rssMiB: process.memoryUsage().rss / 1048576 }));
+})();
+`;
+
+/** Runs {@link SPAWN_CPU_SCRIPT} in a fresh `node` of about `rssMiB` MiB. */
+async function measureSpawnCpu(rssMiB: number): Promise<{ spawnCpuMs: number; rssMiB: number }> {
+  const child = spawn(process.execPath, ['-e', SPAWN_CPU_SCRIPT, String(rssMiB)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  if (code !== 0) throw new Error(`the spawn CPU baseline exited with ${code}`);
+  return JSON.parse(output) as { spawnCpuMs: number; rssMiB: number };
 }
 
 /** The whole script, in the order the benchmark asks: the floor's SSE requests, the W20 turns, the W100 turn. */
@@ -118,11 +149,13 @@ export async function runExecStepsBenchmark(): Promise<void> {
     const idle = memoryKilobytes(server.pid);
     const floor = await measureFloor(home, baseURL);
     const floorMs = floor.spawnMs + 3 * floor.appendMs + floor.sseMs;
+    const spawnCpu = await measureSpawnCpu(idle.rss / 1024);
     printTable(`floor of one step (median of ${FLOOR_SAMPLES} each, same run)`, [
       ['spawn bash -c "echo N" (async, output read)', `${floor.spawnMs.toFixed(2)} ms`],
       ['synced append of a ~300-byte line (writeSync + fsyncSync), x3', `3 x ${floor.appendMs.toFixed(2)} ms`],
       ['one loopback SSE request to the mock (a step answer)', `${floor.sseMs.toFixed(2)} ms`],
       ['floor per step', `${floorMs.toFixed(1)} ms`],
+      [`CPU of one spawn to a bare node of the server's idle RSS (${spawnCpu.rssMiB.toFixed(1)} MiB)`, `${spawnCpu.spawnCpuMs.toFixed(2)} ms`],
     ]);
 
     const w20: TurnFigures[] = [];
@@ -135,6 +168,7 @@ export async function runExecStepsBenchmark(): Promise<void> {
     printTable('W20: 20 steps of exec_command "echo N"', [
       ...workloadRows(20, w20, floorMs),
       ['server CPU for one W20 turn (utime + stime), median', `${median(cpu).toFixed(0)} ms (${(median(cpu) / 20).toFixed(1)} ms per step)`],
+      ['  of which the 20 spawns alone would cost a bare node of its size', `${(20 * spawnCpu.spawnCpuMs).toFixed(0)} ms (${((20 * spawnCpu.spawnCpuMs) / median(cpu)).toFixed(2)} of it)`],
     ]);
 
     resetPeakMemory(server.pid);
