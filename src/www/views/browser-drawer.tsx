@@ -8,6 +8,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { BrowserInputAction, BrowserState } from '../../protocol/browser.js';
 import { useApp } from '../state/app-state.js';
+import { LatestRequest } from '../state/latest-request.js';
 
 /** Time between two screenshots while the browser runs, ms. */
 const REFRESH_MS = 1_000;
@@ -39,6 +40,9 @@ export function BrowserDrawer({ conversationId }: { conversationId: string }) {
   const [busy, setBusy] = useState(false);
   // The latest URL typed over by the person is kept; the shown page's URL fills it otherwise.
   const editingAddress = useRef(false);
+  // The person's actions can overlap (a click still loading when an address is sent): the
+  // outcome of the last one started is what the drawer shows.
+  const actions = useRef(new LatestRequest()).current;
 
   useEffect(() => {
     let stopped = false;
@@ -82,27 +86,27 @@ export function BrowserDrawer({ conversationId }: { conversationId: string }) {
     };
   }, [conversationId]);
 
-  const act = async (action: BrowserInputAction) => {
+  const act = (action: BrowserInputAction) => {
     setBusy(true);
-    try {
-      setState(await app.client.request('browser/input', { conversationId, action }));
-      setActionError(undefined);
-    } catch (failure) {
-      setActionError(message(failure));
-    } finally {
-      setBusy(false);
-    }
+    return actions.run(() => app.client.request('browser/input', { conversationId, action }), {
+      onAnswer: (next) => {
+        setState(next);
+        setActionError(undefined);
+      },
+      onFailure: (failure) => setActionError(message(failure)),
+      onSettled: () => setBusy(false),
+    });
   };
-  const stop = async () => {
-    try {
-      await app.client.request('browser/stop', { conversationId });
-      setActionError(undefined);
-      setState((current) => (current ? { ...current, running: false } : current));
-      setShot(undefined);
-    } catch (failure) {
-      setActionError(message(failure));
-    }
-  };
+  const stop = () =>
+    actions.run(() => app.client.request('browser/stop', { conversationId }), {
+      onAnswer: () => {
+        setActionError(undefined);
+        setState((current) => (current ? { ...current, running: false } : current));
+        setShot(undefined);
+      },
+      onFailure: (failure) => setActionError(message(failure)),
+      onSettled: () => setBusy(false),
+    });
   const clickAt = (event: MouseEvent) => {
     const image = event.currentTarget as HTMLImageElement;
     if (!shot || image.clientWidth === 0) return;

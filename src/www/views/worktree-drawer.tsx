@@ -2,12 +2,13 @@
  * The git worktree of a conversation made with one: its changes against the base branch
  * (`worktree/diff`), and merge, rebase and discard (`worktree/merge | rebase | discard`).
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ConversationWorktree } from '../../protocol/entities.js';
 import type { WorktreeFileChange } from '../../protocol/worktrees.js';
 import { confirmAction } from '../components/confirm-dialog.js';
 import { highlightCode } from '../components/markdown.js';
 import { useApp } from '../state/app-state.js';
+import { LatestRequest } from '../state/latest-request.js';
 
 interface ShownDiff {
   files: WorktreeFileChange[];
@@ -22,29 +23,41 @@ export function WorktreeDrawer({ conversationId, worktree }: { conversationId: s
   const [error, setError] = useState<string | undefined>();
   const [status, setStatus] = useState<string | undefined>();
   const fail = (failure: unknown) => setError(failure instanceof Error ? failure.message : String(failure));
+  // The diff and the actions share the error line: only the outcome of the request started last
+  // is shown, so a diff loaded late cannot clear why a merge was refused.
+  const requests = useRef(new LatestRequest()).current;
   const load = () =>
-    app.client.request('worktree/diff', { conversationId }).then((result) => {
-      setDiff({ files: result.files, html: highlightCode(result.diff, 'diff'), truncated: result.truncated });
-      setError(undefined);
-    }, fail);
+    requests.run(() => app.client.request('worktree/diff', { conversationId }), {
+      onAnswer: (result) => {
+        setDiff({ files: result.files, html: highlightCode(result.diff, 'diff'), truncated: result.truncated });
+        setError(undefined);
+      },
+      onFailure: fail,
+    });
   useEffect(() => {
     if (worktree.removedAt === undefined) void load();
   }, [conversationId, worktree.removedAt]);
   if (worktree.removedAt !== undefined) return <p class="muted">The worktree {worktree.path} was discarded.</p>;
 
   const merge = () =>
-    void app.client.request('worktree/merge', { conversationId }).then((result) => {
-      setStatus(`Merged into ${worktree.baseBranch ?? 'the base'} as ${result.commit.slice(0, 8)}.`);
-      return load();
-    }, fail);
+    void requests.run(() => app.client.request('worktree/merge', { conversationId }), {
+      onAnswer: (result) => {
+        setStatus(`Merged into ${worktree.baseBranch ?? 'the base'} as ${result.commit.slice(0, 8)}.`);
+        void load();
+      },
+      onFailure: fail,
+    });
   const rebase = () =>
-    void app.client.request('worktree/rebase', { conversationId }).then((result) => {
-      setStatus(`Rebased onto ${worktree.baseBranch ?? 'the base'}; now at ${result.commit.slice(0, 8)}.`);
-      return load();
-    }, fail);
+    void requests.run(() => app.client.request('worktree/rebase', { conversationId }), {
+      onAnswer: (result) => {
+        setStatus(`Rebased onto ${worktree.baseBranch ?? 'the base'}; now at ${result.commit.slice(0, 8)}.`);
+        void load();
+      },
+      onFailure: fail,
+    });
   const discard = async () => {
     if (!(await confirmAction(`Discard the worktree ${worktree.path} and delete branch ${worktree.branch}? Its changes are lost.`, 'Discard'))) return;
-    void app.client.request('worktree/discard', { conversationId }).then(() => setStatus('Discarded.'), fail);
+    void requests.run(() => app.client.request('worktree/discard', { conversationId }), { onAnswer: () => setStatus('Discarded.'), onFailure: fail });
   };
   return (
     <div class="worktree-drawer">
