@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileWritten, until } from '../helpers/processes.js';
 import type { CommandRequest } from '../../src/executors/executor.js';
 import { LocalExecutor } from '../../src/executors/local/local-executor.js';
 import { runCommand } from '../../src/executors/local/run-command.js';
@@ -168,8 +169,7 @@ describe('runCommand', () => {
     const controller = new AbortController();
     const running = runCommand(request(grandchildCommand(file), { signal: controller.signal }));
     // Aborted once the grandchild runs (it wrote its pid).
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && (await readFile(file, 'utf8').catch(() => '')).trim() === '') await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => fileWritten(file), 10_000, 'the grandchild to write its pid');
     const started = Date.now();
     controller.abort();
     const result = await running;

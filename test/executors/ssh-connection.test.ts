@@ -9,6 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/processes.js';
 import { SshExecutor, type SshExecutorOptions } from '../../src/executors/ssh/ssh-executor.js';
 import { Workspace } from '../../src/executors/workspace.js';
 import { execCommandTool } from '../../src/tools/exec-command.js';
@@ -193,9 +194,7 @@ describe('reconnecting', () => {
     const running = executor.run({ command: 'echo started; sleep 5', cwd: directory, timeoutMs: 10_000, maxOutputBytes: 1024, onOutput: (text) => (output += text) });
     const outcome = expect(running).rejects.toThrow('was lost while the command was running');
     // The server stops once the command is known to run.
-    const deadline = Date.now() + 10_000;
-    while (!output.includes('started') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(output).toContain('started');
+    await until(() => output.includes('started'), 10_000, 'the command to print "started"');
     const started = Date.now();
     await server.stop();
     await outcome;

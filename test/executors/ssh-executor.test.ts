@@ -8,6 +8,7 @@ import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileWritten, until } from '../helpers/processes.js';
 import type { CommandRequest } from '../../src/executors/executor.js';
 import { SshExecutor } from '../../src/executors/ssh/ssh-executor.js';
 import { startSshServer, type TestSshServer } from '../helpers/ssh-server.js';
@@ -146,8 +147,7 @@ describe('SshExecutor commands', () => {
     const controller = new AbortController();
     const running = executor.run(request(grandchildCommand(file), { signal: controller.signal }));
     // Aborted once the grandchild runs (it wrote its pid).
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && (await readFile(file, 'utf8').catch(() => '')).trim() === '') await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => fileWritten(file), 10_000, 'the grandchild to write its pid');
     controller.abort();
     const result = await running;
     expect(result).toMatchObject({ aborted: true, timedOut: false, signal: 'SIGTERM' });

@@ -18,6 +18,15 @@ export function processGone(pid: number): boolean {
   }
 }
 
+/** True when `file` exists and holds something besides whitespace (a pid file once written). */
+export function fileWritten(file: string): boolean {
+  try {
+    return readFileSync(file, 'utf8').trim() !== '';
+  } catch {
+    return false;
+  }
+}
+
 /** Polls `condition` every 20 ms. @throws Error naming `what` after `timeoutMs` */
 export async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -39,22 +39,17 @@ export function WorktreeDrawer({ conversationId, worktree }: { conversationId: s
   }, [conversationId, worktree.removedAt]);
   if (worktree.removedAt !== undefined) return <p class="muted">The worktree {worktree.path} was discarded.</p>;
 
-  const merge = () =>
-    void requests.run(() => app.client.request('worktree/merge', { conversationId }), {
+  // A merge or rebase changes the diff against the base: it is loaded again after either.
+  const moveBranch = (method: 'worktree/merge' | 'worktree/rebase', done: (commit: string) => string) =>
+    void requests.run(() => app.client.request(method, { conversationId }), {
       onAnswer: (result) => {
-        setStatus(`Merged into ${worktree.baseBranch ?? 'the base'} as ${result.commit.slice(0, 8)}.`);
+        setStatus(done(result.commit.slice(0, 8)));
         void load();
       },
       onFailure: fail,
     });
-  const rebase = () =>
-    void requests.run(() => app.client.request('worktree/rebase', { conversationId }), {
-      onAnswer: (result) => {
-        setStatus(`Rebased onto ${worktree.baseBranch ?? 'the base'}; now at ${result.commit.slice(0, 8)}.`);
-        void load();
-      },
-      onFailure: fail,
-    });
+  const merge = () => moveBranch('worktree/merge', (commit) => `Merged into ${worktree.baseBranch ?? 'the base'} as ${commit}.`);
+  const rebase = () => moveBranch('worktree/rebase', (commit) => `Rebased onto ${worktree.baseBranch ?? 'the base'}; now at ${commit}.`);
   const discard = async () => {
     if (!(await confirmAction(`Discard the worktree ${worktree.path} and delete branch ${worktree.branch}? Its changes are lost.`, 'Discard'))) return;
     void requests.run(() => app.client.request('worktree/discard', { conversationId }), { onAnswer: () => setStatus('Discarded.'), onFailure: fail });
