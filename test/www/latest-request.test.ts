@@ -43,3 +43,15 @@ it('applies each outcome when the requests do not overlap, and reports a throw a
   );
   expect(shown).toEqual(['answer 1', 'failure refused']);
 });
+
+it('drops the outcome of a request running when dropPending is called', async () => {
+  const requests = new LatestRequest();
+  const shown: string[] = [];
+  const listing = deferred<string>();
+  const listed = requests.run(() => listing.promise, { onAnswer: (value) => shown.push(value), onFailure: () => shown.push('failure'), onSettled: () => shown.push('settled') });
+  requests.dropPending();
+  listing.resolve('entries of a path no longer shown');
+  await listed;
+  await requests.run(() => Promise.resolve('entries of the path shown now'), { onAnswer: (value) => shown.push(value), onFailure: () => shown.push('failure') });
+  expect(shown).toEqual(['entries of the path shown now']);
+});

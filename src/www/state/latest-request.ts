@@ -27,4 +27,9 @@ export class LatestRequest {
       if (isLatest()) handlers.onSettled?.();
     }
   }
+
+  /** Drops the outcome of every request running now (what they were for is gone: the view moved on). */
+  dropPending(): void {
+    this.started += 1;
+  }
 }

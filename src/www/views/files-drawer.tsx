@@ -3,9 +3,10 @@
  * a read-only viewer of a file read with `fs/read` (text highlighted by its extension; binary
  * files and the rest of files over 1 MiB are not shown).
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { highlightCode } from '../components/markdown.js';
 import { useApp } from '../state/app-state.js';
+import { LatestRequest } from '../state/latest-request.js';
 
 interface Entry {
   name: string;
@@ -69,16 +70,18 @@ function DirectoryWhenOpen(props: { conversationId: string; path: string; onOpen
 export function FilesDrawer({ conversationId }: { conversationId: string }) {
   const app = useApp();
   const [file, setFile] = useState<{ path: string; html: string; note: string } | undefined>();
-  const open = (path: string) => {
-    app.client.request('fs/read', { conversationId, path }).then(
-      (result) => {
+  // Files opened one after the other: the last one opened is shown, even if an earlier, larger
+  // one is read after it.
+  const reads = useRef(new LatestRequest()).current;
+  const open = (path: string) =>
+    void reads.run(() => app.client.request('fs/read', { conversationId, path }), {
+      onAnswer: (result) => {
         const extension = /\.([A-Za-z0-9]+)$/.exec(path)?.[1];
         const html = result.encoding === 'utf8' ? highlightCode(result.content, extension) : '';
         setFile({ path, html, note: result.encoding === 'base64' ? `binary file, ${result.size} bytes` : result.truncated ? `first ${result.length} of ${result.size} bytes` : `${result.size} bytes` });
       },
-      (failure: unknown) => setFile({ path, html: '', note: failure instanceof Error ? failure.message : String(failure) }),
-    );
-  };
+      onFailure: (failure) => setFile({ path, html: '', note: failure instanceof Error ? failure.message : String(failure) }),
+    });
   return (
     <div class="files-drawer">
       <nav class="files-tree" aria-label="Workspace files" role="tree">

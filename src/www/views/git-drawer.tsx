@@ -2,11 +2,12 @@
  * The git history of the conversation's working directory: `workspace/gitLog` lists commits,
  * newest first, a page at a time; `workspace/gitShow` shows one commit's message and diff.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { GitCommit } from '../../protocol/workspace-git.js';
 import { formatTime } from '../components/format.js';
 import { highlightCode } from '../components/markdown.js';
 import { useApp } from '../state/app-state.js';
+import { LatestRequest } from '../state/latest-request.js';
 
 interface ShownCommit {
   hash: string;
@@ -32,11 +33,14 @@ export function GitDrawer({ conversationId }: { conversationId: string }) {
       (failure: unknown) => setError(failure instanceof Error ? failure.message : String(failure)),
     );
   useEffect(() => void load(undefined), [conversationId]);
+  // Commits shown one after the other: the last one clicked is shown, even if an earlier one's
+  // larger diff arrives after it.
+  const shows = useRef(new LatestRequest()).current;
   const show = (hash: string) =>
-    void app.client.request('workspace/gitShow', { conversationId, commit: hash }).then(
-      (result) => setShown({ hash, title: result.commit.subject, body: result.commit.body, html: highlightCode(result.diff, 'diff'), truncated: result.truncated }),
-      (failure: unknown) => setError(failure instanceof Error ? failure.message : String(failure)),
-    );
+    void shows.run(() => app.client.request('workspace/gitShow', { conversationId, commit: hash }), {
+      onAnswer: (result) => setShown({ hash, title: result.commit.subject, body: result.commit.body, html: highlightCode(result.diff, 'diff'), truncated: result.truncated }),
+      onFailure: (failure) => setError(failure instanceof Error ? failure.message : String(failure)),
+    });
   if (error) return <p class="error-text" role="alert">{error}</p>;
   if (!commits) return <p class="muted">Loading…</p>;
   return (
