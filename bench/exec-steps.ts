@@ -6,14 +6,17 @@
  * Each figure is printed next to the floor of a step measured in the same run: what any runtime
  * has to do per step at least — spawn `bash -c "echo N"`, append three synced log lines
  * (`writeSync` + `fsyncSync` of about 300 bytes each: the tool call, its output, the assistant
- * message) and make one loopback SSE request to the same mock. Also the server's CPU time for
- * one W20 turn (from `/proc/PID/stat`) next to what its 20 spawns alone cost a bare `node` of the
- * server's idle resident memory, its resident memory idle and its peak over W100.
+ * message) and make one loopback SSE request to the same mock; the spawn is measured both through
+ * `child_process` (a fork) and `posix_spawn` (where the addon works) and the floor takes the
+ * faster. Also the server's CPU time for one W20 turn (from `/proc/PID/stat`) next to what its
+ * 20 spawns alone cost a bare `node` of the server's idle resident memory, its resident memory
+ * idle and its peak over W100.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { launchProcess, processLauncher } from '../src/executors/local/launch-process.js';
 import type { MockProviderServer } from '../src/models/mock/index.js';
 import { cpuMilliseconds, createBenchHome, loadAverage, mebibytes, memoryKilobytes, resetPeakMemory, runExec, startMockFor, startServe, type BenchHome } from './server-process.js';
 import { median, percentile, printTable } from './statistics.js';
@@ -36,33 +39,42 @@ function turnEntries(steps: number): string[] {
 }
 
 /**
- * A bare Node.js process that grows to `rssMiB` of resident memory, spawns `bash -c "echo N"`
- * 40 times (after 5 to warm up) and prints the median CPU (user + system, ms) each spawn cost it,
- * up to the child's exit being read. Forking costs the parent in proportion to its resident
- * memory, so the baseline is measured at the server's size.
+ * A bare Node.js process that grows to `rssMiB` of resident memory, starts `bash -c "echo N"` 40
+ * times (after 5 to warm up) with each launcher of `launch-process.ts` (`child_process`, a fork;
+ * `posix_spawn`, when the addon works here) and prints the median CPU (user + system, ms) each
+ * start cost it, up to the child's exit being read. A fork costs the parent in proportion to the
+ * memory it writes afterwards, so the baseline is measured at the server's size.
  */
 const SPAWN_CPU_SCRIPT = `
-const { spawn } = require('node:child_process');
+const [rssMiB, launcherUrl] = process.argv.slice(1);
 const kept = [];
-while (process.memoryUsage().rss < Number(process.argv[1]) * 1048576) kept.push(Buffer.alloc(1048576, 1));
-const once = (n) => new Promise((resolve) => { const child = spawn('bash', ['-c', 'echo ' + n], { stdio: ['ignore', 'pipe', 'pipe'] }); child.stdout.resume(); child.once('close', resolve); });
+while (process.memoryUsage().rss < Number(rssMiB) * 1048576) kept.push(Buffer.alloc(1048576, 1));
 (async () => {
-  for (let n = 0; n < 5; n++) await once(n);
-  const costs = [];
-  for (let n = 0; n < 40; n++) { const start = process.cpuUsage(); await once(n); const used = process.cpuUsage(start); costs.push((used.user + used.system) / 1000); }
-  costs.sort((a, b) => a - b);
-  console.log(JSON.stringify({ spawnCpuMs: costs[20], rssMiB: process.memoryUsage().rss / 1048576 }));
+  const { launchProcess, processLauncher } = await import(launcherUrl);
+  const once = (n, launcher) => new Promise((resolve) => { const child = launchProcess('bash', ['-c', 'echo ' + n], { cwd: process.cwd(), env: process.env, stdin: 'ignore', launcher }); child.stdout.resume(); child.once('close', resolve); });
+  const median = async (launcher) => {
+    for (let n = 0; n < 5; n++) await once(n, launcher);
+    const costs = [];
+    for (let n = 0; n < 40; n++) { const start = process.cpuUsage(); await once(n, launcher); const used = process.cpuUsage(start); costs.push((used.user + used.system) / 1000); }
+    return costs.sort((a, b) => a - b)[20];
+  };
+  const forkCpuMs = await median('child_process');
+  const posixSpawnCpuMs = processLauncher() === 'posix_spawn' ? await median('posix_spawn') : null;
+  console.log(JSON.stringify({ forkCpuMs, posixSpawnCpuMs, rssMiB: process.memoryUsage().rss / 1048576 }));
 })();
 `;
 
-/** Runs {@link SPAWN_CPU_SCRIPT} in a fresh `node` of about `rssMiB` MiB. */
-async function measureSpawnCpu(rssMiB: number): Promise<{ spawnCpuMs: number; rssMiB: number }> {
-  const child = spawn(process.execPath, ['-e', SPAWN_CPU_SCRIPT, String(rssMiB)], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** The compiled launcher, imported by the baseline scripts. */
+const LAUNCHER_URL = new URL('../src/executors/local/launch-process.js', import.meta.url).href;
+
+/** What one start of `bash -c "echo N"` costs a bare `node` of `rssMiB`, per launcher (see {@link SPAWN_CPU_SCRIPT}). */
+async function measureSpawnCpu(rssMiB: number): Promise<{ forkCpuMs: number; posixSpawnCpuMs: number | null; rssMiB: number }> {
+  const child = spawn(process.execPath, ['-e', SPAWN_CPU_SCRIPT, String(rssMiB), LAUNCHER_URL], { stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
   if (code !== 0) throw new Error(`the spawn CPU baseline exited with ${code}`);
-  return JSON.parse(output) as { spawnCpuMs: number; rssMiB: number };
+  return JSON.parse(output) as { forkCpuMs: number; posixSpawnCpuMs: number | null; rssMiB: number };
 }
 
 /** The whole script, in the order the benchmark asks: the floor's SSE requests, the W20 turns, the W100 turn. */
@@ -73,8 +85,9 @@ function scriptYaml(): string {
 }
 
 /** The floor of one step, each part sampled alternately; medians in ms. */
-async function measureFloor(home: BenchHome, baseURL: string): Promise<{ spawnMs: number; appendMs: number; sseMs: number }> {
+async function measureFloor(home: BenchHome, baseURL: string): Promise<{ spawnMs: number; forkSpawnMs: number; posixSpawnMs: number | null; appendMs: number; sseMs: number }> {
   const spawns: number[] = [];
+  const posixSpawns: number[] = [];
   const appends: number[] = [];
   const requests: number[] = [];
   const log = openSync(path.join(home.root, 'floor.jsonl'), 'a');
@@ -88,6 +101,16 @@ async function measureFloor(home: BenchHome, baseURL: string): Promise<{ spawnMs
         child.once('close', () => resolve());
       });
       spawns.push(performance.now() - begin);
+      if (processLauncher() === 'posix_spawn') {
+        begin = performance.now();
+        await new Promise<void>((resolve, reject) => {
+          const child = launchProcess('bash', ['-c', `echo ${sample}`], { cwd: home.work, env: process.env, stdin: 'ignore', launcher: 'posix_spawn' });
+          child.stdout?.resume();
+          child.once('error', reject);
+          child.once('close', () => resolve());
+        });
+        posixSpawns.push(performance.now() - begin);
+      }
       begin = performance.now();
       writeSync(log, LOG_LINE);
       fsyncSync(log);
@@ -100,7 +123,10 @@ async function measureFloor(home: BenchHome, baseURL: string): Promise<{ spawnMs
   } finally {
     closeSync(log);
   }
-  return { spawnMs: median(spawns), appendMs: median(appends), sseMs: median(requests) };
+  const forkSpawnMs = median(spawns);
+  const posixSpawnMs = posixSpawns.length > 0 ? median(posixSpawns) : null;
+  // The floor takes the faster way to start a program that this machine offers.
+  return { spawnMs: Math.min(forkSpawnMs, posixSpawnMs ?? Infinity), forkSpawnMs, posixSpawnMs, appendMs: median(appends), sseMs: median(requests) };
 }
 
 /** One turn's figures: wall time of `exec`, the time of each step (model request to the next), each tool's own time. */
@@ -150,12 +176,16 @@ export async function runExecStepsBenchmark(): Promise<void> {
     const floor = await measureFloor(home, baseURL);
     const floorMs = floor.spawnMs + 3 * floor.appendMs + floor.sseMs;
     const spawnCpu = await measureSpawnCpu(idle.rss / 1024);
+    const serverLauncher = spawnCpu.posixSpawnCpuMs === null ? 'child_process' : 'posix_spawn';
+    const serverSpawnCpuMs = spawnCpu.posixSpawnCpuMs ?? spawnCpu.forkCpuMs;
     printTable(`floor of one step (median of ${FLOOR_SAMPLES} each, same run)`, [
-      ['spawn bash -c "echo N" (async, output read)', `${floor.spawnMs.toFixed(2)} ms`],
+      ['spawn bash -c "echo N" (async, output read): child_process (fork)', `${floor.forkSpawnMs.toFixed(2)} ms`],
+      ...(floor.posixSpawnMs === null ? [] : [['spawn bash -c "echo N" (async, output read): posix_spawn', `${floor.posixSpawnMs.toFixed(2)} ms`] as [string, string]]),
       ['synced append of a ~300-byte line (writeSync + fsyncSync), x3', `3 x ${floor.appendMs.toFixed(2)} ms`],
       ['one loopback SSE request to the mock (a step answer)', `${floor.sseMs.toFixed(2)} ms`],
-      ['floor per step', `${floorMs.toFixed(1)} ms`],
-      [`CPU of one spawn to a bare node of the server's idle RSS (${spawnCpu.rssMiB.toFixed(1)} MiB)`, `${spawnCpu.spawnCpuMs.toFixed(2)} ms`],
+      ['floor per step (the faster spawn)', `${floorMs.toFixed(1)} ms`],
+      [`CPU of one spawn to a bare node of the server's idle RSS (${spawnCpu.rssMiB.toFixed(1)} MiB): child_process (fork)`, `${spawnCpu.forkCpuMs.toFixed(2)} ms`],
+      ...(spawnCpu.posixSpawnCpuMs === null ? [] : [[`CPU of one spawn to a bare node of the server's idle RSS: posix_spawn`, `${spawnCpu.posixSpawnCpuMs.toFixed(2)} ms`] as [string, string]]),
     ]);
 
     const w20: TurnFigures[] = [];
@@ -168,7 +198,7 @@ export async function runExecStepsBenchmark(): Promise<void> {
     printTable('W20: 20 steps of exec_command "echo N"', [
       ...workloadRows(20, w20, floorMs),
       ['server CPU for one W20 turn (utime + stime), median', `${median(cpu).toFixed(0)} ms (${(median(cpu) / 20).toFixed(1)} ms per step)`],
-      ['  of which the 20 spawns alone would cost a bare node of its size', `${(20 * spawnCpu.spawnCpuMs).toFixed(0)} ms (${((20 * spawnCpu.spawnCpuMs) / median(cpu)).toFixed(2)} of it)`],
+      [`  of which the 20 spawns alone (${serverLauncher}, as the server) would cost a bare node of its size`, `${(20 * serverSpawnCpuMs).toFixed(0)} ms (${((20 * serverSpawnCpuMs) / median(cpu)).toFixed(2)} of it)`],
     ]);
 
     resetPeakMemory(server.pid);

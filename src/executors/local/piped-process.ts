@@ -1,10 +1,10 @@
 /**
  * Local programs with separate byte pipes (`Executor.spawnPiped`): the program leads its own
- * process group (`detached: true`), so killing it ends everything it started; in a sandboxed
+ * process group (a new session, `launchProcess`), so killing it ends everything it started; in a sandboxed
  * executor the program given is bubblewrap wrapping the real one.
  */
-import { spawn } from 'node:child_process';
 import type { PipedProcess, ProcessExit } from '../executor.js';
+import { launchProcess } from './launch-process.js';
 import type { CommandProgram } from './run-command.js';
 import { killTree } from './spawn-process.js';
 
@@ -17,7 +17,7 @@ const START_FAILURE_EXIT_CODE = 127;
  * @param cwd absolute working directory
  */
 export function startLocalPipedProcess(program: Required<CommandProgram>, cwd: string): PipedProcess {
-  const child = spawn(program.file, program.args, { cwd, env: program.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = launchProcess(program.file, program.args, { cwd, env: program.env, stdin: 'pipe' });
   const stdoutListeners = new Set<(chunk: Buffer) => void>();
   const stderrListeners = new Set<(chunk: Buffer) => void>();
   child.stdout?.on('data', (data: Buffer) => stdoutListeners.forEach((listener) => listener(data)));

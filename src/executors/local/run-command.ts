@@ -1,10 +1,11 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { StringDecoder } from 'node:string_decoder';
 import type { CommandRequest, CommandResult } from '../executor.js';
 import { defaultCommandEnvironment } from '../command-environment.js';
 import { OutputCollector } from '../output-collector.js';
+import { launchProcess } from './launch-process.js';
 
 /**
  * After the foreground process exits, how long to keep reading output that is still buffered
@@ -171,11 +172,10 @@ export function startCommand(request: CommandRequest, program: CommandProgram = 
     return { pid: undefined, result: Promise.resolve(result), kill: () => undefined };
   }
 
-  const child = spawn(program.file, program.args, {
+  const child = launchProcess(program.file, program.args, {
     cwd: request.cwd,
     env: program.env ?? defaultCommandEnvironment().build(request.env),
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdin: 'ignore',
   });
   const pid = child.pid;
 

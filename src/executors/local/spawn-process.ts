@@ -1,15 +1,15 @@
 /**
  * Long-running local processes (`Executor.spawn`): background commands with pipes, and
  * interactive commands in a pseudo-terminal (node-pty). Each process leads its own process
- * group (pipes: `detached: true`; PTY: node-pty's `setsid`), so killing it ends everything it
+ * group (pipes: a new session, `launchProcess`; PTY: node-pty's `setsid`), so killing it ends everything it
  * started.
  */
-import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { constants } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { defaultCommandEnvironment } from '../command-environment.js';
 import type { ProcessExit, RunningProcess, SpawnRequest } from '../executor.js';
+import { launchProcess } from './launch-process.js';
 import { bashProgram, findDescendants, KILL_GRACE_MS, processExists, sendSignal, type CommandProgram } from './run-command.js';
 
 /** After the process exits, longest wait for output still buffered in its pipes, in ms. */
@@ -71,11 +71,10 @@ export function killTree(pid: number, signalFirst: NodeJS.Signals = 'SIGTERM'): 
 
 /** Starts `program` with pipes for stdin, stdout and stderr. */
 function spawnWithPipes(request: SpawnRequest, program: CommandProgram): RunningProcess {
-  const child = spawn(program.file, program.args, {
+  const child = launchProcess(program.file, program.args, {
     cwd: request.cwd,
     env: program.env ?? defaultCommandEnvironment().build(request.env),
-    detached: true,
-    stdio: ['pipe', 'pipe', 'pipe'],
+    stdin: 'pipe',
   });
   const listeners = new OutputListeners();
   const decoders = [new StringDecoder('utf8'), new StringDecoder('utf8')];

@@ -1,0 +1,8 @@
+{
+  "targets": [
+    {
+      "target_name": "spawn_process",
+      "sources": ["src/spawn_process.c"]
+    }
+  ]
+}

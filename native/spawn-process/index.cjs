@@ -1,0 +1,3 @@
+'use strict';
+// The compiled addon, built by `node-gyp rebuild` when the package is installed.
+module.exports = require('./build/Release/spawn_process.node');

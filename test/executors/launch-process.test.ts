@@ -1,0 +1,195 @@
+/**
+ * Starting local programs (`src/executors/local/launch-process.ts`): the same behaviour from the
+ * `posix_spawn` addon and from `child_process`, and what the addon is there for, that starting a
+ * program does not write-protect the server's memory.
+ */
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { findProgram, launchProcess, processLauncher, type LaunchedProcess, type LaunchOptions } from '../../src/executors/local/launch-process.js';
+
+const native = processLauncher() === 'posix_spawn';
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'openvaala-launch-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+interface Outcome {
+  stdout: string;
+  stderr: string;
+  events: string[];
+  exit?: [number | null, string | null];
+  error?: NodeJS.ErrnoException;
+}
+
+/** Runs a program to its `close` (or `error`), with everything it printed and the order of its events. */
+function run(file: string, args: string[], options: LaunchOptions, input?: string): Promise<Outcome & { child: LaunchedProcess }> {
+  const child = launchProcess(file, args, options);
+  const outcome: Outcome = { stdout: '', stderr: '', events: [] };
+  child.stdout?.on('data', (chunk: Buffer) => (outcome.stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (outcome.stderr += chunk.toString()));
+  if (input !== undefined) child.stdin?.end(input);
+  return new Promise((resolve) => {
+    child.once('error', (error) => {
+      outcome.events.push('error');
+      outcome.error = error;
+      // Only a `close` may follow an error (child_process sends one); give a stray event the time to show up.
+      setTimeout(() => resolve({ ...outcome, child }), 50);
+    });
+    child.once('exit', (code, signal) => {
+      outcome.events.push('exit');
+      outcome.exit = [code, signal];
+    });
+    child.once('close', (code, signal) => {
+      outcome.events.push('close');
+      if (outcome.error) return;
+      expect([code, signal]).toEqual(outcome.exit);
+      resolve({ ...outcome, child });
+    });
+  });
+}
+
+const launchers = (native ? ['posix_spawn', 'child_process'] : ['child_process']) as Array<'posix_spawn' | 'child_process'>;
+
+describe.each(launchers)('launchProcess with %s', (launcher) => {
+  const options = (extra: Partial<LaunchOptions> = {}): LaunchOptions => ({ cwd: scratch, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdin: 'ignore', launcher, ...extra });
+
+  it('gives stdout and stderr apart, then exit and close with the exit code', async () => {
+    const outcome = await run('bash', ['-c', 'echo out; echo err >&2; exit 3'], options());
+    expect(outcome).toMatchObject({ stdout: 'out\n', stderr: 'err\n', events: ['exit', 'close'], exit: [3, null] });
+    expect(outcome.child.pid).toBeGreaterThan(0);
+  });
+
+  it('reports the signal that ended the program by name', async () => {
+    const outcome = await run('bash', ['-c', 'kill -TERM $$'], options());
+    expect(outcome.exit).toEqual([null, 'SIGTERM']);
+  });
+
+  it('makes the program the leader of a new session and process group', async () => {
+    const outcome = await run('bash', ['-c', 'echo $$; cat /proc/$$/stat'], options());
+    const [pid, stat] = outcome.stdout.split('\n');
+    const fields = (stat ?? '').slice((stat ?? '').lastIndexOf(')') + 2).split(' ');
+    expect(Number(pid)).toBe(outcome.child.pid);
+    // Fields 5 and 6 of /proc/PID/stat: process group and session (proc(5)).
+    expect([Number(fields[2]), Number(fields[3])]).toEqual([outcome.child.pid, outcome.child.pid]);
+  });
+
+  it('starts the program with no signal blocked or ignored, so a pipeline ends on SIGPIPE', async () => {
+    // Node.js ignores SIGPIPE; inherited, `yes` would fail with EPIPE instead of being killed.
+    const outcome = await run('bash', ['-c', 'grep -E "^Sig(Blk|Ign)" /proc/self/status; yes | head -n 1; echo "yes ended with ${PIPESTATUS[0]}"'], options());
+    const mask = (name: string): bigint => BigInt(`0x${new RegExp(`^${name}:\\s*([0-9a-f]+)$`, 'm').exec(outcome.stdout)?.[1] ?? 'ffff'}`);
+    expect(mask('SigBlk')).toBe(0n);
+    // Signals 1 to 31 (bits 0 to 30); glibc's posix_spawn ignores its own internal 32 and 33, which glibc sets up again in the new program.
+    expect(mask('SigIgn') & 0x7fffffffn).toBe(0n);
+    expect(outcome.stdout).toContain('yes ended with 141');
+    expect(outcome.stderr).toBe('');
+  });
+
+  it('passes exactly the environment given', async () => {
+    process.env.OPENVAALA_LAUNCH_TEST_SECRET = 'server-only';
+    try {
+      const outcome = await run('bash', ['-c', 'echo "given=$GIVEN secret=${OPENVAALA_LAUNCH_TEST_SECRET-unset}"'], options({ env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GIVEN: 'a b=c' } }));
+      expect(outcome.stdout).toBe('given=a b=c secret=unset\n');
+    } finally {
+      delete process.env.OPENVAALA_LAUNCH_TEST_SECRET;
+    }
+  });
+
+  it('runs in the working directory given', async () => {
+    const outcome = await run('pwd', [], options());
+    expect(outcome.stdout.trim()).toBe(scratch);
+  });
+
+  it('feeds a stdin pipe, and reads /dev/null without one', async () => {
+    expect((await run('cat', [], options({ stdin: 'pipe' }), 'typed\n')).stdout).toBe('typed\n');
+    const ignored = await run('cat', [], options());
+    expect(ignored).toMatchObject({ stdout: '', exit: [0, null] });
+    expect(ignored.child.stdin ?? null).toBeNull();
+  });
+
+  it('looks a bare program name up on the PATH of the environment given, not the server’s', async () => {
+    const bin = mkdtempSync(path.join(scratch, 'bin-'));
+    writeFileSync(path.join(bin, 'openvaala-launch-probe'), '#!/bin/sh\necho "probe $1"\n');
+    chmodSync(path.join(bin, 'openvaala-launch-probe'), 0o755);
+    const found = await run('openvaala-launch-probe', ['ran'], options({ env: { PATH: `${bin}:/usr/bin:/bin` } }));
+    expect(found).toMatchObject({ stdout: 'probe ran\n', exit: [0, null] });
+    const missing = await run('openvaala-launch-probe', [], options({ env: { PATH: '/usr/bin:/bin' } }));
+    expect(missing.events[0]).toBe('error');
+    expect(missing.error).toMatchObject({ code: 'ENOENT', message: 'spawn openvaala-launch-probe ENOENT' });
+  });
+
+  it('emits an ENOENT error, and no exit, for a working directory that does not exist', async () => {
+    const outcome = await run('bash', ['-c', 'echo never'], options({ cwd: path.join(scratch, 'gone') }));
+    expect(outcome.events.filter((event) => event !== 'close')).toEqual(['error']);
+    expect(outcome.error).toMatchObject({ code: 'ENOENT', message: 'spawn bash ENOENT' });
+    expect(outcome.child.pid).toBeUndefined();
+  });
+
+  it('waits for close until the stdout a background child still holds is closed', async () => {
+    const outcome = await run('bash', ['-c', 'echo first; (sleep 0.3; echo late) &'], options());
+    expect(outcome.stdout).toBe('first\nlate\n');
+    expect(outcome.exit).toEqual([0, null]);
+  });
+});
+
+describe.runIf(native)('launchProcess with posix_spawn, beyond child_process', () => {
+  it('gives the program no descriptor beyond stdin, stdout and stderr, even one inherited without close-on-exec', async () => {
+    // A test worker holds its IPC channel without close-on-exec, as a server started by another program may.
+    const outcome = await run('bash', ['-c', 'ls -1 /proc/$$/fd; exit 0'], { cwd: scratch, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdin: 'ignore', launcher: 'posix_spawn' });
+    const descriptors = outcome.stdout.trim().split('\n').map(Number);
+    // bash may keep 255 for itself.
+    expect(descriptors.filter((fd) => fd !== 255)).toEqual([0, 1, 2]);
+  });
+
+  it('looks a program up again when the one found before was removed', async () => {
+    const [first, second] = [mkdtempSync(path.join(scratch, 'first-')), mkdtempSync(path.join(scratch, 'second-'))];
+    const install = (directory: string, text: string): void => {
+      writeFileSync(path.join(directory, 'openvaala-moved-probe'), `#!/bin/sh\necho ${text}\n`);
+      chmodSync(path.join(directory, 'openvaala-moved-probe'), 0o755);
+    };
+    const options: LaunchOptions = { cwd: scratch, env: { PATH: `${first}:${second}:/usr/bin:/bin` }, stdin: 'ignore', launcher: 'posix_spawn' };
+    install(second, 'second');
+    expect((await run('openvaala-moved-probe', [], options)).stdout).toBe('second\n');
+    install(first, 'first');
+    rmSync(path.join(second, 'openvaala-moved-probe'));
+    expect(await run('openvaala-moved-probe', [], options)).toMatchObject({ stdout: 'first\n', exit: [0, null] });
+    rmSync(path.join(first, 'openvaala-moved-probe'));
+    expect((await run('openvaala-moved-probe', [], options)).error).toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('findProgram', () => {
+  it('takes a path with a slash as given and finds a bare name on the search path, skipping what is not an executable file', () => {
+    const bin = mkdtempSync(path.join(scratch, 'find-'));
+    writeFileSync(path.join(bin, 'plain'), 'not executable');
+    expect(findProgram('./tool', '/usr/bin', '/work')).toBe('./tool');
+    expect(findProgram('plain', `${bin}:/usr/bin`, '/')).toBeUndefined();
+    expect(findProgram('sh', `${bin}:/usr/bin:/bin`, '/')).toMatch(/^\/(usr\/)?bin\/sh$/);
+  });
+});
+
+describe.runIf(native)('the cost of starting a program to the server', () => {
+  /**
+   * Writes every page of a 32 MiB buffer after each of 10 starts and counts the page faults.
+   * A fork write-protects the parent's private memory, so each start costs a fault per page
+   * written afterwards (8,192 here); posix_spawn shares the memory until exec and costs none.
+   */
+  async function faultsWhileWriting(launcher: 'posix_spawn' | 'child_process'): Promise<number> {
+    const pages = 8192;
+    const buffer = Buffer.alloc(pages * 4096, 1);
+    let faults = 0;
+    for (let round = 0; round < 10; round++) {
+      await run('true', [], { cwd: scratch, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdin: 'ignore', launcher });
+      const before = process.resourceUsage().minorPageFault;
+      for (let page = 0; page < pages; page++) buffer[page * 4096] = round;
+      faults += process.resourceUsage().minorPageFault - before;
+    }
+    return faults;
+  }
+
+  it('does not make the server fault on the memory it writes after a start (a fork does)', async () => {
+    const spawned = await faultsWhileWriting('posix_spawn');
+    const forked = await faultsWhileWriting('child_process');
+    expect(spawned).toBeLessThan(8192);
+    expect(forked).toBeGreaterThan(8 * 8192);
+  });
+});
