@@ -94,6 +94,13 @@ describe.each(launchers)('launchProcess with %s', (launcher) => {
     }
   });
 
+  it('throws, naming the value, for a NUL byte in an argument, the working directory or the environment', () => {
+    expect(() => launchProcess('bash', ['-c', 'echo a\0b'], options())).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', message: expect.stringContaining('argument 2 must be a string without null bytes') }));
+    expect(() => launchProcess('bash', ['-c', 'true'], options({ cwd: `${scratch}\0x` }))).toThrow(/the working directory must be a string without null bytes/);
+    expect(() => launchProcess('bash', ['-c', 'true'], options({ env: { PATH: '/usr/bin:/bin', KEY: 'x\0y' } }))).toThrow(/the environment variable "KEY" must be/);
+    expect(() => launchProcess('ba\0sh', [], options())).toThrow(/the program must be/);
+  });
+
   it('runs in the working directory given', async () => {
     const outcome = await run('pwd', [], options());
     expect(outcome.stdout.trim()).toBe(scratch);

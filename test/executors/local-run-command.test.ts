@@ -89,6 +89,22 @@ describe('runCommand', () => {
     expect(result.output).toBe('out1\nerr1\nout2\nerr2\n');
   });
 
+  it('refuses a command holding a NUL byte, naming it, instead of running the part before it', async () => {
+    const executor = new LocalExecutor({ name: 'local' });
+    const marker = path.join(directory, 'cut-short');
+    await expect(executor.run(request(`touch ${marker}\0; echo rest`))).rejects.toThrow(/argument 2 must be a string without null bytes/);
+    await expect(executor.run(request('echo ok', { env: { BAD: 'a\0b' } }))).rejects.toThrow(/the environment variable "BAD" must be a string without null bytes/);
+    expect(() => readFileSync(marker)).toThrow(/ENOENT/);
+    await executor.close();
+  });
+
+  it('reports a command too long for the system (E2BIG) as an error that says so', async () => {
+    // Linux refuses any single argument over 128 KiB (MAX_ARG_STRLEN), whatever the total limit.
+    const executor = new LocalExecutor({ name: 'local' });
+    await expect(executor.run(request(`echo ${'x'.repeat(200 * 1024)}`))).rejects.toThrow(/E2BIG/);
+    await executor.close();
+  });
+
   it('runs in the working directory with extra environment variables and closed stdin', async () => {
     const result = await runCommand(request('pwd; echo "$GREETING"; cat; echo done', { env: { GREETING: 'hello there' } }));
     expect(result.output).toBe(`${directory}\nhello there\ndone\n`);

@@ -200,14 +200,40 @@ class PosixSpawnedProcess extends EventEmitter implements LaunchedProcess {
   }
 }
 
+/** A TypeError like Node.js's own for a string that holds a NUL byte, which no C string can carry. */
+function nullByteError(where: string, value: string): TypeError {
+  const shown = value.length > 80 ? `${value.slice(0, 80)}…` : value;
+  const error = new TypeError(`${where} must be a string without null bytes. Received ${JSON.stringify(shown)}`);
+  return Object.assign(error, { code: 'ERR_INVALID_ARG_VALUE' });
+}
+
+/**
+ * Refuses a program, argument, working directory or environment entry holding a NUL byte: the
+ * C side would cut the string there and run something else than asked (a command cut short).
+ * @throws TypeError (`ERR_INVALID_ARG_VALUE`) naming the first such value
+ */
+function checkNoNullBytes(file: string, args: string[], options: LaunchOptions): void {
+  if (file.includes('\0')) throw nullByteError('the program', file);
+  args.forEach((argument, index) => {
+    if (argument.includes('\0')) throw nullByteError(`argument ${index + 1}`, argument);
+  });
+  if (options.cwd.includes('\0')) throw nullByteError('the working directory', options.cwd);
+  for (const [name, value] of Object.entries(options.env)) {
+    if (name.includes('\0') || name.includes('=') || (value ?? '').includes('\0')) throw nullByteError(`the environment variable ${JSON.stringify(name)}`, `${name}=${value ?? ''}`);
+  }
+}
+
 /**
  * Starts `file` with `args` as the leader of a new session (so its process group can be killed
  * as one), stdout and stderr on pipes, stdin on a pipe or /dev/null, every signal at its default
  * action. Returns at once; a program that cannot be started (not found, a missing working
  * directory, not executable) emits `error` with a Node.js-style error (`spawn bash ENOENT`).
  * @param file a program name looked up on `options.env.PATH`, or a path
+ * @throws TypeError (`ERR_INVALID_ARG_VALUE`) when the program, an argument, the working
+ *   directory or an environment entry holds a NUL byte (or a variable's name holds `=`)
  */
 export function launchProcess(file: string, args: string[], options: LaunchOptions): LaunchedProcess {
+  checkNoNullBytes(file, args, options);
   const loaded = options.launcher === 'child_process' ? null : loadAddon(options.launcher === 'posix_spawn');
   if (loaded) return new PosixSpawnedProcess(loaded, file, args, options);
   return spawnChild(file, args, { cwd: options.cwd, env: options.env, detached: true, stdio: [options.stdin, 'pipe', 'pipe'] });
