@@ -3,9 +3,11 @@
  * `posix_spawn` addon and from `child_process`, and what the addon is there for, that starting a
  * program does not write-protect the server's memory.
  */
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findProgram, launchProcess, processLauncher, type LaunchedProcess, type LaunchOptions } from '../../src/executors/local/launch-process.js';
 
@@ -101,6 +103,37 @@ describe.each(launchers)('launchProcess with %s', (launcher) => {
     expect(() => launchProcess('ba\0sh', [], options())).toThrow(/the program must be/);
   });
 
+  it('names SIGABRT and SIGIO by their usual names, not their aliases', async () => {
+    expect((await run('bash', ['-c', 'kill -ABRT $$'], options())).exit).toEqual([null, 'SIGABRT']);
+    expect((await run('bash', ['-c', 'kill -IO $$'], options())).exit).toEqual([null, 'SIGIO']);
+  });
+
+  it('sees a program installed on the PATH at once, and says EACCES for a file of that name that is not executable', async () => {
+    const [first, second] = [mkdtempSync(path.join(scratch, 'first-')), mkdtempSync(path.join(scratch, 'second-'))];
+    const install = (directory: string, text: string, mode = 0o755): void => {
+      writeFileSync(path.join(directory, 'openvaala-path-probe'), `#!/bin/sh\necho ${text}\n`);
+      chmodSync(path.join(directory, 'openvaala-path-probe'), mode);
+    };
+    const searched = options({ env: { PATH: `${first}:${second}:/usr/bin:/bin` } });
+    install(second, 'second');
+    expect((await run('openvaala-path-probe', [], searched)).stdout).toBe('second\n');
+    install(first, 'first');
+    expect((await run('openvaala-path-probe', [], searched)).stdout).toBe('first\n');
+    rmSync(path.join(first, 'openvaala-path-probe'));
+    rmSync(path.join(second, 'openvaala-path-probe'));
+    install(second, 'plain', 0o644);
+    const refused = await run('openvaala-path-probe', [], searched);
+    expect(refused.events[0]).toBe('error');
+    expect(refused.error).toMatchObject({ code: 'EACCES', message: 'spawn openvaala-path-probe EACCES' });
+  });
+
+  it('runs a script without a #! line with sh, as execvp does', async () => {
+    const script = path.join(mkdtempSync(path.join(scratch, 'plain-script-')), 'no-shebang');
+    writeFileSync(script, 'echo "ran by sh with $1"\n');
+    chmodSync(script, 0o755);
+    expect(await run(script, ['an argument'], options())).toMatchObject({ stdout: 'ran by sh with an argument\n', exit: [0, null] });
+  });
+
   it('runs in the working directory given', async () => {
     const outcome = await run('pwd', [], options());
     expect(outcome.stdout.trim()).toBe(scratch);
@@ -146,31 +179,74 @@ describe.runIf(native)('launchProcess with posix_spawn, beyond child_process', (
     // bash may keep 255 for itself.
     expect(descriptors.filter((fd) => fd !== 255)).toEqual([0, 1, 2]);
   });
+});
 
-  it('looks a program up again when the one found before was removed', async () => {
-    const [first, second] = [mkdtempSync(path.join(scratch, 'first-')), mkdtempSync(path.join(scratch, 'second-'))];
-    const install = (directory: string, text: string): void => {
-      writeFileSync(path.join(directory, 'openvaala-moved-probe'), `#!/bin/sh\necho ${text}\n`);
-      chmodSync(path.join(directory, 'openvaala-moved-probe'), 0o755);
-    };
-    const options: LaunchOptions = { cwd: scratch, env: { PATH: `${first}:${second}:/usr/bin:/bin` }, stdin: 'ignore', launcher: 'posix_spawn' };
-    install(second, 'second');
-    expect((await run('openvaala-moved-probe', [], options)).stdout).toBe('second\n');
-    install(first, 'first');
-    rmSync(path.join(second, 'openvaala-moved-probe'));
-    expect(await run('openvaala-moved-probe', [], options)).toMatchObject({ stdout: 'first\n', exit: [0, null] });
-    rmSync(path.join(first, 'openvaala-moved-probe'));
-    expect((await run('openvaala-moved-probe', [], options)).error).toMatchObject({ code: 'ENOENT' });
+describe.runIf(native)('launchProcess with posix_spawn, in a process of its own', () => {
+  const launcherUrl = pathToFileURL(path.resolve('dist/src/executors/local/launch-process.js')).href;
+
+  /** Runs an ES module script in a new `node` (through `bash -c` when `shellPrefix` is given) and returns its status and output. */
+  function runScript(script: string, shellPrefix = ''): { status: number | null; stdout: string; stderr: string } {
+    const result = spawnSync('bash', ['-c', `${shellPrefix} exec "$NODE" --input-type=module -e "$SCRIPT"`], { env: { ...process.env, NODE: process.execPath, SCRIPT: script }, encoding: 'utf8', timeout: 60_000 });
+    return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+  }
+
+  it('lets a worker thread end while its command still runs, without bringing the process down', () => {
+    const { status, stdout, stderr } = runScript(`
+      import { Worker } from 'node:worker_threads';
+      const worker = new Worker(\`
+        Promise.all([import(\${JSON.stringify(${JSON.stringify(launcherUrl)})}), import('node:worker_threads')]).then(([{ launchProcess }, { parentPort }]) => {
+          const child = launchProcess('sleep', ['30'], { cwd: '/', env: process.env, stdin: 'ignore', launcher: 'posix_spawn' });
+          parentPort.postMessage(child.pid);
+        });
+      \`, { eval: true });
+      const pid = await new Promise((resolve) => worker.once('message', resolve));
+      await worker.terminate();
+      process.kill(pid, 'SIGKILL');
+      console.log('still here');
+    `);
+    expect(stderr).toBe('');
+    expect({ status, stdout }).toEqual({ status: 0, stdout: 'still here\n' });
+  });
+
+  it('out of descriptors, either runs the program and reports its exit, or reports EMFILE and has not run it', () => {
+    const markers = mkdtempSync(path.join(scratch, 'descriptors-'));
+    const { status, stdout, stderr } = runScript(`
+      import { closeSync, existsSync, openSync } from 'node:fs';
+      const { launchProcess } = await import(${JSON.stringify(launcherUrl)});
+      const outcomes = [];
+      for (let free = 0; free <= 10; free++) {
+        const held = [];
+        try { for (;;) held.push(openSync('/dev/null', 'r')); } catch {}
+        for (let index = 0; index < free; index++) closeSync(held.pop());
+        const marker = ${JSON.stringify(markers)} + '/ran-' + free;
+        const outcome = await new Promise((resolve) => {
+          const child = launchProcess('bash', ['-c', 'echo > ' + marker], { cwd: '/', env: process.env, stdin: 'pipe', launcher: 'posix_spawn' });
+          child.once('error', (error) => resolve('error ' + error.code));
+          child.once('close', (code) => resolve('exit ' + code));
+        });
+        for (const fd of held) closeSync(fd);
+        outcomes.push({ free, outcome, ran: existsSync(marker) });
+      }
+      console.log(JSON.stringify(outcomes));
+    `, 'ulimit -n 64;');
+    expect(stderr).toBe('');
+    expect(status).toBe(0);
+    const outcomes = JSON.parse(stdout) as { free: number; outcome: string; ran: boolean }[];
+    for (const { outcome, ran } of outcomes) expect({ outcome, ran }).toEqual(outcome === 'exit 0' ? { outcome, ran: true } : { outcome: 'error EMFILE', ran: false });
+    // Both kinds happened: the test did reach the limit, and got past it.
+    expect(outcomes[0]?.outcome).toBe('error EMFILE');
+    expect(outcomes.at(-1)?.outcome).toBe('exit 0');
   });
 });
 
 describe('findProgram', () => {
-  it('takes a path with a slash as given and finds a bare name on the search path, skipping what is not an executable file', () => {
+  it('takes a path with a slash as given, finds a bare name on the search path, and says EACCES when only a non-executable file has the name', () => {
     const bin = mkdtempSync(path.join(scratch, 'find-'));
     writeFileSync(path.join(bin, 'plain'), 'not executable');
-    expect(findProgram('./tool', '/usr/bin', '/work')).toBe('./tool');
-    expect(findProgram('plain', `${bin}:/usr/bin`, '/')).toBeUndefined();
-    expect(findProgram('sh', `${bin}:/usr/bin:/bin`, '/')).toMatch(/^\/(usr\/)?bin\/sh$/);
+    expect(findProgram('./tool', '/usr/bin', '/work')).toEqual({ path: './tool' });
+    expect(findProgram('plain', `${bin}:/usr/bin`, '/')).toEqual({ code: 'EACCES' });
+    expect(findProgram('openvaala-no-such-program', `${bin}:/usr/bin`, '/')).toEqual({ code: 'ENOENT' });
+    expect(findProgram('sh', `${bin}:/usr/bin:/bin`, '/')).toEqual({ path: expect.stringMatching(/^\/(usr\/)?bin\/sh$/) as unknown as string });
   });
 });
 

@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -43,10 +44,23 @@
     if ((call) != napi_ok) return NULL;  \
   } while (0)
 
+/* The errno's symbolic name (ENOENT...): glibc knows every one; libuv's table misses some (ENOEXEC). */
+static void errno_name(int error_number, char* name, size_t size) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+  const char* known = strerrorname_np(error_number);
+  if (known != NULL) {
+    snprintf(name, size, "%s", known);
+    return;
+  }
+#endif
+  uv_err_name_r(-error_number, name, size);
+}
+
 /* Throws an Error whose `code` is the errno's name (ENOENT...) and whose `errno` is negative, as Node.js does. */
 static napi_value throw_errno(napi_env env, int error_number, const char* syscall_name) {
+  char name[64];
+  errno_name(error_number, name, sizeof(name));
   napi_value code, message, error, number, syscall_value;
-  const char* name = uv_err_name(-error_number);
   CHECK(napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &code));
   CHECK(napi_create_string_utf8(env, strerror(error_number), NAPI_AUTO_LENGTH, &message));
   CHECK(napi_create_error(env, code, message, &error));
@@ -66,15 +80,31 @@ static napi_value make_boolean(napi_env env, bool value) {
 
 #if CAN_SPAWN
 
+struct environment_state;
+
 /* One running child: the poll on its pidfd and the JavaScript function told of its exit. */
-typedef struct {
+typedef struct exit_watch {
   uv_poll_t poll;
-  napi_env env;
-  napi_ref on_exit;
-  napi_async_context async_context;
+  struct environment_state* state;
+  napi_ref on_exit;                  /* NULL until set */
+  napi_async_context async_context;  /* NULL until set */
   pid_t pid;
   int pidfd;
+  struct exit_watch* previous;
+  struct exit_watch* next;
 } exit_watch;
+
+/*
+ * What one Node.js environment (the main thread, or a worker) holds: its open watches. When the
+ * environment is torn down (a worker ends) their handles must be closed before its event loop is,
+ * or Node.js aborts; the children themselves are left running, as child_process leaves them.
+ */
+typedef struct environment_state {
+  napi_env env;
+  exit_watch* watches;
+  bool tearing_down;
+  napi_async_cleanup_hook_handle teardown;
+} environment_state;
 
 static bool pidfd_works(void) {
   int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
@@ -118,18 +148,51 @@ static char** copy_string_array(napi_env env, napi_value array) {
   return strings;
 }
 
-static void close_pair(int pair[2]) {
-  if (pair[0] >= 0) close(pair[0]);
-  if (pair[1] >= 0) close(pair[1]);
-  pair[0] = pair[1] = -1;
+static void close_descriptor(int* fd) {
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
 }
 
-static void free_watch(uv_handle_t* handle) {
+/* Ends a child that cannot be watched (it must not run unwatched) and reaps it. */
+static void end_child(pid_t pid) {
+  kill(pid, SIGKILL);
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+}
+
+/* Close callback of a watch's poll: unlinks and frees it, and ends a teardown that waited for it. */
+static void release_watch(uv_handle_t* handle) {
   exit_watch* watch = (exit_watch*)handle;
-  close(watch->pidfd);
-  napi_delete_reference(watch->env, watch->on_exit);
-  napi_async_destroy(watch->env, watch->async_context);
+  environment_state* state = watch->state;
+  if (watch->previous != NULL) watch->previous->next = watch->next;
+  else state->watches = watch->next;
+  if (watch->next != NULL) watch->next->previous = watch->previous;
+  close_descriptor(&watch->pidfd);
+  /* During teardown the environment frees its references itself; napi calls are not made then. */
+  if (!state->tearing_down) {
+    if (watch->on_exit != NULL) napi_delete_reference(state->env, watch->on_exit);
+    if (watch->async_context != NULL) napi_async_destroy(state->env, watch->async_context);
+  }
   free(watch);
+  if (state->tearing_down && state->watches == NULL) {
+    napi_remove_async_cleanup_hook(state->teardown);
+    free(state);
+  }
+}
+
+/* The environment is going away: stop watching every child still running. */
+static void on_teardown(napi_async_cleanup_hook_handle handle, void* data) {
+  environment_state* state = data;
+  state->tearing_down = true;
+  state->teardown = handle;
+  if (state->watches == NULL) {
+    napi_remove_async_cleanup_hook(handle);
+    free(state);
+    return;
+  }
+  for (exit_watch* watch = state->watches; watch != NULL; watch = watch->next) {
+    uv_poll_stop(&watch->poll);
+    uv_close((uv_handle_t*)&watch->poll, release_watch);
+  }
 }
 
 /* The pidfd became readable: the child has ended. Reap it and call on_exit(code, signal). */
@@ -143,12 +206,12 @@ static void on_child_exit(uv_poll_t* poll, int status, int events) {
   if (status == 0 && reaped == 0) return; /* Not ended after all: keep watching. */
 
   uv_poll_stop(poll);
-  napi_env env = watch->env;
+  napi_env env = watch->state->env;
   napi_handle_scope scope;
   if (napi_open_handle_scope(env, &scope) == napi_ok) {
     napi_value callback, receiver, arguments[2], result;
+    /* napi_make_callback needs an object as the receiver; the callback does not use it. */
     if (napi_get_reference_value(env, watch->on_exit, &callback) == napi_ok && napi_get_global(env, &receiver) == napi_ok) {
-      /* napi_make_callback needs an object as the receiver; the callback does not use it. */
       /* Reaped by someone else (reaped < 0): the exit status is unknown, reported as code null and no signal. */
       if (reaped > 0 && WIFEXITED(wait_status)) napi_create_int32(env, WEXITSTATUS(wait_status), &arguments[0]);
       else napi_get_null(env, &arguments[0]);
@@ -160,7 +223,18 @@ static void on_child_exit(uv_poll_t* poll, int status, int events) {
     }
     napi_close_handle_scope(env, scope);
   }
-  uv_close((uv_handle_t*)poll, free_watch);
+  uv_close((uv_handle_t*)poll, release_watch);
+}
+
+/* The result [pid, stdinFd, stdoutFd, stderrFd] as a JavaScript array; NULL on failure. */
+static napi_value result_array(napi_env env, const int values[4]) {
+  napi_value result, element;
+  CHECK(napi_create_array_with_length(env, 4, &result));
+  for (uint32_t index = 0; index < 4; index++) {
+    CHECK(napi_create_int32(env, values[index], &element));
+    CHECK(napi_set_element(env, result, index, element));
+  }
+  return result;
 }
 
 /*
@@ -168,7 +242,8 @@ static void on_child_exit(uv_poll_t* poll, int status, int events) {
  * file: the program's path (not looked up on PATH); argv and envp: arrays of strings ("NAME=value"
  * for envp); cwd: the working directory; pipeStdin: a pipe for stdin (else /dev/null); onExit:
  * called once as onExit(exitCode | null, signalNumber | 0) after the child has been reaped.
- * stdinFd is -1 without a pipe. Throws an Error with `code` (ENOENT...) when it cannot start.
+ * stdinFd is -1 without a pipe. Throws an Error with `code` (ENOENT...) when it cannot start; the
+ * program has then not run.
  */
 static napi_value spawn(napi_env env, napi_callback_info info) {
   size_t argc = 6;
@@ -185,20 +260,19 @@ static napi_value spawn(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "spawn: pipeStdin must be a boolean and onExit a function");
     return NULL;
   }
+  environment_state* state;
   uv_loop_t* loop;
+  CHECK(napi_get_instance_data(env, (void**)&state));
   CHECK(napi_get_uv_event_loop(env, &loop));
+  if (state == NULL) {
+    napi_throw_error(env, NULL, "spawn: the addon was not initialised in this environment");
+    return NULL;
+  }
 
   char* file = copy_string(env, args[0]);
   char** argv = copy_string_array(env, args[1]);
   char** envp = copy_string_array(env, args[2]);
   char* cwd = copy_string(env, args[3]);
-  int stdin_pipe[2] = {-1, -1}, stdout_pipe[2] = {-1, -1}, stderr_pipe[2] = {-1, -1};
-  int error_number = 0;
-  const char* failed_call = "posix_spawn";
-  pid_t pid = -1;
-  int pidfd = -1;
-  exit_watch* watch = NULL;
-
   if (file == NULL || argv == NULL || envp == NULL || cwd == NULL) {
     free(file);
     free_string_array(argv);
@@ -208,7 +282,20 @@ static napi_value spawn(napi_env env, napi_callback_info info) {
     return NULL;
   }
 
-  if ((pipe_stdin && pipe2(stdin_pipe, O_CLOEXEC) != 0) || pipe2(stdout_pipe, O_CLOEXEC) != 0 || pipe2(stderr_pipe, O_CLOEXEC) != 0) {
+  int stdin_pipe[2] = {-1, -1}, stdout_pipe[2] = {-1, -1}, stderr_pipe[2] = {-1, -1};
+  int error_number = 0;
+  const char* failed_call = "posix_spawn";
+  pid_t pid = -1;
+  int pidfd = -1;
+  /*
+   * A descriptor held for the pidfd, opened before the program starts: out of descriptors
+   * (EMFILE), the start fails before anything has run rather than after.
+   */
+  int reserved = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (reserved < 0) {
+    error_number = errno;
+    failed_call = "open";
+  } else if ((pipe_stdin && pipe2(stdin_pipe, O_CLOEXEC) != 0) || pipe2(stdout_pipe, O_CLOEXEC) != 0 || pipe2(stderr_pipe, O_CLOEXEC) != 0) {
     error_number = errno;
     failed_call = "pipe2";
   }
@@ -239,20 +326,6 @@ static napi_value spawn(napi_env env, napi_callback_info info) {
     }
   }
   if (error_number == 0) error_number = posix_spawn(&pid, file, &actions, &attributes, argv, envp);
-  if (error_number == 0) {
-    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    watch = pidfd >= 0 ? calloc(1, sizeof(exit_watch)) : NULL;
-    if (watch == NULL || uv_poll_init(loop, &watch->poll, pidfd) != 0) {
-      error_number = pidfd < 0 ? errno : ENOMEM;
-      failed_call = "pidfd_open";
-      /* It cannot be watched, so it must not run unwatched: end it and reap it now. */
-      kill(pid, SIGKILL);
-      while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
-      if (pidfd >= 0) close(pidfd);
-      free(watch);
-      watch = NULL;
-    }
-  }
   if (actions_ready) posix_spawn_file_actions_destroy(&actions);
   if (attributes_ready) posix_spawnattr_destroy(&attributes);
   free(file);
@@ -261,41 +334,66 @@ static napi_value spawn(napi_env env, napi_callback_info info) {
   free(cwd);
 
   /* The child's ends belong to the child only. */
-  if (stdin_pipe[0] >= 0) close(stdin_pipe[0]);
-  if (stdout_pipe[1] >= 0) close(stdout_pipe[1]);
-  if (stderr_pipe[1] >= 0) close(stderr_pipe[1]);
-  stdin_pipe[0] = stdout_pipe[1] = stderr_pipe[1] = -1;
+  close_descriptor(&stdin_pipe[0]);
+  close_descriptor(&stdout_pipe[1]);
+  close_descriptor(&stderr_pipe[1]);
+  close_descriptor(&reserved);
+
+  exit_watch* watch = NULL;
+  bool poll_ready = false;
+  napi_value result = NULL, resource_name;
+  if (error_number == 0) {
+    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pidfd < 0) {
+      error_number = errno;
+      failed_call = "pidfd_open";
+    } else if ((watch = calloc(1, sizeof(exit_watch))) == NULL) {
+      error_number = ENOMEM;
+      close_descriptor(&pidfd);
+    } else {
+      watch->state = state;
+      watch->pid = pid;
+      watch->pidfd = pidfd;
+      watch->next = state->watches;
+      if (state->watches != NULL) state->watches->previous = watch;
+      state->watches = watch;
+      int values[4] = {pid, stdin_pipe[1], stdout_pipe[0], stderr_pipe[0]};
+      poll_ready = uv_poll_init(loop, &watch->poll, pidfd) == 0;
+      if (!poll_ready ||
+          (result = result_array(env, values)) == NULL ||
+          napi_create_reference(env, args[5], 1, &watch->on_exit) != napi_ok ||
+          napi_create_string_utf8(env, "openvaala:spawnProcess", NAPI_AUTO_LENGTH, &resource_name) != napi_ok ||
+          napi_async_init(env, NULL, resource_name, &watch->async_context) != napi_ok ||
+          uv_poll_start(&watch->poll, UV_READABLE, on_child_exit) != 0) {
+        error_number = ENOMEM;
+        failed_call = "uv_poll_start";
+      }
+    }
+    if (error_number != 0) {
+      /* Started but not watchable: it must not run unwatched. End it and reap it now. */
+      end_child(pid);
+      if (poll_ready) {
+        uv_close((uv_handle_t*)&watch->poll, release_watch);
+      } else if (watch != NULL) {
+        /* Never a handle: unlink and free it here. */
+        state->watches = watch->next;
+        if (watch->next != NULL) watch->next->previous = NULL;
+        if (watch->on_exit != NULL) napi_delete_reference(env, watch->on_exit);
+        close_descriptor(&watch->pidfd);
+        free(watch);
+      }
+    }
+  }
 
   if (error_number != 0) {
-    close_pair(stdin_pipe);
-    close_pair(stdout_pipe);
-    close_pair(stderr_pipe);
+    close_descriptor(&stdin_pipe[1]);
+    close_descriptor(&stdout_pipe[0]);
+    close_descriptor(&stderr_pipe[0]);
+    /* A JavaScript exception may already be pending from a failed napi call. */
+    bool pending = false;
+    napi_is_exception_pending(env, &pending);
+    if (pending) return NULL;
     return throw_errno(env, error_number, failed_call);
-  }
-
-  napi_value resource_name;
-  watch->env = env;
-  watch->pid = pid;
-  watch->pidfd = pidfd;
-  if (napi_create_reference(env, args[5], 1, &watch->on_exit) != napi_ok ||
-      napi_create_string_utf8(env, "openvaala:spawnProcess", NAPI_AUTO_LENGTH, &resource_name) != napi_ok ||
-      napi_async_init(env, NULL, resource_name, &watch->async_context) != napi_ok ||
-      uv_poll_start(&watch->poll, UV_READABLE, on_child_exit) != 0) {
-    /* Cannot happen short of memory exhaustion; the child would run unwatched, so end it. */
-    kill(pid, SIGKILL);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
-    close_pair(stdin_pipe);
-    close_pair(stdout_pipe);
-    close_pair(stderr_pipe);
-    return throw_errno(env, ENOMEM, "uv_poll_start");
-  }
-
-  napi_value result, element;
-  int values[4] = {pid, stdin_pipe[1], stdout_pipe[0], stderr_pipe[0]};
-  CHECK(napi_create_array_with_length(env, 4, &result));
-  for (uint32_t index = 0; index < 4; index++) {
-    CHECK(napi_create_int32(env, values[index], &element));
-    CHECK(napi_set_element(env, result, index, element));
   }
   return result;
 }
@@ -305,6 +403,18 @@ static napi_value supported(napi_env env, napi_callback_info info) {
   static int works = -1;
   if (works < 0) works = pidfd_works() ? 1 : 0;
   return make_boolean(env, works == 1);
+}
+
+/* Per environment: the list of watches, and the teardown hook that closes what is left of it. */
+static bool initialise_environment(napi_env env) {
+  environment_state* state = calloc(1, sizeof(environment_state));
+  if (state == NULL) return false;
+  state->env = env;
+  if (napi_set_instance_data(env, state, NULL, NULL) != napi_ok || napi_add_async_cleanup_hook(env, on_teardown, state, NULL) != napi_ok) {
+    free(state);
+    return false;
+  }
+  return true;
 }
 
 #else
@@ -319,6 +429,11 @@ static napi_value supported(napi_env env, napi_callback_info info) {
   return make_boolean(env, false);
 }
 
+static bool initialise_environment(napi_env env) {
+  (void)env;
+  return true;
+}
+
 #endif
 
 NAPI_MODULE_INIT() {
@@ -326,6 +441,7 @@ NAPI_MODULE_INIT() {
     { "spawn", NULL, spawn, NULL, NULL, NULL, napi_enumerable, NULL },
     { "supported", NULL, supported, NULL, NULL, NULL, napi_enumerable, NULL },
   };
+  if (!initialise_environment(env)) return NULL;
   if (napi_define_properties(env, exports, sizeof(properties) / sizeof(properties[0]), properties) != napi_ok) return NULL;
   return exports;
 }

@@ -86,46 +86,49 @@ export function processLauncher(): 'posix_spawn' | 'child_process' {
   return loadAddon() ? 'posix_spawn' : 'child_process';
 }
 
-/** Program names already found on a `PATH`: `PATH + NUL + name` → absolute file. */
-const foundPrograms = new Map<string, string>();
-
-function isExecutableFile(file: string): boolean {
+function isExecutableFile(file: string): 'yes' | 'not executable' | 'absent' {
+  try {
+    if (!statSync(file).isFile()) return 'absent';
+  } catch {
+    return 'absent';
+  }
   try {
     accessSync(file, fsConstants.X_OK);
-    return statSync(file).isFile();
+    return 'yes';
   } catch {
-    return false;
+    return 'not executable';
   }
 }
 
 /**
  * Where `file` is run from, as `execvp` and libuv look it up: as given when it holds a `/`
  * (relative to the child's working directory), else the first executable file of that name in
- * the directories of `searchPath` (an empty entry is the working directory).
- * @returns the path to give `posix_spawn`, or undefined when the program is not found
+ * the directories of `searchPath` (an empty entry is the working directory). Looked up at every
+ * start (a few `stat` calls), so a program installed or removed meanwhile is seen at once.
+ * @returns the path to give `posix_spawn`, or the error code of `execvp` when there is none:
+ *   `EACCES` when a file of that name was found but none executable, else `ENOENT`
  */
-export function findProgram(file: string, searchPath: string, cwd: string): string | undefined {
-  if (file.includes('/')) return file;
-  const key = `${searchPath}\0${file}`;
-  // Taken from the cache unchecked: a program removed since fails to start with ENOENT, and
-  // the launcher then forgets it and looks again (see `forgetProgram`).
-  const known = foundPrograms.get(key);
-  if (known !== undefined) return known;
+export function findProgram(file: string, searchPath: string, cwd: string): { path: string } | { code: 'ENOENT' | 'EACCES' } {
+  if (file.includes('/')) return { path: file };
+  let sawNotExecutable = false;
   for (const directory of searchPath.split(':')) {
     const candidate = path.resolve(cwd, directory || '.', file);
-    if (!isExecutableFile(candidate)) continue;
-    if (path.isAbsolute(directory)) foundPrograms.set(key, candidate);
-    return candidate;
+    const found = isExecutableFile(candidate);
+    if (found === 'yes') return { path: candidate };
+    if (found === 'not executable') sawNotExecutable = true;
   }
-  return undefined;
+  return { code: sawNotExecutable ? 'EACCES' : 'ENOENT' };
 }
 
-/** Drops what {@link findProgram} remembered of `file` on `searchPath` (it could not be started from there). */
-function forgetProgram(file: string, searchPath: string): boolean {
-  return foundPrograms.delete(`${searchPath}\0${file}`);
-}
+/** Signal numbers to names; the first of two names wins (SIGABRT, not its alias SIGIOT; SIGIO, not SIGPOLL), as Node.js reports them. */
+const signalNames = new Map<number, NodeJS.Signals>();
+for (const [name, number] of Object.entries(osConstants.signals)) if (!signalNames.has(number)) signalNames.set(number, name as NodeJS.Signals);
 
-const signalNames = new Map<number, NodeJS.Signals>(Object.entries(osConstants.signals).map(([name, number]) => [number, name as NodeJS.Signals]));
+/** Negative errno values of the codes the launcher produces itself. */
+const ERRNO = { ENOENT: -2, EACCES: -13 } as const;
+
+/** The shell that runs a program file of no executable format (a script without `#!`), as `execvp` does on ENOEXEC. */
+const FALLBACK_SHELL = '/bin/sh';
 
 /** An error shaped as Node.js's spawn errors: `spawn FILE CODE`, with `code`, `errno`, `syscall`, `path`, `spawnargs`. */
 function spawnError(file: string, args: string[], code: string, errno: number): NodeJS.ErrnoException {
@@ -147,20 +150,19 @@ class PosixSpawnedProcess extends EventEmitter implements LaunchedProcess {
     super();
     const searchPath = options.env.PATH ?? '/usr/bin:/bin';
     const environment = Object.entries(options.env).flatMap(([name, value]) => (value === undefined ? [] : [`${name}=${value}`]));
-    const start = (): [number, number, number, number] | NodeJS.ErrnoException => {
-      const program = findProgram(file, searchPath, options.cwd);
-      if (program === undefined) return spawnError(file, args, 'ENOENT', -2);
+    const start = (program: string, argv: string[]): [number, number, number, number] | NodeJS.ErrnoException => {
       try {
-        return loaded.spawn(program, [file, ...args], environment, options.cwd, options.stdin === 'pipe', (exitCode, signal) => this.exited(exitCode, signal));
+        return loaded.spawn(program, argv, environment, options.cwd, options.stdin === 'pipe', (exitCode, signal) => this.exited(exitCode, signal));
       } catch (error) {
         const { code, errno } = error as NodeJS.ErrnoException;
         if (code === undefined) throw error;
         return spawnError(file, args, code, errno ?? 0);
       }
     };
-    let started = start();
-    // A program found earlier may have moved: look for it again once (a missing cwd fails the same way twice).
-    if (!Array.isArray(started) && started.code === 'ENOENT' && forgetProgram(file, searchPath)) started = start();
+    const found = findProgram(file, searchPath, options.cwd);
+    let started = 'path' in found ? start(found.path, [file, ...args]) : spawnError(file, args, found.code, ERRNO[found.code]);
+    // A file of no executable format is a shell script without `#!`: sh runs it, as execvp has it run.
+    if ('path' in found && !Array.isArray(started) && started.code === 'ENOEXEC') started = start(FALLBACK_SHELL, [FALLBACK_SHELL, found.path, ...args]);
     if (!Array.isArray(started)) {
       const error = started;
       process.nextTick(() => this.emit('error', error));
