@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "spawn_process",
-      "sources": ["src/spawn_process.c"]
+      "sources": ["src/spawn_process.c", "src/exit_watch.c"]
     }
   ]
 }

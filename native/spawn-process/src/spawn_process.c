@@ -14,12 +14,10 @@
  * stdin from a pipe or /dev/null and stdout and stderr on pipes, and no other descriptor (glibc
  * 2.34 and later; before, only those not marked close-on-exec, as with libuv).
  *
- * The exit is read with pidfd_open(2) (Linux 5.3) and waitpid(2) on that pid only, so libuv's own
- * SIGCHLD handling (which waits for its own children by pid) is not disturbed.
+ * Its exit is watched by exit_watch.c.
  */
-#define _GNU_SOURCE
-#include <node_api.h>
-#include <uv.h>
+#include "exit_watch.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -28,16 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#if defined(__linux__) && defined(__GLIBC__) && defined(SYS_pidfd_open) && \
-    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 29))
-#define CAN_SPAWN 1
-#else
-#define CAN_SPAWN 0
-#endif
 
 #define CHECK(call)                      \
   do {                                   \
@@ -79,39 +69,6 @@ static napi_value make_boolean(napi_env env, bool value) {
 }
 
 #if CAN_SPAWN
-
-struct environment_state;
-
-/* One running child: the poll on its pidfd and the JavaScript function told of its exit. */
-typedef struct exit_watch {
-  uv_poll_t poll;
-  struct environment_state* state;
-  napi_ref on_exit;                  /* NULL until set */
-  napi_async_context async_context;  /* NULL until set */
-  pid_t pid;
-  int pidfd;
-  struct exit_watch* previous;
-  struct exit_watch* next;
-} exit_watch;
-
-/*
- * What one Node.js environment (the main thread, or a worker) holds: its open watches. When the
- * environment is torn down (a worker ends) their handles must be closed before its event loop is,
- * or Node.js aborts; the children themselves are left running, as child_process leaves them.
- */
-typedef struct environment_state {
-  napi_env env;
-  exit_watch* watches;
-  bool tearing_down;
-  napi_async_cleanup_hook_handle teardown;
-} environment_state;
-
-static bool pidfd_works(void) {
-  int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
-  if (fd < 0) return false;
-  close(fd);
-  return true;
-}
 
 /* A JavaScript string copied into malloc'd memory; NULL when it is not a string or on failure. */
 static char* copy_string(napi_env env, napi_value value) {
@@ -159,73 +116,6 @@ static void end_child(pid_t pid) {
   while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
 }
 
-/* Close callback of a watch's poll: unlinks and frees it, and ends a teardown that waited for it. */
-static void release_watch(uv_handle_t* handle) {
-  exit_watch* watch = (exit_watch*)handle;
-  environment_state* state = watch->state;
-  if (watch->previous != NULL) watch->previous->next = watch->next;
-  else state->watches = watch->next;
-  if (watch->next != NULL) watch->next->previous = watch->previous;
-  close_descriptor(&watch->pidfd);
-  /* During teardown the environment frees its references itself; napi calls are not made then. */
-  if (!state->tearing_down) {
-    if (watch->on_exit != NULL) napi_delete_reference(state->env, watch->on_exit);
-    if (watch->async_context != NULL) napi_async_destroy(state->env, watch->async_context);
-  }
-  free(watch);
-  if (state->tearing_down && state->watches == NULL) {
-    napi_remove_async_cleanup_hook(state->teardown);
-    free(state);
-  }
-}
-
-/* The environment is going away: stop watching every child still running. */
-static void on_teardown(napi_async_cleanup_hook_handle handle, void* data) {
-  environment_state* state = data;
-  state->tearing_down = true;
-  state->teardown = handle;
-  if (state->watches == NULL) {
-    napi_remove_async_cleanup_hook(handle);
-    free(state);
-    return;
-  }
-  for (exit_watch* watch = state->watches; watch != NULL; watch = watch->next) {
-    uv_poll_stop(&watch->poll);
-    uv_close((uv_handle_t*)&watch->poll, release_watch);
-  }
-}
-
-/* The pidfd became readable: the child has ended. Reap it and call on_exit(code, signal). */
-static void on_child_exit(uv_poll_t* poll, int status, int events) {
-  (void)events;
-  exit_watch* watch = (exit_watch*)poll;
-  int wait_status = 0;
-  pid_t reaped;
-  do reaped = waitpid(watch->pid, &wait_status, WNOHANG);
-  while (reaped < 0 && errno == EINTR);
-  if (status == 0 && reaped == 0) return; /* Not ended after all: keep watching. */
-
-  uv_poll_stop(poll);
-  napi_env env = watch->state->env;
-  napi_handle_scope scope;
-  if (napi_open_handle_scope(env, &scope) == napi_ok) {
-    napi_value callback, receiver, arguments[2], result;
-    /* napi_make_callback needs an object as the receiver; the callback does not use it. */
-    if (napi_get_reference_value(env, watch->on_exit, &callback) == napi_ok && napi_get_global(env, &receiver) == napi_ok) {
-      /* Reaped by someone else (reaped < 0): the exit status is unknown, reported as code null and no signal. */
-      if (reaped > 0 && WIFEXITED(wait_status)) napi_create_int32(env, WEXITSTATUS(wait_status), &arguments[0]);
-      else napi_get_null(env, &arguments[0]);
-      napi_create_int32(env, reaped > 0 && WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0, &arguments[1]);
-      if (napi_make_callback(env, watch->async_context, receiver, callback, 2, arguments, &result) == napi_pending_exception) {
-        napi_value exception;
-        if (napi_get_and_clear_last_exception(env, &exception) == napi_ok) napi_fatal_exception(env, exception);
-      }
-    }
-    napi_close_handle_scope(env, scope);
-  }
-  uv_close((uv_handle_t*)poll, release_watch);
-}
-
 /* The result [pid, stdinFd, stdoutFd, stderrFd] as a JavaScript array; NULL on failure. */
 static napi_value result_array(napi_env env, const int values[4]) {
   napi_value result, element;
@@ -260,14 +150,6 @@ static napi_value spawn(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "spawn: pipeStdin must be a boolean and onExit a function");
     return NULL;
   }
-  environment_state* state;
-  uv_loop_t* loop;
-  CHECK(napi_get_instance_data(env, (void**)&state));
-  CHECK(napi_get_uv_event_loop(env, &loop));
-  if (state == NULL) {
-    napi_throw_error(env, NULL, "spawn: the addon was not initialised in this environment");
-    return NULL;
-  }
 
   char* file = copy_string(env, args[0]);
   char** argv = copy_string_array(env, args[1]);
@@ -286,7 +168,6 @@ static napi_value spawn(napi_env env, napi_callback_info info) {
   int error_number = 0;
   const char* failed_call = "posix_spawn";
   pid_t pid = -1;
-  int pidfd = -1;
   /*
    * A descriptor held for the pidfd, opened before the program starts: out of descriptors
    * (EMFILE), the start fails before anything has run rather than after.
@@ -339,50 +220,13 @@ static napi_value spawn(napi_env env, napi_callback_info info) {
   close_descriptor(&stderr_pipe[1]);
   close_descriptor(&reserved);
 
-  exit_watch* watch = NULL;
-  bool poll_ready = false;
-  napi_value result = NULL, resource_name;
+  napi_value result = NULL;
   if (error_number == 0) {
-    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (pidfd < 0) {
-      error_number = errno;
-      failed_call = "pidfd_open";
-    } else if ((watch = calloc(1, sizeof(exit_watch))) == NULL) {
-      error_number = ENOMEM;
-      close_descriptor(&pidfd);
-    } else {
-      watch->state = state;
-      watch->pid = pid;
-      watch->pidfd = pidfd;
-      watch->next = state->watches;
-      if (state->watches != NULL) state->watches->previous = watch;
-      state->watches = watch;
-      int values[4] = {pid, stdin_pipe[1], stdout_pipe[0], stderr_pipe[0]};
-      poll_ready = uv_poll_init(loop, &watch->poll, pidfd) == 0;
-      if (!poll_ready ||
-          (result = result_array(env, values)) == NULL ||
-          napi_create_reference(env, args[5], 1, &watch->on_exit) != napi_ok ||
-          napi_create_string_utf8(env, "openvaala:spawnProcess", NAPI_AUTO_LENGTH, &resource_name) != napi_ok ||
-          napi_async_init(env, NULL, resource_name, &watch->async_context) != napi_ok ||
-          uv_poll_start(&watch->poll, UV_READABLE, on_child_exit) != 0) {
-        error_number = ENOMEM;
-        failed_call = "uv_poll_start";
-      }
-    }
-    if (error_number != 0) {
-      /* Started but not watchable: it must not run unwatched. End it and reap it now. */
-      end_child(pid);
-      if (poll_ready) {
-        uv_close((uv_handle_t*)&watch->poll, release_watch);
-      } else if (watch != NULL) {
-        /* Never a handle: unlink and free it here. */
-        state->watches = watch->next;
-        if (watch->next != NULL) watch->next->previous = NULL;
-        if (watch->on_exit != NULL) napi_delete_reference(env, watch->on_exit);
-        close_descriptor(&watch->pidfd);
-        free(watch);
-      }
-    }
+    int values[4] = {pid, stdin_pipe[1], stdout_pipe[0], stderr_pipe[0]};
+    if ((result = result_array(env, values)) == NULL) error_number = ENOMEM;
+    else error_number = exit_watch_start(env, pid, args[5], &failed_call);
+    /* Started but not watchable: it must not run unwatched. End it and reap it now. */
+    if (error_number != 0) end_child(pid);
   }
 
   if (error_number != 0) {
@@ -401,20 +245,8 @@ static napi_value spawn(napi_env env, napi_callback_info info) {
 static napi_value supported(napi_env env, napi_callback_info info) {
   (void)info;
   static int works = -1;
-  if (works < 0) works = pidfd_works() ? 1 : 0;
+  if (works < 0) works = exit_watch_supported() ? 1 : 0;
   return make_boolean(env, works == 1);
-}
-
-/* Per environment: the list of watches, and the teardown hook that closes what is left of it. */
-static bool initialise_environment(napi_env env) {
-  environment_state* state = calloc(1, sizeof(environment_state));
-  if (state == NULL) return false;
-  state->env = env;
-  if (napi_set_instance_data(env, state, NULL, NULL) != napi_ok || napi_add_async_cleanup_hook(env, on_teardown, state, NULL) != napi_ok) {
-    free(state);
-    return false;
-  }
-  return true;
 }
 
 #else
@@ -429,7 +261,7 @@ static napi_value supported(napi_env env, napi_callback_info info) {
   return make_boolean(env, false);
 }
 
-static bool initialise_environment(napi_env env) {
+static bool exit_watch_initialise(napi_env env) {
   (void)env;
   return true;
 }
@@ -441,7 +273,7 @@ NAPI_MODULE_INIT() {
     { "spawn", NULL, spawn, NULL, NULL, NULL, napi_enumerable, NULL },
     { "supported", NULL, supported, NULL, NULL, NULL, napi_enumerable, NULL },
   };
-  if (!initialise_environment(env)) return NULL;
+  if (!exit_watch_initialise(env)) return NULL;
   if (napi_define_properties(env, exports, sizeof(properties) / sizeof(properties[0]), properties) != napi_ok) return NULL;
   return exports;
 }
