@@ -84,6 +84,18 @@ function scriptYaml(): string {
   return ['responses:', ...floor, ...turns, ...turnEntries(100)].join('\n');
 }
 
+/** Wall time (ms) of starting `bash -c "echo N"` one way and reading it to its end. */
+async function timeStart(cwd: string, sample: number, launcher: 'child_process' | 'posix_spawn'): Promise<number> {
+  const begin = performance.now();
+  await new Promise<void>((resolve, reject) => {
+    const child = launchProcess('bash', ['-c', `echo ${sample}`], { cwd, env: process.env, stdin: 'ignore', launcher });
+    child.stdout?.resume();
+    child.once('error', reject);
+    child.once('close', () => resolve());
+  });
+  return performance.now() - begin;
+}
+
 /** The floor of one step, each part sampled alternately; medians in ms. */
 async function measureFloor(home: BenchHome, baseURL: string): Promise<{ spawnMs: number; forkSpawnMs: number; posixSpawnMs: number | null; appendMs: number; sseMs: number }> {
   const spawns: number[] = [];
@@ -93,25 +105,9 @@ async function measureFloor(home: BenchHome, baseURL: string): Promise<{ spawnMs
   const log = openSync(path.join(home.root, 'floor.jsonl'), 'a');
   try {
     for (let sample = 0; sample < FLOOR_SAMPLES; sample++) {
+      spawns.push(await timeStart(home.work, sample, 'child_process'));
+      if (processLauncher() === 'posix_spawn') posixSpawns.push(await timeStart(home.work, sample, 'posix_spawn'));
       let begin = performance.now();
-      await new Promise<void>((resolve, reject) => {
-        const child = spawn('bash', ['-c', `echo ${sample}`], { stdio: ['ignore', 'pipe', 'pipe'] });
-        child.stdout.resume();
-        child.once('error', reject);
-        child.once('close', () => resolve());
-      });
-      spawns.push(performance.now() - begin);
-      if (processLauncher() === 'posix_spawn') {
-        begin = performance.now();
-        await new Promise<void>((resolve, reject) => {
-          const child = launchProcess('bash', ['-c', `echo ${sample}`], { cwd: home.work, env: process.env, stdin: 'ignore', launcher: 'posix_spawn' });
-          child.stdout?.resume();
-          child.once('error', reject);
-          child.once('close', () => resolve());
-        });
-        posixSpawns.push(performance.now() - begin);
-      }
-      begin = performance.now();
       writeSync(log, LOG_LINE);
       fsyncSync(log);
       appends.push(performance.now() - begin);

@@ -15,7 +15,7 @@
  *   once wrapped in a `net.Socket`; `stdinFd` is -1 without a stdin pipe
  * @throws Error with `code` (`ENOENT`, `EACCES`...), negative `errno` and `syscall` when the
  *   program cannot be started (a missing program or working directory among them); TypeError
- *   for arguments of the wrong type
+ *   for arguments of the wrong type or strings holding a NUL byte
  */
 export function spawn(
   file: string,

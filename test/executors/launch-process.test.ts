@@ -4,7 +4,8 @@
  * program does not write-protect the server's memory.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -100,6 +101,7 @@ describe.each(launchers)('launchProcess with %s', (launcher) => {
     expect(() => launchProcess('bash', ['-c', 'echo a\0b'], options())).toThrow(expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', message: expect.stringContaining('argument 2 must be a string without null bytes') }));
     expect(() => launchProcess('bash', ['-c', 'true'], options({ cwd: `${scratch}\0x` }))).toThrow(/the working directory must be a string without null bytes/);
     expect(() => launchProcess('bash', ['-c', 'true'], options({ env: { PATH: '/usr/bin:/bin', KEY: 'x\0y' } }))).toThrow(/the environment variable "KEY" must be/);
+    expect(() => launchProcess('bash', ['-c', 'true'], options({ env: { PATH: '/usr/bin:/bin', 'KEY=x': 'y' } }))).toThrow(/the environment variable name "KEY=x" must not hold "="/);
     expect(() => launchProcess('ba\0sh', [], options())).toThrow(/the program must be/);
   });
 
@@ -172,6 +174,14 @@ describe.each(launchers)('launchProcess with %s', (launcher) => {
 });
 
 describe.runIf(native)('launchProcess with posix_spawn, beyond child_process', () => {
+  it('refuses at the addon itself a string holding a NUL byte, rather than cut it there', () => {
+    const addon = createRequire(import.meta.url)('@openvaala/spawn-process') as { spawn(...args: unknown[]): unknown };
+    const marker = path.join(scratch, 'addon-cut-short');
+    expect(() => addon.spawn('/bin/sh', ['sh', '-c', `touch ${marker}\0; true`], [], scratch, false, () => undefined)).toThrow(/none holding a NUL byte/);
+    expect(() => addon.spawn('/bin/sh', ['sh', '-c', 'true'], [], `${scratch}\0/elsewhere`, false, () => undefined)).toThrow(TypeError);
+    expect(existsSync(marker)).toBe(false);
+  });
+
   it('gives the program no descriptor beyond stdin, stdout and stderr, even one inherited without close-on-exec', async () => {
     // A test worker holds its IPC channel without close-on-exec, as a server started by another program may.
     const outcome = await run('bash', ['-c', 'ls -1 /proc/$$/fd; exit 0'], { cwd: scratch, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdin: 'ignore', launcher: 'posix_spawn' });

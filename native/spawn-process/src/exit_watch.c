@@ -53,8 +53,7 @@ static void release_watch(uv_handle_t* handle) {
   if (watch->previous != NULL) watch->previous->next = watch->next;
   else state->watches = watch->next;
   if (watch->next != NULL) watch->next->previous = watch->previous;
-  if (watch->pidfd >= 0) close(watch->pidfd);
-  watch->pidfd = -1;
+  close(watch->pidfd);
   /* During teardown the environment frees its references itself; napi calls are not made then. */
   if (!state->tearing_down) {
     if (watch->on_exit != NULL) napi_delete_reference(state->env, watch->on_exit);
@@ -129,20 +128,18 @@ int exit_watch_start(napi_env env, pid_t pid, napi_value on_exit, const char** f
     close(pidfd);
     return ENOMEM;
   }
+  if (uv_poll_init(loop, &watch->poll, pidfd) != 0) {
+    close(pidfd);
+    free(watch);
+    return ENOMEM;
+  }
+  /* A handle from here on: release_watch (its close callback) unlinks and frees it. */
   watch->state = state;
   watch->pid = pid;
   watch->pidfd = pidfd;
   watch->next = state->watches;
   if (state->watches != NULL) state->watches->previous = watch;
   state->watches = watch;
-  if (uv_poll_init(loop, &watch->poll, pidfd) != 0) {
-    /* Never a handle: unlink and free it here. */
-    state->watches = watch->next;
-    if (watch->next != NULL) watch->next->previous = NULL;
-    close(pidfd);
-    free(watch);
-    return ENOMEM;
-  }
   napi_value resource_name;
   if (napi_create_reference(env, on_exit, 1, &watch->on_exit) != napi_ok ||
       napi_create_string_utf8(env, "openvaala:spawnProcess", NAPI_AUTO_LENGTH, &resource_name) != napi_ok ||

@@ -70,13 +70,16 @@ static napi_value make_boolean(napi_env env, bool value) {
 
 #if CAN_SPAWN
 
-/* A JavaScript string copied into malloc'd memory; NULL when it is not a string or on failure. */
+/*
+ * A JavaScript string copied into malloc'd memory; NULL when it is not a string, holds a NUL byte
+ * (a C string would end there: a command cut short), or on failure.
+ */
 static char* copy_string(napi_env env, napi_value value) {
   size_t length;
   if (napi_get_value_string_utf8(env, value, NULL, 0, &length) != napi_ok) return NULL;
   char* text = malloc(length + 1);
   if (text == NULL) return NULL;
-  if (napi_get_value_string_utf8(env, value, text, length + 1, &length) != napi_ok) {
+  if (napi_get_value_string_utf8(env, value, text, length + 1, &length) != napi_ok || memchr(text, '\0', length) != NULL) {
     free(text);
     return NULL;
   }
@@ -160,7 +163,7 @@ static napi_value spawn(napi_env env, napi_callback_info info) {
     free_string_array(argv);
     free_string_array(envp);
     free(cwd);
-    napi_throw_type_error(env, NULL, "spawn: file and cwd must be strings, argv and envp arrays of strings");
+    napi_throw_type_error(env, NULL, "spawn: file and cwd must be strings, argv and envp arrays of strings, none holding a NUL byte");
     return NULL;
   }
 

@@ -221,7 +221,9 @@ function checkNoNullBytes(file: string, args: string[], options: LaunchOptions):
   });
   if (options.cwd.includes('\0')) throw nullByteError('the working directory', options.cwd);
   for (const [name, value] of Object.entries(options.env)) {
-    if (name.includes('\0') || name.includes('=') || (value ?? '').includes('\0')) throw nullByteError(`the environment variable ${JSON.stringify(name)}`, `${name}=${value ?? ''}`);
+    if (name.includes('\0') || (value ?? '').includes('\0')) throw nullByteError(`the environment variable ${JSON.stringify(name)}`, `${name}=${value ?? ''}`);
+    // `A=B=c` would reach the program as the variable A.
+    if (name.includes('=')) throw Object.assign(new TypeError(`the environment variable name ${JSON.stringify(name)} must not hold "="`), { code: 'ERR_INVALID_ARG_VALUE' });
   }
 }
 
