@@ -141,7 +141,9 @@ export function releaseMemoryWhenIdle(watch: IdleMemoryWatch): () => void {
     }
     if (collecting) return;
     const lastWork = Math.max(lastWorkSeenAt, watch.lastActivityAt());
-    const afterWork = lastWork > collectedAt && now - lastWork >= quietMs;
+    // Work stamped in the very millisecond a collection started came during it (what started it
+    // is at least quietMs older), so it still calls for the next one.
+    const afterWork = lastWork >= collectedAt && now - lastWork >= quietMs;
     if (!afterWork && process.memoryUsage().heapUsed - heapAfterCollection < IDLE_COLLECTION_GROWTH_BYTES) return;
     collecting = true;
     collectedAt = now;

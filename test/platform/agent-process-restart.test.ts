@@ -14,6 +14,9 @@ import { createTestEnvironment, startServe, type ServeProcess, type TestEnvironm
 import { ACP_AGENT } from '../runtime/external-agents/acp-harness.js';
 import { packageBin } from '../mcp/mcp-helpers.js';
 
+/** Preload that keeps a child running after its standard input closes (see the file). */
+const OUTLIVE_STDIN = path.resolve('test/fixtures/outlive-stdin.mjs');
+
 let environment: TestEnvironment | undefined;
 const servers: ServeProcess[] = [];
 afterEach(async () => {
@@ -44,7 +47,7 @@ function recordedAgents(dataDir: string, marker = 'acp-agent.mjs'): number[] {
 
 it('an external agent left running by a killed server is recorded, and stopped by the next start', async () => {
   environment = await createTestEnvironment('responses: []\n');
-  writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), `agents:\n  tester:\n    default: true\n    kind: acp\n    command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(ACP_AGENT)}]\n`);
+  writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), `agents:\n  tester:\n    default: true\n    kind: acp\n    command: [${JSON.stringify(process.execPath)}, --import, ${JSON.stringify(OUTLIVE_STDIN)}, ${JSON.stringify(ACP_AGENT)}]\n`);
   const first = await startServe(environment);
   servers.push(first);
   const client = await RuntimeClient.connect({ url: first.info.url, token: first.info.token, clientName: 'test' });
@@ -69,7 +72,7 @@ it('an external agent left running by a killed server is recorded, and stopped b
 it('a stdio MCP server left running by a killed server is recorded, and stopped by the next start', async () => {
   environment = await createTestEnvironment('responses:\n  - text: "listed"\n');
   const serverBin = packageBin('@modelcontextprotocol/server-filesystem');
-  writeFileSync(path.join(environment.paths.configDir, 'mcp.yaml'), `servers:\n  files:\n    transport: stdio\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(serverBin)}, ${JSON.stringify(environment.workDir)}]\n`);
+  writeFileSync(path.join(environment.paths.configDir, 'mcp.yaml'), `servers:\n  files:\n    transport: stdio\n    command: ${JSON.stringify(process.execPath)}\n    args: [--import, ${JSON.stringify(OUTLIVE_STDIN)}, ${JSON.stringify(serverBin)}, ${JSON.stringify(environment.workDir)}]\n`);
   const first = await startServe(environment);
   servers.push(first);
   const client = await RuntimeClient.connect({ url: first.info.url, token: first.info.token, clientName: 'test' });

@@ -5,12 +5,13 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { releaseMemoryWhenIdle } from '../../src/server/idle-memory.js';
 
 let stopWatching: (() => void) | undefined;
 
 afterEach(() => {
+  vi.useRealTimers();
   stopWatching?.();
   stopWatching = undefined;
 });
@@ -63,6 +64,33 @@ describe('releasing memory when idle', () => {
     state.activityAt = 0;
     state.idle = true;
     await expect.poll(() => state.collections, { timeout: 5_000, interval: 5 }).toBe(1);
+  });
+
+  it('counts work stamped in the same millisecond a collection started as work after it', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    const start = Date.now();
+    const collections: number[] = [];
+    let activityAt = 0;
+    stopWatching = releaseMemoryWhenIdle({
+      isIdle: () => true,
+      lastActivityAt: () => activityAt,
+      collect: () => {
+        collections.push(Date.now());
+        return Promise.resolve();
+      },
+      checkMs: 10,
+      quietMs: 30,
+    });
+    activityAt = start + 5;
+    await vi.advanceTimersByTimeAsync(40);
+    expect(collections).toEqual([start + 40]);
+    // A conversation opened while that collection ran, within its first millisecond.
+    activityAt = start + 40;
+    await vi.advanceTimersByTimeAsync(100);
+    expect(collections).toEqual([start + 40, start + 70]);
+    // And nothing more without new work.
+    await vi.advanceTimersByTimeAsync(200);
+    expect(collections).toHaveLength(2);
   });
 
   it('releases native memory after each collection; a failure to release is reported and watching goes on', async () => {
