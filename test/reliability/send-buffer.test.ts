@@ -144,3 +144,40 @@ it('ends a subscription whose replay waits on a client that stopped reading once
   // The replay stays parked on the client that never reads (the connection's close releases it).
   subscribed.catch(() => undefined);
 });
+
+it('writes what one turn of the event loop sends, across ticks and promise jobs, in one corked batch', async () => {
+  const socket = fakeSocket(0);
+  const batches: number[] = [];
+  let corked = 0;
+  let pending = 0;
+  const transport = Object.defineProperty(new EventEmitter(), 'writableCorked', { get: () => corked }) as EventEmitter & { writableCorked: number; cork(): void; uncork(): void };
+  transport.cork = () => {
+    corked++;
+  };
+  transport.uncork = () => {
+    corked--;
+    if (corked > 0) return;
+    batches.push(pending);
+    pending = 0;
+  };
+  const queue = new SendQueue(socket as unknown as WebSocket, transport, LIMITS, { overflow: () => undefined, writeFailed: () => undefined });
+  const originalSend = socket.send;
+  socket.send = (text: string) => {
+    // Writes reach the transport only while it is corked: the batch is what the uncork flushes.
+    expect(corked).toBeGreaterThan(0);
+    pending++;
+    return originalSend(text);
+  };
+  // Two timers due together run in one timers phase: separate callbacks of one turn of the loop,
+  // as a model's stream chunk and a command's exit handled in one poll phase are.
+  setTimeout(() => {
+    queue.send(delta('item_a', 'one'));
+    queueMicrotask(() => queue.send(delta('item_a', 'two')));
+  }, 2);
+  setTimeout(() => queue.send({ jsonrpc: '2.0', method: 'item/completed', params: { itemId: 'item_a' } }), 2);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  queue.send({ jsonrpc: '2.0', method: 'session/usage', params: {} });
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(batches).toEqual([3, 1]);
+  expect(socket.sent).toHaveLength(4);
+});

@@ -88,7 +88,9 @@ export function processLauncher(): 'posix_spawn' | 'child_process' {
 
 function isExecutableFile(file: string): 'yes' | 'not executable' | 'absent' {
   try {
-    if (!statSync(file).isFile()) return 'absent';
+    // Most directories of PATH lack the program: `throwIfNoEntry: false` answers those without
+    // building an Error and its stack (about three quarters of a lookup's CPU when it threw).
+    if (statSync(file, { throwIfNoEntry: false })?.isFile() !== true) return 'absent';
   } catch {
     return 'absent';
   }
