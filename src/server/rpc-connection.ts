@@ -153,13 +153,19 @@ export class RpcConnection {
     socket.on('close', () => this.dispose());
     socket.on('pong', () => (this.answeredPing = true));
     this.heartbeat = setInterval(() => {
-      if (!this.answeredPing) {
-        this.logger.warn({ connection: this.number, client: this.clientName }, 'client dropped: no answer to the last ping');
-        socket.terminate();
-        return;
-      }
-      this.answeredPing = false;
-      socket.ping();
+      // Judged in the check phase, after this turn of the loop has read its sockets: when the
+      // server was held up (a long collection, a starved CPU) past an interval, the timers phase
+      // comes first, and a pong the client sent meanwhile is still unread in the socket.
+      setImmediate(() => {
+        if (socket.readyState !== socket.OPEN) return;
+        if (!this.answeredPing) {
+          this.logger.warn({ connection: this.number, client: this.clientName }, 'client dropped: no answer to the last ping');
+          socket.terminate();
+          return;
+        }
+        this.answeredPing = false;
+        socket.ping();
+      });
     }, limits.heartbeatIntervalMs);
     this.heartbeat.unref();
     this.maxRequestsInFlight = limits.maxRequestsInFlight;

@@ -114,7 +114,8 @@ describe('local executor with sandbox: bwrap', () => {
   it('ends background jobs with the command and returns at once', async () => {
     const started = Date.now();
     const result = await sandboxed.run(request('sleep 30 & echo started'));
-    expect(Date.now() - started).toBeLessThan(1000);
+    // Well under the background job's 30 s, with room for bubblewrap's start on a loaded machine.
+    expect(Date.now() - started).toBeLessThan(3000);
     expect(result.output).toBe('started\n');
     const check = await sandboxed.run(request('ps -e -o comm= | grep -c "^sleep$" || true'));
     expect(check.output).toBe('0\n');

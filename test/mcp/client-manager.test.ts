@@ -97,13 +97,14 @@ describe('McpClientManager', () => {
   });
 
   it('reports a server that does not answer within startupTimeoutMs, and leaves no process of it running', async () => {
-    // The server ignores its stdin closing, as a hung one would; it writes its pid first.
+    // The server ignores its stdin closing, as a hung one would; it writes its pid first. The
+    // limit leaves a loaded machine time to start Node.js and write the pid before the kill.
     const pidFile = path.join(root, 'silent.pid');
     const script = "require('fs').writeFileSync(process.argv[1], String(process.pid)); setInterval(() => {}, 1000)";
-    const tools = manager({ silent: { transport: 'stdio', command: process.execPath, args: ['-e', script, pidFile], startupTimeoutMs: 300 } });
+    const tools = manager({ silent: { transport: 'stdio', command: process.execPath, args: ['-e', script, pidFile], startupTimeoutMs: 2_000 } });
     await tools.prepare();
     expect(tools.servers[0]?.state).toBe('failed');
-    expect(tools.servers[0]?.failure).toBe('no answer within 300 ms (startupTimeoutMs)');
+    expect(tools.servers[0]?.failure).toBe('no answer within 2000 ms (startupTimeoutMs)');
     const pid = Number(readFileSync(pidFile, 'utf8'));
     const alive = () => {
       try {

@@ -13,6 +13,7 @@ import { RuntimeClient } from '../../src/client/runtime-client.js';
 import { createTestEnvironment, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
 import { ACP_AGENT } from '../runtime/external-agents/acp-harness.js';
 import { packageBin } from '../mcp/mcp-helpers.js';
+import { processGone } from '../helpers/processes.js';
 
 /** Preload that keeps a child running after its standard input closes (see the file). */
 const OUTLIVE_STDIN = path.resolve('test/fixtures/outlive-stdin.mjs');
@@ -25,13 +26,9 @@ afterEach(async () => {
   environment = undefined;
 });
 
+/** Running, not merely unreaped: an orphan's zombie waits for whoever adopted it to reap it. */
 function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  return !processGone(pid);
 }
 
 /** Pids of recorded processes whose command line contains `marker` (default: the test's ACP agent). */

@@ -78,7 +78,7 @@ responses:
   it('are killed when the server stops', async () => {
     harness = await startInProcessServer(`
 responses:
-  - toolCalls: [{ name: exec_command, arguments: { command: "echo \\"pid $$\\"; sleep 300 & wait", yield_after_ms: 500 } }]
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo \\"pid $$\\"; sleep 300 & wait", yield_after_ms: 2000 } }]
   - text: "left running"
 `);
     const conversationId = await harness.conversation();

@@ -20,11 +20,26 @@ export class InvalidScheduleError extends Error {
 }
 
 /**
- * Checks a schedule: a cron expression of exactly five fields that croner accepts, and a time
- * zone the runtime's ICU knows.
+ * How far in the past a one-time task's instant may be when the task is created or given that
+ * schedule, ms. Such a task runs at once: a request for "in a moment" may arrive after its
+ * instant. Further in the past is refused, as `at(1)` refuses a job destined in the past.
+ */
+export const ONCE_PAST_TOLERANCE_MS = 60_000;
+
+/**
+ * Checks a schedule being set at `now` (ms since the epoch; omitted, instants are not checked):
+ * a one-time instant at most {@link ONCE_PAST_TOLERANCE_MS} in the past, a cron expression of
+ * exactly five fields that croner accepts, and a time zone the runtime's ICU knows.
  * @throws InvalidScheduleError naming the field
  */
-export function validateSchedule(schedule: TaskSchedule): void {
+export function validateSchedule(schedule: TaskSchedule, now?: number): void {
+  if (schedule.kind === 'once') {
+    if (now !== undefined && schedule.at < now - ONCE_PAST_TOLERANCE_MS) {
+      const late = Math.round((now - schedule.at) / 1000);
+      throw new InvalidScheduleError('schedule.at', `${new Date(schedule.at).toISOString()} is ${late} s in the past; a one-time task may be set at most ${ONCE_PAST_TOLERANCE_MS / 1000} s late (it then runs at once)`);
+    }
+    return;
+  }
   if (schedule.kind !== 'cron') return;
   try {
     new Intl.DateTimeFormat('en', { timeZone: schedule.timeZone });
@@ -38,6 +53,18 @@ export function validateSchedule(schedule: TaskSchedule): void {
   } catch (error) {
     throw new InvalidScheduleError('schedule.expression', `"${schedule.expression}": ${(error as Error).message}`);
   }
+}
+
+/**
+ * When a schedule being set at `now` (a task created, or its schedule changed) first fires, ms
+ * since the epoch: a one-time instant already passed (within {@link ONCE_PAST_TOLERANCE_MS},
+ * checked by {@link validateSchedule}) is due at once, `now`; otherwise {@link nextOccurrence}.
+ * Without this, a one-time task whose instant passed while its request was on its way was kept
+ * with no next occurrence and never ran.
+ */
+export function occurrenceWhenSet(schedule: TaskSchedule, now: number, createdAt: number): number | undefined {
+  if (schedule.kind === 'once' && schedule.at <= now) return now;
+  return nextOccurrence(schedule, now, createdAt);
 }
 
 /**

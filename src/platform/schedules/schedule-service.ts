@@ -5,7 +5,7 @@
  */
 import { newId } from '../../ids.js';
 import type { SchedulerClock } from './clock.js';
-import { nextOccurrence, validateSchedule } from './next-occurrence.js';
+import { nextOccurrence, occurrenceWhenSet, validateSchedule } from './next-occurrence.js';
 import type { Scheduler } from './scheduler.js';
 import type { MissedPolicy, OverlapPolicy, RetryPolicy, StoredRun, StoredTask, TaskSchedule } from './task-types.js';
 
@@ -70,11 +70,11 @@ export class ScheduleService {
 
   /**
    * Creates a task. A task of the agent (`byAgent`) starts disabled whatever `enabled` says.
-   * @throws InvalidScheduleError naming `schedule.expression` or `schedule.timeZone`
+   * @throws InvalidScheduleError naming `schedule.expression`, `schedule.timeZone` or `schedule.at`
    */
   async create(input: NewTask, byAgent = false): Promise<StoredTask> {
-    validateSchedule(input.schedule);
     const now = this.clock.now();
+    validateSchedule(input.schedule, now);
     const task: StoredTask = {
       id: newId('task'),
       conversationId: input.conversationId,
@@ -90,7 +90,7 @@ export class ScheduleService {
       createdAt: now,
       updatedAt: now,
     };
-    const next = nextOccurrence(task.schedule, now, now);
+    const next = occurrenceWhenSet(task.schedule, now, now);
     if (next !== undefined) task.nextOccurrenceAt = next;
     await this.scheduler.store.saveTask(task);
     this.scheduler.taskChanged(task);
@@ -120,11 +120,15 @@ export class ScheduleService {
   /** Changes a task. @throws UnknownTaskError, InvalidScheduleError */
   async update(taskId: string, changes: TaskChanges): Promise<StoredTask> {
     const task = { ...this.get(taskId) };
-    if (changes.schedule) validateSchedule(changes.schedule);
-    Object.assign(task, Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)));
     const now = this.clock.now();
+    if (changes.schedule) validateSchedule(changes.schedule, now);
+    Object.assign(task, Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)));
     task.updatedAt = now;
-    if (changes.schedule) this.setNext(task, now);
+    if (changes.schedule) {
+      const next = occurrenceWhenSet(task.schedule, now, task.createdAt);
+      if (next === undefined) delete task.nextOccurrenceAt;
+      else task.nextOccurrenceAt = next;
+    }
     return this.save(task);
   }
 

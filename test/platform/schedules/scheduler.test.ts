@@ -85,6 +85,30 @@ describe('cron tasks in a time zone with daylight-saving changes', () => {
   });
 });
 
+describe('one-time tasks set after their instant', () => {
+  it('runs at once a task whose instant passed while its request was on its way, also the same millisecond', async () => {
+    const { clock, dispatcher, service, advanceTo } = await setup(1_000_000);
+    const late = await service.create({ conversationId, name: 'late', prompt: 'late by a second', schedule: { kind: 'once', at: clock.now() - 1_000 } });
+    const exact = await service.create({ conversationId, name: 'exact', prompt: 'this millisecond', schedule: { kind: 'once', at: clock.now() } });
+    expect([late.nextOccurrenceAt, exact.nextOccurrenceAt]).toEqual([1_000_000, 1_000_000]);
+    await advanceTo(1_000_001);
+    expect(dispatcher.deliveries.map((delivery) => delivery.prompt).sort()).toEqual(['late by a second', 'this millisecond']);
+    // Given a passed instant by an update, the same.
+    const moved = await service.create({ conversationId, name: 'moved', prompt: 'moved', schedule: { kind: 'once', at: clock.now() + 3_600_000 } });
+    expect((await service.update(moved.id, { schedule: { kind: 'once', at: clock.now() - 5_000 } })).nextOccurrenceAt).toBe(clock.now());
+  });
+
+  it('refuses an instant more than a minute in the past, naming schedule.at, and stores nothing', async () => {
+    const { clock, service } = await setup(Date.parse('2026-12-02T10:00:00Z'));
+    const at = clock.now() - 61_000;
+    await expect(service.create({ conversationId, name: 'typo', prompt: 'x', schedule: { kind: 'once', at } })).rejects.toThrow('schedule.at: 2026-12-02T09:58:59.000Z is 61 s in the past; a one-time task may be set at most 60 s late (it then runs at once)');
+    expect(service.list(conversationId)).toEqual([]);
+    const task = await service.create({ conversationId, name: 'later', prompt: 'x', schedule: { kind: 'once', at: clock.now() + 60_000 } });
+    await expect(service.update(task.id, { schedule: { kind: 'once', at } })).rejects.toThrow(InvalidScheduleError);
+    expect(service.get(task.id).schedule).toEqual({ kind: 'once', at: clock.now() + 60_000 });
+  });
+});
+
 describe('overlap policy', () => {
   it('skip: an occurrence that comes while the previous run goes on is recorded as skipped', async () => {
     const { dispatcher, service, advanceTo, scheduler } = await setup(0);
