@@ -175,7 +175,8 @@ describe('a storage failure during a turn', () => {
   });
 
   it('when nothing can be written at all, the turn still ends for clients and an idle-limited server exits', async () => {
-    const { conversationId, storage, completed, logLines, client: connected } = await start({ exitWhenIdleMs: 300 });
+    // The limit leaves a loaded machine time to connect the test's client before the server, idle, stops.
+    const { conversationId, storage, completed, logLines, client: connected } = await start({ exitWhenIdleMs: 1_500 });
     // The first input makes the conversation durable: those writes must succeed for the request.
     await connected.request('session/input', { conversationId, input: 'go' });
     await completed(1);

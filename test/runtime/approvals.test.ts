@@ -10,6 +10,7 @@ import { RuntimeClient } from '../../src/client/runtime-client.js';
 import type { AnyNotification, ApprovalRequest } from '../../src/protocol/index.js';
 import { writeApprovalPolicy } from '../helpers/approval-policy.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+import { until } from '../helpers/processes.js';
 
 const POLICY = writeApprovalPolicy([
   '{ tool: exec_command, match: { command: "touch *" }, decision: ask }',
@@ -58,7 +59,8 @@ responses:
     });
     slow.client.handleServerRequest('approval/request', async () => {
       askedOf.push('slow');
-      await delay(400);
+      // Answers only once the server has taken the fast client's answer, however loaded the machine.
+      await until(() => slow.events.some((event) => event.method === 'approval/resolved'), 10_000, 'the approval to be resolved');
       return { decision: 'deny', message: 'too late to matter' };
     });
     await fast.client.request('conversation/subscribe', { conversationId });

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient, RuntimeClientError } from '../../src/client/runtime-client.js';
 import type { AnyNotification, ClientCapabilities, UserInputRequest } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
+import { until } from '../helpers/processes.js';
 import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
 
 let harness: InProcessServer | undefined;
@@ -57,7 +58,8 @@ describe('request_user_input', () => {
     });
     slow.client.handleServerRequest('input/request', async () => {
       asked.push('slow');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Answers only once the server has taken the fast client's answer, however loaded the machine.
+      await until(() => slow.events.some((event) => event.method === 'input/resolved'), 10_000, 'the question to be resolved');
       return { answer: 'sqlite' };
     });
     watcher.client.handleServerRequest('input/request', async () => {

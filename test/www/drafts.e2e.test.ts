@@ -49,6 +49,24 @@ describe('draft storage bounds', () => {
     expect(loadDraft('broken', storage)).toBe('');
   });
 
+  it('keeps the draft just saved when it ties with older ones, whatever order the storage lists its keys in', () => {
+    const entries = new Map<string, string>();
+    // Keys listed in alphabetical order, not the order they were set.
+    const sorted: DraftStorage = {
+      get length() {
+        return entries.size;
+      },
+      key: (index: number) => [...entries.keys()].sort()[index] ?? null,
+      getItem: (name: string) => entries.get(name) ?? null,
+      setItem: (name: string, value: string) => void entries.set(name, String(value)),
+      removeItem: (name: string) => void entries.delete(name),
+    };
+    for (let index = 0; index < MAX_DRAFTS; index++) saveDraft(`b_${index}`, `draft ${index}`, sorted, 7);
+    saveDraft('a_new', 'just typed', sorted, 7);
+    expect(sorted.length).toBe(MAX_DRAFTS);
+    expect(loadDraft('a_new', sorted)).toBe('just typed');
+  });
+
   it('never throws when the storage is full', () => {
     const full: DraftStorage = {
       ...memoryStorage(),

@@ -106,7 +106,8 @@ export class ConversationListState {
         // A full-text match cannot be judged here; new ones appear on the next search.
         this.conversations = [summary, ...this.conversations];
       }
-      this.conversations = [...this.conversations].sort((a, b) => b.updatedAt - a.updatedAt);
+      // Ties (the same millisecond) by id, newest first, as the server lists them.
+      this.conversations = [...this.conversations].sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
       this.changed();
     } else if (event.method === 'conversation/deleted') {
       this.conversations = this.conversations.filter((entry) => entry.id !== event.params.conversationId);

@@ -95,7 +95,7 @@ export function saveDraft(key: string, text: string, storage: DraftStorage | und
   } catch {
     return;
   }
-  if (isNew) dropOldestDrafts(storage);
+  if (isNew) dropOldestDrafts(storage, name);
 }
 
 /** Removes a draft (after its message was sent). */
@@ -103,13 +103,18 @@ export function clearDraft(key: string, storage: DraftStorage | undefined = defa
   storage?.removeItem(ENTRY_PREFIX + key);
 }
 
-function dropOldestDrafts(storage: DraftStorage): void {
+/**
+ * Drops the oldest drafts beyond {@link MAX_DRAFTS}, never `saved` (the one just saved): drafts
+ * saved in the same millisecond tie, and the storage's key order (implementation-defined) would
+ * otherwise decide.
+ */
+function dropOldestDrafts(storage: DraftStorage, saved: string): void {
   const drafts: Array<{ name: string; savedAt: number }> = [];
   for (let index = 0; index < storage.length; index++) {
     const name = storage.key(index);
     if (name?.startsWith(ENTRY_PREFIX)) drafts.push({ name, savedAt: parseEntry(storage.getItem(name))?.savedAt ?? 0 });
   }
   if (drafts.length <= MAX_DRAFTS) return;
-  drafts.sort((first, second) => first.savedAt - second.savedAt);
-  for (const draft of drafts.slice(0, drafts.length - MAX_DRAFTS)) storage.removeItem(draft.name);
+  const others = drafts.filter((draft) => draft.name !== saved).sort((first, second) => first.savedAt - second.savedAt);
+  for (const draft of others.slice(0, drafts.length - MAX_DRAFTS)) storage.removeItem(draft.name);
 }
