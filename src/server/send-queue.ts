@@ -232,14 +232,13 @@ export class SendQueue {
   /** Sends one message as a text frame (`binary: false` also for an encoded one: it holds UTF-8 JSON). */
   private write(text: string | Buffer): void {
     if (this.socket.readyState !== this.socket.OPEN) return;
-    // A turn emits several events per turn of the event loop (a delta, the end of an item, the
-    // usage, in callbacks and promise jobs of the same I/O): corking until the loop's check
-    // phase (`setImmediate`, after the I/O callbacks of this turn) makes their frames one write
-    // system call instead of one each. Uncorking at the next tick sent 5–8 writes per W20
-    // step; each is a loopback TCP send whose receive side the kernel also runs on this thread.
+    // A turn emits several events per tick (deltas, item ends): corking until the next tick
+    // turns their frames into one write system call instead of one each. (Corking until the
+    // check phase batched a little more, but slowed replays to clients under load: see
+    // docs/performance.md, ninth round.)
     if (this.transport.writableCorked === 0) {
       this.transport.cork();
-      setImmediate(() => this.transport.uncork());
+      process.nextTick(() => this.transport.uncork());
     }
     this.socket.send(text, { binary: false }, (error) => {
       if (!error || this.failed) return;
