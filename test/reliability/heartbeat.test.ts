@@ -42,7 +42,7 @@ it('keeps a client that answered while the server was held up past an interval',
   environment = await createTestEnvironment('responses: []\n');
   const intervalMs = 200;
   server = await startRuntimeServer({ paths: environment.paths, port: 0, logger: pino({ level: 'silent' }), connectionLimits: { heartbeatIntervalMs: intervalMs } });
-  // The client runs in its own process (the built client: \`npm run build\` first), so it answers
+  // The client runs in its own process (the built client: `npm run build` first), so it answers
   // while this one is held up.
   const clientModule = pathToFileURL(path.resolve('dist/src/client/runtime-client.js')).href;
   const script = `

@@ -124,11 +124,7 @@ export class ScheduleService {
     if (changes.schedule) validateSchedule(changes.schedule, now);
     Object.assign(task, Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)));
     task.updatedAt = now;
-    if (changes.schedule) {
-      const next = occurrenceWhenSet(task.schedule, now, task.createdAt);
-      if (next === undefined) delete task.nextOccurrenceAt;
-      else task.nextOccurrenceAt = next;
-    }
+    if (changes.schedule) this.setNext(task, occurrenceWhenSet(task.schedule, now, task.createdAt));
     return this.save(task);
   }
 
@@ -141,7 +137,7 @@ export class ScheduleService {
   async resume(taskId: string): Promise<StoredTask> {
     const now = this.clock.now();
     const task = { ...this.get(taskId), enabled: true, updatedAt: now };
-    this.setNext(task, now);
+    this.setNext(task, nextOccurrence(task.schedule, now, task.createdAt));
     return this.save(task);
   }
 
@@ -173,8 +169,7 @@ export class ScheduleService {
     return this.scheduler.store.listRuns(taskId, limit);
   }
 
-  private setNext(task: StoredTask, now: number): void {
-    const next = nextOccurrence(task.schedule, now, task.createdAt);
+  private setNext(task: StoredTask, next: number | undefined): void {
     if (next === undefined) delete task.nextOccurrenceAt;
     else task.nextOccurrenceAt = next;
   }
