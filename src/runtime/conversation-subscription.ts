@@ -20,7 +20,9 @@ export interface SubscribeOptions {
    * Most bytes (about: characters of held deltas and of other held events) of live events held
    * back while the replay waits for the subscriber; past it the held events are dropped, the
    * listener is detached, the replay stops and `lagging` is called, so a client that stops
-   * reading mid-replay costs a bounded amount. Default: no limit.
+   * reading mid-replay costs a bounded amount. One event larger than the limit on its own is
+   * held without counting against it, but never two at a time (docs/protocol.md,
+   * "Backpressure"). Default: no limit.
    */
   holdLimitBytes?: number;
   /** Told (once) that the subscription ended because `holdLimitBytes` was passed. */
@@ -89,13 +91,26 @@ export function attachSubscriber(source: SubscriptionSource, listener: EventList
   const conversationId = source.id;
   const held: HeldEntry[] = [];
   let heldBytes = 0;
+  // One event larger than the whole limit on its own (the item/completed of a very long answer)
+  // is not counted against it, as in the send buffer: closing for it would cut off a client that
+  // keeps up, and its next replay would meet the same message. Only one may be held at a time.
+  let oversizedBytes = 0;
+  let oversizedCount = 0;
+  const limit = options.holdLimitBytes;
+  const isOversized = (entry: HeldEntry): boolean => limit !== undefined && 'event' in entry && entry.size > limit;
   let live = false;
   let overflowed = false;
   const unsubscribe = source.subscribe((event: AnyNotification) => {
     if (live) return listener(event);
     if (overflowed) return;
     heldBytes += holdEvent(held, event);
-    if (options.holdLimitBytes === undefined || heldBytes <= options.holdLimitBytes) return;
+    if (limit === undefined) return;
+    const entry = held.at(-1) as HeldEntry;
+    if ('event' in entry && entry.event === event && isOversized(entry)) {
+      oversizedBytes += entry.size;
+      oversizedCount += 1;
+    }
+    if (heldBytes - oversizedBytes <= limit && oversizedCount <= 1) return;
     // A subscriber that stops reading mid-replay costs a bounded amount: it is let go as lagging.
     overflowed = true;
     held.length = 0;
@@ -158,6 +173,10 @@ export function attachSubscriber(source: SubscriptionSource, listener: EventList
       while (held.length > 0) {
         const entry = held.shift() as HeldEntry;
         heldBytes -= entry.size;
+        if (isOversized(entry)) {
+          oversizedBytes -= entry.size;
+          oversizedCount -= 1;
+        }
         if ('event' in entry && entry.event.method === 'item/completed') {
           const { sessionId, seq } = entry.event.params;
           if (seq <= (lastSent.get(sessionId) ?? 0)) continue;

@@ -188,7 +188,16 @@ it('closes 4 clients that stop reading during 200,000 deltas with bounded buffer
     environment.mock.release('resubscribed');
 
     // 20 MB of deltas through the AI SDK: 45 s at a load of 4 on two cores, over 90 s when other tests share them.
-    await until(() => reader.sawTurnCompleted() && resumed.every(({ again }) => again.sawTurnCompleted()), 200_000, 'the turn to complete for every client');
+    // A resumed client cut off again would never see the end: that fails here, saying how.
+    await until(
+      () => {
+        const cut = resumed.findIndex(({ again }) => again.closed !== undefined && !again.sawTurnCompleted());
+        if (cut >= 0) throw new Error(`resumed-${cut} was closed (${JSON.stringify(resumed[cut]!.again.closed)}) before the turn completed; lagging clients the server reported: ${laggingReports(serve!.output()).map((report) => report.client).join(', ')}`);
+        return reader.sawTurnCompleted() && resumed.every(({ again }) => again.sawTurnCompleted());
+      },
+      200_000,
+      'the turn to complete for every client',
+    );
     clearInterval(sampler);
     await sample();
 
