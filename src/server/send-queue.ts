@@ -70,6 +70,9 @@ export class SendQueue {
   /** Bytes and number of queued messages each larger than the limit on its own. */
   private oversizedBytes = 0;
   private oversizedCount = 0;
+  /** Whether this queue holds the transport corked to batch frames (see {@link write}). */
+  private corked = false;
+  private uncorkScheduled = false;
 
   /**
    * @param socket the client's WebSocket
@@ -79,7 +82,7 @@ export class SendQueue {
    */
   constructor(
     private readonly socket: WebSocket,
-    private readonly transport: NodeJS.EventEmitter & { writableCorked: number; cork(): void; uncork(): void },
+    private readonly transport: NodeJS.EventEmitter & { cork(): void; uncork(): void },
     private readonly limits: SendBufferLimits,
     private readonly events: SendQueueEvents,
   ) {
@@ -107,7 +110,7 @@ export class SendQueue {
    */
   sendNotification(event: { method: string; params: unknown }): void {
     if (this.closed || this.socket.readyState !== this.socket.OPEN) return;
-    if (this.outbox.length === 0 && this.socket.bufferedAmount < this.limits.writeThresholdBytes) {
+    if (this.outbox.length === 0 && this.hasRoom()) {
       let encoded = serializedNotifications.get(event);
       if (encoded === undefined) {
         encoded = Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: event.method, params: event.params }));
@@ -123,7 +126,7 @@ export class SendQueue {
   /** Queues a JSON-RPC message (object) for the client; dropped once the queue is closed. */
   send(message: { method?: string; params?: unknown } & Record<string, unknown>): void {
     if (this.closed || this.socket.readyState !== this.socket.OPEN) return;
-    if (this.outbox.length === 0 && this.socket.bufferedAmount < this.limits.writeThresholdBytes) {
+    if (this.outbox.length === 0 && this.hasRoom()) {
       const text = JSON.stringify(message);
       this.write(text);
       // Counting bytes costs a pass over the text: only for one that may be the largest yet.
@@ -186,7 +189,7 @@ export class SendQueue {
    * returns undefined when it already can. Used to pace replays. Also resolves on close.
    */
   ready(): Promise<void> | undefined {
-    if (this.closed || (this.outbox.length === 0 && this.socket.bufferedAmount < this.limits.writeThresholdBytes)) return undefined;
+    if (this.closed || (this.outbox.length === 0 && this.hasRoom())) return undefined;
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
@@ -213,7 +216,7 @@ export class SendQueue {
   }
 
   private flush(): void {
-    while (!this.closed && this.outbox.length > 0 && this.socket.bufferedAmount < this.limits.writeThresholdBytes) {
+    while (!this.closed && this.outbox.length > 0 && this.hasRoom()) {
       const next = this.outbox.shift() as Waiting;
       this.outboxBytes -= next.bytes;
       if (next.bytes > this.limits.limitBytes && 'text' in next) {
@@ -229,16 +232,41 @@ export class SendQueue {
     for (const waiter of this.waiters.splice(0)) waiter();
   }
 
+  /**
+   * Whether the socket is under the write threshold. Frames corked only to batch them are sent
+   * first when they are what puts it over: batching must never make a sender wait (a replay
+   * paced by {@link ready} would otherwise wait for a `drain` that needs the batch written).
+   */
+  private hasRoom(): boolean {
+    if (this.socket.bufferedAmount < this.limits.writeThresholdBytes) return true;
+    if (!this.corked) return false;
+    this.uncork();
+    return this.socket.bufferedAmount < this.limits.writeThresholdBytes;
+  }
+
+  private uncork(): void {
+    if (!this.corked) return;
+    this.corked = false;
+    this.transport.uncork();
+  }
+
   /** Sends one message as a text frame (`binary: false` also for an encoded one: it holds UTF-8 JSON). */
   private write(text: string | Buffer): void {
     if (this.socket.readyState !== this.socket.OPEN) return;
     // A turn emits several events per tick (deltas, item ends): corking until the next tick
     // turns their frames into one write system call instead of one each. (Corking until the
-    // check phase batched a little more, but slowed replays to clients under load: see
-    // docs/performance.md, ninth round.)
-    if (this.transport.writableCorked === 0) {
+    // check phase batched a little more but did not move the fan-out latency: see
+    // docs/performance.md, tenth round.)
+    if (!this.corked) {
+      this.corked = true;
       this.transport.cork();
-      process.nextTick(() => this.transport.uncork());
+      if (!this.uncorkScheduled) {
+        this.uncorkScheduled = true;
+        process.nextTick(() => {
+          this.uncorkScheduled = false;
+          this.uncork();
+        });
+      }
     }
     this.socket.send(text, { binary: false }, (error) => {
       if (!error || this.failed) return;

@@ -6,6 +6,8 @@
 import { EventEmitter } from 'node:events';
 import { afterEach, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
+import type { AnyNotification } from '../../src/protocol/index.js';
+import { attachSubscriber, type ConversationSnapshot, type SubscriptionSource } from '../../src/runtime/conversation-subscription.js';
 import { StreamedText } from '../../src/runtime/streamed-text.js';
 import { LAGGING_CLOSE_CODE, LAGGING_CLOSE_REASON, SendQueue } from '../../src/server/send-queue.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
@@ -20,7 +22,7 @@ function fakeSocket(bufferedAmount: number) {
 }
 
 function fakeTransport() {
-  return Object.assign(new EventEmitter(), { writableCorked: 0, cork: () => undefined, uncork: () => undefined });
+  return Object.assign(new EventEmitter(), { cork: () => undefined, uncork: () => undefined });
 }
 
 const LIMITS = { writeThresholdBytes: 1024, limitBytes: 64 * 1024 };
@@ -45,6 +47,44 @@ it('sends the merged deltas, in order, with the messages between them, once the 
   expect(sent[0]!.params).toEqual({ conversationId: 'conv_a', sessionId: 'sess_a', itemId: 'item_m', delta: { text: Array.from({ length: 5000 }, (_, index) => String(index % 10)).join('') } });
   expect(sent[2]!.params.delta).toEqual({ text: 'next' });
   expect(queue.waitingBytes).toBe(0);
+});
+
+it('batches the frames of one tick into one write but never makes a sender wait for frames it only holds back to batch them', async () => {
+  // A socket whose kernel takes everything at once: what is buffered is what sits corked.
+  const socket = fakeSocket(0);
+  let corks = 0;
+  let writes = 0;
+  const transport = Object.assign(new EventEmitter(), {
+    cork: () => void (corks += 1),
+    uncork: () => {
+      corks -= 1;
+      if (corks === 0 && socket.bufferedAmount > 0) {
+        writes += 1;
+        socket.bufferedAmount = 0;
+      }
+    },
+  });
+  const corkedSend = (text: string) => {
+    if (corks > 0) socket.bufferedAmount += Buffer.byteLength(text);
+    return socket.sent.push(text);
+  };
+  socket.send = corkedSend;
+  const queue = new SendQueue(socket as unknown as WebSocket, transport, LIMITS, { overflow: () => undefined, writeFailed: () => undefined });
+  // Small frames of one tick go out in one write at the next.
+  for (let index = 0; index < 3; index++) queue.send(delta('item_d', 'small'));
+  expect(writes).toBe(0);
+  await new Promise((resolve) => process.nextTick(resolve));
+  expect(writes).toBe(1);
+  expect(corks).toBe(0);
+  // A paced sender (a replay) that has written past the threshold in one tick is not kept
+  // waiting: the batch goes out and it may go on at once.
+  for (let index = 0; index < 40; index++) {
+    expect(queue.ready()).toBeUndefined();
+    queue.send(delta('item_d', 'x'.repeat(100)));
+  }
+  expect(writes).toBeGreaterThan(1);
+  expect(queue.waitingBytes).toBe(0);
+  expect(socket.sent).toHaveLength(43);
 });
 
 const delta = (itemId: string, text: string) => ({ jsonrpc: '2.0', method: 'item/delta', params: { conversationId: 'conv_a', sessionId: 'sess_a', itemId, delta: { text } } });
@@ -143,4 +183,61 @@ it('ends a subscription whose replay waits on a client that stopped reading once
   expect(received).toEqual([]);
   // The replay stays parked on the client that never reads (the connection's close releases it).
   subscribed.catch(() => undefined);
+});
+
+/** A conversation source for `attachSubscriber` with one stored item, whose live events the test publishes. */
+function liveSource() {
+  const listeners = new Set<(event: AnyNotification) => void>();
+  const source: SubscriptionSource = {
+    id: 'conv_h',
+    subscribe: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    snapshot: () => ({ conversation: {} as ConversationSnapshot['conversation'], sessions: [], turns: [] }),
+    heads: () => ({ sess_h: 1 }),
+    metadataSeq: 0,
+    inProgress: () => [],
+    approvals: () => [],
+    userInputs: () => [],
+    listItems: async () => [{ seq: 1, item: completed('item_0', 1, 'stored').params.item }],
+  };
+  const publish = (event: AnyNotification) => {
+    for (const listener of listeners) listener(event);
+  };
+  return { source, publish, listeners };
+}
+
+const completed = (itemId: string, seq: number, text: string) => ({ method: 'item/completed' as const, params: { conversationId: 'conv_h', sessionId: 'sess_h', seq, item: { kind: 'assistant_message' as const, id: itemId, sessionId: 'sess_h', turnId: 'turn_h', createdAt: 0, completedAt: 0, status: 'completed' as const, model: 'mock/mock-model', text } } }) satisfies AnyNotification;
+
+it('holds one event larger than the whole hold limit for a replay that is still running, as the send buffer lets one such message wait, but not two', async () => {
+  // A client resubscribing while a long answer streams is still being replayed when the answer
+  // completes: its item/completed (the whole text) is held like any live event. Closing for it
+  // would cut off a client that keeps up, and its next replay would meet the same message.
+  for (const count of [1, 2]) {
+    const { source, publish, listeners } = liveSource();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let waiting: Promise<void> | undefined = gate;
+    const received: AnyNotification[] = [];
+    let lagging = 0;
+    const attachment = attachSubscriber(source, (event) => void received.push(event), {}, { ready: () => waiting, holdLimitBytes: 10_000, lagging: () => (lagging += 1) });
+    const replayed = attachment.replay();
+    // The replay waits for the client before its stored item; the answers complete meanwhile.
+    await new Promise((resolve) => setImmediate(resolve));
+    for (let index = 1; index <= count; index++) publish(completed(`item_${index}`, index + 1, 'w'.repeat(50_000)));
+    publish(completed('item_small', count + 2, 'small'));
+    waiting = undefined;
+    release();
+    await replayed;
+    if (count === 1) {
+      expect(lagging).toBe(0);
+      expect(received.map((event) => (event.method === 'item/completed' ? event.params.item.id : event.method))).toEqual(['item_0', 'item_1', 'item_small', 'conversation/synced']);
+      expect(listeners.size).toBe(1);
+    } else {
+      expect(lagging).toBe(1);
+      expect(received).toEqual([]);
+      expect(listeners.size).toBe(0);
+    }
+  }
 });
