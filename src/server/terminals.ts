@@ -155,6 +155,9 @@ export class ConnectionTerminals {
       // is left in the terminal's buffer is read first, so the exit is the last thing sent.
       terminal.exited = true;
       if (terminal.paused) process.resume?.();
+      // Quiet is counted from the exit too: a program quiet for long before it ended may still
+      // have its last output unread when its end is seen (a loop held up, a PTY read late).
+      lastOutputAt = Math.max(lastOutputAt, Date.now());
       const deadline = Date.now() + EXIT_DRAIN_LIMIT_MS;
       while (Date.now() < deadline && Date.now() - lastOutputAt < EXIT_QUIET_MS) await new Promise((resolve) => setTimeout(resolve, EXIT_QUIET_MS));
       unsubscribe();
