@@ -67,18 +67,23 @@ export async function runConfigCheck(target: ConfigCheckTarget | string, streams
   } catch (error) {
     if (!(error instanceof ConfigurationError)) throw error;
     if (onlyFile === undefined) {
-      streams.stderr.write(`${error.message}\n${countProblems(error)} problem(s) in ${configDir}\n`);
+      streams.stderr.write(`${error.message}\n${problems(countProblems(error))} in ${configDir}\n`);
       return 1;
     }
     const own = error.errors.find((fileError) => fileError.file === onlyFile);
     const others = countProblems(error) - countProblems(error, onlyFile);
-    const elsewhere = others > 0 ? `${others} problem(s) in other files of ${configDir} (run config check ${configDir} to see them)\n` : '';
+    const elsewhere = others > 0 ? `${problems(others)} in other files of ${configDir} (run config check ${configDir} to see them)\n` : '';
     if (own === undefined) {
       streams.stdout.write(`${onlyFile}: valid (its references checked against ${configDir})\n`);
       streams.stderr.write(elsewhere);
       return 0;
     }
-    streams.stderr.write(`${own.message}\n${own.problems.length} problem(s) in ${onlyFile}\n${elsewhere}`);
+    streams.stderr.write(`${own.message}\n${problems(own.problems.length)} in ${onlyFile}\n${elsewhere}`);
     return 1;
   }
+}
+
+/** `1 problem`, `2 problems`. */
+function problems(count: number): string {
+  return `${count} problem${count === 1 ? '' : 's'}`;
 }

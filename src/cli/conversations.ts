@@ -81,7 +81,7 @@ export async function runConversationShow(paths: OpenVaalaPaths, reference: stri
     const { conversation } = snapshot;
     const root = snapshot.sessions.find((session) => session.id === sessionId);
     const where = conversation.workLocation.map((entry) => `${entry.cwd} (${entry.executor})`).join(', ');
-    streams.stdout.write(`conversation ${conversation.id}: ${conversation.title}\n  ${where} · ${root?.model ?? ''} · ${snapshot.turns.length} turns · updated ${localTime(conversation.updatedAt)}\n\n`);
+    streams.stdout.write(`conversation ${conversation.id}: ${conversation.title}\n  ${where} · ${root?.model ?? ''} · ${snapshot.turns.length} turn${snapshot.turns.length === 1 ? '' : 's'} · updated ${localTime(conversation.updatedAt)}\n\n`);
     for (const item of items) {
       const text = formatItem(item);
       if (text !== undefined) streams.stdout.write(`${text}\n`);

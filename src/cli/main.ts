@@ -9,6 +9,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { resolvePaths } from '../config/paths.js';
 import { VERSION } from '../package-info.js';
 import { ExecExitCode } from './exit-codes.js';
+import { reportUnknownCommand } from './unknown-command.js';
 import { UsageError } from './usage-error.js';
 import { importInteractiveTui } from './tui-import.js';
 
@@ -95,7 +96,7 @@ export function buildProgram(): Command {
       process.stdout.write(`openvaala runtime server listening on ${server.url} (data dir ${paths.dataDir})\n`);
       // A fresh one-time code, not the server token: the link may end up in a browser's history.
       process.stdout.write(`web UI: ${server.webUrl}\nsign in (link works once, for 5 min; \`openvaala open\` makes a new one): ${server.signInLink().url}\n`);
-      if (server.platform && !(await server.platform.users.hasUsers())) {
+      if (server.platform.signInEnabled && !(await server.platform.users.hasUsers())) {
         process.stdout.write(`platform mode: no administrator yet; claim it at ${server.webUrl}sign-in or with \`openvaala users claim --email <address>\`\n`);
       }
       for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -124,7 +125,11 @@ export function buildProgram(): Command {
     // Ink may leave stdin referenced; the UI is gone and the server keeps the work.
     process.exit();
   };
-  tuiOptions(program).action(runTuiCommand);
+  tuiOptions(program).action(async (options: TuiCommandOptions, command: Command) => {
+    // `openvaala <word>` with no such command: say so, rather than "too many arguments".
+    if (command.args.length > 0) reportUnknownCommand(program, command.args[0] as string);
+    await runTuiCommand(options);
+  });
   tuiOptions(program.command('tui').description('the terminal UI (also what `openvaala` alone opens)')).action(runTuiCommand);
 
   program
@@ -392,6 +397,8 @@ export function buildProgram(): Command {
         fail(`dev mock-provider: ${(error as Error).message}`);
       }
     });
+  // Set last: subcommands copy the settings their parent has when they are made.
+  program.allowExcessArguments(true);
   return program;
 }
 

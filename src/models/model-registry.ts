@@ -4,6 +4,8 @@
  * `openai` → Responses API, `openai-compatible` → Chat Completions, `anthropic` → Messages,
  * `google` → Gemini.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { LanguageModel } from 'ai';
 import { readStoredApiKey } from '../config/credentials.js';
 import { MissingSecretError, resolveSecret, type ProviderConfig, type ProvidersFile, type ReasoningSettings } from '../config/providers.js';
@@ -159,9 +161,7 @@ export class ModelRegistry {
    */
   resolve(name: string | undefined): ResolvedModel {
     const modelName = name ?? this.providers.defaultModel;
-    if (!modelName) {
-      throw new UnknownModelError('no model given and providers.yaml has no defaultModel');
-    }
+    if (!modelName) throw new UnknownModelError(noDefaultModel(this.options.configDir));
     const { providerName, modelId } = parseModelName(modelName);
     const provider = this.providers.providers[providerName];
     if (!provider) {
@@ -191,4 +191,13 @@ export class ModelRegistry {
     this.cache.set(cacheKey, resolved);
     return resolved;
   }
+}
+
+/** Why no model could be chosen: names the `providers.yaml` looked at, and says when there is none. */
+function noDefaultModel(configDir: string | undefined): string {
+  const base = 'no model given and providers.yaml has no defaultModel';
+  if (configDir === undefined) return base;
+  const file = path.join(configDir, 'providers.yaml');
+  if (!existsSync(file)) return `${base}: ${file} does not exist; create it with a provider and a defaultModel (docs/configuration.md), or run \`openvaala auth set <provider>\``;
+  return `${base} (${file}); set defaultModel there, or name a model with --model <provider>/<model>`;
 }

@@ -62,7 +62,7 @@ describe('openvaala config check', () => {
       `${at('hooks.yaml', 5)}hooks.stop.0.command: must not be empty`,
     ];
     for (const line of expected) expect(result.stderr).toContain(line);
-    expect(result.stderr).toContain(`${expected.length} problem(s) in ${directory}`);
+    expect(result.stderr).toContain(`${expected.length} problems in ${directory}`);
     // The rule for every MCP tool (a wildcard server) names no particular server.
     expect(result.stderr).not.toContain('rules.1.tool');
   });
@@ -72,14 +72,22 @@ describe('openvaala config check', () => {
     const result = await check(path.join(directory, 'mcp.yaml'));
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`${at('mcp.yaml', 2)}servers.files.executor: names executor "build-box"`);
-    expect(result.stderr).toContain(`2 problem(s) in ${path.join(directory, 'mcp.yaml')}`);
+    expect(result.stderr).toContain(`2 problems in ${path.join(directory, 'mcp.yaml')}`);
     expect(result.stderr).not.toContain('agents.yaml:');
-    expect(result.stderr).toMatch(/\d+ problem\(s\) in other files of .*run config check/);
+    expect(result.stderr).toMatch(/\d+ problems? in other files of .*run config check/);
 
     write({ 'mcp.yaml': 'servers:\n  files: { transport: stdio, command: x, executor: box }\n' });
     const valid = await check(path.join(directory, 'mcp.yaml'));
     expect(valid.code).toBe(0);
     expect(valid.stdout).toContain(`${path.join(directory, 'mcp.yaml')}: valid (its references checked against ${directory})`);
+  });
+
+  it('counts a single problem in words', async () => {
+    write({ 'mcp.yaml': 'servers:\n  web: { transport: http }\n' });
+    const result = await check(directory);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${at('mcp.yaml', 2)}servers.web.url: required`);
+    expect(result.stderr).toContain(`\n1 problem in ${directory}\n`);
   });
 
   it('says it wants a directory (or one of its files) for anything else', async () => {

@@ -78,4 +78,12 @@ defaultModel: openai/gpt-5.5
     expect(() => registry.resolve('no-slash')).toThrow('"<provider>/<model-id>"');
     expect(() => new ModelRegistry({ providers: {} }).resolve(undefined)).toThrow('no defaultModel');
   });
+
+  it('says which providers.yaml has no defaultModel, and when there is no providers.yaml at all', () => {
+    const withFile = configDir('providers:\n  mock: { kind: openai-compatible, baseURL: "http://127.0.0.1:1/v1" }\n');
+    expect(() => new ModelRegistry({ providers: {} }, { configDir: withFile }).resolve(undefined)).toThrow(`providers.yaml has no defaultModel (${path.join(withFile, 'providers.yaml')}); set defaultModel there, or name a model with --model`);
+    const empty = mkdtempSync(path.join(os.tmpdir(), 'openvaala-config-'));
+    directories.push(empty);
+    expect(() => new ModelRegistry({ providers: {} }, { configDir: empty }).resolve(undefined)).toThrow(`${path.join(empty, 'providers.yaml')} does not exist; create it with a provider and a defaultModel`);
+  });
 });

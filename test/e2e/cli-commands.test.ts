@@ -223,6 +223,7 @@ responses:
     const shown = await runCli(['conversations', 'show', 'last'], options);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain('› update the documentation');
+    expect(shown.stdout).toContain(' · 1 turn · ');
     expect(shown.stdout).toContain('▸ exec_command');
     expect(shown.stdout).toContain('from-the-tool');
     expect(shown.stdout).toContain('The docs are updated.');

@@ -40,3 +40,22 @@ describe('openvaala users claim', () => {
     expect((await browser.post('sign-in', { email: 'ada@example.com', password: 'correct horse battery' })).status).toBe(200);
   });
 });
+
+describe('openvaala serve without platform mode', () => {
+  it('does not tell the user to claim an administrator, which users claim would refuse', async () => {
+    const plain = await createTestEnvironment('responses: []\n');
+    const server = await startServe(plain);
+    try {
+      // The sign-in link is the last line `serve` prints at start, after any platform hint.
+      await until(() => server.output().includes('sign in (link works once'), 10_000, 'the start-up lines of openvaala serve');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(server.output()).not.toContain('no administrator yet');
+      const claim = await runCli(['users', 'claim', '--email', 'ada@example.com'], { env: plain.env, input: 'correct horse battery\n' });
+      expect(claim.code).toBe(1);
+      expect(claim.stderr).toContain('platform mode is off');
+    } finally {
+      await server.stop();
+      await plain.dispose();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,57 @@
+/**
+ * `openvaala <word>` where `<word>` is no command: the real CLI says which word is unknown,
+ * suggests the nearest commands, and exits 64 (a usage mistake) without opening the terminal UI.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { editDistance, similarCommands } from '../../src/cli/unknown-command.js';
+import { runCli } from '../helpers/environment.js';
+
+let home: string | undefined;
+afterEach(() => {
+  if (home) rmSync(home, { recursive: true, force: true });
+  home = undefined;
+});
+
+function isolatedEnv(): NodeJS.ProcessEnv {
+  home = mkdtempSync(path.join(tmpdir(), 'unknown-command-'));
+  return { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), XDG_DATA_HOME: path.join(home, 'data'), XDG_STATE_HOME: path.join(home, 'state') };
+}
+
+it('measures edits between words, a swap of two neighbours counting once', () => {
+  expect(editDistance('export', 'export')).toBe(0);
+  expect(editDistance('expor', 'export')).toBe(1);
+  expect(editDistance('exprot', 'export')).toBe(1);
+  expect(editDistance('serve', 'server')).toBe(1);
+  expect(editDistance('', 'tui')).toBe(3);
+  expect(editDistance('frobnicate', 'import')).toBeGreaterThan(4);
+});
+
+it('suggests the nearest commands and nothing for a word like none of them', () => {
+  const names = ['serve', 'server', 'exec', 'export', 'import', 'tui', 'conversations'];
+  expect(similarCommands('expor', names)).toEqual(['export']);
+  expect(similarCommands('serv', names)).toEqual(['serve', 'server']);
+  expect(similarCommands('conv', names)).toEqual(['conversations']);
+  expect(similarCommands('frobnicate', names)).toEqual([]);
+});
+
+it('names the unknown word and the command meant, exit 64, for a mistyped command with its arguments', async () => {
+  const result = await runCli(['expor', 'last'], { env: isolatedEnv() });
+  expect(result.code).toBe(64);
+  expect(result.stderr).toContain("unknown command 'expor' (did you mean 'export'?)");
+  expect(result.stderr).not.toContain('too many arguments');
+});
+
+it('names the unknown word with no suggestion when nothing is near it', async () => {
+  const result = await runCli(['frobnicate'], { env: isolatedEnv() });
+  expect(result.code).toBe(64);
+  expect(result.stderr).toContain("unknown command 'frobnicate'; `openvaala --help` lists the commands");
+});
+
+it('still refuses extra operands to a real command', async () => {
+  const result = await runCli(['server', 'status', 'extra'], { env: isolatedEnv() });
+  expect(result.code).toBe(64);
+  expect(result.stderr).toContain('too many arguments');
+});
