@@ -17,7 +17,7 @@ import { ApprovalPrompt } from './approval-prompt.js';
 import { HumanRenderer, JsonRenderer, type OutputStreams } from './exec-output.js';
 import { resolveConversationId } from './conversation-reference.js';
 import { ensureServer } from './server-discovery.js';
-import { missingServerEnvironment } from './server-environment.js';
+import { configurationReloadWarning, missingServerEnvironment } from './server-environment.js';
 import { UsageError } from './usage-error.js';
 import { titleOf } from '../client/conversation-title.js';
 
@@ -80,6 +80,8 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
   };
   process.on('SIGINT', onSigint);
   approvals.onInterrupt(onSigint);
+  // Asked alongside the set-up requests; said before the turn's output.
+  const reloadWarning = configurationReloadWarning(client);
   try {
     let sessionId: string;
     if (options.resume) {
@@ -142,6 +144,8 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
     // On resume, only what happens from now on is shown: the stored items are skipped.
     const afterSeq = options.resume ? await lastSeqs(client, id) : undefined;
     await client.request('conversation/subscribe', { conversationId: id, ...(afterSeq ? { afterSeq } : {}) });
+    const warning = await reloadWarning;
+    if (warning) streams.stderr.write(`${warning}\n`);
     const input = await client.request('session/input', { conversationId: id, sessionId, input: options.prompt });
     const turnId = input.turnId;
     if (!turnId) throw new Error('the server started no turn for the prompt');

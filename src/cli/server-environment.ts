@@ -65,3 +65,19 @@ export async function missingServerEnvironment(client: RuntimeClient, server: Se
     `Restart it with this environment: openvaala server restart (or store the key: openvaala auth set ${providerName})`
   );
 }
+
+/**
+ * Why the server's configuration may not be what the files say: the last reload of the
+ * configuration directory failed (a file edited while the server runs, with a mistake), so the
+ * server keeps the previous configuration (docs/configuration.md). `config/get` carries the
+ * reload's error; the returned warning names it. Undefined when the last reload worked, or the
+ * server cannot say.
+ */
+export async function configurationReloadWarning(client: RuntimeClient): Promise<string | undefined> {
+  try {
+    const { error } = await client.request('config/get', {});
+    return error === undefined ? undefined : `warning: the server could not reload its configuration and keeps the previous one until the files are fixed: ${error}`;
+  } catch {
+    return undefined;
+  }
+}

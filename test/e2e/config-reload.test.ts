@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
 import type { AnyNotification } from '../../src/protocol/index.js';
-import { createTestEnvironment, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
+import { createTestEnvironment, runCli, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
 import { until } from '../helpers/processes.js';
 
 const SCRIPT = `
@@ -49,6 +49,19 @@ describe('configuration reload in a running server', () => {
     await serve?.stop();
     serve = undefined;
     await environment.dispose();
+  });
+
+  it('keeps the previous configuration after a broken edit, and exec says so, naming the file', async () => {
+    await environment.dispose();
+    environment = await createTestEnvironment('responses:\n  - text: "Answered with the previous configuration."\n');
+    serve = await startServe(environment);
+    const providersFile = path.join(environment.paths.configDir, 'providers.yaml');
+    writeFileSync(providersFile, `${readFileSync(providersFile, 'utf8')}\ndefaultModel: [unclosed\n`);
+    await until(() => serve!.output().includes('configuration reload failed'), 10_000, 'the server to report the failed reload');
+    const result = await runCli(['exec', 'hi'], { env: environment.env, cwd: environment.workDir });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Answered with the previous configuration.');
+    expect(result.stderr).toMatch(/warning: the server could not reload its configuration and keeps the previous one until the files are fixed: providers\.yaml:\d+/);
   });
 
   it('puts an executor added to executors.yaml in force (file watch and config/reload); open conversations keep working', async () => {
