@@ -67,7 +67,11 @@ export class PeerLink {
   static connect(url: string, secret: string, serverId: string): Promise<PeerLink> {
     const target = `${url.replace(/^http/, 'ws')}${CLUSTER_PATH}`;
     return new Promise((resolve, reject) => {
-      const socket = new WebSocket(target, { headers: { authorization: `Bearer ${secret}`, 'x-openvaala-server-id': serverId }, handshakeTimeout: CONNECT_TIMEOUT_MS, perMessageDeflate: false });
+      // No cap on what the owner sends (`maxPayload: 0`): its answers are what a server sends its
+      // own clients, uncapped (a page of long tool outputs, an export with its attachments), and
+      // `ws`'s default of 100 MiB would close the link, and every relayed client's work on it,
+      // for one large answer. The owner is a peer that proved the cluster secret.
+      const socket = new WebSocket(target, { headers: { authorization: `Bearer ${secret}`, 'x-openvaala-server-id': serverId }, handshakeTimeout: CONNECT_TIMEOUT_MS, perMessageDeflate: false, maxPayload: 0 });
       const fail = (reason: string): void => {
         socket.removeAllListeners();
         socket.on('error', () => undefined);
