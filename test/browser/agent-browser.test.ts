@@ -150,8 +150,9 @@ describe('the agent\'s browser', () => {
     expect(calls.at(-1)?.toolName).toBe('mcp__browser__evaluate_script');
     expect(calls.at(-1)?.isError, calls.at(-1)?.output).toBe(false);
     // A new browser: it shows the blank page it starts with, no longer the page of before.
+    // (Whether it still runs when the turn has ended is not asked: on a loaded machine the rest
+    // of the turn can outlast the 4 s idle time, and the idle stop is tested above.)
     expect(calls.at(-1)?.output).toContain('about:blank');
-    expect((await server.client.request('browser/state', { conversationId })).running).toBe(true);
   }, 90_000);
 
   it('refuses the browser methods for a conversation that is not offered a browser', async () => {
