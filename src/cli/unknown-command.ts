@@ -48,7 +48,10 @@ export function similarCommands(word: string, names: readonly string[]): string[
  * @throws whatever the program's exit override throws; otherwise the process exits
  */
 export function reportUnknownCommand(program: Command, word: string): never {
-  const names = program.commands.filter((command) => !(command as Command & { _hidden?: boolean })._hidden).flatMap((command) => [command.name(), ...command.aliases()]);
+  const names = program
+    .createHelp()
+    .visibleCommands(program)
+    .flatMap((command) => [command.name(), ...command.aliases()]);
   const similar = similarCommands(word, names);
   const suggestion = similar.length > 0 ? ` (did you mean ${similar.map((name) => `'${name}'`).join(' or ')}?)` : '';
   program.error(`error: unknown command '${word}'${suggestion}; \`openvaala --help\` lists the commands`, { code: 'commander.unknownCommand' });

@@ -103,11 +103,12 @@ export function attachSubscriber(source: SubscriptionSource, listener: EventList
   const unsubscribe = source.subscribe((event: AnyNotification) => {
     if (live) return listener(event);
     if (overflowed) return;
-    heldBytes += holdEvent(held, event);
+    const added = holdEvent(held, event);
+    heldBytes += added;
     if (limit === undefined) return;
-    const entry = held.at(-1) as HeldEntry;
-    if ('event' in entry && entry.event === event && isOversized(entry)) {
-      oversizedBytes += entry.size;
+    // A non-delta event is held as an entry of its own, of the size returned.
+    if (event.method !== 'item/delta' && added > limit) {
+      oversizedBytes += added;
       oversizedCount += 1;
     }
     if (heldBytes - oversizedBytes <= limit && oversizedCount <= 1) return;

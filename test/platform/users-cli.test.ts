@@ -46,7 +46,7 @@ describe('openvaala serve without platform mode', () => {
     const plain = await createTestEnvironment('responses: []\n');
     const server = await startServe(plain);
     try {
-      // The sign-in link is the last line `serve` prints at start, after any platform hint.
+      // The platform hint would follow the sign-in link, after one query of the users table.
       await until(() => server.output().includes('sign in (link works once'), 10_000, 'the start-up lines of openvaala serve');
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(server.output()).not.toContain('no administrator yet');
