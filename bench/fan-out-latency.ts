@@ -237,7 +237,7 @@ export async function runFanOutLatencyBenchmark(): Promise<void> {
     `p50 ${over(runs, 50).toFixed(2)} ms, p90 ${over(runs, 90).toFixed(2)} ms, p99 ${over(runs, 99).toFixed(2)} ms (runs: ${runs.map((result) => percentile(result.values, 99).toFixed(0)).join(', ')}), max ${over(runs, 100).toFixed(0)} ms; ${Math.round(median(runs.map((result) => result.framesPerClient))).toLocaleString('en')} delta frames per client`;
   const tenths = (runs: LatencyResult[]) => `${over(runs, 50, (result) => result.firstTenth).toFixed(2)} ms / ${over(runs, 50, (result) => result.lastTenth).toFixed(2)} ms`;
   printTable(`${CLIENTS} clients, ${DELTAS.toLocaleString('en')} deltas one per ms, median of ${RUNS} alternating runs: latency from the mock writing a delta (server) or the broadcaster sending it (baseline) to each client getting it`, [
-    ['OpenVaala: mock → serve (AI SDK, event bus, send buffer, ws) → client', row(results.server)],
+    ['OpenVaala: mock → serve (Responses client, event bus, send buffer, ws) → client', row(results.server)],
     ['baseline: bare ws broadcast process → client', row(results.baseline)],
     ['OpenVaala: p50 of the first / of the last tenth of the deltas', tenths(results.server)],
     ['baseline: p50 of the first / of the last tenth of the deltas', tenths(results.baseline)],

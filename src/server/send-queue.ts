@@ -5,8 +5,9 @@
  * are merged. When the outbox passes its limit the client is too slow to follow: it is closed
  * with {@link LAGGING_CLOSE_CODE} and resubscribes with `afterSeq`, losing nothing.
  */
-import type { WebSocket } from 'ws';
+import { WebSocket } from 'ws';
 import { StreamedText } from '../runtime/streamed-text.js';
+import { textFrame } from './web-socket-frame.js';
 
 // Defined with the protocol (clients need them); re-exported for the server's modules.
 export { DEFAULT_SEND_BUFFER_LIMIT_BYTES, DEFAULT_WRITE_THRESHOLD_BYTES, LAGGING_CLOSE_CODE, LAGGING_CLOSE_REASON } from '../protocol/transport.js';
@@ -25,10 +26,19 @@ function mergedFields(texts: Partial<Record<DeltaKey, StreamedText>>, partIndex:
 }
 
 /**
- * Notifications being fanned out, as UTF-8 JSON, per event object (gone with the event). Encoded
- * once: a string handed to `ws` is measured and encoded again for each client it goes to.
+ * Notifications being fanned out, per event object (gone with the event), as a whole WebSocket
+ * text frame around their UTF-8 JSON. Framed once: a string handed to `ws` is measured, encoded
+ * and framed again for each client it goes to, which at 100 clients was most of what a delta
+ * allocated (docs/performance.md, eleventh round).
  */
-const serializedNotifications = new WeakMap<object, Buffer>();
+const framedNotifications = new WeakMap<object, { frame: Buffer; payloadOffset: number }>();
+
+/** The TCP (or TLS) stream under a client's WebSocket: what the send queue corks, writes and watches for `drain`. */
+export type SendTransport = NodeJS.EventEmitter & {
+  cork(): void;
+  uncork(): void;
+  write?(chunk: Uint8Array, callback: (error?: Error | null) => void): boolean;
+};
 
 /** Limits of one connection's send buffer, in bytes. */
 export interface SendBufferLimits {
@@ -73,6 +83,19 @@ export class SendQueue {
   /** Whether this queue holds the transport corked to batch frames (see {@link write}). */
   private corked = false;
   private uncorkScheduled = false;
+  /**
+   * Whether frames made once for all clients may be written to the transport directly: only
+   * under a real `ws` socket without extensions (no permessage-deflate), whose own frames are
+   * then always written whole and at once, so ours fall between them. A relayed cluster channel
+   * is not a WebSocket on this transport and gets the JSON text through its `send`.
+   */
+  private readonly writesFrames: boolean;
+  /** One callback for every write, instead of a closure per message. */
+  private readonly afterWrite = (error?: Error | null): void => {
+    if (!error || this.failed) return;
+    this.failed = true;
+    this.events.writeFailed(error);
+  };
 
   /**
    * @param socket the client's WebSocket
@@ -82,11 +105,12 @@ export class SendQueue {
    */
   constructor(
     private readonly socket: WebSocket,
-    private readonly transport: NodeJS.EventEmitter & { cork(): void; uncork(): void },
+    private readonly transport: SendTransport,
     private readonly limits: SendBufferLimits,
     private readonly events: SendQueueEvents,
   ) {
     transport.on('drain', () => this.flush());
+    this.writesFrames = socket instanceof WebSocket && socket.extensions === '' && typeof transport.write === 'function';
   }
 
   /** Bytes waiting in the outbox (not yet handed to the socket). */
@@ -111,13 +135,14 @@ export class SendQueue {
   sendNotification(event: { method: string; params: unknown }): void {
     if (this.closed || this.socket.readyState !== this.socket.OPEN) return;
     if (this.outbox.length === 0 && this.hasRoom()) {
-      let encoded = serializedNotifications.get(event);
-      if (encoded === undefined) {
-        encoded = Buffer.from(JSON.stringify({ jsonrpc: '2.0', method: event.method, params: event.params }));
-        serializedNotifications.set(event, encoded);
+      let framed = framedNotifications.get(event);
+      if (framed === undefined) {
+        framed = textFrame(JSON.stringify({ jsonrpc: '2.0', method: event.method, params: event.params }));
+        framedNotifications.set(event, framed);
       }
-      this.write(encoded);
-      this.measure(encoded.length);
+      if (this.writesFrames) this.writeFrame(framed.frame);
+      else this.write(framed.frame.subarray(framed.payloadOffset));
+      this.measure(framed.frame.length - framed.payloadOffset);
       return;
     }
     this.send({ jsonrpc: '2.0', method: event.method, params: event.params });
@@ -253,10 +278,24 @@ export class SendQueue {
   /** Sends one message as a text frame (`binary: false` also for an encoded one: it holds UTF-8 JSON). */
   private write(text: string | Buffer): void {
     if (this.socket.readyState !== this.socket.OPEN) return;
-    // A turn emits several events per tick (deltas, item ends): corking until the next tick
-    // turns their frames into one write system call instead of one each. (Corking until the
-    // check phase batched a little more but did not move the fan-out latency: see
-    // docs/performance.md, tenth round.)
+    this.corkUntilNextTick();
+    this.socket.send(text, { binary: false }, this.afterWrite);
+  }
+
+  /** Writes a whole frame made by {@link textFrame} to the transport (see {@link writesFrames}). */
+  private writeFrame(frame: Buffer): void {
+    if (this.socket.readyState !== this.socket.OPEN) return;
+    this.corkUntilNextTick();
+    this.transport.write!(frame, this.afterWrite);
+  }
+
+  /**
+   * A turn emits several events per tick (deltas, item ends): corking until the next tick turns
+   * their frames into one write system call instead of one each. (Corking until the check phase
+   * batched a little more but did not move the fan-out latency: see docs/performance.md, tenth
+   * round.)
+   */
+  private corkUntilNextTick(): void {
     if (!this.corked) {
       this.corked = true;
       this.transport.cork();
@@ -268,10 +307,5 @@ export class SendQueue {
         });
       }
     }
-    this.socket.send(text, { binary: false }, (error) => {
-      if (!error || this.failed) return;
-      this.failed = true;
-      this.events.writeFailed(error);
-    });
   }
 }
