@@ -50,10 +50,14 @@ export class PathLocks {
     if (this.activeCalls === 0) this.lastWrites.clear();
   }
 
-  /** Records that a tool call wrote the file of `key`. */
-  noteWrite(key: string): void {
+  /**
+   * Records that a tool call wrote the file of `key`.
+   * @returns the write's mark: a later `changedSince(key, mark)` is true only for writes after it
+   */
+  noteWrite(key: string): number {
     this.writeCounter += 1;
     this.lastWrites.set(key, this.writeCounter);
+    return this.writeCounter;
   }
 
   /** Whether another tool call wrote `key` after `mark` (from `beginCall`). */

@@ -62,11 +62,17 @@ describe('line endings', () => {
     expect(await readFile(path.join(root, 'win.txt'), 'latin1')).toBe('alpha\r\nBETA\r\nbeta two\r\ngamma\r\n');
   });
 
-  it('accepts a patch sent with CRLF line breaks and leaves an unterminated CRLF file unterminated', async () => {
+  it('accepts a patch sent with CRLF line breaks and ends an unterminated CRLF file with CRLF, as Codex does', async () => {
     const { root, workspace } = await workspaceWith({ 'win.txt': 'first\r\nsecond' });
     const patch = patchOf('*** Update File: win.txt', '@@', '-second', '+last').replaceAll('\n', '\r\n');
     expect((await runTool(workspace, patch)).isError).toBe(false);
-    expect(await readFile(path.join(root, 'win.txt'), 'latin1')).toBe('first\r\nlast');
+    expect(await readFile(path.join(root, 'win.txt'), 'latin1')).toBe('first\r\nlast\r\n');
+  });
+
+  it("gives added lines the ending of the file's first line, as Codex does, and leaves untouched lines as they were", async () => {
+    const { root, workspace } = await workspaceWith({ 'mixed.txt': 'one\ntwo\r\nthree\r\n' });
+    expect((await runTool(workspace, patchOf('*** Update File: mixed.txt', '@@', ' one', '-two', '+TWO', '+TWO AND A HALF'))).isError).toBe(false);
+    expect(await readFile(path.join(root, 'mixed.txt'), 'latin1')).toBe('one\nTWO\nTWO AND A HALF\nthree\r\n');
   });
 
   it('keeps the ending of every untouched line of a mixed file, context lines included', async () => {
@@ -78,10 +84,10 @@ describe('line endings', () => {
     expect(await readFile(path.join(root, 'mixed.txt'), 'latin1')).toBe('one\r\ntwo\nTHREE\r\nfour\nfive\r\n');
   });
 
-  it('leaves a file without a final line break without one when its last line was not touched', async () => {
+  it('ends an updated file with a line break, as Codex does, also when its last line was not touched', async () => {
     const { root, workspace } = await workspaceWith({ 'open.txt': 'a\nb' });
     expect((await runTool(workspace, patchOf('*** Update File: open.txt', '@@', '-a', '+A'))).isError).toBe(false);
-    expect(await readFile(path.join(root, 'open.txt'), 'utf8')).toBe('A\nb');
+    expect(await readFile(path.join(root, 'open.txt'), 'utf8')).toBe('A\nb\n');
   });
 
   it('keeps a UTF-8 byte-order mark', async () => {
@@ -166,7 +172,7 @@ describe('fuzzy matching', () => {
   it('ignores a trailing blank line the model left at the end of a chunk', async () => {
     const { root, workspace } = await workspaceWith({ 'end.txt': 'a\nb' });
     expect((await runTool(workspace, patchOf('*** Update File: end.txt', '@@', ' a', '-b', '+c', ''))).isError).toBe(false);
-    expect(await readFile(path.join(root, 'end.txt'), 'utf8')).toBe('a\nc');
+    expect(await readFile(path.join(root, 'end.txt'), 'utf8')).toBe('a\nc\n');
   });
 });
 
@@ -191,7 +197,7 @@ describe('file operations', () => {
       ' x',
       '-y',
       '+z',
-      '  *** End of File  ',
+      '\t*** End of File  ',
       '\t*** Add File: c.txt ',
       '+made',
       '  *** Delete File: gone.txt',
@@ -219,6 +225,19 @@ describe('file operations', () => {
     const result = await runTool(workspace, patchOf('*** Update File: format.md', '@@', ' a', ' *** End Patch', ' *** End of File', '-b', '+c'));
     expect(result.isError, result.output).toBe(false);
     expect(await readFile(path.join(root, 'format.md'), 'utf8')).toBe('a\n*** End Patch\n*** End of File\nc\n');
+  });
+
+  it('reads an indented marker of the file as a context line, never as a section of the patch', async () => {
+    // A test file holding a patch: its indented "*** Update File:" line, as context, once ended
+    // the section and sent the rest of the chunk to other.txt.
+    const file = ['def test_doc():', '    patch = """', '    *** Update File: other.txt', '    *** End of File', '    *** End Patch', '    """', '    return patch', ''].join('\n');
+    const { root, workspace } = await workspaceWith({ 'test_doc.py': file, 'other.txt': 'untouched\n' });
+    const patch = patchOf('*** Update File: test_doc.py', '@@ def test_doc():', '     patch = """', '     *** Update File: other.txt', '     *** End of File', '     *** End Patch', '     """', '-    return patch', '+    return patch.strip()');
+    const result = await runTool(workspace, patch);
+    expect(result.isError, result.output).toBe(false);
+    expect(await readFile(path.join(root, 'test_doc.py'), 'utf8')).toBe(file.replace('return patch\n', 'return patch.strip()\n'));
+    expect(await readFile(path.join(root, 'other.txt'), 'utf8')).toBe('untouched\n');
+    expect(result.output).toBe('Success. Updated the following files:\nM test_doc.py');
   });
 
   it('takes the text after a unified-diff range header as the "@@" context', () => {
@@ -280,6 +299,21 @@ describe('workspace escapes', () => {
 });
 
 describe('error messages', () => {
+  it('does not blame another edit for a file an earlier section of the same patch changed', async () => {
+    const { root, workspace } = await workspaceWith({ 'gone.txt': 'x\n' });
+    for (const sections of [
+      ['*** Add File: a.txt', '+one', '*** Update File: a.txt', '@@', '-two', '+three'],
+      ['*** Delete File: gone.txt', '*** Update File: gone.txt', '@@', '-x', '+y'],
+    ]) {
+      const result = await runTool(workspace, patchOf(...sections));
+      expect(result.isError).toBe(true);
+      expect(result.output).not.toContain('another edit');
+    }
+    // The earlier sections stay applied, as in Codex.
+    expect(await readFile(path.join(root, 'a.txt'), 'utf8')).toBe('one\n');
+    expect(existsSync(path.join(root, 'gone.txt'))).toBe(false);
+  });
+
   it.each([
     ['a missing begin marker', 'hello\n*** End Patch\n', /^line 1: expected "\*\*\* Begin Patch", got "hello"$/],
     ['an empty text', '  \n', /^line 1: expected "\*\*\* Begin Patch", got an empty patch$/],

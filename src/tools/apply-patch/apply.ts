@@ -38,6 +38,8 @@ interface CallState {
   locks: PathLocks;
   /** Mark from `PathLocks.beginCall`, taken before waiting for the locks. */
   startMark: number;
+  /** Marks of this call's own writes, by lock key: a file an earlier section of the same patch changed was not changed by another edit. */
+  ownWrites: Map<string, number>;
 }
 
 const CHANGED_BY_ANOTHER_CALL = 'the file was changed by another edit after this patch was sent; read it again and patch its current text';
@@ -81,7 +83,7 @@ const HEADERS: Record<PatchHunk['kind'], string> = {
 export async function applyPatch(patchText: string, workspace: Workspace, clientFiles?: ClientFileAccess): Promise<ApplyPatchResult> {
   const hunks = parsePatch(patchText);
   const locks = pathLocksOf(workspace.executor);
-  const state: CallState = { locks, startMark: locks.beginCall() };
+  const state: CallState = { locks, startMark: locks.beginCall(), ownWrites: new Map() };
   try {
     const targets = await withLockKeys(await resolveTargets(hunks, workspace), workspace.executor.fs);
     const keys = targets.flatMap((target) => (target.destinationKey === undefined ? [target.fileKey] : [target.fileKey, target.destinationKey]));
@@ -162,7 +164,10 @@ async function applySection(target: LockedTarget, workspace: Workspace, changes:
     if (!(await clientFiles?.writeTextFile(file, content))) await fileSystem.writeFile(file, content);
   };
   const { hunk, file, fileKey } = target;
-  const changedByAnotherCall = (): boolean => state.locks.changedSince(fileKey, state.startMark);
+  const changedByAnotherCall = (): boolean => state.locks.changedSince(fileKey, Math.max(state.startMark, state.ownWrites.get(fileKey) ?? 0));
+  const noteWrite = (key: string): void => {
+    state.ownWrites.set(key, state.locks.noteWrite(key));
+  };
   const display = workspace.display(file);
   const fail = (reason: string): never => {
     throw new ApplyPatchError(`cannot ${describeSection(target, workspace)}: ${reason}`, {
@@ -175,7 +180,7 @@ async function applySection(target: LockedTarget, workspace: Workspace, changes:
     if ((await fileSystem.stat(file))?.kind === 'directory') fail('a directory with that name exists');
     await ensureParentDirectory(fileSystem, file);
     await write(file, hunk.contents);
-    state.locks.noteWrite(fileKey);
+    noteWrite(fileKey);
     recordPath(changes.added, display);
     return;
   }
@@ -186,7 +191,7 @@ async function applySection(target: LockedTarget, workspace: Workspace, changes:
 
   if (hunk.kind === 'delete') {
     await fileSystem.removeFile(file);
-    state.locks.noteWrite(fileKey);
+    noteWrite(fileKey);
     recordPath(changes.deleted, display);
     return;
   }
@@ -212,7 +217,7 @@ async function applySection(target: LockedTarget, workspace: Workspace, changes:
   const destination = target.destination;
   if (destination === undefined || destination === file) {
     await write(file, updated);
-    state.locks.noteWrite(fileKey);
+    noteWrite(fileKey);
     recordPath(changes.modified, display);
     return;
   }
@@ -222,9 +227,9 @@ async function applySection(target: LockedTarget, workspace: Workspace, changes:
   }
   await ensureParentDirectory(fileSystem, destination);
   await write(destination, updated);
-  if (target.destinationKey !== undefined) state.locks.noteWrite(target.destinationKey);
+  if (target.destinationKey !== undefined) noteWrite(target.destinationKey);
   await fileSystem.removeFile(file);
-  state.locks.noteWrite(fileKey);
+  noteWrite(fileKey);
   recordPath(changes.modified, destinationDisplay);
   changes.moved.push({ from: display, to: destinationDisplay });
 }

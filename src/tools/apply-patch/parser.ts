@@ -176,12 +176,14 @@ function headerPath(line: NumberedLine, marker: string): string | undefined {
 }
 
 /**
- * True when a line may be read as a marker. A line starting with exactly one space is a
- * context line even when it reads like a marker, as in Codex: files documenting this format
- * contain lines such as `*** End Patch`. Other padding (tabs, several spaces) is tolerated.
+ * True when a line of an update section may be read as a marker. A line starting with a space
+ * is a context line, whatever follows, as in Codex: the file may hold lines such as
+ * `    *** Update File: x` (a test of this very format), and reading its context line as a marker
+ * would apply the rest of the chunk to another file. Padding that no change line can start
+ * with (a tab) is tolerated.
  */
 function mayBeMarker(text: string): boolean {
-  return !/^ \S/.test(text);
+  return !text.startsWith(' ');
 }
 
 /** True for lines that end an update section: any `*` line, or a padded file-level marker. */

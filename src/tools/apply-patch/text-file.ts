@@ -165,14 +165,13 @@ function locateChunks(fileLines: LineSource, chunks: readonly UpdateChunk[], dis
 
 /**
  * Collects the pieces of the new text. It keeps track of whether the text so far ends in a
- * line without a line break (the original last line), which must get one before anything is
- * written after it, and of the ending of the last added line, which is dropped at the end
- * when the original file had no final line break.
+ * line without a line break (the original last line), which gets one before anything is
+ * written after it, and at the end: an updated file always ends with a line break, as Codex's
+ * applier writes it.
  */
 class TextBuilder {
   private readonly pieces: string[] = [];
   private openLine = false;
-  private lastAddedEnding = -1;
 
   constructor(private readonly separator: '\n' | '\r\n') {}
 
@@ -182,18 +181,16 @@ class TextBuilder {
     this.closeOpenLine();
     this.pieces.push(bytes);
     this.openLine = open;
-    this.lastAddedEnding = -1;
   }
 
-  added(text: string, ending: '\n' | '\r\n'): void {
+  added(text: string): void {
     this.closeOpenLine();
-    this.pieces.push(text, ending);
-    this.lastAddedEnding = this.pieces.length - 1;
+    this.pieces.push(text, this.separator);
   }
 
-  /** The text; with `keepOpenEnd`, a final added line loses its break, as the original had none. */
-  finish(keepOpenEnd: boolean): string {
-    if (keepOpenEnd && this.lastAddedEnding !== -1) this.pieces[this.lastAddedEnding] = '';
+  /** The text, its last line closed with the file's line break. */
+  finish(): string {
+    this.closeOpenLine();
     return this.pieces.join('');
   }
 
@@ -217,23 +214,18 @@ function rebuild(file: TextFile, edits: readonly Edit[], displayPath: string): s
     }
     copyLines(position, edit.start);
     let original = edit.start;
-    // Added lines take the ending of the original line they follow or replace, so an edit in
-    // the CRLF part of a mixed file writes CRLF.
-    let ending: LineEnding = edit.start > 0 ? file.ending(edit.start - 1) : file.ending(edit.start);
     for (const change of edit.lines) {
       if (change.kind === 'add') {
-        builder.added(change.text, ending === '' ? file.preferredEnding : ending);
+        builder.added(change.text);
         continue;
       }
-      ending = file.ending(original);
       if (change.kind === 'context') copyLines(original, original + 1);
       original += 1;
     }
     position = edit.start + edit.oldLineCount;
   }
   copyLines(position, lineCount);
-  const hadNoFinalBreak = lineCount > 0 && file.ending(lineCount - 1) === '';
-  return builder.finish(hadNoFinalBreak);
+  return builder.finish();
 }
 
 /**
@@ -241,9 +233,9 @@ function rebuild(file: TextFile, edits: readonly Edit[], displayPath: string): s
  *
  * Chunks are located in order, each after the previous one, with `seekSequence`; `@@`
  * context lines are found first and the chunk's old lines after them. Lines outside the
- * chunks' removed and added lines are copied byte for byte. A file that did not end with a
- * line break still does not: when the patch adds lines at its end, the last one gets no
- * break (the previous last line gets the file's first line break, LF when it has none).
+ * chunks' removed and added lines are copied byte for byte. Added lines, and a last line that
+ * had no line break, end with the file's first line break (LF when it has none), as Codex's
+ * applier writes them: so an updated file always ends with a line break.
  *
  * @param content the file's current text
  * @param chunks the chunks of the update section, in patch order
