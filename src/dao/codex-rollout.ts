@@ -56,6 +56,18 @@ function contentText(content: unknown): string {
   return content.map((part: { text?: unknown }) => text(part?.text)).join('');
 }
 
+/** The texts of a message's content, part by part (a string is one part). */
+function contentParts(content: unknown): string[] {
+  if (typeof content === 'string') return [content];
+  if (!Array.isArray(content)) return [];
+  return content.map((part: { text?: unknown }) => text(part?.text)).filter((part) => part !== '');
+}
+
+/** Whether a user message part is the project instructions Codex sends (`<user_instructions>` in older versions; in 0.171 `# AGENTS.md instructions for <dir>` around `<INSTRUCTIONS>`). */
+function isProjectInstructions(part: string): boolean {
+  return part.startsWith('<user_instructions>') || (/^# AGENTS\.md instructions for /.test(part) && part.includes('<INSTRUCTIONS>'));
+}
+
 /** A tool output as Codex stores it: a string, `{content}`, or a list of content parts. */
 function outputText(output: unknown): string {
   if (typeof output === 'string') return output;
@@ -171,12 +183,15 @@ export function convertCodexRollout(rollout: string, options: CodexImportOptions
       if (kind === 'message') {
         const body = contentText(payload.content);
         if (payload.role === 'user') {
-          if (body.startsWith('<environment_context>')) continue;
-          if (body.startsWith('<user_instructions>')) {
-            items.push({ ...base(line), kind: 'instruction', source: 'agents_md', name: 'AGENTS.md', body });
-            continue;
+          // Codex writes its context into user messages, alone or as parts of one message (0.171:
+          // the AGENTS.md text and the environment context as two parts): only the rest is user input.
+          const typed: string[] = [];
+          for (const part of contentParts(payload.content)) {
+            if (part.startsWith('<environment_context>')) continue;
+            if (isProjectInstructions(part)) items.push({ ...base(line), kind: 'instruction', source: 'agents_md', name: 'AGENTS.md', body: part });
+            else typed.push(part);
           }
-          items.push({ ...base(line), kind: 'user_message', content: [{ type: 'text', text: body }], mode: 'input' });
+          if (typed.length > 0) items.push({ ...base(line), kind: 'user_message', content: [{ type: 'text', text: typed.join('') }], mode: 'input' });
         } else if (payload.role === 'assistant') {
           items.push({ ...base(line), kind: 'assistant_message', text: body, model: `${provider}/${codexModel}` });
         }

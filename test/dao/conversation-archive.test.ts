@@ -169,6 +169,33 @@ describe('Codex rollout conversion', () => {
     expect(() => parseArchive(serializeArchive(archive))).not.toThrow();
   });
 
+  it("reads Codex 0.171's project instructions and environment, sent as parts of one user message, as context and not as the user's words", () => {
+    const line = (second: number, type: string, payload: Record<string, unknown>) => JSON.stringify({ timestamp: `2026-11-30T12:00:${String(second).padStart(2, '0')}.000Z`, type, payload });
+    const rollout = [
+      line(0, 'session_meta', { id: 'thread-2', cwd: '/home/user/project', model_provider: 'openai' }),
+      line(1, 'event_msg', { type: 'task_started', turn_id: 't1' }),
+      line(2, 'response_item', {
+        type: 'message',
+        role: 'user',
+        content: [
+          { type: 'input_text', text: '# AGENTS.md instructions for /home/user/project\n\n<INSTRUCTIONS>\nAlways use tabs.\n</INSTRUCTIONS>' },
+          { type: 'input_text', text: '<environment_context>\n  <cwd>/home/user/project</cwd>\n</environment_context>' },
+        ],
+      }),
+      line(3, 'response_item', { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'please do it' }] }),
+      line(4, 'response_item', { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Done.' }] }),
+      line(5, 'event_msg', { type: 'task_complete' }),
+    ].join('\n');
+    const archive = convertCodexRollout(rollout, { model: 'mock/mock-model', agent: 'default' });
+    const items = archive.streams.find((stream) => stream.stream !== 'metadata')!.entries.map((entry) => entry.value as Item);
+    expect(items.map((item) => item.kind)).toEqual(['instruction', 'user_message', 'assistant_message']);
+    expect(items[0]).toMatchObject({ source: 'agents_md', name: 'AGENTS.md' });
+    expect((items[0] as Extract<Item, { kind: 'instruction' }>).body).toContain('Always use tabs.');
+    expect(items[1]).toMatchObject({ content: [{ type: 'text', text: 'please do it' }] });
+    const conversation = archive.streams[0]!.entries.map((entry) => entry.value as { conversation?: { title: string } }).find((value) => value.conversation)?.conversation;
+    expect(conversation?.title).toBe('please do it');
+  });
+
   it('refuses text that is not a rollout, naming the line', () => {
     const options = { model: 'mock/mock-model', agent: 'default' };
     expect(() => convertCodexRollout('{"type":"event_msg","payload":{}}\n', options)).toThrow('no session_meta line: this is not a Codex session rollout');
