@@ -8,6 +8,7 @@ import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { resolvePaths } from '../config/paths.js';
 import { VERSION } from '../package-info.js';
+import { requireExistingDataDir } from './data-dir-option.js';
 import { ExecExitCode } from './exit-codes.js';
 import { reportUnknownCommand } from './unknown-command.js';
 import { UsageError } from './usage-error.js';
@@ -69,7 +70,7 @@ export function buildProgram(): Command {
     .option('--web-root <dir>', 'folder of the built web UI to serve at /web/v1/ (default: dist/www of the package)')
     .option('--platform', 'platform mode: users, sign-in and roles (docs/platform.md); default platform.enabled of server.yaml')
     .action(async (options: { dataDir?: string; configDir?: string; host: string; port: number; exitWhenIdle?: number; allowOrigin?: string[]; allowHost?: string[]; webRoot?: string; platform?: boolean }) => {
-      const [{ createDeferredLogger }, { DataDirLockedError }, { startRuntimeServer }] = await Promise.all([import('../deferred-logger.js'), import('../server/data-dir-lock.js'), import('../server/runtime-server.js')]);
+      const [{ createDeferredLogger }, { startRuntimeServer }] = await Promise.all([import('../deferred-logger.js'), import('../server/runtime-server.js')]);
       // pino loads at the first line, not before listening: /healthz answers without it.
       const logger = createDeferredLogger();
       // Last resort only: every turn records its own failures, so a rejection nobody handled is
@@ -91,7 +92,9 @@ export function buildProgram(): Command {
         });
       } catch (error) {
         await logger.written();
-        fail((error as Error).message, error instanceof DataDirLockedError ? 3 : 1);
+        const { describeServeFailure } = await import('./serve-failure.js');
+        const failure = describeServeFailure(error, options);
+        fail(failure.message, failure.exitCode);
       }
       process.stdout.write(`openvaala runtime server listening on ${server.url} (data dir ${paths.dataDir})\n`);
       // A fresh one-time code, not the server token: the link may end up in a browser's history.
@@ -121,7 +124,10 @@ export function buildProgram(): Command {
       .option('--config-dir <dir>', 'configuration directory of the server to use');
   // The terminal UI (Ink and React) is imported only when it runs.
   const runTuiCommand = async (options: TuiCommandOptions) => {
-    await run('tui', async () => (await importInteractiveTui()).runTui(options));
+    await run('tui', async () => {
+      if (options.resume !== undefined) requireExistingDataDir(options.dataDir, 'opens a stored conversation');
+      return (await importInteractiveTui()).runTui(options);
+    });
     // Ink may leave stdin referenced; the UI is gone and the server keeps the work.
     process.exit();
   };
@@ -147,8 +153,9 @@ export function buildProgram(): Command {
     .action(async (prompt: string | undefined, options: { model?: string; agent?: string; executor: string; cwd: string; json: boolean; dataDir?: string; configDir?: string; resume?: string }) => {
       const text = prompt ?? (process.stdin.isTTY ? '' : await readStdin());
       if (!text.trim()) fail('exec: give a prompt as an argument or on stdin', ExecExitCode.usage);
-      const { runExec } = await import('./exec.js');
       try {
+        if (options.resume !== undefined) requireExistingDataDir(options.dataDir, 'continues a stored conversation');
+        const { runExec } = await import('./exec.js');
         process.exitCode = await runExec({ ...options, prompt: text }, { stdout: process.stdout, stderr: process.stderr });
       } catch (error) {
         fail(`exec: ${(error as Error).message}`, error instanceof UsageError ? ExecExitCode.usage : 1);
@@ -192,6 +199,11 @@ export function buildProgram(): Command {
     .option('--data-dir <dir>', 'data directory')
     .action(async (options: { dataDir?: string }) => {
       const { dataDir } = resolvePaths(options);
+      try {
+        requireExistingDataDir(options.dataDir, 'rebuilds the index of stored conversations');
+      } catch (error) {
+        fail(`reindex: ${(error as Error).message}`, ExecExitCode.usage);
+      }
       if (!existsSync(dataDir)) fail(`reindex: the data directory ${dataDir} does not exist`);
       const [{ DataDirLockedError }, { formatReindexOutcome, runReindex }] = await Promise.all([import('../server/data-dir-lock.js'), import('./reindex.js')]);
       try {
@@ -237,7 +249,10 @@ export function buildProgram(): Command {
       .option('--query <text>', 'only conversations whose title or messages match (words, "phrases", prefix*, AND, OR, NOT)')
       .option('--limit <n>', 'how many to list', integer('--limit', 1, 500), 20),
   ).action(async (options: ListOptions) => {
-    await run('conversations', async () => (await import('./conversations.js')).runConversationList(resolvePaths(options), { ...options, requireConfigDir: options.configDir !== undefined }, streams));
+    await run('conversations', async () => {
+      requireExistingDataDir(options.dataDir, 'lists stored conversations');
+      return (await import('./conversations.js')).runConversationList(resolvePaths(options), { ...options, requireConfigDir: options.configDir !== undefined }, streams);
+    });
   });
   conversationOptions(
     conversations
@@ -246,11 +261,17 @@ export function buildProgram(): Command {
       .argument('<query>', 'words, "phrases", prefix*, AND, OR, NOT')
       .option('--limit <n>', 'how many to list', integer('--limit', 1, 500), 20),
   ).action(async (query: string, options: ListOptions) => {
-    await run('conversations search', async () => (await import('./conversations.js')).runConversationList(resolvePaths(options), { ...options, query, requireConfigDir: options.configDir !== undefined }, streams));
+    await run('conversations search', async () => {
+      requireExistingDataDir(options.dataDir, 'searches stored conversations');
+      return (await import('./conversations.js')).runConversationList(resolvePaths(options), { ...options, query, requireConfigDir: options.configDir !== undefined }, streams);
+    });
   });
   conversationOptions(conversations.command('show').description('print a conversation: its turns and transcript').argument('<id|last>', 'a conversation id, or last')).action(
     async (reference: string, options: { json: boolean; dataDir?: string; configDir?: string }) => {
-      await run('conversations show', async () => (await import('./conversations.js')).runConversationShow(resolvePaths(options), reference, { json: options.json, requireConfigDir: options.configDir !== undefined }, streams));
+      await run('conversations show', async () => {
+        requireExistingDataDir(options.dataDir, 'shows a stored conversation');
+        return (await import('./conversations.js')).runConversationShow(resolvePaths(options), reference, { json: options.json, requireConfigDir: options.configDir !== undefined }, streams);
+      });
     },
   );
 
@@ -262,7 +283,10 @@ export function buildProgram(): Command {
     .option('--config-dir <dir>', 'configuration directory of the server to use')
     .addHelpText('after', '\nExample: openvaala export last > conversation.jsonl')
     .action(async (reference: string, options: { dataDir?: string; configDir?: string }) => {
-      await run('export', async () => (await import('./transfer.js')).runExport(resolvePaths(options), reference, { requireConfigDir: options.configDir !== undefined }, streams));
+      await run('export', async () => {
+        requireExistingDataDir(options.dataDir, 'exports a stored conversation');
+        return (await import('./transfer.js')).runExport(resolvePaths(options), reference, { requireConfigDir: options.configDir !== undefined }, streams);
+      });
     });
 
   program

@@ -37,7 +37,8 @@ async function serverStatus(info: ServerInfo): Promise<{ busy: boolean; version:
  * @returns 0 when a server runs, 3 when none does (as `systemctl status` and LSB init scripts do)
  */
 export async function runServerStatus(paths: OpenVaalaPaths, streams: OutputStreams): Promise<number> {
-  const info = await findServer(paths);
+  // Said here, where the question is whether a server runs; other commands start one, which overwrites the file and logs it.
+  const info = await findServer(paths, { onDamaged: (damaged) => streams.stderr.write(`openvaala: server status: ${damaged.message}; taken as describing no server\n`) });
   if (!info) {
     streams.stdout.write(`no runtime server runs for data directory ${paths.dataDir}\n`);
     return 3;

@@ -4,13 +4,14 @@
  * after it has been idle (default 10 minutes).
  */
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { get } from 'node:http';
 import path from 'node:path';
 import { dataDirServerInfoFile, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
+import { makeDirectorySync } from '../make-directory.js';
 import { CLI_EXECUTABLE } from '../package-info.js';
 import { processExists } from '../server/data-dir-lock.js';
-import { readServerInfo, type ServerInfo } from '../server/server-info.js';
+import { readServerInfoIfSound, type DamagedServerInfoError, type ServerInfo } from '../server/server-info.js';
 
 /** Default idle time after which a client-started server exits, ms (SPEC §2). */
 export const DEFAULT_AUTO_SERVER_IDLE_MS = 10 * 60 * 1000;
@@ -53,16 +54,13 @@ function healthy(info: ServerInfo): Promise<boolean> {
 
 /**
  * The running server for these paths, if one answers: the one named by the state file when it
- * serves this data dir, else the one named in the data dir itself.
+ * serves this data dir, else the one named in the data dir itself. A damaged file names no
+ * server (the next server start overwrites it).
+ * @param options.onDamaged told about each damaged file (its path and what is wrong); default: nothing is said
  */
-export async function findServer(paths: OpenVaalaPaths): Promise<ServerInfo | undefined> {
+export async function findServer(paths: OpenVaalaPaths, options: { onDamaged?: (error: DamagedServerInfoError) => void } = {}): Promise<ServerInfo | undefined> {
   for (const file of [serverInfoFile(paths), dataDirServerInfoFile(paths)]) {
-    let info: ServerInfo | undefined;
-    try {
-      info = readServerInfo(file);
-    } catch {
-      continue;
-    }
+    const info = readServerInfoIfSound(file, (error) => options.onDamaged?.(error));
     if (info && info.dataDir === paths.dataDir && processExists(info.pid) && (await healthy(info))) return info;
   }
   return undefined;
@@ -91,6 +89,7 @@ export class ServerConfigMismatchError extends Error {
  * @param options.requireConfigDir refuse a running server whose configuration directory is another one (an explicit `--config-dir`)
  * @throws ServerConfigMismatchError when the running server uses another configuration directory than `requireConfigDir`
  * @throws Error with the log file's path when the server does not come up within `timeoutMs`
+ * @throws Error naming the state directory when it cannot be created
  */
 export async function ensureServer(paths: OpenVaalaPaths, options: { idleExitMs?: number; timeoutMs?: number; requireConfigDir?: boolean } = {}): Promise<ServerInfo> {
   const running = await findServer(paths);
@@ -99,7 +98,11 @@ export async function ensureServer(paths: OpenVaalaPaths, options: { idleExitMs?
     if (options.requireConfigDir && running.configDir !== undefined && running.configDir !== paths.configDir) throw new ServerConfigMismatchError(running, paths.configDir);
     return running;
   }
-  mkdirSync(paths.stateDir, { recursive: true, mode: 0o700 });
+  try {
+    makeDirectorySync(paths.stateDir, 0o700);
+  } catch (error) {
+    throw new Error(`cannot create the state directory ${paths.stateDir} ($XDG_STATE_HOME/openvaala), where the server's log and address are kept: ${(error as Error).message}`, { cause: error });
+  }
   const logFile = path.join(paths.stateDir, 'server.log');
   const log = openSync(logFile, 'a', 0o600);
   const child = spawn(

@@ -10,9 +10,10 @@
  * `apiKey: env:NAME` names a variable that is not set. The file is read each time a key is
  * needed, so a key stored while the server runs is used from the next turn on.
  */
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { makeDirectorySync } from '../make-directory.js';
 
 /** File name of the stored keys inside the configuration directory. */
 export const CREDENTIALS_FILE = 'credentials.json';
@@ -68,7 +69,7 @@ export function readStoredApiKey(configDir: string, providerName: string): strin
 export function storeApiKey(configDir: string, providerName: string, apiKey: string): string {
   const credentials = readCredentials(configDir);
   credentials.providers[providerName] = { apiKey };
-  mkdirSync(configDir, { recursive: true, mode: 0o700 });
+  makeDirectorySync(configDir, 0o700);
   const file = credentialsFile(configDir);
   const temporary = `${file}.${process.pid}.tmp`;
   writeFileSync(temporary, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });

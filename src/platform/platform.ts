@@ -12,6 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PlatformSettings } from '../config/platform-settings.js';
+import { makeDirectorySync } from '../make-directory.js';
 import type { RecordStorage } from '../storage/record-storage.js';
 import { AccessControl } from './access/access-control.js';
 import { CostAccounting } from './costs/cost-accounting.js';
@@ -230,7 +231,7 @@ export class Platform {
    */
   agentHome(projectId: string): string {
     const home = path.join(this.dataDir, PROJECTS_DIRECTORY, projectId, 'agent-home');
-    fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+    makeDirectorySync(home, 0o700);
     return home;
   }
 

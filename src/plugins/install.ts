@@ -15,6 +15,7 @@ import type { ConfigurationChange } from '../config/config-writer.js';
 import { decodeConfigText } from '../config/config-text.js';
 import { isPluginName, PLUGIN_NAME_RULE, PLUGINS_FILE, PluginsFileSchema, type PluginsFile } from '../config/plugins.js';
 import { editYamlText } from '../config/yaml-edit.js';
+import { makeDirectory } from '../make-directory.js';
 import { loadYamlFile, parseYamlFile } from '../config/yaml-file.js';
 import { describePluginProblem, loadPlugin, type LoadedPlugin } from './plugin-loader.js';
 import { pluginDirectory } from './plugin-set.js';
@@ -100,7 +101,7 @@ export async function addPlugin(configDir: string, source: string, apply: ApplyC
     const target = pluginDirectory(configDir, name);
     const listed = (await readPluginsFile(configDir)).plugins[name] !== undefined;
     if (listed || (await stat(target).catch(() => undefined))) throw new PluginOperationError(`a plugin named "${name}" is already installed (${target}); remove it first`);
-    await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
+    await makeDirectory(path.dirname(target), 0o700);
     await cp(staged.folder, target, { recursive: true, verbatimSymlinks: true });
     try {
       const recorded = isTarball(source) || (await stat(path.resolve(cwd, source)).catch(() => undefined)) ? path.resolve(cwd, source) : source;
@@ -157,7 +158,7 @@ export async function setPluginEnabled(configDir: string, name: string, enabled:
   } catch (error) {
     throw new PluginOperationError(`${projectFile}: not changed: ${(error as Error).message}`, { cause: error });
   }
-  await mkdir(path.dirname(projectFile), { recursive: true });
+  await makeDirectory(path.dirname(projectFile));
   await writeFile(projectFile, text);
 }
 

@@ -10,9 +10,10 @@
  * text. What a file is comes from its bytes, never from what the client claimed, so the same
  * stored file always reaches the model the same way.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { newId } from '../ids.js';
+import { makeDirectorySync } from '../make-directory.js';
 
 /** Directory of a conversation's attachments, relative to the conversation's directory. */
 export const ATTACHMENTS_DIRECTORY = 'attachments';
@@ -159,7 +160,7 @@ export class AttachmentStore {
     const id = newId('att');
     const fileName = `${id}-${name}`;
     const incoming = path.join(this.dataDir, STAGING_DIRECTORY, INCOMING_DIRECTORY);
-    mkdirSync(incoming, { recursive: true, mode: 0o700 });
+    makeDirectorySync(incoming, 0o700);
     // The server's data is private to its user, like the logs beside it.
     const partial = path.join(incoming, fileName);
     try {
@@ -167,7 +168,7 @@ export class AttachmentStore {
       // Checked and renamed in one synchronous step: a commit (see `commitStaged`) cannot
       // run in between, so the file lands on the side the conversation is on.
       const directory = this.isStaged(conversationId) ? this.stagingDirectory(conversationId) : this.directory(conversationId);
-      mkdirSync(directory, { recursive: true, mode: 0o700 });
+      makeDirectorySync(directory, 0o700);
       renameSync(partial, path.join(directory, fileName));
       syncDirectory(directory);
     } catch (error) {
@@ -202,12 +203,12 @@ export class AttachmentStore {
    */
   restore(conversationId: string, fileName: string, bytes: Uint8Array): void {
     const incoming = path.join(this.dataDir, STAGING_DIRECTORY, INCOMING_DIRECTORY);
-    mkdirSync(incoming, { recursive: true, mode: 0o700 });
+    makeDirectorySync(incoming, 0o700);
     const partial = path.join(incoming, `${newId('att')}-${path.basename(fileName)}`);
     const directory = this.directory(conversationId);
     try {
       writeDurably(partial, bytes);
-      mkdirSync(directory, { recursive: true, mode: 0o700 });
+      makeDirectorySync(directory, 0o700);
       renameSync(partial, path.join(directory, path.basename(fileName)));
       syncDirectory(directory);
     } catch (error) {
@@ -232,7 +233,7 @@ export class AttachmentStore {
   commitStaged(conversationId: string): void {
     const staged = this.stagingDirectory(conversationId);
     const target = this.directory(conversationId);
-    mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
+    makeDirectorySync(path.dirname(target), 0o700);
     try {
       renameSync(staged, target);
     } catch (error) {

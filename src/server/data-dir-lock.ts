@@ -6,8 +6,9 @@
  * by a process that no longer exists — or whose pid now belongs to another process, started
  * later — is taken over.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { makeDirectorySync } from '../make-directory.js';
 
 /** Name of the lock file inside the data directory (SPEC §4 layout). */
 export const LOCK_FILE = 'runtime.lock';
@@ -23,6 +24,22 @@ export class DataDirLockedError extends Error {
   ) {
     super(`data directory ${dataDir} is in use by another OpenVaala server (pid ${holderPid})`);
     this.name = 'DataDirLockedError';
+  }
+}
+
+/**
+ * The data directory cannot be made or used: a path that cannot be created (under `/proc`, a
+ * read-only file system, no permission), or one naming a file.
+ */
+export class DataDirUnusableError extends Error {
+  constructor(
+    readonly dataDir: string,
+    /** What went wrong, e.g. `cannot create it (ENOENT: …)`. */
+    readonly problem: string,
+    options?: ErrorOptions,
+  ) {
+    super(`data directory ${dataDir}: ${problem}`, options);
+    this.name = 'DataDirUnusableError';
   }
 }
 
@@ -117,9 +134,15 @@ export interface DataDirLock {
 /**
  * Takes the lock on a data directory, creating the directory when missing.
  * @throws DataDirLockedError naming the holder's pid when a live process holds it
+ * @throws DataDirUnusableError when the directory cannot be created, is not a directory, or the lock file cannot be created in it
  */
 export function acquireDataDirLock(dataDir: string): DataDirLock {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  try {
+    makeDirectorySync(dataDir, 0o700);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new DataDirUnusableError(dataDir, code === 'EEXIST' || code === 'ENOTDIR' ? `not a directory (${(error as Error).message})` : `cannot create it (${(error as Error).message})`, { cause: error });
+  }
   const file = path.join(dataDir, LOCK_FILE);
   const startTime = processStartTime(process.pid);
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -138,7 +161,7 @@ export function acquireDataDirLock(dataDir: string): DataDirLock {
         },
       };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new DataDirUnusableError(dataDir, `cannot create the lock file ${LOCK_FILE} in it (${(error as Error).message})`, { cause: error });
       const holder = lockHolder(dataDir);
       if (holder !== undefined && holder !== process.pid) throw new DataDirLockedError(dataDir, holder);
       // Stale lock from a process that died (or whose pid was reused): remove it and try again.

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { OpenVaalaPaths } from '../config/paths.js';
 import type { Logger } from '../logger.js';
+import { makeDirectorySync } from '../make-directory.js';
 
 /** Mode of every directory OpenVaala creates: owner only. */
 export const PRIVATE_DIRECTORY_MODE = 0o700;
@@ -16,7 +17,7 @@ export const PRIVATE_FILE_MODE = 0o600;
 
 /** Creates a directory (and missing parents) with mode 0700. */
 export function ensurePrivateDirectory(directory: string): void {
-  fs.mkdirSync(directory, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
+  makeDirectorySync(directory, PRIVATE_DIRECTORY_MODE);
 }
 
 /**
@@ -38,8 +39,10 @@ export interface TightenedPath {
 }
 
 /**
- * Takes group and other permissions away from one path owned by this user; symbolic links
- * and paths of other owners are left alone. Returns the change, if one was made.
+ * Takes group and other permissions away from one path owned by this user, when it is of the
+ * kind expected there: a directory given mode 0700 must be a directory (a file named by a
+ * mistaken option would otherwise become executable), a file given 0600 a regular file.
+ * Symbolic links and paths of other owners are left alone. Returns the change, if one was made.
  */
 function tighten(target: string, mode: number): TightenedPath | undefined {
   let stats: fs.Stats;
@@ -49,6 +52,7 @@ function tighten(target: string, mode: number): TightenedPath | undefined {
     return undefined;
   }
   if (stats.isSymbolicLink() || (process.getuid && stats.uid !== process.getuid())) return undefined;
+  if (mode === PRIVATE_DIRECTORY_MODE ? !stats.isDirectory() : !stats.isFile()) return undefined;
   const current = stats.mode & 0o777;
   if ((current & 0o077) === 0) return undefined;
   fs.chmodSync(target, mode);

@@ -30,6 +30,44 @@ export type { SignInLink };
 /** Listening addresses that mean every interface. */
 const WILDCARD_ADDRESSES = new Set(['0.0.0.0', '::', '[::]', '0:0:0:0:0:0:0:0']);
 
+/** Why each refusal to listen happened, and whether the address (`host`) or the port is to blame. */
+const LISTEN_FAILURES: Record<string, { option: 'host' | 'port'; reason: string }> = {
+  EADDRNOTAVAIL: { option: 'host', reason: 'not an address of this machine' },
+  ENOTFOUND: { option: 'host', reason: 'no such host name' },
+  EAI_AGAIN: { option: 'host', reason: 'the host name could not be looked up' },
+  EAFNOSUPPORT: { option: 'host', reason: 'this machine does not support that kind of address' },
+  EADDRINUSE: { option: 'port', reason: 'already in use (another server listens there; 0 picks a free port)' },
+  EACCES: { option: 'port', reason: 'not allowed' },
+};
+
+/** The server could not listen on its address; `option` says which of `host` and `port` is to blame. */
+export class ListenError extends Error {
+  constructor(
+    message: string,
+    /** The system's error code, e.g. `EADDRINUSE`. */
+    readonly code: string | undefined,
+    readonly host: string,
+    readonly port: number,
+    /** Which option names what is wrong; undefined when the system does not tell. */
+    readonly option: 'host' | 'port' | undefined,
+    /** What is wrong, in words, without the address (e.g. `already in use (…)`). */
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = 'ListenError';
+  }
+
+  /** Describes the error `listen` gave for `host` and `port`. */
+  static from(error: unknown, host: string, port: number): ListenError {
+    const code = (error as NodeJS.ErrnoException).code;
+    const known = code !== undefined ? LISTEN_FAILURES[code] : undefined;
+    const privileged = code === 'EACCES' && port > 0 && port < 1024 ? '; ports below 1024 need privileges, 0 picks a free port' : '';
+    const reason = known ? `${known.reason} (${code}${privileged})` : (error as Error).message;
+    return new ListenError(`cannot listen on ${host.includes(':') ? `[${host}]` : host}:${port}: ${reason}`, code, host, port, known?.option, reason, { cause: error });
+  }
+}
+
 /** Options of a runtime server. */
 export interface RuntimeServerOptions {
   paths?: Partial<OpenVaalaPaths>;
@@ -104,7 +142,9 @@ export interface RunningServer {
  * Starts a runtime server: resolves once it listens and its services are open.
  * @throws DataDirLockedError when another server holds the data dir (message names its pid)
  * @throws ConfigurationError when the configuration directory is invalid (names file, line and key path of every problem)
- * @throws Error when the address cannot be listened on (EADDRINUSE, ...)
+ * @throws DataDirUnusableError when the data directory cannot be created or used
+ * @throws ListenError when the address cannot be listened on (EADDRINUSE, EADDRNOTAVAIL, EACCES, ...)
+ * @throws Error naming the file when `runtime-server.yaml` cannot be written (the server is stopped again)
  */
 export async function startRuntimeServer(options: RuntimeServerOptions): Promise<RunningServer> {
   const paths = { ...resolvePaths(), ...options.paths };
@@ -160,7 +200,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     });
   } catch (error) {
     lock.release();
-    throw error;
+    throw ListenError.from(error, listenHost, options.port ?? 8790);
   }
   const port = (server.address() as AddressInfo).port;
   const url = `http://${listenHost.includes(':') ? `[${listenHost}]` : listenHost}:${port}`;
@@ -203,15 +243,9 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   stopYoungGenerationGrowth();
   await collectOnce();
   releaseNativeMemory();
-  const { readServerInfo, removeServerInfo, writeServerInfo } = await serverInfoModule;
+  const { readServerInfoIfSound, removeServerInfo, writeServerInfo } = await serverInfoModule;
   const infoFile = serverInfoFile(paths);
   const dataDirInfoFile = dataDirServerInfoFile(paths);
-  const info = { url, token, pid: process.pid, dataDir: paths.dataDir, configDir: paths.configDir, startedAt: Date.now() };
-  writeServerInfo(dataDirInfoFile, info);
-  // The shared state file is left to a live server of another data dir that already has it.
-  const current = readServerInfo(infoFile);
-  if (!current || current.dataDir === paths.dataDir || !processExists(current.pid)) writeServerInfo(infoFile, info);
-  logger.info({ url, dataDir: paths.dataDir }, 'runtime server listening');
 
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
@@ -251,5 +285,18 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     }, Math.min(1000, Math.max(50, idleLimit / 4)));
     idleTimer.unref();
   }
+  // Written last: a client that finds the file finds a server ready for it.
+  const info = { url, token, pid: process.pid, dataDir: paths.dataDir, configDir: paths.configDir, startedAt: Date.now() };
+  try {
+    writeServerInfo(dataDirInfoFile, info);
+    // The shared state file is left to a live server of another data dir that already has it.
+    const current = readServerInfoIfSound(infoFile, (damaged) => logger.warn({ file: damaged.file, problem: damaged.problem }, 'the server file is damaged: taken as describing no server, and overwritten'));
+    if (!current || current.dataDir === paths.dataDir || !processExists(current.pid)) writeServerInfo(infoFile, info);
+  } catch (error) {
+    // Clients could not find this server: stopped cleanly (lock released, storage closed) rather than left running unseen.
+    await stop('the server file cannot be written');
+    throw error;
+  }
+  logger.info({ url, dataDir: paths.dataDir }, 'runtime server listening');
   return { url, token, port, runtime, platform: services.platform, webUrl: `${webBase}${WEB_PATH}`, signInLink: () => services.signInLink(), stopped, stop };
 }

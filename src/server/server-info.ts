@@ -2,9 +2,10 @@
  * `runtime-server.yaml` (SPEC §2): how local clients find the running server — url, token,
  * pid and data dir, readable by the owner only (mode 0600).
  */
-import { chmodSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
+import { makeDirectorySync } from '../make-directory.js';
 
 /** Contents of `runtime-server.yaml`. */
 export interface ServerInfo {
@@ -52,19 +53,52 @@ export function serverInfoProblems(value: unknown): string[] {
   return problems;
 }
 
-/** Writes the file atomically (temp file + rename) with mode 0600. */
+/**
+ * Writes the file so that a reader, or the next start after a crash, sees either the old file
+ * or the whole new one: a temporary file in the same directory (mode 0600), flushed to disk,
+ * then renamed over it. Its directory is created (mode 0700) when missing.
+ * @throws Error naming the file when it cannot be written (nothing is left behind then)
+ */
 export function writeServerInfo(file: string, info: ServerInfo): void {
-  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, stringify(info), { mode: 0o600 });
-  chmodSync(temporary, 0o600);
-  renameSync(temporary, file);
+  try {
+    makeDirectorySync(path.dirname(file), 0o700);
+    const descriptor = openSync(temporary, 'w', 0o600);
+    try {
+      writeSync(descriptor, stringify(info));
+      // A temporary file left by a dead process that had this pid keeps its own mode when opened again.
+      fchmodSync(descriptor, 0o600);
+      fsyncSync(descriptor);
+    } finally {
+      closeSync(descriptor);
+    }
+    renameSync(temporary, file);
+  } catch (error) {
+    try {
+      rmSync(temporary, { force: true });
+    } catch {
+      // Never made (its directory is missing or not one): nothing to remove.
+    }
+    throw new Error(`cannot write the server file ${file}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** A server file that exists but cannot be read or does not describe a server. */
+export class DamagedServerInfoError extends Error {
+  constructor(
+    readonly file: string,
+    /** What is wrong, e.g. `not valid YAML: …` or `url: missing`. */
+    readonly problem: string,
+  ) {
+    super(`${file}: ${problem}`);
+    this.name = 'DamagedServerInfoError';
+  }
 }
 
 /**
  * Reads the file.
  * @returns undefined when it does not exist
- * @throws Error naming the file and field when it exists but is malformed
+ * @throws DamagedServerInfoError naming the file and what is wrong (every wrong or missing field) when it exists but cannot be read or is malformed
  */
 export function readServerInfo(file: string): ServerInfo | undefined {
   let text: string;
@@ -72,21 +106,47 @@ export function readServerInfo(file: string): ServerInfo | undefined {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
+    throw new DamagedServerInfoError(file, `cannot read: ${(error as Error).message}`);
   }
-  const parsed: unknown = parse(text);
+  // What a system crash can leave of a write whose data had not reached the disk yet.
+  if (text.trim() === '') throw new DamagedServerInfoError(file, 'empty');
+  let parsed: unknown;
+  try {
+    parsed = parse(text);
+  } catch (error) {
+    // The parser's message goes on with a picture of the line; its first line says it all.
+    throw new DamagedServerInfoError(file, `not valid YAML: ${(error as Error).message.split('\n')[0]?.replace(/:$/, '')}`);
+  }
   const problems = serverInfoProblems(parsed);
-  if (problems.length > 0) throw new Error(`${file}: ${problems.join('; ')}`);
+  if (problems.length > 0) throw new DamagedServerInfoError(file, problems.join('; '));
   const record = parsed as ServerInfo;
   // Only the known fields: a newer server may write more.
   return { url: record.url, token: record.token, pid: record.pid, dataDir: record.dataDir, ...(record.configDir !== undefined ? { configDir: record.configDir } : {}), startedAt: record.startedAt };
 }
 
-/** Removes the file if it still describes this process. */
+/**
+ * Reads the file, taking one that cannot be read or is malformed for one that describes no
+ * server: only servers write it, for clients to find them, so a damaged one (a torn write of an
+ * older version, a disk error, a hand edit) holds nothing to keep, and refusing it would block
+ * every start until someone removed it by hand. The next server start overwrites it.
+ * @param onDamaged told what is wrong with a damaged file (the file and the problem)
+ * @returns undefined when the file does not exist or is damaged
+ */
+export function readServerInfoIfSound(file: string, onDamaged: (error: DamagedServerInfoError) => void): ServerInfo | undefined {
+  try {
+    return readServerInfo(file);
+  } catch (error) {
+    if (!(error instanceof DamagedServerInfoError)) throw error;
+    onDamaged(error);
+    return undefined;
+  }
+}
+
+/** Removes the file if it still describes this process (a damaged or vanished one is left as it is). */
 export function removeServerInfo(file: string, pid = process.pid): void {
   try {
     if (readServerInfo(file)?.pid === pid) unlinkSync(file);
   } catch {
-    // A malformed or vanished file is not ours to clean up.
+    // A damaged or vanished file is not ours to clean up.
   }
 }

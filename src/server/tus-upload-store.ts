@@ -7,7 +7,7 @@
  * `@tus/server`: the protocol handling (headers, offsets, locks) is that library's.
  */
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { open, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
@@ -15,6 +15,7 @@ import type { Readable } from 'node:stream';
 import { DataStore, ERRORS, Upload } from '@tus/server';
 
 import { TUS_UPLOADS_DIRECTORY } from './tus-upload-paths.js';
+import { makeDirectory } from '../make-directory.js';
 
 export { TUS_UPLOADS_DIRECTORY } from './tus-upload-paths.js';
 /** An upload id: 32 lowercase hex digits (128 random bits), the last segment of its URL. */
@@ -92,7 +93,7 @@ export class TusUploadStore extends DataStore {
    */
   override async create(upload: Upload): Promise<Upload> {
     if (!TUS_UPLOAD_ID_PATTERN.test(upload.id)) throw ERRORS.FILE_NOT_FOUND;
-    await mkdir(this.directory, { recursive: true, mode: 0o700 });
+    await makeDirectory(this.directory, 0o700);
     const metadata = upload.metadata ?? {};
     const info: TusUploadInfo = {
       id: upload.id,

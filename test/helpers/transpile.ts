@@ -10,7 +10,8 @@ import ts from 'typescript';
 const sourceRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
 
 /**
- * Transpiles every `.ts` file under the given folders of `src/` (e.g. `['storage', 'dao']`)
+ * Transpiles every `.ts` file under the given folders of `src/` (e.g. `['storage', 'dao']`), and the
+ * small modules at the top of `src/`,
  * into `outputDirectory`, keeping the layout, and links the project's `node_modules` there so
  * packages resolve. Returns the file URL of a compiled module, given its path under `src/`.
  */
@@ -19,8 +20,10 @@ export function transpileSources(folders: string[], outputDirectory: string): (m
     fs.readdirSync(directory, { withFileTypes: true }).flatMap((entry) =>
       entry.isDirectory() ? walk(path.join(directory, entry.name)) : entry.name.endsWith('.ts') ? [path.join(directory, entry.name)] : [],
     );
-  for (const folder of folders) {
-    for (const source of walk(path.join(sourceRoot, folder))) {
+  // The small modules at the top of src/ (directory creation, ids…) are shared by every layer: always included.
+  const shared = fs.readdirSync(sourceRoot).filter((name) => name.endsWith('.ts')).map((name) => path.join(sourceRoot, name));
+  for (const sources of [shared, ...folders.map((folder) => walk(path.join(sourceRoot, folder)))]) {
+    for (const source of sources) {
       const output = ts.transpileModule(fs.readFileSync(source, 'utf8'), {
         compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
         fileName: source,

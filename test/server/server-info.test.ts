@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findServer } from '../../src/cli/server-discovery.js';
 import { dataDirServerInfoFile, type OpenVaalaPaths } from '../../src/config/paths.js';
-import { readServerInfo, serverInfoProblems, writeServerInfo, type ServerInfo } from '../../src/server/server-info.js';
+import { DamagedServerInfoError, readServerInfo, readServerInfoIfSound, serverInfoProblems, writeServerInfo, type ServerInfo } from '../../src/server/server-info.js';
 
 let root: string;
 beforeEach(() => {
@@ -36,6 +36,55 @@ describe('runtime-server.yaml', () => {
 
   it('is undefined when the file does not exist', () => {
     expect(readServerInfo(path.join(root, 'absent.yaml'))).toBeUndefined();
+  });
+
+  it('names the file when it is not YAML, empty, or cannot be read', () => {
+    const file = path.join(root, 'runtime-server.yaml');
+    writeFileSync(file, 'url: [broken\n');
+    expect(() => readServerInfo(file)).toThrow(new RegExp(`^${file}: not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a \\] at line 2, column 1$`));
+    expect(() => readServerInfo(file)).toThrow(DamagedServerInfoError);
+    writeFileSync(file, '\n');
+    expect(() => readServerInfo(file)).toThrow(`${file}: empty`);
+    const directory = path.join(root, 'a-directory.yaml');
+    mkdirSync(directory);
+    expect(() => readServerInfo(directory)).toThrow(`${directory}: cannot read: EISDIR`);
+  });
+
+  it('a damaged file is taken as describing no server, saying once what is wrong', () => {
+    const file = path.join(root, 'runtime-server.yaml');
+    const damaged: [content: string, problem: string][] = [
+      ['url: [broken\n', 'not valid YAML'],
+      ['', 'empty'],
+      ['url: http://127.0.0.1:1\n', 'token: missing; pid: missing; dataDir: missing; startedAt: missing'],
+    ];
+    for (const [content, problem] of damaged) {
+      writeFileSync(file, content);
+      const said: string[] = [];
+      expect(readServerInfoIfSound(file, (damaged) => said.push(damaged.message))).toBeUndefined();
+      expect(said).toHaveLength(1);
+      expect(said[0]).toContain(`${file}: ${problem}`);
+    }
+    writeServerInfo(file, info());
+    expect(readServerInfoIfSound(file, () => expect.fail('a sound file was called damaged'))).toEqual(info());
+    expect(readServerInfoIfSound(path.join(root, 'absent.yaml'), () => expect.fail('a missing file was called damaged'))).toBeUndefined();
+  });
+
+  it('is written whole with mode 0600 through a temporary file, and a failed write names the file and leaves nothing behind', () => {
+    const file = path.join(root, 'state', 'runtime-server.yaml');
+    mkdirSync(path.dirname(file));
+    // A wider temporary file left by a dead process that had this pid.
+    writeFileSync(`${file}.${process.pid}.tmp`, 'half', { mode: 0o644 });
+    chmodSync(`${file}.${process.pid}.tmp`, 0o644);
+    writeServerInfo(file, info());
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readdirSync(path.dirname(file))).toEqual(['runtime-server.yaml']);
+    const blocked = path.join(root, 'a-file', 'runtime-server.yaml');
+    writeFileSync(path.join(root, 'a-file'), '');
+    expect(() => writeServerInfo(blocked, info())).toThrow(`cannot write the server file ${blocked}: EEXIST`);
+    // A directory where the file should be: the temporary file is written, the rename fails, and it is removed.
+    mkdirSync(path.join(root, 'taken', 'runtime-server.yaml'), { recursive: true });
+    expect(() => writeServerInfo(path.join(root, 'taken', 'runtime-server.yaml'), info())).toThrow('cannot write the server file');
+    expect(readdirSync(path.join(root, 'taken'))).toEqual(['runtime-server.yaml']);
   });
 });
 

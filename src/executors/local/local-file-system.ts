@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, open, readdir, readFile, realpath, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { lstat, open, readdir, readFile, realpath, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import type { Dirent, Stats } from 'node:fs';
 import path from 'node:path';
 import type { DirectoryEntry, ExecutorFileSystem, FileKind, FileStat } from '../executor.js';
+import { makeDirectory } from '../../make-directory.js';
 
 function kindOf(entry: Stats | Dirent): FileKind {
   if (entry.isSymbolicLink()) return 'symlink';
@@ -165,7 +166,7 @@ export class LocalFileSystem implements ExecutorFileSystem {
   async makeDirectory(directoryPath: string): Promise<void> {
     requireAbsolute(directoryPath);
     try {
-      await mkdir(directoryPath, { recursive: true });
+      await makeDirectory(directoryPath);
     } catch (error) {
       throw describeFailure('create directory', directoryPath, error);
     }

@@ -54,6 +54,27 @@ export function sandboxFileServerMain(load: (id: string) => unknown): void {
   };
   const codeOf = (error: unknown): string | undefined => (error as { code?: string } | undefined)?.code;
 
+  // Made one level at a time (the server's own make-directory.ts, which this source cannot
+  // import): Node's recursive mkdir never returns where a parent exists but cannot hold the
+  // directory (ENOENT, anywhere under /proc).
+  const isDirectory = async (directory: string): Promise<boolean> => (await files.stat(directory).catch(() => undefined))?.isDirectory() ?? false;
+  const makeDirectory = async (directory: string): Promise<void> => {
+    try {
+      await files.mkdir(directory);
+      return;
+    } catch (error) {
+      if (codeOf(error) === 'EEXIST' && (await isDirectory(directory))) return;
+      const parent = path.dirname(directory);
+      if (codeOf(error) !== 'ENOENT' || parent === directory) throw error;
+    }
+    await makeDirectory(path.dirname(directory));
+    try {
+      await files.mkdir(directory);
+    } catch (error) {
+      if (codeOf(error) !== 'EEXIST' || !(await isDirectory(directory))) throw error;
+    }
+  };
+
   // Replaces the file in one step (temporary file in the same directory, then rename), so a
   // reader never sees half a file; the old file's mode (and, as root, owner) is kept, a new
   // one gets 0666 & ~umask.
@@ -110,7 +131,7 @@ export function sandboxFileServerMain(load: (id: string) => unknown): void {
       case 'list':
         return (await files.readdir(target, { withFileTypes: true })).map((entry) => ({ name: entry.name, kind: kindOf(entry) }));
       case 'mkdir':
-        await files.mkdir(target, { recursive: true });
+        await makeDirectory(path.resolve(target));
         return null;
       case 'remove':
         if ((await files.lstat(target)).isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });

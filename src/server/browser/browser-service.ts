@@ -6,7 +6,7 @@
  * reaches it through chrome-devtools-mcp attached to the browser's loopback DevTools port;
  * clients see it through screenshots and drive it through DevTools input events.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type { StdioMcpServerConfig } from '../../config/mcp.js';
@@ -15,6 +15,7 @@ import type { ProcessTracker } from '../../executors/process-tracker.js';
 import type { Logger } from '../../logger.js';
 import type { BuiltInMcpServer } from '../../mcp/client-manager.js';
 import type { Runtime } from '../../runtime/runtime.js';
+import { makeDirectory } from '../../make-directory.js';
 import { ChromiumProcess, freePort } from './chromium-process.js';
 import { listPages, openPage, type PageTarget } from './devtools-connection.js';
 
@@ -121,7 +122,7 @@ export class ProjectBrowser {
       for (const listener of this.portListeners) listener();
     }
     // The profile holds cookies and history: it must never end up in the project's repository.
-    await mkdir(this.profileDirectory, { recursive: true });
+    await makeDirectory(this.profileDirectory);
     await writeFile(path.join(this.profileDirectory, '.gitignore'), '*\n', { flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
     });

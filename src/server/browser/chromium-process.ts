@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { mkdir } from 'node:fs/promises';
+import { makeDirectory } from '../../make-directory.js';
 import WebSocket from 'ws';
 import type { ProcessTracker } from '../../executors/process-tracker.js';
 
@@ -63,7 +63,7 @@ export class ChromiumProcess {
    *   within `startupTimeoutMs`
    */
   static async launch(options: ChromiumLaunchOptions): Promise<ChromiumProcess> {
-    await mkdir(options.profileDirectory, { recursive: true });
+    await makeDirectory(options.profileDirectory);
     const args = [
       ...(options.headless ? ['--headless'] : []),
       // Chromium's sandbox refuses to run as root; other users keep it.

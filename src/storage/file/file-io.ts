@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import nodePath from 'node:path';
+import { makeDirectory } from '../../make-directory.js';
 
 /**
  * Mode of the files a file storage creates: owner only (conversations hold code and command
@@ -116,7 +117,7 @@ export async function syncDirectory(directoryPath: string): Promise<void> {
  */
 export async function ensureDirectory(root: string, segments: string[]): Promise<Set<string>> {
   const changed = new Set<string>();
-  const firstCreated = await fs.promises.mkdir(root, { recursive: true, mode: STORAGE_DIRECTORY_MODE });
+  const firstCreated = await makeDirectory(root, STORAGE_DIRECTORY_MODE);
   if (firstCreated !== undefined) {
     let directory = nodePath.resolve(root);
     const stop = nodePath.resolve(firstCreated);

@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import nodePath from 'node:path';
 import Database from 'better-sqlite3';
+import { makeDirectorySync } from '../../make-directory.js';
 
 /** A better-sqlite3 database handle. */
 export type SqliteDatabase = Database.Database;
@@ -89,7 +90,7 @@ export function openSqliteDatabase(filePath: string, synchronous: SqliteSynchron
     if (filePath !== ':memory:') {
       // Owner only: the index holds titles and message text. SQLite gives its WAL and
       // shared-memory files the database file's permissions, so creating it 0600 covers them.
-      fs.mkdirSync(nodePath.dirname(nodePath.resolve(filePath)), { recursive: true, mode: 0o700 });
+      makeDirectorySync(nodePath.dirname(nodePath.resolve(filePath)), 0o700);
       fs.closeSync(fs.openSync(filePath, 'a', 0o600));
     }
     database = new Database(filePath);
