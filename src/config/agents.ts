@@ -127,6 +127,8 @@ export const AgentsFileSchema = z
   .strictObject({ agents: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/, 'agent names use letters, digits, ".", "_" and "-"'), AgentDefinitionSchema) })
   .superRefine((file: unknown, context) => {
     if (!isRecord(file) || !isRecord(file.agents)) return;
+    // Every new conversation needs an agent; an empty file has none (a missing one has the built-in default).
+    if (Object.keys(file.agents).length === 0) context.addIssue({ code: 'custom', path: ['agents'], message: 'defines no agent: define at least one (without agents.yaml, one built-in agent named default applies)' });
     const marked = Object.entries(file.agents).filter(([, agent]) => isRecord(agent) && agent.default === true).map(([name]) => name);
     if (marked.length > 1) context.addIssue({ code: 'custom', path: ['agents', marked[1] ?? ''], message: `only one agent may be the default (also marked: ${marked[0]})` });
     for (const [name, agent] of Object.entries(file.agents)) if (isRecord(agent)) checkKindKeys(name, agent, context);

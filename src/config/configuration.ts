@@ -4,7 +4,7 @@
  * broken file fails the whole load, with every problem of every file named by file, line and
  * key path, so a reload that fails can keep the previous configuration in force.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { z } from 'zod';
 import { AgentsFileSchema, type AgentsFile } from './agents.js';
@@ -15,8 +15,10 @@ import { PluginsFileSchema, type PluginsFile } from './plugins.js';
 import { ProvidersFileSchema, type ProvidersFile } from './providers.js';
 import { ServerSettingsSchema, type ServerSettings } from './server-settings.js';
 import { StorageSettingsSchema, type StorageSettings } from './storage-settings.js';
+import { similarNames } from '../similar-names.js';
+import { executorEnvironmentProblems } from './executor-environment.js';
 import { referenceProblems, type LoadedFile, type LoadedFiles } from './references.js';
-import { ConfigError, parseYamlDocument } from './yaml-file.js';
+import { ConfigError, parseYamlDocument, readConfigurationBytes } from './yaml-file.js';
 
 /** One file of the configuration directory. */
 export interface ConfigurationFileSpec<T> {
@@ -61,35 +63,44 @@ export class ConfigurationError extends Error {
 
 async function loadOne<T>(configDir: string, fileSpec: ConfigurationFileSpec<T>): Promise<LoadedFile<T>> {
   const file = path.join(configDir, fileSpec.fileName);
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { file, value: fileSpec.whenMissing() };
-    throw new ConfigError(file, [{ keyPath: '', message: `cannot read: ${(error as Error).message}` }]);
-  }
+  const bytes = await readConfigurationBytes(file);
+  if (bytes === undefined) return { file, value: fileSpec.whenMissing() };
   const parsed = parseYamlDocument(file, bytes, fileSpec.schema);
   return { file, value: parsed.value, lineOf: parsed.lineOf };
+}
+
+/** Where the machine-dependent checks of a load look (see `executor-environment.ts`). */
+export interface LoadEnvironment {
+  /** Environment the server runs with (default `process.env`). */
+  environment?: NodeJS.ProcessEnv;
+  /** Home directory for `~/…` paths (default `os.homedir()`). */
+  homeDirectory?: string;
 }
 
 /**
  * Loads and validates the whole configuration directory. A missing directory means the
  * defaults. A `*.yaml` file this build does not know is an error (a typo in a file name must
- * not silently drop configuration).
- * @throws ConfigurationError listing every problem of every file
+ * not silently drop configuration), with the known name it most likely meant.
+ * @param environment where the entries that need the machine (a seed directory, the ssh-agent) are checked
+ * @throws ConfigurationError listing every problem of every file, or naming the directory when it
+ *   is not one or cannot be read
  */
-export async function loadConfiguration(configDir: string): Promise<Configuration> {
+export async function loadConfiguration(configDir: string, environment: LoadEnvironment = {}): Promise<Configuration> {
   const errors: ConfigError[] = [];
   const known = new Set(Object.values(CONFIGURATION_FILES).map((fileSpec) => fileSpec.fileName));
   let names: string[] = [];
   try {
     names = await readdir(configDir);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOTDIR') throw new ConfigurationError([new ConfigError(configDir, [{ keyPath: '', message: 'the configuration directory is not a directory' }])]);
+    if (code !== 'ENOENT') throw new ConfigurationError([new ConfigError(configDir, [{ keyPath: '', message: `cannot read the configuration directory: ${(error as Error).message}` }])]);
   }
   for (const name of names.filter((entry) => entry.endsWith('.yaml') || entry.endsWith('.yml')).sort()) {
     if (!known.has(name)) {
-      errors.push(new ConfigError(path.join(configDir, name), [{ keyPath: '', message: `unknown configuration file (known: ${[...known].join(', ')})` }]));
+      const meant = similarNames(name.replace(/\.yml$/, '.yaml'), [...known])[0];
+      const hint = meant !== undefined ? `did you mean ${meant}? ` : '';
+      errors.push(new ConfigError(path.join(configDir, name), [{ keyPath: '', message: `unknown configuration file (${hint}known: ${[...known].join(', ')})` }]));
     }
   }
   const loaded: Partial<Record<ConfigurationFileKey, LoadedFile<unknown>>> = {};
@@ -105,8 +116,10 @@ export async function loadConfiguration(configDir: string): Promise<Configuratio
       if (error.parsed) read[key] = { file: error.file, ...error.parsed };
     }
   }
-  // References between files are checked in the same run, also from and to files with problems.
-  const references = referenceProblems(read);
+  // References between files, and what entries need from the machine, are checked in the same
+  // run, also from and to files with problems.
+  const environmentProblem = read.executors ? executorEnvironmentProblems(read.executors, { baseDirectory: configDir, ...environment }) : undefined;
+  const references = [...referenceProblems(read), ...(environmentProblem ? [environmentProblem] : [])];
   for (const problem of references) {
     const index = errors.findIndex((error) => error.file === problem.file);
     const existing = errors[index];

@@ -81,14 +81,27 @@ export const SshExecutorConfigSchema = z
     }
   }, EVEN_WITH_OTHER_PROBLEMS);
 
+/** True for a path that stays inside the directory it is relative to: not absolute, no `..` segment. */
+function staysInside(file: string): boolean {
+  return !file.startsWith('/') && !file.split(/[\\/]/).includes('..');
+}
+
 /** `{ kind: virtual, seedDirectory?, files? }`. */
-export const VirtualExecutorConfigSchema = z.strictObject({
-  kind: z.literal('virtual'),
-  /** A real directory copied into memory at first use (never written). */
-  seedDirectory: pathText.optional(),
-  /** Files created in memory: path relative to the workspace → content. */
-  files: z.record(pathText, z.string()).optional(),
-});
+export const VirtualExecutorConfigSchema = z
+  .strictObject({
+    kind: z.literal('virtual'),
+    /** A real directory copied into memory at first use (never written). */
+    seedDirectory: pathText.optional(),
+    /** Files created in memory: path relative to the workspace → content. */
+    files: z.record(pathText, z.string()).optional(),
+  })
+  .superRefine((config: unknown, context) => {
+    // Checked here rather than on the record's key schema, so the problem is reported at the key.
+    const files = isRecord(config) && isRecord(config.files) ? Object.keys(config.files) : [];
+    for (const file of files) {
+      if (!staysInside(file)) context.addIssue({ code: 'custom', path: ['files', file], message: 'must be a path relative to the workspace, without ".." segments' });
+    }
+  }, EVEN_WITH_OTHER_PROBLEMS);
 
 /** One executor entry. */
 export const ExecutorConfigSchema = z.discriminatedUnion('kind', [LocalExecutorConfigSchema, SshExecutorConfigSchema, VirtualExecutorConfigSchema]);
@@ -177,7 +190,7 @@ export function environmentReferences(configuration: unknown): string[] {
 }
 
 /** `~` and `~/x` → home; relative → under the base directory; absolute stays. */
-function resolveConfigPath(value: string, options: Required<Pick<CreateExecutorsOptions, 'baseDirectory' | 'homeDirectory'>>): string {
+export function resolveConfigPath(value: string, options: Required<Pick<CreateExecutorsOptions, 'baseDirectory' | 'homeDirectory'>>): string {
   if (value === '~') return options.homeDirectory;
   if (value.startsWith('~/')) return path.join(options.homeDirectory, value.slice(2));
   return path.resolve(options.baseDirectory, value);

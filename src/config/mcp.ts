@@ -21,6 +21,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { headerProblems } from './web-addresses.js';
 import { EVEN_WITH_OTHER_PROBLEMS, isRecord, loadYamlFile, parseYamlFile } from './yaml-file.js';
 
 /** File name of the MCP configuration inside the config directory. */
@@ -38,8 +39,6 @@ export const DEFAULT_MCP_TOOL_TIMEOUT_MS = 60_000;
 const SERVER_NAME = /^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/;
 /** An environment variable name (POSIX portable names). */
 const ENVIRONMENT_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** A header name is an RFC 9110 token. */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Longest server name: leaves room for the tool's own name within the 64-character limit. */
 const MAX_SERVER_NAME_LENGTH = 32;
 
@@ -117,13 +116,13 @@ export const McpFileSchema = z
         context.addIssue({ code: 'custom', path: ['servers', name], message: `server names are at most ${MAX_SERVER_NAME_LENGTH} characters (tool names are limited to 64)` });
       }
       if (!isRecord(server)) continue;
-      const [field, values, pattern, message]: [string, unknown, RegExp, string] =
-        server.transport === 'stdio'
-          ? ['env', server.env, ENVIRONMENT_NAME, 'environment variable names use letters, digits and "_" and do not start with a digit']
-          : ['headers', server.headers, HEADER_NAME, 'not a valid HTTP header name (an RFC 9110 token)'];
-      const keys = isRecord(values) ? Object.keys(values) : [];
-      for (const key of keys) {
-        if (!pattern.test(key)) context.addIssue({ code: 'custom', path: ['servers', name, field, key], message });
+      if (server.transport !== 'stdio') {
+        for (const problem of headerProblems(server.headers, ['servers', name, 'headers'])) context.addIssue({ code: 'custom', ...problem });
+        continue;
+      }
+      const variables = isRecord(server.env) ? Object.keys(server.env) : [];
+      for (const variable of variables) {
+        if (!ENVIRONMENT_NAME.test(variable)) context.addIssue({ code: 'custom', path: ['servers', name, 'env', variable], message: 'environment variable names use letters, digits and "_" and do not start with a digit' });
       }
     }
   }, EVEN_WITH_OTHER_PROBLEMS);

@@ -20,6 +20,7 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { httpUrl } from './web-addresses.js';
 
 /** An IPv4 or IPv6 address, optionally with a prefix length (`10.0.0.0/8`, `fd00::/8`). */
 const AddressOrRange = z.string().refine(
@@ -42,7 +43,7 @@ export const OidcProviderSettingsSchema = z.strictObject({
   /** Button text on the sign-in page (default: the name). */
   label: z.string().min(1).max(80).optional(),
   /** Issuer URL; its `/.well-known/openid-configuration` is read at the first sign-in. */
-  issuer: z.url(),
+  issuer: httpUrl(),
   clientId: z.string().min(1),
   /** Client secret, literally or (recommended) as `env:NAME`. */
   clientSecret: z.string().min(1),
@@ -57,7 +58,7 @@ export const PlatformSettingsSchema = z.strictObject({
   /** Platform mode: users, sign-in, roles. `openvaala serve --platform` switches it on too. */
   enabled: z.boolean().default(false),
   /** The address browsers reach the server at (behind a reverse proxy: its https address). */
-  publicUrl: z.url().optional(),
+  publicUrl: httpUrl().optional(),
   /** Addresses of reverse proxies whose `X-Forwarded-For` names the real client. */
   trustedProxies: z.array(AddressOrRange).default([]),
   /** How long a web session lasts, hours (default one week). */

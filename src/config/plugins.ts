@@ -12,6 +12,7 @@
  * ```
  */
 import { z } from 'zod';
+import { EVEN_WITH_OTHER_PROBLEMS, isRecord } from './yaml-file.js';
 
 /** File name of the plugin list, in the configuration directory and in a project's `.openvaala/`. */
 export const PLUGINS_FILE = 'plugins.yaml';
@@ -50,10 +51,12 @@ export const PluginsFileSchema = z
   .strictObject({
     plugins: z.record(z.string(), PluginEntrySchema).default({}),
   })
-  .superRefine((file, context) => {
-    for (const name of Object.keys(file.plugins)) {
+  .superRefine((file: unknown, context) => {
+    // Runs also when an entry has problems of its own, so one run names every bad name too.
+    const plugins = isRecord(file) && isRecord(file.plugins) ? Object.keys(file.plugins) : [];
+    for (const name of plugins) {
       if (!isPluginName(name)) context.addIssue({ code: 'custom', path: ['plugins', name], message: PLUGIN_NAME_RULE });
     }
-  });
+  }, EVEN_WITH_OTHER_PROBLEMS);
 /** The whole `plugins.yaml`. */
 export type PluginsFile = z.infer<typeof PluginsFileSchema>;

@@ -10,6 +10,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { headerProblems, httpUrl } from './web-addresses.js';
 import { EVEN_WITH_OTHER_PROBLEMS, isRecord, loadYamlFile } from './yaml-file.js';
 
 /** The provider kinds the runtime can talk to. */
@@ -70,12 +71,13 @@ export const ProviderConfigSchema = z.strictObject({
   /** API key, literally or as `env:NAME`. */
   apiKey: z.string().optional(),
   /** Base URL of the API (defaults to the provider's public endpoint; required for openai-compatible). */
-  baseURL: z.url().optional(),
+  baseURL: httpUrl().optional(),
   /** Extra HTTP headers sent with every request. */
   headers: z.record(z.string(), z.string()).optional(),
   /** Models of this provider listed by `models/list`, with their settings (an extension of SPEC §8's format). */
   models: z.record(z.string(), ModelSettingsSchema).optional(),
 }).superRefine((provider: unknown, context) => {
+  if (isRecord(provider)) for (const problem of headerProblems(provider.headers, ['headers'])) context.addIssue({ code: 'custom', ...problem });
   if (isRecord(provider) && provider.kind === 'openai-compatible' && !provider.baseURL) {
     context.addIssue({ code: 'custom', path: ['baseURL'], message: 'required for kind openai-compatible' });
   }

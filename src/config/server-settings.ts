@@ -15,6 +15,7 @@
  * ```
  */
 import { z } from 'zod';
+import { BrowserOriginSchema } from './web-addresses.js';
 import { DEFAULT_PLATFORM_SETTINGS, PlatformSettingsSchema } from './platform-settings.js';
 import { DEFAULT_NOTIFICATION_SETTINGS, NotificationSettingsSchema } from './notification-settings.js';
 
@@ -24,7 +25,7 @@ export const DEFAULT_BROWSER_IDLE_TIMEOUT_MS = 600_000;
 /** The whole `server.yaml`. */
 export const ServerSettingsSchema = z.strictObject({
   /** Browser origins, besides the server's own, allowed to open the API WebSocket. */
-  allowedOrigins: z.array(z.url()).default([]),
+  allowedOrigins: z.array(BrowserOriginSchema).default([]),
   limits: z
     .strictObject({
       /** Model calls allowed in one turn (an agent's `maxSteps` overrides it). */
@@ -43,6 +44,12 @@ export const ServerSettingsSchema = z.strictObject({
           baseDelayMs: z.number().int().min(0).max(60_000).optional(),
           /** Longest delay between two attempts, ms. */
           maxDelayMs: z.number().int().min(0).max(600_000).optional(),
+        })
+        .superRefine((retry, context) => {
+          // The delay doubles from the first up to the longest: a first delay above it is a mistake in one of the two.
+          if (retry.baseDelayMs !== undefined && retry.maxDelayMs !== undefined && retry.baseDelayMs > retry.maxDelayMs) {
+            context.addIssue({ code: 'custom', path: ['baseDelayMs'], message: `the first delay (${retry.baseDelayMs} ms) is longer than maxDelayMs (${retry.maxDelayMs} ms)` });
+          }
         })
         .optional(),
       subagents: z

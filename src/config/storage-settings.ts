@@ -21,7 +21,7 @@
  * server's environment when it starts.
  */
 import { z } from 'zod';
-import { ConfigError } from './yaml-file.js';
+import { ConfigError, EVEN_WITH_OTHER_PROBLEMS, isRecord } from './yaml-file.js';
 
 const ENVIRONMENT_REFERENCE = /^env:[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -52,14 +52,17 @@ export const StorageSettingsSchema = z
       })
       .optional(),
   })
-  .superRefine((value, context) => {
-    if (value.backend === 'postgres' && value.postgres === undefined) {
+  .superRefine((value: unknown, context) => {
+    // Runs also when other keys have problems, so one run names these too.
+    if (!isRecord(value)) return;
+    const backend = value.backend ?? 'embedded';
+    if (backend === 'postgres' && value.postgres === undefined) {
       context.addIssue({ code: 'custom', path: ['postgres'], message: 'backend postgres needs postgres.connectionString (env:NAME)' });
     }
-    if (value.cluster !== undefined && value.backend !== 'postgres') {
+    if (value.cluster !== undefined && backend !== 'postgres') {
       context.addIssue({ code: 'custom', path: ['cluster'], message: 'cluster needs backend postgres (the servers share one database)' });
     }
-  });
+  }, EVEN_WITH_OTHER_PROBLEMS);
 
 /** The whole `storage.yaml`. */
 export type StorageSettings = z.infer<typeof StorageSettingsSchema>;

@@ -3,7 +3,7 @@
  * path (e.g. `providers.yaml:4: providers.local.baseURL: required for kind openai-compatible`);
  * every problem of a file is reported at once.
  */
-import { readFile } from 'node:fs/promises';
+import { lstat, readFile, stat } from 'node:fs/promises';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import type { z } from 'zod';
 import { decodeConfigText, expansionProblems, type StringValue } from './config-text.js';
@@ -54,7 +54,52 @@ function keyOffset(root: Node | null | undefined, keyPath: PropertyKey[]): numbe
 /** Clearer words for YAML errors users meet most, by the `yaml` library's error code. */
 const SYNTAX_MESSAGES: Record<string, string> = {
   TAB_AS_INDENT: 'a tab is used for indentation; YAML indents with spaces only (replace the tab with spaces)',
+  MULTIPLE_DOCS: 'the file holds more than one YAML document (a line "---" starts another); a configuration file is one document',
 };
+
+/** The most a configuration file may hold, in bytes: far above any real one, and it keeps a mistaken path from being read whole. */
+export const CONFIGURATION_FILE_MAX_BYTES = 4 * 1024 * 1024;
+
+/** Words for a file system entry that is not a regular file. */
+function entryKind(stats: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isFIFO()) return 'a named pipe (FIFO)';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
+  return 'not a regular file';
+}
+
+/**
+ * Reads a configuration file's bytes. Only a regular file (or a symbolic link to one) is read:
+ * a FIFO or a device would block the read or never end it.
+ * @returns the bytes, or undefined when nothing exists at the path (the file's defaults apply)
+ * @throws ConfigError naming the file when it is a dangling symbolic link, not a regular file,
+ *   larger than {@link CONFIGURATION_FILE_MAX_BYTES}, or cannot be read
+ */
+export async function readConfigurationBytes(file: string): Promise<Buffer | undefined> {
+  const refuse = (message: string): ConfigError => new ConfigError(file, [{ keyPath: '', message }]);
+  try {
+    await lstat(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw refuse(`cannot read: ${(error as Error).message}`);
+  }
+  let stats: Awaited<ReturnType<typeof stat>>;
+  try {
+    stats = await stat(file);
+  } catch (error) {
+    // lstat found it, so this is a symbolic link whose target is missing: not the same as no file.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw refuse('a symbolic link to a file that does not exist');
+    throw refuse(`cannot read: ${(error as Error).message}`);
+  }
+  if (!stats.isFile()) throw refuse(`cannot read: it is ${entryKind(stats)}, not a regular file`);
+  if (stats.size > CONFIGURATION_FILE_MAX_BYTES) throw refuse(`cannot read: ${stats.size} bytes, over the ${CONFIGURATION_FILE_MAX_BYTES} bytes a configuration file may hold`);
+  try {
+    return await readFile(file);
+  } catch (error) {
+    throw refuse(`cannot read: ${(error as Error).message}`);
+  }
+}
 
 /** Every string value of a document with its key path and line (keys themselves are left out). */
 function stringValues(root: Node | null | undefined, lineCounter: LineCounter): StringValue[] {
@@ -117,18 +162,55 @@ export function parseYamlDocument<T>(file: string, input: string | Uint8Array, s
     return offset !== undefined ? lineCounter.linePos(offset).line : undefined;
   };
   const problems: { line?: number; keyPath: string; message: string }[] = expansionProblems(file, stringValues(document.contents, lineCounter));
-  const raw: unknown = document.toJS() ?? {};
+  let raw: unknown;
+  try {
+    raw = document.toJS() ?? {};
+  } catch (error) {
+    // Resolving aliases can fail after a clean parse: the library refuses a document whose
+    // aliases would expand without bound, and an alias to an anchor that does not exist.
+    const message = /excessive alias count/i.test((error as Error).message) ? 'its aliases (*name) expand to too many nodes; the library refuses such a document, which would take unbounded memory' : (error as Error).message;
+    throw new ConfigError(file, [{ keyPath: '(YAML)', message }]);
+  }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      // An unknown key is reported at the key itself, not at the mapping that holds it.
-      const unknownKey = issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
-      const keyPath = unknownKey !== undefined ? [...issue.path, unknownKey] : issue.path;
-      problems.push({ line: lineOf(keyPath), keyPath: keyPath.map(String).join('.'), message: issue.message });
-    }
+    for (const { keyPath, message } of parsed.error.issues.flatMap(explainIssue)) problems.push({ line: lineOf(keyPath), keyPath: keyPath.map(String).join('.'), message });
   }
   if (problems.length > 0) throw new ConfigError(file, problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0)), { value: raw, lineOf });
   return { value: parsed.data as T, lineOf };
+}
+
+/** One problem found by a schema, where it is and what to say. */
+interface ExplainedIssue {
+  keyPath: PropertyKey[];
+  message: string;
+}
+
+/** The type a zod `invalid_type` issue says it received (`received string` in its message). */
+function receivedType(issue: z.core.$ZodIssue): string | undefined {
+  return /received (\w+)/.exec(issue.message)?.[1];
+}
+
+/**
+ * Says a schema's issue in the words a person editing the file needs: an unknown key at the
+ * key itself (each at its own line, not at the mapping holding it); a bad record key with the
+ * naming rule it broke, not "Invalid key in record"; a value matching none of a union's forms
+ * with the problems of the one form of its type (`reasoning: { effort: extreme }` is told the
+ * efforts allowed), or the types allowed when its type fits none, not "Invalid input".
+ */
+function explainIssue(issue: z.core.$ZodIssue): ExplainedIssue[] {
+  if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ keyPath: [...issue.path, key], message: `Unrecognized key: "${key}"` }));
+  if (issue.code === 'invalid_key') return [{ keyPath: issue.path, message: issue.issues.map((inner) => inner.message).join('; ') }];
+  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+    const wrongType = (branch: z.core.$ZodIssue[]): boolean => branch.some((inner) => inner.code === 'invalid_type' && inner.path.length === 0);
+    const fitting = issue.errors.filter((branch) => !wrongType(branch));
+    if (fitting.length === 1) return (fitting[0] as z.core.$ZodIssue[]).flatMap((inner) => explainIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue));
+    if (fitting.length === 0) {
+      const expected = [...new Set(issue.errors.flatMap((branch) => branch.flatMap((inner) => (inner.code === 'invalid_type' && inner.path.length === 0 ? [inner.expected] : []))))];
+      const received = receivedType(issue.errors[0]?.[0] as z.core.$ZodIssue);
+      if (expected.length > 0) return [{ keyPath: issue.path, message: `expected ${expected.join(' or ')}${received ? `, received ${received}` : ''}` }];
+    }
+  }
+  return [{ keyPath: issue.path, message: issue.message }];
 }
 
 /**
@@ -145,13 +227,8 @@ export function parseYamlFile<T>(file: string, input: string | Uint8Array, schem
  * @throws ConfigError naming the file, line and key path of every problem, or why it cannot be read
  */
 export async function loadYamlFile<T>(file: string, schema: z.ZodType<T>, whenMissing: () => T): Promise<T> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return whenMissing();
-    throw new ConfigError(file, [{ keyPath: '', message: `cannot read: ${(error as Error).message}` }]);
-  }
+  const bytes = await readConfigurationBytes(file);
+  if (bytes === undefined) return whenMissing();
   return parseYamlFile(file, bytes, schema);
 }
 
