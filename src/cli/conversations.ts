@@ -7,6 +7,7 @@ import type { OpenVaalaPaths } from '../config/paths.js';
 import { ErrorCodes, type ConversationSummary, type Item } from '../protocol/index.js';
 import { resolveConversationId } from './conversation-reference.js';
 import { formatItem, type OutputStreams } from './exec-output.js';
+import { formatLogDamage } from './log-damage-output.js';
 import { ensureServer } from './server-discovery.js';
 import { UsageError } from './usage-error.js';
 
@@ -66,6 +67,7 @@ export async function runConversationShow(paths: OpenVaalaPaths, reference: stri
   await withClient(paths, options.requireConfigDir, async (client) => {
     const conversationId = await resolveConversationId(client, reference);
     const snapshot = await client.request('conversation/get', { conversationId });
+    streams.stderr.write(formatLogDamage(snapshot.damage));
     const sessionId = snapshot.conversation.rootSessionId;
     const items: Item[] = [];
     for (let cursor: number | undefined; ; ) {

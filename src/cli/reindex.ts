@@ -48,7 +48,10 @@ export function formatReindexOutcome(outcome: ReindexOutcome): string {
   const lines = [`indexed ${outcome.conversations} ${outcome.conversations === 1 ? 'conversation' : 'conversations'} (${outcome.items} items, ${outcome.messages} searchable messages) in ${outcome.durationMs.toFixed(0)} ms`];
   if (outcome.recoveredTurns > 0) lines.push(`recorded ${outcome.recoveredTurns} ${outcome.recoveredTurns === 1 ? 'turn' : 'turns'} left running by a stopped server as interrupted`);
   for (const skipped of outcome.skipped) lines.push(`skipped ${skipped.conversationId}: ${skipped.reason}`);
-  for (const invalid of outcome.invalidEntries) lines.push(`invalid entry in ${invalid.conversationId}/${invalid.stream} seq ${invalid.seq}: ${invalid.message}`);
+  for (const invalid of outcome.invalidEntries) {
+    // Seq 0 is no entry: the whole log could not be read.
+    lines.push(invalid.seq === 0 ? `left out ${invalid.conversationId}/${invalid.stream}: ${invalid.message}` : `invalid entry in ${invalid.conversationId}/${invalid.stream} seq ${invalid.seq}: ${invalid.message}`);
+  }
   for (const problem of outcome.problems) lines.push(`damaged log ${problem.location}: ${problem.message}`);
   return `${lines.join('\n')}\n`;
 }

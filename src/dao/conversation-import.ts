@@ -35,12 +35,18 @@ const ignore = (): void => undefined;
 /**
  * Every stream under a conversation's log path as stored (values unchecked, seqs kept),
  * `metadata` first, then by code point order of the stream name.
+ * @param sessionIds streams read even when the storage does not list them (the file storage
+ *   lists regular files only), so a session log that cannot be read fails the read rather
+ *   than being left out; such a stream without entries is left out
  * @returns undefined when the conversation has no metadata log
+ * @throws UnreadableStreamError when one of the streams cannot be read
  */
-export async function readConversationStreams(logs: LogStorage, path: string): Promise<{ stream: string; entries: LogEntry[] }[] | undefined> {
+export async function readConversationStreams(logs: LogStorage, path: string, sessionIds: string[] = []): Promise<{ stream: string; entries: LogEntry[] }[] | undefined> {
   if ((await logs.lastSeq(path, METADATA_STREAM)) === 0) return undefined;
-  const names = (await logs.listStreams(path)).sort((left, right) => (left === METADATA_STREAM ? -1 : right === METADATA_STREAM ? 1 : compareKeys(left, right)));
-  return Promise.all(names.map(async (stream) => ({ stream, entries: await logs.read(path, stream) })));
+  const listed = await logs.listStreams(path);
+  const names = [...new Set([...listed, ...sessionIds])].sort((left, right) => (left === METADATA_STREAM ? -1 : right === METADATA_STREAM ? 1 : compareKeys(left, right)));
+  const streams = await Promise.all(names.map(async (stream) => ({ stream, entries: await logs.read(path, stream) })));
+  return streams.filter(({ stream, entries }) => entries.length > 0 || listed.includes(stream));
 }
 
 /**

@@ -6,7 +6,7 @@
  * never a mix.
  */
 import type { ConversationSummary } from '../protocol/index.js';
-import type { LogStorage } from '../storage/log-storage.js';
+import { UnreadableStreamError, type LogStorage } from '../storage/log-storage.js';
 import { summarize, type ConversationIndexRecords } from './conversation-index-records.js';
 import type { ConversationSearchIndex, SearchMessage } from './conversation-search-index.js';
 import { METADATA_STREAM, type ConversationState, type MetadataEntry } from './metadata-log.js';
@@ -66,12 +66,21 @@ export async function cutSessionLog(
  * @param path the conversation's log path
  * @param deletedAt the time of the deletion, in ms since the epoch
  * @returns its last summary, or undefined when it does not exist or was deleted already
+ * @throws UnreadableStreamError when one of its logs cannot be read; nothing is written then
  * @throws Error when a write fails; the deletion entry, once written, stands
  */
 export async function deleteDurableConversation(target: LogRewriteTarget, conversationId: string, path: string, deletedAt: number): Promise<ConversationSummary | undefined> {
   const { logs } = target;
   const state = await target.loadConversation(conversationId);
   const previous = await target.records.summaryOf(conversationId);
+  // Every log is opened before the deletion entry is written: one that cannot be read would
+  // stop the move half done, or (not being a regular file, so never listed) be removed unread.
+  // Other errors say nothing about the files to move (a session id that is no stream id has none).
+  for (const stream of new Set([...(await logs.listStreams(path)), ...(state?.sessions.map((session) => session.id) ?? [])])) {
+    await logs.lastSeq(path, stream).catch((error: unknown) => {
+      if (error instanceof UnreadableStreamError) throw error;
+    });
+  }
   if (state) {
     await target.appendMetadata(conversationId, [{ type: 'conversation_deleted', conversationId, deletedAt }]);
   } else if ((await logs.lastSeq(path, METADATA_STREAM)) === 0) {

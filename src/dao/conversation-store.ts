@@ -12,15 +12,17 @@ import {
   type Conversation,
   type ConversationSummary,
   type Item,
+  type LogDamage,
   type Session,
   type StoredItem,
 } from '../protocol/index.js';
-import type { LogEntry, LogStorage } from '../storage/log-storage.js';
+import { UnreadableStreamError, type LogEntry, type LogStorage } from '../storage/log-storage.js';
 import type { RecordStorage } from '../storage/record-storage.js';
 import { searchableText, type ConversationSearchIndex, type SearchMessage } from './conversation-search-index.js';
 import { readSearchableMessages, searchConversationPage } from './conversation-search-listing.js';
 import { ConversationStaging } from './conversation-staging.js';
-import { foldMetadata, METADATA_STREAM, type ConversationState, type InvalidEntryReport, type MetadataEntry } from './metadata-log.js';
+import { DamagedConversationError, describeStream, type LogDamageRegistry, type StreamLocator } from './log-damage.js';
+import { endsDeleted, foldMetadata, METADATA_STREAM, type ConversationState, type InvalidEntryReport, type MetadataEntry } from './metadata-log.js';
 import { MetadataStateCache } from './metadata-state-cache.js';
 import { readPreview, type ConversationFilters, type ConversationSort } from './conversation-listing.js';
 import { ConversationExistsError, readConversationStreams, writeImportedConversation, type ConversationImportTarget } from './conversation-import.js';
@@ -28,6 +30,7 @@ import { ConversationIndexRecords, type ConversationIndexChange } from './conver
 import { cutSessionLog, deleteDurableConversation, type LogRewriteTarget } from './conversation-log-rewrites.js';
 
 export { ConversationExistsError } from './conversation-import.js';
+export { DamagedConversationError } from './log-damage.js';
 export { CONVERSATION_INDEX, summarize, type ConversationIndexChange } from './conversation-index-records.js';
 export { TRASH_PATH } from './conversation-log-rewrites.js';
 export { METADATA_STREAM, MetadataEntrySchema, foldMetadata, type ConversationState, type InvalidEntryReport, type MetadataEntry } from './metadata-log.js';
@@ -49,6 +52,13 @@ export interface ConversationStoreOptions {
   search?: ConversationSearchIndex;
   /** Told about log entries that do not match the schema (they are skipped). */
   onInvalidEntry?: (report: InvalidEntryReport) => void;
+  /**
+   * Where the damage found in conversation logs is kept for clients ({@link logDamage}); the
+   * storage's problem listener must feed it too. Without it, no damage is told.
+   */
+  logDamage?: LogDamageRegistry;
+  /** Names where a stream is stored, in messages about damaged logs; default: its path and id. */
+  locateStream?: StreamLocator;
   /**
    * Called by {@link ConversationStore.ensureDurable} once a staged conversation's logs, index
    * record and search entry are in real storage, in the same synchronous step in which the
@@ -74,6 +84,8 @@ const ignore = (): void => undefined;
 export class ConversationStore {
   private readonly search: ConversationSearchIndex | undefined;
   private readonly onInvalidEntry: (report: InvalidEntryReport) => void;
+  private readonly damage: LogDamageRegistry | undefined;
+  private readonly locateStream: StreamLocator;
   private readonly onCommitted: (conversationId: string) => void;
   private readonly staging: ConversationStaging | undefined;
   private readonly metadataStates = new MetadataStateCache();
@@ -94,7 +106,13 @@ export class ConversationStore {
     options: ConversationStoreOptions = {},
   ) {
     this.search = options.search;
-    this.onInvalidEntry = options.onInvalidEntry ?? ignore;
+    const onInvalidEntry = options.onInvalidEntry ?? ignore;
+    this.damage = options.logDamage;
+    this.locateStream = options.locateStream ?? describeStream;
+    this.onInvalidEntry = (report) => {
+      this.damage?.invalidEntry(report, this.locateStream(conversationPath(report.conversationId), report.stream));
+      onInvalidEntry(report);
+    };
     this.onCommitted = options.onCommitted ?? ignore;
     this.records = new ConversationIndexRecords(index, (conversationId, rootSessionId) => readPreview(logs, conversationPath(conversationId), rootSessionId));
     this.staging = ConversationStaging.of(logs, index, this.search !== undefined);
@@ -159,6 +177,7 @@ export class ConversationStore {
   private appendMetadataAs(conversationId: string, entries: MetadataEntry[], kind: 'created' | 'updated'): Promise<number> {
     return this.write(conversationId, async (staged) => {
       const stored = await this.logs.append(conversationPath(conversationId), METADATA_STREAM, entries);
+      this.damage?.appended(conversationId, METADATA_STREAM);
       const advanced = this.metadataStates.advance(conversationId, stored as LogEntry<MetadataEntry>[]);
       const state = advanced ? advanced.state : await this.loadConversation(conversationId);
       this.metadataStates.remember(conversationId, state);
@@ -188,6 +207,7 @@ export class ConversationStore {
   appendItems(conversationId: string, sessionId: string, items: Item[]): Promise<StoredItem[]> {
     return this.write(conversationId, async (staged) => {
       const stored = await this.logs.append(conversationPath(conversationId), sessionId, items);
+      this.damage?.appended(conversationId, sessionId);
       await this.records.noteItems(conversationId, sessionId, items);
       const search = this.searchFor(staged);
       if (search) {
@@ -208,6 +228,47 @@ export class ConversationStore {
   async loadConversation(conversationId: string): Promise<ConversationState | undefined> {
     const entries = await this.logs.read(conversationPath(conversationId), METADATA_STREAM);
     return foldMetadata(conversationId, entries, this.onInvalidEntry);
+  }
+
+  /**
+   * Folds a conversation's metadata log to open the conversation, telling a damaged
+   * conversation from one that does not exist: its metadata log cannot be read, or is there
+   * but holds no valid conversation entry (emptied, or every line damaged). The conversation's
+   * index record is removed then, so the listing holds only what can be opened (`reindex`
+   * lists it again once the log is repaired); the log itself is left as it is.
+   * @returns undefined when the conversation does not exist or was deleted
+   * @throws DamagedConversationError naming the metadata log and what is wrong with it
+   */
+  async openConversationState(conversationId: string): Promise<ConversationState | undefined> {
+    const path = conversationPath(conversationId);
+    let entries: LogEntry[];
+    try {
+      entries = await this.logs.read(path, METADATA_STREAM);
+    } catch (error) {
+      if (!(error instanceof UnreadableStreamError)) throw error;
+      await this.dropIndexRecord(conversationId);
+      throw new DamagedConversationError(conversationId, error.message, { cause: error });
+    }
+    const state = foldMetadata(conversationId, entries, this.onInvalidEntry);
+    if (state || endsDeleted(entries) || !(await this.logs.listStreams(path)).includes(METADATA_STREAM)) return state;
+    await this.dropIndexRecord(conversationId);
+    throw new DamagedConversationError(conversationId, `its metadata log ${this.locateStream(path, METADATA_STREAM)} holds no valid conversation entry`);
+  }
+
+  /**
+   * The damaged lines and entries found in a conversation's logs since the store was built
+   * (at most 100), in the order they were found; [] without a damage registry.
+   */
+  logDamage(conversationId: string): LogDamage[] {
+    return this.damage?.of(conversationId) ?? [];
+  }
+
+  /**
+   * Turns an error reading one of a conversation's logs into the error of a conversation that
+   * cannot be opened (naming it) when the log cannot be read; other errors are returned as they are.
+   */
+  damagedBy(conversationId: string, error: unknown): unknown {
+    return error instanceof UnreadableStreamError ? new DamagedConversationError(conversationId, error.message, { cause: error }) : error;
   }
 
   /**
@@ -291,6 +352,8 @@ export class ConversationStore {
    * delete of the same id, and leaves nothing listed meanwhile). A staged conversation (no
    * input yet, nothing on disk) is discarded. Returns its last summary, or undefined when it
    * does not exist (or was already deleted, in which case a leftover move is finished).
+   * @throws DamagedConversationError when one of its logs cannot be read (found before
+   *   anything is written, so nothing is moved)
    * @throws Error when a write fails; the deletion entry, once written, stands
    */
   async deleteConversation(conversationId: string, deletedAt: number): Promise<ConversationSummary | undefined> {
@@ -305,7 +368,14 @@ export class ConversationStore {
         return summary;
       });
     }
-    return deleteDurableConversation(this.writeTarget, conversationId, path, deletedAt);
+    let summary: ConversationSummary | undefined;
+    try {
+      summary = await deleteDurableConversation(this.writeTarget, conversationId, path, deletedAt);
+    } catch (error) {
+      throw this.damagedBy(conversationId, error);
+    }
+    this.damage?.forget(conversationId);
+    return summary;
   }
 
   /**
@@ -316,18 +386,29 @@ export class ConversationStore {
    * @throws Error when the log cannot be read or replaced; the old log is then intact
    */
   rewindItems(conversationId: string, sessionId: string, afterSeq: number): Promise<number> {
-    return this.write(conversationId, (staged) =>
-      cutSessionLog(this.writeTarget, this.searchFor(staged), conversationId, conversationPath(conversationId), sessionId, afterSeq),
-    );
+    return this.write(conversationId, async (staged) => {
+      const dropped = await cutSessionLog(this.writeTarget, this.searchFor(staged), conversationId, conversationPath(conversationId), sessionId, afterSeq);
+      // The new log holds only entries the cut read, so none of the old one's damage.
+      if (dropped > 0) this.damage?.forgetStream(conversationId, sessionId);
+      return dropped;
+    });
   }
 
   /**
    * Every stream of a conversation as stored (values unchecked, seqs kept), `metadata` first:
    * what an export archives (docs/storage.md, "Export and import").
+   * @param sessionIds sessions whose logs are read even when the storage does not list them
+   *   (a log file that is no regular file): one that cannot be read fails the read instead of
+   *   being left out of the archive
    * @returns undefined when the conversation has no metadata log
+   * @throws DamagedConversationError when one of the logs cannot be read
    */
-  readStreams(conversationId: string): Promise<{ stream: string; entries: LogEntry[] }[] | undefined> {
-    return readConversationStreams(this.logs, conversationPath(conversationId));
+  async readStreams(conversationId: string, sessionIds: string[] = []): Promise<{ stream: string; entries: LogEntry[] }[] | undefined> {
+    try {
+      return await readConversationStreams(this.logs, conversationPath(conversationId), sessionIds);
+    } catch (error) {
+      throw this.damagedBy(conversationId, error);
+    }
   }
 
   /** True when the id has logs (also a conversation marked deleted whose files are not moved yet) or is staged. */
@@ -342,6 +423,7 @@ export class ConversationStore {
    */
   async importConversation(conversationId: string, streams: { stream: string; values: unknown[] }[]): Promise<ConversationState> {
     if (await this.hasLogs(conversationId)) throw new ConversationExistsError(conversationId);
+    this.damage?.forget(conversationId);
     return writeImportedConversation(this.writeTarget, conversationId, conversationPath(conversationId), streams);
   }
 
@@ -354,6 +436,11 @@ export class ConversationStore {
   /** Releases what the store itself opened (the in-memory search of staged conversations); the storages stay open. */
   async close(): Promise<void> {
     await this.staging?.close();
+  }
+
+  /** Removes a conversation's index record, behind the writes queued for it. */
+  private dropIndexRecord(conversationId: string): Promise<void> {
+    return this.write(conversationId, () => this.records.remove(conversationId));
   }
 
   private searchFor(staged: boolean): ConversationSearchIndex | undefined {

@@ -30,6 +30,7 @@ export function loadConversationFromFiles(root: string, logs: FileLogStorage, co
   return loadConversationFromLogs(logs, conversationId, {
     withMessages,
     fast: {
+      locate: (path, stream) => logs.streamFilePath(path, stream),
       readEntries: (path, stream) => readStreamEntries(root, path, stream, onProblem),
       scanMessages: (path, stream) => scanStreamFile(root, path, stream),
     },

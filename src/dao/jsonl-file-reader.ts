@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import nodePath from 'node:path';
 import { parseLine } from '../storage/file/line-reader.js';
+import { asUnreadable, checkOpenedLogFile, danglingLinkErrorSync, NON_BLOCKING_OPEN } from '../storage/file/stream-file-access.js';
 import type { LogEntry, LogProblem } from '../storage/log-storage.js';
 import { STREAM_FILE_SUFFIX, validateLogPath, validateStreamId } from '../storage/log-validation.js';
 import { searchableText } from './conversation-search-index.js';
@@ -64,6 +65,8 @@ function bufferFor(size: number): Buffer {
  * {@link RETAINED_READ_BUFFER_BYTES}) and passes its bytes to `use`, which must copy what it
  * keeps (the buffer is reused by the next read). Undefined when the file is too
  * large; `use` gets an empty buffer for a missing file.
+ * @throws UnreadableStreamError naming the file when it is no log file (a directory, a named
+ *   pipe, a dangling link) or opening or reading it fails for a reason of the file's own
  */
 function withStreamFile<T>(root: string, path: string, stream: string, use: (data: Buffer, file: string) => T): T | undefined {
   validateLogPath(path);
@@ -71,11 +74,15 @@ function withStreamFile<T>(root: string, path: string, stream: string, use: (dat
   const file = nodePath.join(root, ...path.split('/'), `${stream}${STREAM_FILE_SUFFIX}`);
   let descriptor: number;
   try {
-    descriptor = fs.openSync(file, 'r');
+    descriptor = fs.openSync(file, fs.constants.O_RDONLY | NON_BLOCKING_OPEN);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return use(Buffer.alloc(0), file);
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw asUnreadable(file, error);
+    const dangling = danglingLinkErrorSync(file);
+    if (dangling) throw dangling;
+    return use(Buffer.alloc(0), file);
   }
+  checkOpenedLogFile(file, descriptor);
+  let data: Buffer;
   try {
     const { size } = fs.fstatSync(descriptor);
     if (size > MAXIMUM_READ_BYTES) return undefined;
@@ -86,10 +93,13 @@ function withStreamFile<T>(root: string, path: string, stream: string, use: (dat
       if (bytesRead === 0) break;
       filled += bytesRead;
     }
-    return use(buffer.subarray(0, filled), file);
+    data = buffer.subarray(0, filled);
+  } catch (error) {
+    throw asUnreadable(file, error);
   } finally {
     fs.closeSync(descriptor);
   }
+  return use(data, file);
 }
 
 /**
@@ -138,7 +148,8 @@ function lastSeq(data: Buffer): number | undefined {
 /**
  * Scans one session log of the FileLogStorage rooted at `root` (see {@link scanMessageLines}).
  * @returns undefined for a file too large to read at once; empty for a missing file
- * @throws Error naming the path or stream when they are not valid log names, or the read fails
+ * @throws Error naming the path or stream when they are not valid log names
+ * @throws UnreadableStreamError naming the file when it cannot be read
  */
 export function scanStreamFile(root: string, path: string, stream: string): StreamMessages | undefined {
   return withStreamFile(root, path, stream, (data) => scanMessageLines(data));
@@ -151,7 +162,8 @@ export function scanStreamFile(root: string, path: string, stream: string): Stre
  * unterminated last line is kept when it is a complete entry and ignored otherwise
  * (`torn_tail`, with byte offset).
  * @returns undefined for a file too large to read at once; empty for a missing file
- * @throws Error naming the path or stream when they are not valid log names, or the read fails
+ * @throws Error naming the path or stream when they are not valid log names
+ * @throws UnreadableStreamError naming the file when it cannot be read
  */
 export function readStreamEntries(root: string, path: string, stream: string, onProblem: (problem: LogProblem) => void): LogEntry[] | undefined {
   return withStreamFile(root, path, stream, (data, file) => {

@@ -111,6 +111,21 @@ export function foldMetadata(
 }
 
 /**
+ * Whether metadata entries that fold to no conversation ({@link foldMetadata} returned
+ * undefined) say it was deleted: their last conversation entry that matches the schema is a
+ * deletion. Otherwise they hold no valid conversation entry at all (an empty or damaged log).
+ */
+export function endsDeleted(entries: LogEntry[]): boolean {
+  for (let index = entries.length - 1; index >= 0; index -= 1) {
+    const value = (entries[index] as LogEntry).value;
+    if (entryKey(value) !== 'conversation') continue;
+    const parsed = MetadataEntrySchema.safeParse(value);
+    if (parsed.success) return parsed.data.type === 'conversation_deleted';
+  }
+  return false;
+}
+
+/**
  * Folds entries just appended to a conversation's metadata log into the state folded before
  * them: the same result as {@link foldMetadata} over the whole log, without reading it again.
  * The entries are the writer's own, already of a known shape.

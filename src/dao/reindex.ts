@@ -5,7 +5,8 @@
  */
 import type { LogStorage } from '../storage/log-storage.js';
 import type { RecordStorage } from '../storage/record-storage.js';
-import { createLogConversationLoader, type ConversationLoader, type LoadedConversation } from './conversation-loader.js';
+import { UnreadableStreamError } from '../storage/log-storage.js';
+import { createLogConversationLoader, unreadableSessionLog, type ConversationLoader, type LoadedConversation } from './conversation-loader.js';
 import type { ConversationSearchIndex, SearchConversationEntry, SearchMessage } from './conversation-search-index.js';
 import { readPreview, toIndexValue } from './conversation-listing.js';
 import { CONVERSATION_INDEX, ConversationStore, conversationPath, summarize, type InvalidEntryReport } from './conversation-store.js';
@@ -24,7 +25,7 @@ export interface ReindexReport {
   items: number;
   /** User and assistant messages added to the search. */
   messages: number;
-  /** Conversation directories skipped (deleted, or no valid conversation entry), with why. */
+  /** Conversation directories skipped (deleted, no valid conversation entry, a metadata log that cannot be read), with why. */
   skipped: { conversationId: string; reason: string }[];
   /** Entries that did not match the schema and were left out, and session logs that could not be read. */
   invalidEntries: InvalidEntryReport[];
@@ -56,7 +57,8 @@ export interface ReindexOptions {
  * index. Must not run while a server writes to the same storage (the CLI holds the data-dir
  * lock).
  * @throws Error when the index or the search cannot be written, or a conversation cannot be
- *   loaded at all (damaged entries are skipped and reported instead)
+ *   loaded for another reason than its logs (damaged entries and logs that cannot be read are
+ *   skipped and reported instead)
  */
 export async function reindex(logs: LogStorage, index: RecordStorage, options: ReindexOptions = {}): Promise<ReindexReport> {
   const started = performance.now();
@@ -96,10 +98,19 @@ export async function reindex(logs: LogStorage, index: RecordStorage, options: R
       const { conversationId, state } = loaded;
       for (const invalid of loaded.invalidEntries) report.invalidEntries.push(invalid);
       if (!state) {
-        report.skipped.push({ conversationId, reason: 'deleted or has no valid conversation entry' });
+        report.skipped.push({ conversationId, reason: loaded.missing ?? 'deleted or has no valid conversation entry' });
         continue;
       }
-      const value = toIndexValue(summarize(state, await readPreview(logs, conversationPath(conversationId), state.conversation.rootSessionId)));
+      const rootSessionId = state.conversation.rootSessionId;
+      let preview = '';
+      try {
+        preview = await readPreview(logs, conversationPath(conversationId), rootSessionId);
+      } catch (error) {
+        if (!(error instanceof UnreadableStreamError)) throw error;
+        // Listed without a preview, like the rest of the conversation that can be read.
+        if (!loaded.invalidEntries.some((invalid) => invalid.stream === rootSessionId && invalid.seq === 0)) report.invalidEntries.push(unreadableSessionLog(conversationId, rootSessionId, error));
+      }
+      const value = toIndexValue(summarize(state, preview));
       records.push({ key: conversationId, value, updatedAt: state.conversation.updatedAt });
       if (hasStaleTurns(state)) stale.push(conversationId);
       report.items += loaded.items;

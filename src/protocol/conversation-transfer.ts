@@ -4,7 +4,7 @@
  * docs/storage.md, "Export and import") and back. Spread into `methods` by `methods.ts`.
  */
 import { z } from 'zod';
-import { ConversationSchema, SessionSchema } from './entities.js';
+import { ConversationSchema, LogDamageSchema, SessionSchema } from './entities.js';
 import { conversationIdParam } from './request-params.js';
 
 /** The transfer request methods: name → params and result schemas. */
@@ -20,6 +20,8 @@ export const conversationTransferMethods = {
       conversationId: z.string(),
       /** The archive: JSON Lines text, one `\n` after each line. */
       archive: z.string(),
+      /** Damaged lines and entries of the logs that were skipped, so the archive lacks them (at most 100); absent when there are none. */
+      damage: z.array(LogDamageSchema).optional(),
     }),
   },
   /**

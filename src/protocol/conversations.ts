@@ -3,7 +3,7 @@
  * conversations. Spread into `methods` of `methods.ts`.
  */
 import { z } from 'zod';
-import { ConversationSchema, ConversationSummarySchema, SessionSchema, TurnSchema } from './entities.js';
+import { ConversationSchema, ConversationSummarySchema, LogDamageSchema, SessionSchema, TurnSchema } from './entities.js';
 import { ApprovalPolicyParamSchema, McpServersParamSchema } from './conversation-context.js';
 import { ClientMessageIdSchema, SessionHeadsSchema } from './turn-control.js';
 import { conversationIdParam, cwdParam, idParam, sessionIdParam, workLocationParam } from './request-params.js';
@@ -71,7 +71,13 @@ export const conversationMethods = {
   },
   'conversation/get': {
     params: z.object({ conversationId: conversationIdParam }),
-    result: z.object({ conversation: ConversationSchema, sessions: z.array(SessionSchema), turns: z.array(TurnSchema) }),
+    result: z.object({
+      conversation: ConversationSchema,
+      sessions: z.array(SessionSchema),
+      turns: z.array(TurnSchema),
+      /** Damaged lines and entries of the conversation's logs that were skipped (at most 100); absent when there are none. */
+      damage: z.array(LogDamageSchema).optional(),
+    }),
   },
   'conversation/subscribe': {
     params: z.object({

@@ -211,3 +211,22 @@ export const ConversationSummarySchema = z.object({
 });
 /** What the conversation list shows of a conversation. */
 export type ConversationSummary = z.infer<typeof ConversationSummarySchema>;
+
+/**
+ * A damaged part of a conversation's logs that the server skipped while reading them (SPEC §4:
+ * damage is reported and skipped, never fatal): an incomplete last line (`torn_tail`), a line
+ * that is no valid entry (`corrupt_line`) or an entry that does not match the schema
+ * (`invalid_entry`). What the server noticed since it started; every entry before and after
+ * it is read as usual.
+ */
+export const LogDamageSchema = z.object({
+  /** The stream: `metadata` or a session id. */
+  stream: z.string(),
+  kind: z.enum(['torn_tail', 'corrupt_line', 'invalid_entry']),
+  /** Where, as the storage names it: for the file storage the file's path with its line and byte offset, or the entry's seq. */
+  location: z.string(),
+  /** What was wrong and what became of it. */
+  message: z.string(),
+});
+/** A damaged part of a conversation's logs that the server skipped while reading them. */
+export type LogDamage = z.infer<typeof LogDamageSchema>;

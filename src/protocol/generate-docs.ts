@@ -64,6 +64,7 @@ const CONFLICT_REASONS: Record<StateConflictReason, string> = {
   merge_conflict: '`worktree/merge` or `worktree/rebase` that conflicts; it was aborted, nothing changed; `data.files` lists the conflicting files',
   owner_unreachable: 'several servers share one PostgreSQL schema and the server that owns the conversation cannot be reached while it still holds the conversation (the message names its URL and why); retry, or fix the cluster configuration',
   cost_limit_reached: '`session/input` or `session/compact` (or a scheduled run) that would start a new turn in a project whose month total reached its pausing threshold `pauseUsd`; the message names the project, the month, its total and the threshold',
+  log_damaged: 'a method that opens or reads a conversation (`conversation/get`, `conversation/export`, `session/input` and the others) whose logs are damaged beyond what reads skip: a log file cannot be read (it is a directory, a named pipe or a dangling link, or reading it fails), or the metadata log holds no valid conversation entry; the message names the file and what is wrong, and nothing is written to the logs. A damaged metadata log also takes the conversation out of `conversation/list` until it is repaired (server stopped) and `openvaala reindex` has run',
 };
 
 function escapeCell(text: string): string {

@@ -20,6 +20,8 @@ export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
  * - `last_administrator`: the change would leave the platform without an administrator.
  * - `already_claimed`: `users/claim` on a platform that has users.
  * - `email_taken`: a user with that email address exists.
+ * - `log_damaged`: a log of the conversation cannot be read, or its metadata log holds no valid
+ *   conversation entry; the message names the file and what is wrong with it.
  */
 export const StateConflictReasonSchema = z.enum([
   'session_closed',
@@ -50,6 +52,7 @@ export const StateConflictReasonSchema = z.enum([
   'browser_disabled',
   'browser_not_running',
   'cost_limit_reached',
+  'log_damaged',
 ]);
 /** Why a request was refused with `conflict`. */
 export type StateConflictReason = z.infer<typeof StateConflictReasonSchema>;

@@ -36,12 +36,16 @@ export interface ImportOutcome {
  * Reads a conversation's logs, as stored, and its attachments into an archive. The logs are
  * read stream by stream while the conversation may still be written to, so an export taken
  * during a turn holds what was stored at each read (the next import opens it like a
- * conversation of a stopped server: a running turn is recorded interrupted).
+ * conversation of a stopped server: a running turn is recorded interrupted). Damaged lines
+ * are skipped as every read skips them (the store's `logDamage` names them).
  * @returns undefined when the conversation does not exist
+ * @throws DamagedConversationError when one of its logs cannot be read, or its metadata log
+ *   holds no valid conversation entry: an archive without them would not be the conversation
  */
 export async function exportConversation(host: TransferHost, conversationId: string): Promise<ConversationArchive | undefined> {
-  if (!(await host.store.loadConversation(conversationId))) return undefined;
-  const streams = await host.store.readStreams(conversationId);
+  const state = await host.store.openConversationState(conversationId);
+  if (!state) return undefined;
+  const streams = await host.store.readStreams(conversationId, state.sessions.map((session) => session.id));
   if (!streams) return undefined;
   return {
     conversationId,

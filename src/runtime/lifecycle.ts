@@ -74,13 +74,17 @@ function sessionOf(live: LiveConversation, sessionId: string | undefined): LiveS
  * source is copied as interrupted). Works while the source runs: it copies what is stored.
  * @returns the new conversation, opened
  * @throws NotFoundError for an unknown conversation, item or turn (naming the param)
+ * @throws DamagedConversationError when the source's metadata or root session log is damaged
+ *   beyond what reads skip
  */
 export async function forkConversation(host: LifecycleHost, source: { conversationId: string; fromItemId?: string; lastTurnId?: string }): Promise<LiveConversation> {
-  const state = await host.store.loadConversation(source.conversationId);
+  const state = await host.store.openConversationState(source.conversationId);
   if (!state) throw new NotFoundError(`conversation "${source.conversationId}" does not exist`);
   const rootSession = state.sessions.find((session) => session.id === state.conversation.rootSessionId);
   if (!rootSession) throw new NotFoundError(`conversation "${source.conversationId}" has no root session`);
-  const stored = await host.store.listItems(source.conversationId, rootSession.id);
+  const stored = await host.store.listItems(source.conversationId, rootSession.id).catch((error: unknown) => {
+    throw host.store.damagedBy(source.conversationId, error);
+  });
   const end =
     source.fromItemId !== undefined
       ? stored.findIndex((entry) => entry.item.id === source.fromItemId)

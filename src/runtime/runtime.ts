@@ -7,7 +7,7 @@ import type { ModelDiscovery } from '../models/model-discovery.js';
 import type { ProcessTracker } from '../executors/process-tracker.js';
 import { catalogPrices, type PriceLookup } from './usage.js';
 import path from 'node:path';
-import type { ConversationStore } from '../dao/conversation-store.js';
+import type { ConversationState, ConversationStore } from '../dao/conversation-store.js';
 import { planTurnRecovery, writeTurnRecovery } from '../dao/turn-recovery.js';
 import { defaultAgentName, isExternalAgent, type AgentDefinition, type AgentsFile } from '../config/agents.js';
 import type { Executor } from '../executors/executor.js';
@@ -349,6 +349,8 @@ export class Runtime {
   /**
    * Returns an open conversation, opening it from storage when needed.
    * @throws NotFoundError when it does not exist
+   * @throws DamagedConversationError when one of its logs cannot be read, or its metadata log
+   *   holds no valid conversation entry (nothing is written to its logs then)
    */
   getConversation(conversationId: string): Promise<LiveConversation> {
     return this.openConversations.get(conversationId);
@@ -358,17 +360,25 @@ export class Runtime {
     if (this.extensions.ownership && !(await this.extensions.ownership.claim(conversationId))) {
       throw new StateConflictError(`conversation "${conversationId}" is served by another server of the cluster`, 'owner_unreachable');
     }
-    const state = await this.store.loadConversation(conversationId);
+    let state: ConversationState | undefined;
+    const items = new Map<string, Item[]>();
+    try {
+      state = await this.store.openConversationState(conversationId);
+      // A session whose log cannot be read fails the whole opening: continuing without its
+      // history would show, and send to the model, a conversation that is not the stored one.
+      for (const session of state?.sessions ?? []) {
+        items.set(session.id, (await this.store.listItems(conversationId, session.id)).map((stored) => stored.item));
+      }
+    } catch (error) {
+      await this.extensions.ownership?.relinquish(conversationId);
+      throw this.store.damagedBy(conversationId, error);
+    }
     if (!state) {
       await this.extensions.ownership?.relinquish(conversationId);
       throw new NotFoundError(`conversation "${conversationId}" does not exist`);
     }
     const location = state.conversation.workLocation[0];
     if (!location) throw new Error(`conversation "${conversationId}" has no work location`);
-    const items = new Map<string, Item[]>();
-    for (const session of state.sessions) {
-      items.set(session.id, (await this.store.listItems(conversationId, session.id)).map((stored) => stored.item));
-    }
     // A turn left `running` by a server that died is over: record that, once, in the log.
     // (Start-up recovery has normally done it already; this covers what the index missed.)
     const plan = planTurnRecovery(state);

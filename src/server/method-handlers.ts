@@ -157,7 +157,9 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     },
 
     async 'conversation/get'(params) {
-      return (await runtime.getConversation(params.conversationId)).snapshot();
+      const snapshot = (await runtime.getConversation(params.conversationId)).snapshot();
+      const damage = runtime.store.logDamage(params.conversationId);
+      return damage.length > 0 ? { ...snapshot, damage } : snapshot;
     },
 
     async 'conversation/subscribe'(params, request) {

@@ -6,11 +6,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { MissingSecretError } from '../config/providers.js';
+import { DamagedConversationError } from '../dao/log-damage.js';
 import { UnknownModelError } from '../models/model-registry.js';
 import { PlatformConflictError, PlatformInputError, PlatformNotFoundError } from '../platform/platform-errors.js';
 import { ErrorCodes, RpcError, type StateConflictReason } from '../protocol/index.js';
 import { NotFoundError } from '../runtime/runtime.js';
 import { StateConflictError } from '../runtime/state-conflict-error.js';
+import { UnreadableStreamError } from '../storage/log-storage.js';
 
 /**
  * The protocol error for `error`, thrown while handling `method`.
@@ -22,6 +24,8 @@ export function requestError(method: string, error: unknown, logInternal: (refer
   if (error instanceof NotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: ${error.message}`);
   if (error instanceof UnknownModelError) return new RpcError(ErrorCodes.invalidParams, `${method}: ${error.message}`);
   if (error instanceof StateConflictError) return RpcError.conflict(`${method}: ${error.message}`, error.reason as StateConflictReason);
+  // Named, file and all: the user has to repair or restore that file (docs/storage.md, "Damaged logs").
+  if (error instanceof DamagedConversationError || error instanceof UnreadableStreamError) return RpcError.conflict(`${method}: ${error.message}`, 'log_damaged');
   if (error instanceof PlatformInputError) return new RpcError(ErrorCodes.invalidParams, `${method}: params.${error.message}`);
   if (error instanceof PlatformNotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: params.${error.message}`);
   if (error instanceof PlatformConflictError) return RpcError.conflict(`${method}: ${error.message}`, error.reason as StateConflictReason);

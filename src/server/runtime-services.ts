@@ -17,6 +17,7 @@ import { resolveStorageSelection, type StorageSelection } from '../config/storag
 import { ConfigError } from '../config/yaml-file.js';
 import { ConversationStore } from '../dao/conversation-store.js';
 import { recoverStaleTurns } from '../dao/turn-recovery.js';
+import { LogDamageRegistry } from '../dao/log-damage.js';
 import type { Logger } from '../logger.js';
 import { setToolFailureLogger } from '../tools/internal-errors.js';
 import { ModelRegistry } from '../models/model-registry.js';
@@ -161,10 +162,13 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
     // New conversations are staged in memory until their first input (SPEC §4), so an empty
     // conversation leaves nothing on disk; the dao decides when to stage and to commit.
     const selection = storageSelection(configuration, paths.configDir);
+    // Damaged log lines are reported once, when first read; clients are told about them later too.
+    const logDamage = new LogDamageRegistry();
     storage = await openServerStorage({
       dataDir: paths.dataDir,
       selection,
       logger,
+      onLogProblem: logDamage.onProblem,
       redactor: opened.redactor,
       ...(options.wrapLogStorage ? { wrapLogStorage: options.wrapLogStorage } : {}),
       // Another server may now take the schema over: this one must stop serving it.
@@ -183,6 +187,8 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
     store = new ConversationStore(logs, index, {
       search,
       onInvalidEntry: (report) => logger.warn({ report }, 'invalid log entry skipped'),
+      logDamage,
+      locateStream: storage.locateStream,
       onCommitted: (conversationId) => attachments.commitStaged(conversationId),
     });
     if (storage.searchNeedsReindex() && (await store.listConversations({ limit: 1 })).conversations.length > 0) {

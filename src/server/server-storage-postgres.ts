@@ -11,7 +11,8 @@ import { PostgresLogStorage } from '../storage/postgres/postgres-log-storage.js'
 import { PostgresRecordStorage } from '../storage/postgres/postgres-record-storage.js';
 import { StagedLogStorage } from '../storage/staged/staged-log-storage.js';
 import { StagedRecordStorage } from '../storage/staged/staged-record-storage.js';
-import { redacted, type OpenServerStorageOptions, type ServerStorage } from './server-storage.js';
+import { describeStream } from '../dao/log-damage.js';
+import { redacted, serverLogProblemListener, type OpenServerStorageOptions, type ServerStorage } from './server-storage.js';
 
 /**
  * Opens the PostgreSQL storage: applies the migrations, then, without a cluster, waits for the
@@ -21,7 +22,7 @@ import { redacted, type OpenServerStorageOptions, type ServerStorage } from './s
  */
 export async function openPostgresServerStorage(options: OpenServerStorageOptions & { selection: Extract<StorageSelection, { backend: 'postgres' }> }): Promise<ServerStorage> {
   const { selection, logger } = options;
-  const onProblem = (problem: unknown): void => logger.warn({ problem }, 'damaged log entry skipped');
+  const onProblem = serverLogProblemListener(options);
   const database = new PostgresDatabase({
     connectionString: selection.connectionString,
     ...(selection.schema !== undefined ? { schema: selection.schema } : {}),
@@ -54,6 +55,7 @@ export async function openPostgresServerStorage(options: OpenServerStorageOption
     logs,
     index,
     search: searchWrites,
+    locateStream: describeStream,
     searchNeedsReindex: () => false,
     postgres: database,
     close: async () => {

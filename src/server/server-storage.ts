@@ -10,7 +10,8 @@ import { SqliteConversationSearchIndex } from '../dao/sqlite-conversation-search
 import type { StorageSelection } from '../config/storage-settings.js';
 import type { Logger } from '../logger.js';
 import { FileLogStorage } from '../storage/file/file-log-storage.js';
-import type { LogStorage } from '../storage/log-storage.js';
+import type { StreamLocator } from '../dao/log-damage.js';
+import type { LogProblemListener, LogStorage } from '../storage/log-storage.js';
 import type { PostgresDatabase } from '../storage/postgres/postgres-database.js';
 import { SqliteRecordStorage } from '../storage/sqlite/sqlite-record-storage.js';
 import { StagedLogStorage } from '../storage/staged/staged-log-storage.js';
@@ -24,6 +25,8 @@ export interface ServerStorage {
   logs: StagedLogStorage;
   index: StagedRecordStorage;
   search: ConversationSearchIndex;
+  /** Names where a log stream is stored, in messages about damaged logs (the embedded storage: the file's path). */
+  locateStream: StreamLocator;
   /** True when the search tables are new while conversations exist (they need `openvaala reindex`). */
   searchNeedsReindex: () => boolean;
   /** The PostgreSQL pool, when the backend is PostgreSQL (shared with the cluster coordination). */
@@ -37,6 +40,8 @@ export interface OpenServerStorageOptions {
   dataDir: string;
   selection: StorageSelection;
   logger: Logger;
+  /** Also told about each damaged log line the storage skips (the server log gets them in any case). */
+  onLogProblem?: LogProblemListener;
   /** Wraps the real log storage (tests: fault injection). */
   wrapLogStorage?: (storage: LogStorage) => LogStorage;
   /** PostgreSQL: called when the active-server lock is lost after start (the server should stop). */
@@ -53,6 +58,14 @@ export function redacted<T extends object>(storage: T, writes: readonly (keyof T
   return redactor ? redactingWrites(storage, writes, redactor) : storage;
 }
 
+/** The problem listener of a server's log storage: the server log, then `onLogProblem`. */
+export function serverLogProblemListener(options: Pick<OpenServerStorageOptions, 'logger' | 'onLogProblem'>): LogProblemListener {
+  return (problem) => {
+    options.logger.warn({ problem }, 'damaged log entry skipped');
+    options.onLogProblem?.(problem);
+  };
+}
+
 /**
  * Opens the selected storage. Embedded: a missing or damaged `metadata.db` is rebuilt from
  * the logs first. PostgreSQL: the migrations are applied before anything else.
@@ -60,7 +73,7 @@ export function redacted<T extends object>(storage: T, writes: readonly (keyof T
  */
 export async function openServerStorage(options: OpenServerStorageOptions): Promise<ServerStorage> {
   const { dataDir, selection, logger } = options;
-  const onProblem = (problem: unknown): void => logger.warn({ problem }, 'damaged log entry skipped');
+  const onProblem = serverLogProblemListener(options);
   // The PostgreSQL modules (and `pg`) are loaded only when selected: an embedded server never holds them.
   if (selection.backend === 'postgres') return (await import('./server-storage-postgres.js')).openPostgresServerStorage({ ...options, selection });
   const files = new FileLogStorage(dataDir, { onProblem });
@@ -76,6 +89,7 @@ export async function openServerStorage(options: OpenServerStorageOptions): Prom
     return {
       logs,
       index,
+      locateStream: (logPath, stream) => files.streamFilePath(logPath, stream),
       search: redacted(search, ['setConversations', 'addMessages'], options.redactor),
       searchNeedsReindex: () => !rebuilt && search.createdTables,
       close: async () => {

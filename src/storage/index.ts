@@ -2,6 +2,7 @@
  * The storage layer (SPEC §4): the LogStorage and RecordStorage contracts and every backend.
  */
 export type { JsonValue, LogEntry, LogProblem, LogProblemListener, LogReadOptions, LogStorage } from './log-storage.js';
+export { UnreadableStreamError } from './log-storage.js';
 export type { NamespaceDefinition, RecordListOptions, RecordPage, RecordStorage, StoredRecord } from './record-storage.js';
 export {
   MAXIMUM_SEGMENT_BYTES,

@@ -48,6 +48,27 @@ export interface LogProblem {
 }
 
 /**
+ * A stream whose stored data cannot be read at all (for files: the stream's file is a
+ * directory, a named pipe or a dangling link, or opening or reading it fails). Unlike a damaged
+ * line, which is skipped and reported, this fails the operation: what the stream holds is
+ * unknown, so nothing may be read from it or appended to it.
+ */
+export class UnreadableStreamError extends Error {
+  /**
+   * @param location where the stream is stored (for files: the file's absolute path)
+   * @param reason why it cannot be read, in words (`it is a directory`, `permission denied (EACCES)`)
+   */
+  constructor(
+    readonly location: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`log file ${location} cannot be read: ${reason}`, options);
+    this.name = 'UnreadableStreamError';
+  }
+}
+
+/**
  * Receives problems found while reading or opening streams. Reads never throw for damaged
  * data: the damaged part is skipped and reported here.
  */
@@ -69,13 +90,21 @@ export interface LogStorage {
    *
    * @throws Error naming the path and stream when the path or stream id is invalid or an
    *   entry is not JSON-serialisable; nothing of the batch is written then.
+   * @throws UnreadableStreamError when the stream's stored data cannot be read (nothing is written)
    */
   append<T>(path: string, stream: string, values: T[]): Promise<LogEntry<T>[]>;
 
-  /** Reads entries of one stream; a missing stream reads as empty. */
+  /**
+   * Reads entries of one stream; a missing stream reads as empty. Damaged entries are skipped
+   * and reported to the backend's problem listener.
+   * @throws UnreadableStreamError when the stream's stored data cannot be read at all
+   */
   read<T = unknown>(path: string, stream: string, options?: LogReadOptions): Promise<LogEntry<T>[]>;
 
-  /** The last seq of a stream, 0 when empty or missing. */
+  /**
+   * The last seq of a stream, 0 when empty or missing.
+   * @throws UnreadableStreamError when the stream's stored data cannot be read at all
+   */
   lastSeq(path: string, stream: string): Promise<number>;
 
   /** Lists the stream ids directly under a path, sorted. */

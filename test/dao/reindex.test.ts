@@ -3,6 +3,7 @@
  * same listing): for data written through the dao without deletions, the rebuilt listing and
  * search equal the live ones, with either loader; damaged or odd data is skipped and reported.
  */
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -124,7 +125,7 @@ describe('reindex', () => {
     for (const loaderKind of ['logs', 'file'] as const) {
       const report = await rebuild(path.join(root, `damaged-${loaderKind}.db`), loaderKind);
       expect(report.conversations).toBe(10);
-      expect(report.skipped).toEqual([{ conversationId: 'conv_0002', reason: 'deleted or has no valid conversation entry' }]);
+      expect(report.skipped).toEqual([{ conversationId: 'conv_0002', reason: 'deleted' }]);
       expect(report.invalidEntries.map((entry) => [entry.conversationId, entry.stream, entry.seq])).toEqual([
         ['conv_0003', '../../outside', 0],
         ['conv_0006', 'metadata', 3],
@@ -135,6 +136,74 @@ describe('reindex', () => {
     }
     const damaged = await snapshot(path.join(root, 'damaged-file.db'), ['damage']);
     expect(damaged.searches.damage).toEqual(['conv_0005']);
+  });
+});
+
+/**
+ * Opens `fifo` for writing after `seconds` in a child process: a reader blocked opening the
+ * pipe is released then (and reads nothing), so a reader that blocks fails its test instead of
+ * hanging the run. Returns the function that stops the child.
+ */
+function releaseBlockedReaders(fifo: string, seconds: number): () => void {
+  const child = spawn('sh', ['-c', `sleep ${seconds}; exec 3>"$0"`, fifo], { stdio: 'ignore' });
+  return () => {
+    if (child.exitCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+  };
+}
+
+describe('reindex over log files that cannot be read', () => {
+  it.each(['logs', 'file'] as const)('reports each one with its file and why, indexes everything else and leaves them as they are (loader: %s)', async (loaderKind) => {
+    await writeThroughTheDao();
+    const directory = (id: string): string => path.join(root, 'conversations', id);
+    const sessionDirectory = path.join(directory('conv_0005'), 'sess_0005.jsonl');
+    fs.rmSync(sessionDirectory);
+    fs.mkdirSync(sessionDirectory);
+    const pipe = path.join(directory('conv_0007'), 'sess_0007.jsonl');
+    fs.rmSync(pipe);
+    execFileSync('mkfifo', [pipe]);
+    const link = path.join(directory('conv_0003'), 'sess_0003.jsonl');
+    fs.rmSync(link);
+    fs.symlinkSync(path.join(root, 'gone.jsonl'), link);
+    const metadata = path.join(directory('conv_0008'), 'metadata.jsonl');
+    fs.rmSync(metadata);
+    fs.mkdirSync(metadata);
+    const stop = releaseBlockedReaders(pipe, 5);
+    try {
+      const report = await rebuild(path.join(root, `unreadable-${loaderKind}.db`), loaderKind);
+      expect(report.conversations).toBe(10);
+      expect(report.skipped).toEqual([{ conversationId: 'conv_0008', reason: `log file ${metadata} cannot be read: it is a directory` }]);
+      expect(report.invalidEntries.map((entry) => [entry.conversationId, entry.stream, entry.message])).toEqual([
+        ['conv_0003', 'sess_0003', `session log not readable: log file ${link} cannot be read: it is a symbolic link to a missing file (${path.join(root, 'gone.jsonl')})`],
+        ['conv_0005', 'sess_0005', `session log not readable: log file ${sessionDirectory} cannot be read: it is a directory`],
+        ['conv_0007', 'sess_0007', `session log not readable: log file ${pipe} cannot be read: it is a named pipe (FIFO)`],
+      ]);
+      const after = await snapshot(path.join(root, `unreadable-${loaderKind}.db`), ['zebra', 'parser']);
+      expect(after.listing.map((entry) => (entry as { id: string }).id)).not.toContain('conv_0008');
+      expect(after.searches.parser).toEqual(['conv_0011', 'conv_0010', 'conv_0007', 'conv_0006', 'conv_0003', 'conv_0002']);
+    } finally {
+      stop();
+    }
+    expect(fs.lstatSync(sessionDirectory).isDirectory()).toBe(true);
+    expect(fs.lstatSync(pipe).isFIFO()).toBe(true);
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(fs.lstatSync(metadata).isDirectory()).toBe(true);
+  });
+
+  it('indexes a conversation whose root session log cannot be read without a search too (no preview)', async () => {
+    await writeThroughTheDao();
+    const sessionLog = path.join(root, 'conversations', 'conv_0005', 'sess_0005.jsonl');
+    fs.rmSync(sessionLog);
+    fs.mkdirSync(sessionLog);
+    const logs = new FileLogStorage(root, { onProblem: () => undefined });
+    const database = openSqliteDatabase(path.join(root, 'no-search.db'));
+    try {
+      const report = await reindex(logs, new SqliteRecordStorage(database), { loader: createLogConversationLoader(logs) });
+      expect(report.conversations).toBe(11);
+      expect(report.invalidEntries.map((entry) => entry.message)).toEqual([`session log not readable: log file ${sessionLog} cannot be read: it is a directory`]);
+    } finally {
+      await logs.close();
+      database.close();
+    }
   });
 });
 

@@ -1,8 +1,11 @@
 /**
  * Damaged stream files, written by hand (SPEC §4): torn final lines and corrupt lines are
  * reported with their location, skipped by reads without throwing, and repaired or stepped
- * over by the next append — never dropping a complete line.
+ * over by the next append — never dropping a complete line. A stream file that cannot be read
+ * at all (a directory, a named pipe, a dangling link) fails the operation naming the file and
+ * why, and is left untouched.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -208,5 +211,37 @@ describe('the default problem listener', () => {
     } finally {
       process.off('warning', onWarning);
     }
+  });
+});
+
+describe('a stream file that cannot be read', () => {
+  /** A file that is not a log, as found on disk, and what it is. */
+  const cases: [string, string, () => void, (stats: fs.Stats) => boolean][] = [
+    ['a directory', 'it is a directory', () => fs.mkdirSync(file), (stats) => stats.isDirectory()],
+    ['a named pipe', 'it is a named pipe (FIFO)', () => execFileSync('mkfifo', [file]), (stats) => stats.isFIFO()],
+    ['a dangling symbolic link', 'it is a symbolic link to a missing file', () => fs.symlinkSync(path.join(directory, 'gone.jsonl'), file), (stats) => stats.isSymbolicLink()],
+  ];
+
+  it.each(cases)('fails every read and append with an error naming the file and why, and is left as it is: %s', async (_label, reason, make, isStill) => {
+    make();
+    open();
+    const expected = `log file ${file} cannot be read: ${reason}`;
+    await expect(logs.read('conv', 'main')).rejects.toThrow(expected);
+    await expect(logs.read('conv', 'main', { direction: 'backward', limit: 1 })).rejects.toThrow(expected);
+    await expect(logs.lastSeq('conv', 'main')).rejects.toThrow(expected);
+    await expect(logs.append('conv', 'main', ['x'])).rejects.toThrow(expected);
+    // Refused again on the next use: nothing about the file was cached.
+    await expect(logs.read('conv', 'main')).rejects.toThrow(expected);
+    expect(isStill(fs.lstatSync(file))).toBe(true);
+    expect(fs.readdirSync(path.join(directory, 'conv'))).toEqual(['main.jsonl']);
+    expect(problems).toEqual([]);
+  });
+
+  it.skipIf(process.getuid?.() === 0)('names a file without read permission', async () => {
+    fs.writeFileSync(file, line(1, 'a'));
+    fs.chmodSync(file, 0o000);
+    open();
+    await expect(logs.read('conv', 'main')).rejects.toThrow(`log file ${file} cannot be read: permission denied (EACCES)`);
+    fs.chmodSync(file, 0o600);
   });
 });

@@ -69,7 +69,7 @@ function holdNextOpen(file: string): { opened: Promise<void>; release: () => voi
   let holding = true;
   vi.spyOn(fs, 'open').mockImplementation(((...args: unknown[]) => {
     const callback = args.at(-1) as (error: Error | null, fd?: number) => void;
-    if (!holding || args[0] !== file || args[1] !== fs.constants.O_RDWR) return original(...args);
+    if (!holding || args[0] !== file || args[1] !== (fs.constants.O_RDWR | fs.constants.O_NONBLOCK)) return original(...args);
     holding = false;
     original(...args.slice(0, -1), (error: Error | null, fd?: number) => {
       opened();

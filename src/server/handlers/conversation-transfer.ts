@@ -22,7 +22,8 @@ export function createTransferHandlers(connection: RpcConnection): TransferHandl
     async 'conversation/export'(params) {
       const archive = await exportConversation(runtime, params.conversationId);
       if (!archive) throw new NotFoundError(`conversation "${params.conversationId}" does not exist`);
-      return { conversationId: params.conversationId, archive: serializeArchive(archive) };
+      const damage = runtime.store.logDamage(params.conversationId);
+      return { conversationId: params.conversationId, archive: serializeArchive(archive), ...(damage.length > 0 ? { damage } : {}) };
     },
 
     async 'conversation/import'(params) {

@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import { closeDescriptor, openDescriptor } from './file-io.js';
+import { asUnreadable, checkOpenedLogFile, danglingLinkError, NON_BLOCKING_OPEN } from './stream-file-access.js';
 
 /** An open descriptor lent to one operation; give it back with {@link FileHandlePool.release}. */
 export interface FileLease {
@@ -158,17 +159,35 @@ export class FileHandlePool {
   }
 }
 
+/**
+ * Opens (or creates) a stream file read-write. A missing file is ENOENT (the stream does not
+ * exist yet); anything in its place that is no log file fails with an UnreadableStreamError
+ * and is left as it is.
+ */
 async function openStreamFile(filePath: string, create: boolean): Promise<{ fd: number; created: boolean }> {
-  const { O_RDWR, O_CREAT, O_EXCL } = fs.constants;
+  let opened: { fd: number; created: boolean };
   try {
-    return { fd: await openDescriptor(filePath, O_RDWR), created: false };
+    opened = await openOrCreate(filePath, create);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw (await danglingLinkError(filePath)) ?? error;
+    throw asUnreadable(filePath, error);
+  }
+  if (!opened.created) checkOpenedLogFile(filePath, opened.fd);
+  return opened;
+}
+
+async function openOrCreate(filePath: string, create: boolean): Promise<{ fd: number; created: boolean }> {
+  const { O_RDWR, O_CREAT, O_EXCL } = fs.constants;
+  const flags = O_RDWR | NON_BLOCKING_OPEN;
+  try {
+    return { fd: await openDescriptor(filePath, flags), created: false };
   } catch (error) {
     if (!create || (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   try {
-    return { fd: await openDescriptor(filePath, O_RDWR | O_CREAT | O_EXCL), created: true };
+    return { fd: await openDescriptor(filePath, flags | O_CREAT | O_EXCL), created: true };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return { fd: await openDescriptor(filePath, O_RDWR), created: false };
+    return { fd: await openDescriptor(filePath, flags), created: false };
   }
 }

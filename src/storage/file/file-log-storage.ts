@@ -30,6 +30,7 @@ import {
   writeAllAt,
 } from './file-io.js';
 import { OperationScheduler } from './operation-scheduler.js';
+import { asUnreadable } from './stream-file-access.js';
 import type { StreamState } from './stream-state.js';
 import { StreamStateCache } from './stream-state-cache.js';
 import { readStreamBackward, readStreamForward } from './stream-reads.js';
@@ -56,7 +57,9 @@ const noop = (): void => undefined;
  * one stream run one after another; different streams run in parallel. Per-stream state
  * (last seq, byte length, a sparse seq → offset index) is cached after the first open, so
  * no append or tail read scans the file. Damaged data never makes a read throw: it is
- * skipped and reported through `onProblem` (SPEC §4).
+ * skipped and reported through `onProblem` (SPEC §4). A stream file that cannot be read at
+ * all (a directory, a named pipe or a dangling link in its place, a permission or I/O error)
+ * fails the operation with an UnreadableStreamError naming the file, and is left untouched.
  *
  * This process must be the only writer of the root directory (the server's lock file
  * guarantees it); files changed behind its back are not noticed until it is reopened.
@@ -260,6 +263,8 @@ export class FileLogStorage implements LogStorage {
     if (lease === undefined) return missing;
     try {
       return await operation(await this.states.stateFor(path, stream, filePath, lease), lease.fd);
+    } catch (error) {
+      throw asUnreadable(filePath, error);
     } finally {
       await this.handles.release(lease);
     }
@@ -298,7 +303,9 @@ export class FileLogStorage implements LogStorage {
       for (const directory of directories) await syncDirectory(directory);
       this.unsyncedDirectories.delete(filePath);
       this.durableEntries.add(filePath);
-      const state = await this.states.stateFor(path, stream, filePath, lease);
+      const state = await this.states.stateFor(path, stream, filePath, lease).catch((error: unknown) => {
+        throw asUnreadable(filePath, error);
+      });
       const firstSeq = state.lastSeq + 1;
       let text = state.needsNewline ? '\n' : '';
       for (let index = 0; index < texts.length; index += 1) {
