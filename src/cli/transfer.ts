@@ -12,6 +12,7 @@ import { serializeArchive } from '../dao/conversation-archive.js';
 import { convertCodexRollout } from '../dao/codex-rollout.js';
 import { ErrorCodes, MAX_MESSAGE_BYTES } from '../protocol/index.js';
 import { resolveConversationId } from './conversation-reference.js';
+import { formatLogDamage } from './log-damage-output.js';
 import type { OutputStreams } from './exec-output.js';
 import { ensureServer } from './server-discovery.js';
 import { UsageError } from './usage-error.js';
@@ -37,6 +38,7 @@ async function withClient<T>(paths: OpenVaalaPaths, requireConfigDir: boolean, w
 export async function runExport(paths: OpenVaalaPaths, reference: string, options: { requireConfigDir: boolean }, streams: OutputStreams): Promise<number> {
   const result = await withClient(paths, options.requireConfigDir, async (client) => client.request('conversation/export', { conversationId: await resolveConversationId(client, reference) }));
   await new Promise<void>((resolve, reject) => streams.stdout.write(result.archive, (error) => (error ? reject(error) : resolve())));
+  streams.stderr.write(formatLogDamage(result.damage));
   streams.stderr.write(`exported conversation ${result.conversationId} (${Buffer.byteLength(result.archive)} bytes)\n`);
   return 0;
 }
@@ -64,7 +66,7 @@ function readInput(file: string): string {
 /**
  * Imports an archive (or with `from: "codex"`, a Codex session rollout) into the local
  * server and prints the new conversation's id.
- * @throws UsageError for an unreadable file, an unknown source, `--model`/`--agent`/`--cwd` without `--from`, a rollout or archive that is not valid (naming the line), or an archive too large for one protocol message
+ * @throws UsageError for an unreadable file, an unknown source, `--model`/`--agent`/`--cwd` without `--from`, an agent not defined or a model not named `<provider>/<model-id>`, a rollout or archive that is not valid (naming the line), or an archive too large for one protocol message
  */
 export async function runImport(paths: OpenVaalaPaths, file: string, options: ImportOptions, streams: OutputStreams): Promise<number> {
   if (options.from !== undefined && !(IMPORT_SOURCES as readonly string[]).includes(options.from)) throw new UsageError(`--from: unknown source "${options.from}" (known: ${IMPORT_SOURCES.join(', ')})`);
@@ -78,6 +80,9 @@ export async function runImport(paths: OpenVaalaPaths, file: string, options: Im
     if (options.from === 'codex') {
       const [{ agents, defaultAgent }, { defaultModel }] = await Promise.all([client.request('agents/list', {}), client.request('models/list', {})]);
       const agent = options.agent ?? defaultAgent;
+      // Checked here, as exec checks them: an imported session naming either wrongly fails every later turn.
+      if (!agents.some((entry) => entry.name === agent)) throw new UsageError(`--agent: agent "${agent}" is not defined in agents.yaml (defined: ${agents.map((entry) => entry.name).join(', ') || 'none'})`);
+      if (options.model !== undefined && !/^[^/\s]+\/\S+$/.test(options.model)) throw new UsageError(`--model: "${options.model}" must be named "<provider>/<model-id>"`);
       const model = options.model ?? agents.find((entry) => entry.name === agent)?.model ?? defaultModel;
       if (!model) throw new UsageError('no default model is configured: give --model provider/model');
       try {

@@ -104,5 +104,15 @@ describe('openvaala export / import', { timeout: 120_000 }, () => {
     const notRollout = await runCli(['import', '--from', 'codex', path.join(environment.root, 'missing.jsonl')], { env: environment.env });
     expect(notRollout.code).toBe(64);
     expect(notRollout.stderr).toContain('cannot read');
+ 
+    // An agent or a model that no later turn could use is refused before anything is imported.
+    const before = (await runCli(['conversations', '--json'], { env: environment.env })).stdout;
+    const ghost = await runCli(['import', '--from', 'codex', ROLLOUT, '--agent', 'ghost'], { env: environment.env });
+    expect(ghost.code).toBe(64);
+    expect(ghost.stderr).toContain('--agent: agent "ghost" is not defined in agents.yaml');
+    const nonsense = await runCli(['import', '--from', 'codex', ROLLOUT, '--model', 'nonsense'], { env: environment.env });
+    expect(nonsense.code).toBe(64);
+    expect(nonsense.stderr).toContain('--model: "nonsense" must be named "<provider>/<model-id>"');
+    expect((await runCli(['conversations', '--json'], { env: environment.env })).stdout).toBe(before);
   });
 });
