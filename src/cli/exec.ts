@@ -92,6 +92,8 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
       const missing = await missingServerEnvironment(client, server, paths.configDir, model);
       if (missing) throw new Error(missing);
       if (options.model) await client.request('session/setModel', { conversationId, model: options.model });
+      // As with the model: the agent given applies from this turn on.
+      if (options.agent) await client.request('session/setAgent', { conversationId, agent: options.agent });
     } else {
       const missing = await missingServerEnvironment(client, server, paths.configDir, options.model);
       if (missing) throw new Error(missing);

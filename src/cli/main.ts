@@ -5,24 +5,15 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { resolvePaths } from '../config/paths.js';
 import { VERSION } from '../package-info.js';
 import { requireExistingDataDir } from './data-dir-option.js';
 import { ExecExitCode } from './exit-codes.js';
+import { existingDirectory, integer, nonEmpty } from './option-values.js';
 import { reportUnknownCommand } from './unknown-command.js';
 import { UsageError } from './usage-error.js';
 import { importInteractiveTui } from './tui-import.js';
-
-function integer(name: string, minimum: number, maximum = Number.MAX_SAFE_INTEGER) {
-  return (value: string): number => {
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < minimum || parsed > maximum) {
-      throw new InvalidArgumentError(`${name} must be an integer from ${minimum} to ${maximum}, got "${value}"`);
-    }
-    return parsed;
-  };
-}
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -67,7 +58,7 @@ export function buildProgram(): Command {
     .option('--exit-when-idle <ms>', 'exit after this many ms without clients or running work', integer('--exit-when-idle', 1))
     .option('--allow-origin <origin...>', 'extra browser origins allowed to use the API')
     .option('--allow-host <name...>', 'host names clients may use to reach the server besides loopback ones and --host')
-    .option('--web-root <dir>', 'folder of the built web UI to serve at /web/v1/ (default: dist/www of the package)')
+    .option('--web-root <dir>', 'folder of the built web UI to serve at /web/v1/ (default: dist/www of the package)', existingDirectory('--web-root'))
     .option('--platform', 'platform mode: users, sign-in and roles (docs/platform.md); default platform.enabled of server.yaml')
     .action(async (options: { dataDir?: string; configDir?: string; host: string; port: number; exitWhenIdle?: number; allowOrigin?: string[]; allowHost?: string[]; webRoot?: string; platform?: boolean }) => {
       const [{ createDeferredLogger }, { startRuntimeServer }] = await Promise.all([import('../deferred-logger.js'), import('../server/runtime-server.js')]);
@@ -116,10 +107,10 @@ export function buildProgram(): Command {
   const tuiOptions = (command: Command) =>
     command
       .option('--resume <id|last>', 'open a conversation (its id, or last: the most recently updated one) instead of a new one')
-      .option('--model <provider/model>', 'model for a new conversation (default: defaultModel of providers.yaml)')
-      .option('--agent <name>', 'agent for a new conversation')
-      .option('--executor <name>', 'executor for a new conversation', 'local')
-      .option('--cwd <dir>', 'working directory of a new conversation', process.cwd())
+      .option('--model <provider/model>', 'model for a new conversation (default: defaultModel of providers.yaml)', nonEmpty('--model'))
+      .option('--agent <name>', 'agent for a new conversation', nonEmpty('--agent'))
+      .option('--executor <name>', 'executor for a new conversation', nonEmpty('--executor'), 'local')
+      .option('--cwd <dir>', 'working directory of a new conversation', nonEmpty('--cwd'), process.cwd())
       .option('--data-dir <dir>', 'data directory of the server to use')
       .option('--config-dir <dir>', 'configuration directory of the server to use');
   // The terminal UI (Ink and React) is imported only when it runs.
@@ -133,7 +124,7 @@ export function buildProgram(): Command {
   };
   tuiOptions(program).action(async (options: TuiCommandOptions, command: Command) => {
     // `openvaala <word>` with no such command: say so, rather than "too many arguments".
-    if (command.args.length > 0) reportUnknownCommand(program, command.args[0] as string);
+    if (command.args.length > 0) reportUnknownCommand(program, command.args[0] as string, command.args.slice(1));
     await runTuiCommand(options);
   });
   tuiOptions(program.command('tui').description('the terminal UI (also what `openvaala` alone opens)')).action(runTuiCommand);
@@ -142,15 +133,18 @@ export function buildProgram(): Command {
     .command('exec')
     .description('run one prompt to the end of its turn and print what the agent does')
     .argument('[prompt]', 'the prompt; read from stdin when omitted')
-    .option('--model <provider/model>', 'model to use (default: defaultModel of providers.yaml)')
-    .option('--agent <name>', 'agent definition to use')
-    .option('--executor <name>', 'executor to run tools on', 'local')
-    .option('--cwd <dir>', 'working directory of the conversation', process.cwd())
+    .option('--model <provider/model>', 'model to use (default: defaultModel of providers.yaml)', nonEmpty('--model'))
+    .option('--agent <name>', 'agent definition to use', nonEmpty('--agent'))
+    .option('--executor <name>', 'executor to run tools on (a new conversation)', nonEmpty('--executor'), 'local')
+    .option('--cwd <dir>', 'working directory (a new conversation)', nonEmpty('--cwd'), process.cwd())
     .option('--json', 'print one JSON event per line', false)
     .option('--data-dir <dir>', 'data directory of the server to use')
     .option('--config-dir <dir>', 'configuration directory of the server to use')
     .option('--resume <id|prefix|last>', 'continue a conversation (its id, a unique prefix of it, or last: the most recently updated one) instead of starting one')
-    .action(async (prompt: string | undefined, options: { model?: string; agent?: string; executor: string; cwd: string; json: boolean; dataDir?: string; configDir?: string; resume?: string }) => {
+    .action(async (prompt: string | undefined, options: { model?: string; agent?: string; executor: string; cwd: string; json: boolean; dataDir?: string; configDir?: string; resume?: string }, command: Command) => {
+      // A resumed conversation keeps its work location: said, rather than ignored in silence.
+      const placement = (['cwd', 'executor'] as const).find((option) => options.resume !== undefined && command.getOptionValueSource(option) === 'cli');
+      if (placement) fail(`exec: --${placement} applies to a new conversation; a resumed one keeps its work location (--resume ${options.resume})`, ExecExitCode.usage);
       const text = prompt ?? (process.stdin.isTTY ? '' : await readStdin());
       if (!text.trim()) fail('exec: give a prompt as an argument or on stdin', ExecExitCode.usage);
       try {

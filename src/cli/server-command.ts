@@ -83,14 +83,26 @@ export async function runServerStop(paths: OpenVaalaPaths, streams: OutputStream
 
 /**
  * Stops the server (if one runs) and starts a new one in the background with this process's
- * environment, on the same configuration directory unless another one is given.
- * @returns 0 when the new server answers, 1 otherwise
+ * environment, on the same configuration directory unless another one is given. The
+ * configuration is checked first: a server refusing to start on it would leave none running,
+ * where the running one keeps the last configuration that loaded.
+ * @returns 0 when the new server answers, 1 otherwise (also when the configuration has problems: nothing is stopped then)
  */
 export async function runServerRestart(paths: OpenVaalaPaths, configDirGiven: boolean, streams: OutputStreams): Promise<number> {
   const running = await findServer(paths);
+  const configDir = configDirGiven ? paths.configDir : (running?.configDir ?? paths.configDir);
+  const { ConfigurationError, loadConfiguration } = await import('../config/configuration.js');
+  try {
+    await loadConfiguration(configDir);
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    streams.stderr.write(`${error.message}
+not restarted: a new server would refuse this configuration${running ? `; the running one (pid ${running.pid}) keeps the configuration it loaded last` : ''}
+`);
+    return 1;
+  }
   const stopped = await runServerStop(paths, streams);
   if (stopped !== 0) return stopped;
-  const configDir = configDirGiven ? paths.configDir : (running?.configDir ?? paths.configDir);
   const info = await ensureServer({ ...paths, configDir });
   streams.stdout.write(`started the runtime server (pid ${info.pid}) on ${info.url} with this environment; it exits after 10 idle minutes\n`);
   return 0;

@@ -75,6 +75,7 @@ export async function runImport(paths: OpenVaalaPaths, file: string, options: Im
     if (given.length > 0) throw new UsageError(`--${given[0]} only applies with --from (an OpenVaala archive keeps its own sessions' models, agents and work location)`);
   }
   const text = readInput(file);
+  if (text.trim() === '') throw new UsageError(`${file}: the file is empty; ${options.from === 'codex' ? 'a Codex rollout' : 'an archive (from openvaala export)'} holds one JSON object per line`);
   const outcome = await withClient(paths, options.requireConfigDir, async (client) => {
     let archive = text;
     if (options.from === 'codex') {

@@ -13,9 +13,15 @@ export { editDistance, similarNames as similarCommands } from '../similar-names.
 /**
  * Reports `word` as an unknown command of `program` through commander's error path (so the
  * program's exit code for usage mistakes applies), with the nearest commands as a suggestion.
+ * `help` (optionally followed by a command's name, in `rest`) prints that help instead and exits 0.
  * @throws whatever the program's exit override throws; otherwise the process exits
  */
-export function reportUnknownCommand(program: Command, word: string): never {
+export function reportUnknownCommand(program: Command, word: string, rest: readonly string[] = []): never {
+  // `openvaala help [command]`, as git and npm take it.
+  if (word === 'help') {
+    const named = rest[0] === undefined ? program : program.commands.find((command) => command.name() === rest[0] || command.aliases().includes(rest[0] as string));
+    if (named) named.help();
+  }
   const names = program
     .createHelp()
     .visibleCommands(program)

@@ -173,10 +173,29 @@ export function parseYamlDocument<T>(file: string, input: string | Uint8Array, s
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
-    for (const { keyPath, message } of parsed.error.issues.flatMap(explainIssue)) problems.push({ line: lineOf(keyPath), keyPath: keyPath.map(String).join('.'), message });
+    for (const { keyPath, message } of parsed.error.issues.flatMap(explainIssue)) problems.push({ line: lineOf(keyPath), keyPath: keyPath.map(String).join('.'), message: withBooleanHint(message, valueAt(raw, keyPath)) });
   }
   if (problems.length > 0) throw new ConfigError(file, problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0)), { value: raw, lineOf });
   return { value: parsed.data as T, lineOf };
+}
+
+/** The value at a key path of a parsed document, if there is one. */
+function valueAt(root: unknown, keyPath: PropertyKey[]): unknown {
+  let value = root;
+  for (const key of keyPath) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/** The words YAML 1.1 read as booleans and YAML 1.2 (this parser) reads as text. */
+const YAML_1_1_BOOLEANS = /^(?:y|yes|n|no|on|off)$/i;
+
+/** A boolean written `yes`/`no`/`on`/`off` is text here: the message says what to write instead. */
+function withBooleanHint(message: string, value: unknown): string {
+  if (typeof value !== 'string' || !YAML_1_1_BOOLEANS.test(value) || !/expected boolean/.test(message)) return message;
+  return `${message}; write true or false ("${value}" is text in YAML 1.2, which this file is read as)`;
 }
 
 /** One problem found by a schema, where it is and what to say. */

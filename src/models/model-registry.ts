@@ -64,6 +64,13 @@ export function parseModelName(name: string): { providerName: string; modelId: s
 }
 
 /**
+ * The variable each kind's client reads its key from when none is given (the AI SDK providers'
+ * defaults; the runtime's Responses client reads `OPENAI_API_KEY` too). `openai-compatible`
+ * servers may need no key.
+ */
+const KEY_VARIABLES: Partial<Record<ProviderConfig['kind'], string>> = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY', google: 'GOOGLE_GENERATIVE_AI_API_KEY' };
+
+/**
  * The API key of a provider: a literal `apiKey`; else the variable `apiKey: env:NAME` names
  * when it is set; else the key stored by `openvaala auth set` (`credentials.json`); else none
  * (the provider's SDK may still read its own variable, e.g. `OPENAI_API_KEY`).
@@ -173,6 +180,13 @@ export class ModelRegistry {
     const reasoning = reasoningOf(this.providers, providerName, modelId);
     // The key is looked up on every resolve (each turn): a key stored or exported since is used at once.
     const apiKey = resolveApiKey(providerName, provider, this.options.configDir);
+    const sdkVariable = KEY_VARIABLES[provider.kind];
+    // Said before the turn, as for an unset env: key; the provider's client would fail its first call with words of its own.
+    if (apiKey === undefined && sdkVariable !== undefined && !process.env[sdkVariable]) {
+      throw new MissingSecretError(
+        `provider "${providerName}" (kind ${provider.kind}) has no API key: give providers.${providerName}.apiKey in providers.yaml (e.g. apiKey: env:${sdkVariable}), set ${sdkVariable} in the server's environment, or store one with: openvaala auth set ${providerName}`,
+      );
+    }
     const cacheKey = `${modelName}\u0000${apiKey ?? ''}`;
     const cached = this.cache.get(cacheKey);
     if (cached) return cached;

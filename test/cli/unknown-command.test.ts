@@ -55,3 +55,28 @@ it('still refuses extra operands to a real command', async () => {
   expect(result.code).toBe(64);
   expect(result.stderr).toContain('too many arguments');
 });
+
+it('takes `help` and `help <command>` as git and npm do', async () => {
+  const root = await runCli(['help'], { env: isolatedEnv() });
+  expect(root.code).toBe(0);
+  expect(root.stdout).toContain('Usage: openvaala');
+  const exec = await runCli(['help', 'exec'], { env: isolatedEnv() });
+  expect(exec.code).toBe(0);
+  expect(exec.stdout).toContain('Usage: openvaala exec');
+  const unknown = await runCli(['help', 'frobnicate'], { env: isolatedEnv() });
+  expect(unknown.code).toBe(64);
+});
+
+it('refuses empty option values and placement options a resumed conversation cannot take, naming the option', async () => {
+  const env = isolatedEnv();
+  for (const option of ['--model', '--agent', '--executor', '--cwd']) {
+    const result = await runCli(['exec', option, '', 'hi'], { env });
+    expect(result.code, result.stderr).toBe(64);
+    expect(result.stderr).toContain(`${option} must not be empty`);
+  }
+  for (const option of ['--cwd', '--executor']) {
+    const result = await runCli(['exec', '--resume', 'last', option, option === '--cwd' ? '/tmp' : 'local', 'hi'], { env });
+    expect(result.code, result.stderr).toBe(64);
+    expect(result.stderr).toContain(`${option} applies to a new conversation; a resumed one keeps its work location`);
+  }
+});

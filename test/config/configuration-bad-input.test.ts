@@ -148,3 +148,9 @@ it('says what a value of several forms should be, and the naming rule a key brok
   expect(message).not.toContain('Invalid input');
   expect(message).not.toContain('Invalid key in record');
 });
+
+it('tells a boolean written yes or off (YAML 1.1) to write true or false', async () => {
+  const message = await problems({ 'plugins.yaml': 'plugins:\n  kit: { enabled: yes }\n  other: { enabled: "off" }\n' });
+  expect(message).toContain(`${at('plugins.yaml', 2)}plugins.kit.enabled: Invalid input: expected boolean, received string; write true or false ("yes" is text in YAML 1.2`);
+  expect(message).toContain(`${at('plugins.yaml', 3)}plugins.other.enabled:`);
+});

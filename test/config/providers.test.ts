@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadProvidersFile, resolveSecret } from '../../src/config/providers.js';
+import { loadProvidersFile, MissingSecretError, resolveSecret } from '../../src/config/providers.js';
 import { ConfigError } from '../../src/config/yaml-file.js';
 import { ModelRegistry, UnknownModelError } from '../../src/models/model-registry.js';
 
@@ -77,6 +77,23 @@ defaultModel: openai/gpt-5.5
     expect(() => registry.resolve('other/x')).toThrow('configured: mock');
     expect(() => registry.resolve('no-slash')).toThrow('"<provider>/<model-id>"');
     expect(() => new ModelRegistry({ providers: {} }).resolve(undefined)).toThrow('no defaultModel');
+  });
+
+  it('refuses, before any call, a provider of a public API with no key anywhere, naming every way to give one', () => {
+    const saved = process.env.ANTHROPIC_API_KEY;
+    delete process.env.ANTHROPIC_API_KEY;
+    try {
+      const registry = new ModelRegistry({ providers: { claude: { kind: 'anthropic' } }, defaultModel: 'claude/m' }, { configDir: configDir('providers: {}\n') });
+      expect(() => registry.resolve(undefined)).toThrow(MissingSecretError);
+      expect(() => registry.resolve(undefined)).toThrow('provider "claude" (kind anthropic) has no API key: give providers.claude.apiKey in providers.yaml (e.g. apiKey: env:ANTHROPIC_API_KEY), set ANTHROPIC_API_KEY in the server\'s environment, or store one with: openvaala auth set claude');
+      process.env.ANTHROPIC_API_KEY = 'sk-ant-from-environment';
+      expect(registry.resolve(undefined).name).toBe('claude/m');
+      // A compatible server may need no key at all.
+      expect(new ModelRegistry({ providers: { local: { kind: 'openai-compatible', baseURL: 'http://127.0.0.1:1/v1' } }, defaultModel: 'local/m' }).resolve(undefined).name).toBe('local/m');
+    } finally {
+      if (saved === undefined) delete process.env.ANTHROPIC_API_KEY;
+      else process.env.ANTHROPIC_API_KEY = saved;
+    }
   });
 
   it('says which providers.yaml has no defaultModel, and when there is no providers.yaml at all', () => {

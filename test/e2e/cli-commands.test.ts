@@ -193,6 +193,19 @@ describe('openvaala server', { timeout: 120_000 }, () => {
     expect((await runCli(['server', 'stop'], { env: environment.env })).code).toBe(0);
     expect(processGone(info!.pid)).toBe(true);
   });
+
+  it('restart checks the configuration first: with a mistake, the running server is left running', async () => {
+    environment = await createTestEnvironment('responses: []\n');
+    expect((await runCli(['server', 'restart'], { env: environment.env })).code).toBe(0);
+    const info = readServerInfo(serverInfoFile(environment.paths));
+    writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), 'agents:\n  default: { maxSteps: 0 }\n');
+    const refused = await runCli(['server', 'restart'], { env: environment.env });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`${path.join(environment.paths.configDir, 'agents.yaml')}:2: agents.default.maxSteps`);
+    expect(refused.stderr).toContain(`not restarted: a new server would refuse this configuration; the running one (pid ${info?.pid}) keeps the configuration it loaded last`);
+    expect(processGone(info!.pid)).toBe(false);
+    expect((await runCli(['server', 'stop'], { env: environment.env })).code).toBe(0);
+  });
 });
 
 describe('openvaala conversations', { timeout: 120_000 }, () => {
