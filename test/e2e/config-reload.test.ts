@@ -118,7 +118,8 @@ describe('configuration reload in a running server', () => {
     writeFileSync(executorsFile, 'executors:\n  box: { kind: ssh, host: 127.0.0.1, user: me, agent: true }\n');
     const failed = await client.request('config/reload', {});
     expect(failed.ok).toBe(false);
-    expect(failed.error).toContain('executor "box": agent: true, but SSH_AUTH_SOCK is not set');
+    // Named as every other problem of the directory is: file, line and key path.
+    expect(failed.error).toContain("executors.yaml:2: executors.box.agent: agent: true, but SSH_AUTH_SOCK is not set in the server's environment");
     expect((await client.request('executors/list', {})).executors.map((executor) => executor.name)).toEqual(['local']);
     writeFileSync(executorsFile, '# mine\nexecutors: {}\n');
     await client.request('config/reload', {});
