@@ -81,9 +81,9 @@ export const SshExecutorConfigSchema = z
     }
   }, EVEN_WITH_OTHER_PROBLEMS);
 
-/** True for a path that stays inside the directory it is relative to: not absolute, no `..` segment. */
-function staysInside(file: string): boolean {
-  return !file.startsWith('/') && !file.split(/[\\/]/).includes('..');
+/** True for a path without a `..` segment: relative to the workspace, or absolute in the executor's memory. */
+function withoutParentSegments(file: string): boolean {
+  return !file.split(/[\\/]/).includes('..');
 }
 
 /** `{ kind: virtual, seedDirectory?, files? }`. */
@@ -92,14 +92,14 @@ export const VirtualExecutorConfigSchema = z
     kind: z.literal('virtual'),
     /** A real directory copied into memory at first use (never written). */
     seedDirectory: pathText.optional(),
-    /** Files created in memory: path relative to the workspace → content. */
+    /** Files created in memory: path relative to the workspace (or absolute) → content. */
     files: z.record(pathText, z.string()).optional(),
   })
   .superRefine((config: unknown, context) => {
     // Checked here rather than on the record's key schema, so the problem is reported at the key.
     const files = isRecord(config) && isRecord(config.files) ? Object.keys(config.files) : [];
     for (const file of files) {
-      if (!staysInside(file)) context.addIssue({ code: 'custom', path: ['files', file], message: 'must be a path relative to the workspace, without ".." segments' });
+      if (!withoutParentSegments(file)) context.addIssue({ code: 'custom', path: ['files', file], message: 'must not hold ".." segments: give a path relative to the workspace (or an absolute one in the executor\'s memory)' });
     }
   }, EVEN_WITH_OTHER_PROBLEMS);
 

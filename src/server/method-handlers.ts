@@ -37,6 +37,7 @@ import { createCostHandlers } from './handlers/costs.js';
 import { stateOwner } from '../platform/settings/user-state.js';
 import { createWorktreeHandlers, worktreeRpcError } from './handlers/worktrees.js';
 import { WorktreeError } from '../runtime/worktree-git.js';
+import { hideDataDirectory } from './request-errors.js';
 
 /** Per-request helpers given to a handler. */
 export interface RequestContext {
@@ -158,7 +159,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
 
     async 'conversation/get'(params) {
       const snapshot = (await runtime.getConversation(params.conversationId)).snapshot();
-      const damage = runtime.store.logDamage(params.conversationId);
+      const damage = runtime.store.logDamage(params.conversationId).map((entry) => ({ ...entry, location: hideDataDirectory(entry.location) }));
       return damage.length > 0 ? { ...snapshot, damage } : snapshot;
     },
 

@@ -14,6 +14,18 @@ import { NotFoundError } from '../runtime/runtime.js';
 import { StateConflictError } from '../runtime/state-conflict-error.js';
 import { UnreadableStreamError } from '../storage/log-storage.js';
 
+/** An absolute path up to the data directory's `conversations/` folder (SPEC §4 layout). */
+const DATA_DIRECTORY_PREFIX = /(?:\/[^\s/:'"()]+)+?\/(?=conversations\/)/g;
+
+/**
+ * `text` with the data directory's absolute path written `<data dir>/`: what clients are told
+ * of a damaged log names the file by the storage layout, not by where the data directory is on
+ * the server's machine (user names, mount points).
+ */
+export function hideDataDirectory(text: string): string {
+  return text.replace(DATA_DIRECTORY_PREFIX, '<data dir>/');
+}
+
 /**
  * The protocol error for `error`, thrown while handling `method`.
  * @param logInternal called with a fresh reference (8 hex digits) when `error` is of no known
@@ -24,8 +36,9 @@ export function requestError(method: string, error: unknown, logInternal: (refer
   if (error instanceof NotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: ${error.message}`);
   if (error instanceof UnknownModelError) return new RpcError(ErrorCodes.invalidParams, `${method}: ${error.message}`);
   if (error instanceof StateConflictError) return RpcError.conflict(`${method}: ${error.message}`, error.reason as StateConflictReason);
-  // Named, file and all: the user has to repair or restore that file (docs/storage.md, "Damaged logs").
-  if (error instanceof DamagedConversationError || error instanceof UnreadableStreamError) return RpcError.conflict(`${method}: ${error.message}`, 'log_damaged');
+  // Named, file and all, since the user has to repair or restore that file (docs/storage.md,
+  // "Damaged logs"); the file relative to the data directory, whose place on the machine is not a client's business.
+  if (error instanceof DamagedConversationError || error instanceof UnreadableStreamError) return RpcError.conflict(`${method}: ${hideDataDirectory(error.message)}`, 'log_damaged');
   if (error instanceof PlatformInputError) return new RpcError(ErrorCodes.invalidParams, `${method}: params.${error.message}`);
   if (error instanceof PlatformNotFoundError) return new RpcError(ErrorCodes.notFound, `${method}: params.${error.message}`);
   if (error instanceof PlatformConflictError) return RpcError.conflict(`${method}: ${error.message}`, error.reason as StateConflictReason);

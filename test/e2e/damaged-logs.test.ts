@@ -34,6 +34,9 @@ async function storedConversation(turns = 1): Promise<{ environment: TestEnviron
   return { environment, conversationId: conversationId as string, directory, sessionLog: path.join(directory, session), metadataLog: path.join(directory, 'metadata.jsonl') };
 }
 
+/** How the server names a file of the data directory to its clients (the machine's path hidden; reindex runs locally and names it whole). */
+const inDataDirectory = (environment: { paths: { dataDir: string } }, file: string): string => `<data dir>/${path.relative(environment.paths.dataDir, file)}`;
+
 describe('a session log that cannot be read', { timeout: 120_000 }, () => {
   it('is reported by reindex, which indexes the rest; show, export and exec --resume name it and leave it as it is', async () => {
     const { environment, conversationId, sessionLog } = await storedConversation();
@@ -46,7 +49,7 @@ describe('a session log that cannot be read', { timeout: 120_000 }, () => {
     expect(reindexed.stdout).toContain('indexed 1 conversation');
     expect(reindexed.stdout).toContain(`log file ${sessionLog} cannot be read: it is a directory`);
 
-    const expected = `conversation "${conversationId}" cannot be opened: log file ${sessionLog} cannot be read: it is a directory`;
+    const expected = `conversation "${conversationId}" cannot be opened: log file ${inDataDirectory(environment, sessionLog)} cannot be read: it is a directory`;
     for (const args of [['conversations', 'show', conversationId], ['export', conversationId], ['exec', '--resume', conversationId, 'Go on']]) {
       const result = await runCli(args, { env: environment.env, cwd: environment.workDir });
       expect(result.stderr, args.join(' ')).toContain(expected);
@@ -63,7 +66,7 @@ describe('a session log that cannot be read', { timeout: 120_000 }, () => {
     const rebuilt = await runCli(['reindex'], { env: environment.env, timeoutMs: 20_000 });
     expect(rebuilt.stdout).toContain(`log file ${sessionLog} cannot be read: it is a named pipe (FIFO)`);
     const shown = await runCli(['conversations', 'show', conversationId], { env: environment.env, timeoutMs: 20_000 });
-    expect(shown.stderr).toContain(`log file ${sessionLog} cannot be read: it is a named pipe (FIFO)`);
+    expect(shown.stderr).toContain(`log file ${inDataDirectory(environment, sessionLog)} cannot be read: it is a named pipe (FIFO)`);
     expect(fs.lstatSync(sessionLog).isFIFO()).toBe(true);
   });
 });
@@ -80,13 +83,13 @@ describe('damaged lines', { timeout: 120_000 }, () => {
     const shown = await runCli(['conversations', 'show', conversationId], { env: environment.env });
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain('Answer 1.');
-    expect(shown.stderr).toContain(`warning: damaged log ${sessionLog}, byte offset ${lastLineStart}: incomplete last line`);
-    expect(shown.stderr).toContain(`warning: damaged log ${metadataLog}, line ${metadataLines} (byte offset`);
+    expect(shown.stderr).toContain(`warning: damaged log ${inDataDirectory(environment, sessionLog)}, byte offset ${lastLineStart}: incomplete last line`);
+    expect(shown.stderr).toContain(`warning: damaged log ${inDataDirectory(environment, metadataLog)}, line ${metadataLines} (byte offset`);
 
     const exported = await runCli(['export', conversationId], { env: environment.env });
     expect(exported.code).toBe(0);
-    expect(exported.stderr).toContain(`warning: damaged log ${sessionLog}, byte offset ${lastLineStart}`);
-    expect(exported.stderr).toContain(`warning: damaged log ${metadataLog}, line ${metadataLines}`);
+    expect(exported.stderr).toContain(`warning: damaged log ${inDataDirectory(environment, sessionLog)}, byte offset ${lastLineStart}`);
+    expect(exported.stderr).toContain(`warning: damaged log ${inDataDirectory(environment, metadataLog)}, line ${metadataLines}`);
     expect(exported.stderr).toContain(`exported conversation ${conversationId}`);
   });
 });
@@ -100,7 +103,7 @@ describe('a metadata log without a valid conversation entry', { timeout: 120_000
     fs.writeFileSync(metadataLog, content());
 
     const shown = await runCli(['conversations', 'show', conversationId], { env: environment.env });
-    expect(shown.stderr).toContain(`conversation "${conversationId}" cannot be opened: its metadata log ${metadataLog} holds no valid conversation entry`);
+    expect(shown.stderr).toContain(`conversation "${conversationId}" cannot be opened: its metadata log ${inDataDirectory(environment, metadataLog)} holds no valid conversation entry`);
     expect(shown.stderr).not.toContain('does not exist');
     expect(shown.code).toBe(1);
     const listed = await runCli(['conversations', '--json'], { env: environment.env });

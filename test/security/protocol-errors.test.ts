@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { RuntimeClient, RuntimeClientError } from '../../src/client/runtime-client.js';
 import { methods, type MethodName } from '../../src/protocol/index.js';
 import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
@@ -89,10 +89,10 @@ it('refuses a cursor that is not one, and relative or duplicated work locations,
 
 it('reports a failure inside the server as -32603 with a log reference, and no path or storage detail', async () => {
   const connection = await start();
-  // A conversation directory whose metadata log cannot be read.
-  const conversationId = 'conv_01abcdefghjkmnpqrstvwxyz00';
-  mkdirSync(path.join(environment!.paths.dataDir, 'conversations', conversationId, 'metadata.jsonl'), { recursive: true });
-  const error = await errorOf(connection, 'conversation/get', { conversationId });
+  const { conversation } = await connection.request('conversation/create', { cwd: environment!.workDir });
+  const failure = new Error(`EIO: i/o error, read '${path.join(environment!.paths.dataDir, 'conversations', conversation.id, 'metadata.jsonl')}'`);
+  vi.spyOn(server!.runtime, 'getConversation').mockRejectedValue(failure);
+  const error = await errorOf(connection, 'conversation/get', { conversationId: conversation.id });
   expect(error.code).toBe(-32603);
   expect(error.message).toMatch(/^conversation\/get: internal error \(reference [0-9a-f]{8} in the server log\)$/);
   expect(error.message).not.toContain(environment!.root);
@@ -101,4 +101,16 @@ it('reports a failure inside the server as -32603 with a log reference, and no p
   const logged = logLines.find((line) => line.includes(reference));
   expect(logged).toBeDefined();
   expect(logged).toContain('metadata.jsonl');
+});
+
+it('names a log that cannot be read by its place in the data directory, never by where that directory is', async () => {
+  const connection = await start();
+  // A conversation directory whose metadata log cannot be read.
+  const conversationId = 'conv_01abcdefghjkmnpqrstvwxyz00';
+  mkdirSync(path.join(environment!.paths.dataDir, 'conversations', conversationId, 'metadata.jsonl'), { recursive: true });
+  const error = await errorOf(connection, 'conversation/get', { conversationId });
+  expect(error.code).toBe(-32009);
+  expect(error.message).toContain(`<data dir>/conversations/${conversationId}/metadata.jsonl`);
+  expect(error.message).toContain('it is a directory');
+  expect(error.message).not.toContain(environment!.root);
 });

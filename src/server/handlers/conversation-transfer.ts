@@ -8,6 +8,7 @@ import { exportConversation, importConversation, type ImportOutcome } from '../.
 import { planTurnRecovery } from '../../dao/turn-recovery.js';
 import { NotFoundError } from '../../runtime/runtime.js';
 import type { RequestContext } from '../method-handlers.js';
+import { hideDataDirectory } from '../request-errors.js';
 import type { RpcConnection } from '../rpc-connection.js';
 
 type TransferMethod = 'conversation/export' | 'conversation/import';
@@ -22,7 +23,7 @@ export function createTransferHandlers(connection: RpcConnection): TransferHandl
     async 'conversation/export'(params) {
       const archive = await exportConversation(runtime, params.conversationId);
       if (!archive) throw new NotFoundError(`conversation "${params.conversationId}" does not exist`);
-      const damage = runtime.store.logDamage(params.conversationId);
+      const damage = runtime.store.logDamage(params.conversationId).map((entry) => ({ ...entry, location: hideDataDirectory(entry.location) }));
       return { conversationId: params.conversationId, archive: serializeArchive(archive), ...(damage.length > 0 ? { damage } : {}) };
     },
 
