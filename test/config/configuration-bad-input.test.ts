@@ -1,5 +1,5 @@
 /**
- * Bad input in the configuration directory, of kinds met in a user's trial: each is refused when
+ * Bad input in the configuration directory, of kinds users meet: each is refused when
  * the directory is loaded (so `config check`, a start and a reload agree), naming the file, the
  * line and the key path, and never hangs or crashes the loader.
  */

@@ -92,7 +92,7 @@ servers:
 
   it('names an unknown key and a value of the wrong type', () => {
     expect(problem('servers:\n  a:\n    transport: stdio\n    command: x\n    headers: { A: b }\n')).toBe('mcp.yaml:5: servers.a.headers: Unrecognized key: "headers"');
-    expect(problem('servers:\n  a:\n    transport: stdio\n    command: x\n    enabled: "yes"\n')).toBe('mcp.yaml:5: servers.a.enabled: Invalid input: expected boolean, received string');
+    expect(problem('servers:\n  a:\n    transport: stdio\n    command: x\n    enabled: "sure"\n')).toBe('mcp.yaml:5: servers.a.enabled: Invalid input: expected boolean, received string');
     expect(problem('servers:\n  a:\n    transport: stdio\n    command: x\n    toolTimeoutMs: 10\n')).toBe('mcp.yaml:5: servers.a.toolTimeoutMs: Too small: expected number to be >=100');
   });
 
