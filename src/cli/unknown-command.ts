@@ -7,8 +7,6 @@
 import type { Command } from 'commander';
 import { similarNames } from '../similar-names.js';
 
-// Kept under their earlier names for the command line's callers.
-export { editDistance, similarNames as similarCommands } from '../similar-names.js';
 
 /**
  * Reports `word` as an unknown command of `program` through commander's error path (so the

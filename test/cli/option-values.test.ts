@@ -2,29 +2,20 @@
  * Option values no command could use are refused by the real CLI before it does anything,
  * naming the option (exit 64): a --web-root that is no directory, an empty file to import.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { runCli } from '../helpers/environment.js';
+import { useIsolatedHome } from '../helpers/isolated-home.js';
 
-let home: string | undefined;
-afterEach(() => {
-  if (home) rmSync(home, { recursive: true, force: true });
-  home = undefined;
-});
-
-function isolatedEnv(): NodeJS.ProcessEnv {
-  home = mkdtempSync(path.join(tmpdir(), 'option-values-'));
-  return { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), XDG_DATA_HOME: path.join(home, 'data'), XDG_STATE_HOME: path.join(home, 'state') };
-}
+const isolatedEnv = useIsolatedHome('option-values-');
 
 it('refuses a --web-root that is missing or a file, before serving anything', async () => {
   const env = isolatedEnv();
-  const missing = await runCli(['serve', '--port', '0', '--web-root', path.join(home!, 'nowhere')], { env });
+  const missing = await runCli(['serve', '--port', '0', '--web-root', path.join(isolatedEnv.home(), 'nowhere')], { env });
   expect(missing.code).toBe(64);
-  expect(missing.stderr).toContain(`--web-root ${path.join(home!, 'nowhere')}: no such directory`);
-  const file = path.join(home!, 'file.txt');
+  expect(missing.stderr).toContain(`--web-root ${path.join(isolatedEnv.home(), 'nowhere')}: no such directory`);
+  const file = path.join(isolatedEnv.home(), 'file.txt');
   writeFileSync(file, 'x');
   const notDirectory = await runCli(['serve', '--port', '0', '--web-root', file], { env });
   expect(notDirectory.code).toBe(64);
@@ -33,7 +24,7 @@ it('refuses a --web-root that is missing or a file, before serving anything', as
 
 it('says an empty file to import is empty, for an archive and for a Codex rollout', async () => {
   const env = isolatedEnv();
-  const empty = path.join(home!, 'empty.jsonl');
+  const empty = path.join(isolatedEnv.home(), 'empty.jsonl');
   writeFileSync(empty, '\n');
   const archive = await runCli(['import', empty], { env });
   expect(archive.code).toBe(64);

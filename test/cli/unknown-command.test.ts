@@ -2,23 +2,12 @@
  * `openvaala <word>` where `<word>` is no command: the real CLI says which word is unknown,
  * suggests the nearest commands, and exits 64 (a usage mistake) without opening the terminal UI.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterEach, expect, it } from 'vitest';
-import { editDistance, similarCommands } from '../../src/cli/unknown-command.js';
+import { expect, it } from 'vitest';
+import { editDistance, similarNames } from '../../src/similar-names.js';
 import { runCli } from '../helpers/environment.js';
+import { useIsolatedHome } from '../helpers/isolated-home.js';
 
-let home: string | undefined;
-afterEach(() => {
-  if (home) rmSync(home, { recursive: true, force: true });
-  home = undefined;
-});
-
-function isolatedEnv(): NodeJS.ProcessEnv {
-  home = mkdtempSync(path.join(tmpdir(), 'unknown-command-'));
-  return { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), XDG_DATA_HOME: path.join(home, 'data'), XDG_STATE_HOME: path.join(home, 'state') };
-}
+const isolatedEnv = useIsolatedHome('unknown-command-');
 
 it('measures edits between words, a swap of two neighbours counting once', () => {
   expect(editDistance('export', 'export')).toBe(0);
@@ -31,10 +20,10 @@ it('measures edits between words, a swap of two neighbours counting once', () =>
 
 it('suggests the nearest commands and nothing for a word like none of them', () => {
   const names = ['serve', 'server', 'exec', 'export', 'import', 'tui', 'conversations'];
-  expect(similarCommands('expor', names)).toEqual(['export']);
-  expect(similarCommands('serv', names)).toEqual(['serve', 'server']);
-  expect(similarCommands('conv', names)).toEqual(['conversations']);
-  expect(similarCommands('frobnicate', names)).toEqual([]);
+  expect(similarNames('expor', names)).toEqual(['export']);
+  expect(similarNames('serv', names)).toEqual(['serve', 'server']);
+  expect(similarNames('conv', names)).toEqual(['conversations']);
+  expect(similarNames('frobnicate', names)).toEqual([]);
 });
 
 it('names the unknown word and the command meant, exit 64, for a mistyped command with its arguments', async () => {
