@@ -7,9 +7,15 @@
 import type { Command } from 'commander';
 import { similarNames } from '../similar-names.js';
 
+/** `openvaala conversations` for the `conversations` command: the words that run `command`. */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let current: Command | null = command; current !== null; current = current.parent) names.unshift(current.name());
+  return names.join(' ');
+}
 
 /**
- * Reports `word` as an unknown command of `program` through commander's error path (so the
+ * Reports `word` as an unknown command of `program` (the root or a command with subcommands) through commander's error path (so the
  * program's exit code for usage mistakes applies), with the nearest commands as a suggestion.
  * `help` (optionally followed by a command's name, in `rest`) prints that help instead and exits 0.
  * @throws whatever the program's exit override throws; otherwise the process exits
@@ -26,5 +32,5 @@ export function reportUnknownCommand(program: Command, word: string, rest: reado
     .flatMap((command) => [command.name(), ...command.aliases()]);
   const similar = similarNames(word, names);
   const suggestion = similar.length > 0 ? ` (did you mean ${similar.map((name) => `'${name}'`).join(' or ')}?)` : '';
-  program.error(`error: unknown command '${word}'${suggestion}; \`openvaala --help\` lists the commands`, { code: 'commander.unknownCommand' });
+  program.error(`error: unknown command '${word}'${suggestion}; \`${commandPath(program)} --help\` lists the commands`, { code: 'commander.unknownCommand' });
 }
