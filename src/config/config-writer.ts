@@ -4,12 +4,13 @@
  * everything else stay byte for byte; see `yaml-edit.ts`), load the result, and restore the
  * old files byte for byte if that load fails.
  */
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { isMap, isScalar, parseDocument } from 'yaml';
 import { decodeConfigText } from './config-text.js';
 import { editYamlText } from './yaml-edit.js';
 import { CONFIGURATION_FILES, loadConfiguration, type Configuration, type ConfigurationFileKey } from './configuration.js';
+import { writeFileAtomically } from '../write-file-atomically.js';
 
 /** One change: set (or remove) the value at a key path of one file. */
 export interface ConfigurationChange {
@@ -37,13 +38,6 @@ async function readIfExists(file: string): Promise<Buffer | undefined> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-}
-
-/** Writes through a temporary file and a rename, so a crash never leaves half a file. */
-async function writeAtomically(file: string, data: string | Buffer): Promise<void> {
-  const temporary = `${file}.${process.pid}.tmp`;
-  await writeFile(temporary, data, { mode: 0o600 });
-  await rename(temporary, file);
 }
 
 /**
@@ -86,7 +80,7 @@ export async function updateConfigurationFiles(configDir: string, changes: Confi
     }
     edited.set(key, text);
   }
-  for (const [key, text] of edited) await writeAtomically(path.join(configDir, CONFIGURATION_FILES[key].fileName), text);
+  for (const [key, text] of edited) await writeFileAtomically(path.join(configDir, CONFIGURATION_FILES[key].fileName), text);
   try {
     const configuration = await loadConfiguration(configDir);
     await accept?.(configuration);
@@ -95,7 +89,7 @@ export async function updateConfigurationFiles(configDir: string, changes: Confi
     for (const [key, original] of originals) {
       const file = path.join(configDir, CONFIGURATION_FILES[key].fileName);
       if (original === undefined) await rm(file, { force: true });
-      else await writeAtomically(file, original);
+      else await writeFileAtomically(file, original);
     }
     throw new ConfigurationUpdateError(`the change was not applied, the files are restored:\n${(error as Error).message}`, { cause: error });
   }

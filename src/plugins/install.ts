@@ -7,7 +7,7 @@
  * fails (SPEC §8) — the copied folder is removed again then.
  */
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +16,7 @@ import { decodeConfigText } from '../config/config-text.js';
 import { isPluginName, PLUGIN_NAME_RULE, PLUGINS_FILE, PluginsFileSchema, type PluginsFile } from '../config/plugins.js';
 import { editYamlText } from '../config/yaml-edit.js';
 import { makeDirectory } from '../make-directory.js';
+import { writeFileAtomically } from '../write-file-atomically.js';
 import { loadYamlFile, parseYamlFile } from '../config/yaml-file.js';
 import { describePluginProblem, loadPlugin, type LoadedPlugin } from './plugin-loader.js';
 import { pluginDirectory } from './plugin-set.js';
@@ -159,7 +160,7 @@ export async function setPluginEnabled(configDir: string, name: string, enabled:
     throw new PluginOperationError(`${projectFile}: not changed: ${(error as Error).message}`, { cause: error });
   }
   await makeDirectory(path.dirname(projectFile));
-  await writeFile(projectFile, text);
+  await writeFileAtomically(projectFile, text, 0o644);
 }
 
 /** The project scope's plugin file of a project directory. */

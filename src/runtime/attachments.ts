@@ -14,6 +14,7 @@ import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, 
 import path from 'node:path';
 import { newId } from '../ids.js';
 import { makeDirectorySync } from '../make-directory.js';
+import { syncDirectoryEntries } from '../sync-directory.js';
 
 /** Directory of a conversation's attachments, relative to the conversation's directory. */
 export const ATTACHMENTS_DIRECTORY = 'attachments';
@@ -104,20 +105,6 @@ function writeDurably(file: string, bytes: Uint8Array): void {
   }
 }
 
-/** Flushes a directory's entries (a rename into it) to disk; best effort. */
-function syncDirectory(directory: string): void {
-  try {
-    const descriptor = openSync(directory, 'r');
-    try {
-      fsyncSync(descriptor);
-    } finally {
-      closeSync(descriptor);
-    }
-  } catch {
-    // Not every file system lets a directory be opened for syncing; the rename itself is done.
-  }
-}
-
 function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException).code === 'ENOENT';
 }
@@ -170,7 +157,7 @@ export class AttachmentStore {
       const directory = this.isStaged(conversationId) ? this.stagingDirectory(conversationId) : this.directory(conversationId);
       makeDirectorySync(directory, 0o700);
       renameSync(partial, path.join(directory, fileName));
-      syncDirectory(directory);
+      syncDirectoryEntries(directory);
     } catch (error) {
       rmSync(partial, { force: true });
       throw error;
@@ -210,7 +197,7 @@ export class AttachmentStore {
       writeDurably(partial, bytes);
       makeDirectorySync(directory, 0o700);
       renameSync(partial, path.join(directory, path.basename(fileName)));
-      syncDirectory(directory);
+      syncDirectoryEntries(directory);
     } catch (error) {
       rmSync(partial, { force: true });
       throw error;
@@ -243,8 +230,8 @@ export class AttachmentStore {
       for (const entry of readdirSync(staged)) renameSync(path.join(staged, entry), path.join(target, entry));
       rmSync(staged, { recursive: true, force: true });
     }
-    syncDirectory(path.dirname(target));
-    syncDirectory(path.dirname(staged));
+    syncDirectoryEntries(path.dirname(target));
+    syncDirectoryEntries(path.dirname(staged));
   }
 
   /**

@@ -93,3 +93,26 @@ it('redacts an object shared by many connections once, and again after the value
   redactor.setValues(['has']);
   expect(redactor.redactShared(event)).toEqual({ method: 'item/delta', params: { delta: { text: '*** shared-secret-1' } } });
 });
+
+it('leaves no secrets.key at all, and no temporary file, when writing a new key fails part-way', async () => {
+  const { default: fs } = await import('node:fs');
+  const { vi } = await import('vitest');
+  const dataDir = temporaryDirectory();
+  const realWrite = fs.writeFileSync;
+  // A full disk: the first few bytes reach the file, then the write fails.
+  const failing = vi.spyOn(fs, 'writeFileSync').mockImplementation((file, data) => {
+    realWrite(file as string, Buffer.from(data as Uint8Array).subarray(0, 5), { mode: 0o600 });
+    throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+  });
+  try {
+    expect(() => SecretCipher.open(dataDir)).toThrow('ENOSPC');
+  } finally {
+    failing.mockRestore();
+  }
+  expect(readdirSync(dataDir)).toEqual([]);
+  // The next start makes a whole key, which then stays the key.
+  const sealed = SecretCipher.open(dataDir).encrypt('value', 'proj_a/TOKEN');
+  expect(statSync(path.join(dataDir, SECRETS_KEY_FILE)).size).toBe(32);
+  expect(SecretCipher.open(dataDir).decrypt(sealed, 'proj_a/TOKEN')).toBe('value');
+  expect(readdirSync(dataDir)).toEqual([SECRETS_KEY_FILE]);
+});

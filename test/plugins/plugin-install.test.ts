@@ -71,3 +71,35 @@ describe('setPluginEnabled', () => {
     expect(readFileSync(projectFile, 'utf8')).toBe('plugins: {\n');
   });
 });
+
+describe('writes of the project plugin file', () => {
+  it('leave the file whole and no temporary file behind when the disk fills part-way', async () => {
+    const { default: fsPromises } = await import('node:fs/promises');
+    const { syncBuiltinESMExports } = await import('node:module');
+    const { vi } = await import('vitest');
+    await addPlugin(configDir, writePlugin(path.join(root, 'kit'), 'kit'), apply, root);
+    const project = path.join(root, 'project');
+    mkdirSync(path.join(project, '.openvaala'), { recursive: true });
+    const projectFile = path.join(project, '.openvaala', 'plugins.yaml');
+    const original = '# the team keeps this file in git\nplugins:\n  kit:\n    enabled: true\n';
+    writeFileSync(projectFile, original);
+    const realWrite = fsPromises.writeFile;
+    // Named imports of node:fs/promises see the spy only after the built-in's exports are synced.
+    const failing = vi.spyOn(fsPromises, 'writeFile').mockImplementation(async (file, data) => {
+      await realWrite(file as string, String(data).slice(0, 10));
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    });
+    syncBuiltinESMExports();
+    try {
+      await expect(setPluginEnabled(configDir, 'kit', false, { kind: 'project', directory: project }, apply)).rejects.toThrow('ENOSPC');
+    } finally {
+      failing.mockRestore();
+      syncBuiltinESMExports();
+    }
+    expect(readFileSync(projectFile, 'utf8')).toBe(original);
+    expect(readdirSync(path.dirname(projectFile))).toEqual(['plugins.yaml']);
+    await setPluginEnabled(configDir, 'kit', false, { kind: 'project', directory: project }, apply);
+    expect(readFileSync(projectFile, 'utf8')).toContain('enabled: false');
+    expect(readFileSync(projectFile, 'utf8')).toContain('# the team keeps this file in git');
+  });
+});

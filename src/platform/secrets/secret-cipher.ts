@@ -7,6 +7,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { syncDirectoryEntries } from '../../sync-directory.js';
 
 /** File name of the key inside the data directory. */
 export const SECRETS_KEY_FILE = 'secrets.key';
@@ -18,21 +19,37 @@ const FORMAT = 'v1';
 /** Thrown when a stored value cannot be decrypted (another key, or the record was altered). */
 export class SecretDecryptionError extends Error {}
 
+/**
+ * Writes a new random key to a temporary file, flushes it, then links it to `file`: the link
+ * is atomic and fails when `file` exists, so two servers starting at once end up with one key
+ * and a crash never leaves a short key behind (a short key would make every stored secret unreadable).
+ */
+function createKeyFile(file: string): void {
+  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    fs.writeFileSync(temporary, randomBytes(KEY_BYTES), { mode: 0o600, flag: 'wx', flush: true });
+    fs.linkSync(temporary, file);
+    syncDirectoryEntries(path.dirname(file));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    fs.rmSync(temporary, { force: true });
+  }
+}
+
 /** Encrypts and decrypts secret values with the data directory's key. */
 export class SecretCipher {
   private constructor(private readonly key: Buffer) {}
 
   /**
-   * Reads `<dataDir>/secrets.key`, creating it (mode 0600, exclusively) when missing.
-   * @throws Error naming the file when it exists with another size than 32 bytes, or is readable by others
+   * Reads `<dataDir>/secrets.key`, creating it (mode 0600) when missing; a key is only ever
+   * seen whole, so a failed or interrupted creation leaves no key rather than a short one.
+   * @throws Error naming the file when it exists with another size than 32 bytes, or is readable by others;
+   *   the file system's error (ENOSPC, EACCES…) when a new key cannot be written
    */
   static open(dataDir: string): SecretCipher {
     const file = path.join(dataDir, SECRETS_KEY_FILE);
-    try {
-      fs.writeFileSync(file, randomBytes(KEY_BYTES), { mode: 0o600, flag: 'wx' });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
+    if (!fs.existsSync(file)) createKeyFile(file);
     const stat = fs.statSync(file);
     if ((stat.mode & 0o077) !== 0) throw new Error(`${file}: the secrets key is readable by other users (mode ${(stat.mode & 0o777).toString(8)}); run chmod 600 on it`);
     const key = fs.readFileSync(file);
