@@ -82,13 +82,40 @@ export interface ClusterSelection {
   takeoverTimeoutMs: number;
 }
 
+const CONNECTION_STRING_SCHEMES = new Set(['postgres:', 'postgresql:', 'socket:']);
+
+/**
+ * What is wrong with a PostgreSQL connection string, or undefined when the driver can read it.
+ * node-postgres reads a URL (`postgres://` or `postgresql://`, libpq's URI form), `socket:` or a
+ * Unix socket directory starting with `/`; anything else it resolves against a placeholder host
+ * and fails later with a DNS error that names neither the setting nor the variable. The message
+ * never repeats the value: it holds a password.
+ */
+export function connectionStringProblem(connectionString: string): string | undefined {
+  if (connectionString.startsWith('/')) return undefined;
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:/.exec(connectionString)?.[0].toLowerCase();
+  if (scheme === undefined || !CONNECTION_STRING_SCHEMES.has(scheme)) {
+    const found = scheme === undefined ? 'no scheme' : `the scheme ${scheme}`;
+    return `holds no PostgreSQL connection string (${found}): write it as postgres://user:password@host:port/database, or a Unix socket directory starting with /`;
+  }
+  // Spaces and stray % signs are escaped as node-postgres does before its own URL parse.
+  const escaped = / |%[^a-f0-9]|%[a-f0-9][^a-f0-9]/i.test(connectionString) ? encodeURI(connectionString).replace(/%25(\d\d)/g, '%$1') : connectionString;
+  try {
+    new URL(escaped.replace('@/', '@placeholder/'));
+  } catch {
+    return 'holds a connection string that is not a valid URL (is the port a number? write @ : / ? # in the user name or password percent-encoded, e.g. @ as %40)';
+  }
+  return undefined;
+}
+
 /** Default of `cluster.takeoverTimeoutMs`, ms. */
 export const DEFAULT_TAKEOVER_TIMEOUT_MS = 30_000;
 
 /**
  * Resolves `storage.yaml` against the environment.
  * @param file path of `storage.yaml`, named in errors
- * @throws ConfigError naming the file and `postgres.connectionString` (or `cluster.secret`) when its variable is unset or empty
+ * @throws ConfigError naming the file and `postgres.connectionString` (or `cluster.secret`) when its variable is unset or empty,
+ *   or `postgres.connectionString` when its variable holds no PostgreSQL connection string (see {@link connectionStringProblem})
  */
 export function resolveStorageSelection(settings: StorageSettings, file: string, environment: NodeJS.ProcessEnv = process.env): StorageSelection {
   if (settings.backend !== 'postgres' || settings.postgres === undefined) return { backend: 'embedded' };
@@ -97,6 +124,8 @@ export function resolveStorageSelection(settings: StorageSettings, file: string,
   if (connectionString === undefined || connectionString === '') {
     throw new ConfigError(file, [{ keyPath: 'postgres.connectionString', message: `the environment variable ${name} is not set (it must hold the PostgreSQL connection string)` }]);
   }
+  const problem = connectionStringProblem(connectionString);
+  if (problem !== undefined) throw new ConfigError(file, [{ keyPath: 'postgres.connectionString', message: `the environment variable ${name} ${problem}` }]);
   let cluster: ClusterSelection | undefined;
   if (settings.cluster !== undefined) {
     const secretName = settings.cluster.secret.slice('env:'.length);

@@ -48,3 +48,40 @@ describe('storage.yaml cluster', () => {
     expect(() => resolveStorageSelection(settings, 'storage.yaml', { DATABASE_URL: ENVIRONMENT.DATABASE_URL })).toThrow(/storage\.yaml.*cluster\.secret: the environment variable CLUSTER_SECRET is not set/s);
   });
 });
+
+describe('storage.yaml postgres.connectionString', () => {
+  const settings = () => parse(POSTGRES);
+  const problemWith = (value: string): string => {
+    try {
+      resolveStorageSelection(settings(), 'storage.yaml', { DATABASE_URL: value });
+    } catch (error) {
+      if (error instanceof ConfigError) return error.message;
+      throw error;
+    }
+    return 'accepted';
+  };
+
+  it('accepts the forms node-postgres reads: URLs, socket: and a socket directory', () => {
+    for (const value of [
+      'postgres://app:p%40ss@127.0.0.1:5432/openvaala',
+      'postgresql://app@db.internal/openvaala?sslmode=require',
+      'postgresql:///openvaala?host=/var/run/postgresql',
+      'postgres://app:secret@/openvaala?host=/tmp',
+      'socket:/var/run/postgresql?db=openvaala',
+      '/var/run/postgresql openvaala',
+    ]) {
+      expect(problemWith(value), value).toBe('accepted');
+    }
+  });
+
+  it('names the key and the variable, never the value, for a string the driver would send to DNS or cannot parse', () => {
+    for (const value of ['openvaala', 'localhost:5432/openvaala', 'mysql://app:hunter2@localhost/openvaala']) {
+      const message = problemWith(value);
+      expect(message, value).toMatch(/storage\.yaml.*postgres\.connectionString: the environment variable DATABASE_URL holds no PostgreSQL connection string/s);
+      expect(message).not.toContain('hunter2');
+    }
+    const badPort = problemWith('postgres://app:hunter2@localhost:54x2/openvaala');
+    expect(badPort).toMatch(/postgres\.connectionString: the environment variable DATABASE_URL holds a connection string that is not a valid URL \(is the port a number\?/);
+    expect(badPort).not.toContain('hunter2');
+  });
+});
