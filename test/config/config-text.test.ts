@@ -9,15 +9,16 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigurationError, loadConfiguration } from '../../src/config/configuration.js';
 
-let directory: string | undefined;
+// A test may load several sets of files; every directory it made is removed after it.
+const directories: string[] = [];
 afterEach(() => {
-  if (directory) rmSync(directory, { recursive: true, force: true });
-  directory = undefined;
+  for (const directory of directories.splice(0)) rmSync(directory, { recursive: true, force: true });
 });
 
 /** Writes the files into a new directory and returns the load's error text ('' when it loads). */
 async function problemsOf(files: Record<string, string | Buffer>): Promise<string> {
-  directory = mkdtempSync(path.join(os.tmpdir(), 'openvaala-config-text-'));
+  const directory = mkdtempSync(path.join(os.tmpdir(), 'openvaala-config-text-'));
+  directories.push(directory);
   for (const [name, content] of Object.entries(files)) writeFileSync(path.join(directory, name), content);
   try {
     await loadConfiguration(directory);
@@ -28,7 +29,7 @@ async function problemsOf(files: Record<string, string | Buffer>): Promise<strin
   }
 }
 
-const at = (name: string, line: number) => `${path.join(directory ?? '', name)}:${line}: `;
+const at = (name: string, line: number) => `${path.join(directories.at(-1) ?? '', name)}:${line}: `;
 
 describe('the text of configuration files', () => {
   it('names lone-CR line endings with the line', async () => {
