@@ -76,6 +76,59 @@ function diffLines(before: string[], after: string[]): Operation[] {
   return operations;
 }
 
+/** Characters compared at once while looking for the first difference (equal slices compare without copying). */
+const COMPARE_BLOCK = 65_536;
+
+/** Index of the first character where `a` and `b` differ (the shorter length when one starts the other). */
+function firstDifference(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  let index = 0;
+  while (index + COMPARE_BLOCK <= length && a.slice(index, index + COMPARE_BLOCK) === b.slice(index, index + COMPARE_BLOCK)) index += COMPARE_BLOCK;
+  while (index < length && a.charCodeAt(index) === b.charCodeAt(index)) index++;
+  return index;
+}
+
+/** How many characters `a` and `b` have in common at their ends, at most `limit`. */
+function commonSuffixLength(a: string, b: string, limit: number): number {
+  let length = 0;
+  while (length + COMPARE_BLOCK <= limit && a.slice(a.length - length - COMPARE_BLOCK, a.length - length) === b.slice(b.length - length - COMPARE_BLOCK, b.length - length)) length += COMPARE_BLOCK;
+  while (length < limit && a.charCodeAt(a.length - 1 - length) === b.charCodeAt(b.length - 1 - length)) length++;
+  return length;
+}
+
+/** Where the line holding `index` starts: just after the last line break before it, or 0. */
+function lineStart(text: string, index: number): number {
+  // Not lastIndexOf with index - 1 < 0: a negative start is read as 0 and would find a break at 0.
+  return index <= 0 ? 0 : text.lastIndexOf('\n', index - 1) + 1;
+}
+
+/**
+ * The part of two versions of a file that the diff needs: from `DIFF_CONTEXT_LINES` whole lines
+ * above the first difference to as many whole lines below the last one. What is cut off is the
+ * same in both versions; `linesAbove` is how many lines were cut above. The cut below is made
+ * only after a line break, so both parts end the same way and the end of the file (with or
+ * without its last line break) is only in the parts when it is near a change.
+ */
+function changedRegion(before: string, after: string): { before: string; after: string; linesAbove: number } {
+  const first = firstDifference(before, after);
+  if (first === before.length && first === after.length) return { before: '', after: '', linesAbove: 0 };
+  const firstChangedLine = lineStart(before, first);
+  let start = firstChangedLine;
+  for (let line = 0; line < DIFF_CONTEXT_LINES && start > 0; line++) start = lineStart(before, start - 1);
+  let linesAbove = 0;
+  for (let index = before.indexOf('\n'); index >= 0 && index < start; index = before.indexOf('\n', index + 1)) linesAbove++;
+  // The common end may not reach into the common start, as the line diff's tail may not overlap its head.
+  const common = commonSuffixLength(before, after, Math.min(before.length, after.length) - firstChangedLine);
+  // The first line break inside the common end: the lines after it are whole and equal in both
+  // versions, aligned from the end (a break before it may end a line that differs). Then that
+  // many lines of context more.
+  let cut = before.indexOf('\n', before.length - common);
+  for (let line = 0; line < DIFF_CONTEXT_LINES && cut >= 0; line++) cut = before.indexOf('\n', cut + 1);
+  const end = cut < 0 ? before.length : cut + 1;
+  const tail = before.length - end;
+  return { before: before.slice(start, end), after: after.slice(start, after.length - tail), linesAbove };
+}
+
 /**
  * A unified diff from `before` to `after`, with `DIFF_CONTEXT_LINES` lines of context.
  * @param before the old text; null for a file that is added (shown from `/dev/null`)
@@ -85,8 +138,11 @@ function diffLines(before: string[], after: string[]): Operation[] {
  * @returns the headers and `@@` hunks; only the headers when nothing changed
  */
 export function unifiedDiff(before: string | null, after: string | null, oldPath: string, newPath: string = oldPath): string {
-  const old = splitLines(before ?? '');
-  const next = splitLines(after ?? '');
+  // Only the changed region, with its context, is split into lines: a one-line edit of a large
+  // file would otherwise make a string per line of both versions.
+  const region = before !== null && after !== null ? changedRegion(before, after) : { before: before ?? '', after: after ?? '', linesAbove: 0 };
+  const old = splitLines(region.before);
+  const next = splitLines(region.after);
   const operations = diffLines(old.lines, next.lines);
   const out = [`--- ${before === null ? '/dev/null' : `a/${oldPath}`}`, `+++ ${after === null ? '/dev/null' : `b/${newPath}`}`];
   // A last line without a newline differs from the same line with one: a context line that
@@ -118,8 +174,8 @@ export function unifiedDiff(before: string | null, after: string | null, oldPath
     cursor++;
     const start = Math.max(0, first - DIFF_CONTEXT_LINES);
     const end = Math.min(operations.length, last + DIFF_CONTEXT_LINES + 1);
-    const oldBefore = operations.slice(0, start).filter((operation) => operation.type !== '+').length;
-    const newBefore = operations.slice(0, start).filter((operation) => operation.type !== '-').length;
+    const oldBefore = region.linesAbove + operations.slice(0, start).filter((operation) => operation.type !== '+').length;
+    const newBefore = region.linesAbove + operations.slice(0, start).filter((operation) => operation.type !== '-').length;
     const hunk = operations.slice(start, end);
     const oldCount = hunk.filter((operation) => operation.type !== '+').length;
     const newCount = hunk.filter((operation) => operation.type !== '-').length;

@@ -67,4 +67,36 @@ describe('unifiedDiff', () => {
       expect(applyWithGit(start, after), `round ${round}`).toBe(after);
     }
   });
+
+  it('numbers the hunks of a one-line change deep in a large file as in the whole file, and shows only its context', () => {
+    const lines = Array.from({ length: 200_000 }, (_, index) => String(index + 1));
+    const before = `${lines.join('\n')}\n`;
+    lines[99_999] = 'changed';
+    const after = `${lines.join('\n')}\n`;
+    expect(unifiedDiff(before, after, 'big.txt')).toBe('--- a/big.txt\n+++ b/big.txt\n@@ -99997,7 +99997,7 @@\n 99997\n 99998\n 99999\n-100000\n+changed\n 100001\n 100002\n 100003\n');
+    // Near the end of a file without a last line break, the end is still marked.
+    const noBreak = before.slice(0, -1);
+    expect(unifiedDiff(noBreak, `${noBreak.slice(0, -'200000'.length)}last`, 'big.txt')).toBe('--- a/big.txt\n+++ b/big.txt\n@@ -199997,4 +199997,4 @@\n 199997\n 199998\n 199999\n-200000\n\\ No newline at end of file\n+last\n\\ No newline at end of file\n');
+  });
+
+  it('gives diffs that git apply accepts for changes among long unchanged stretches, at the ends and in runs of equal lines', () => {
+    const next = random(90210);
+    for (let round = 0; round < 60; round++) {
+      const length = 20 + Math.floor(next() * 200);
+      // Few distinct lines, so equal lines repeat next to the changes.
+      const lines = Array.from({ length }, (_, index) => (next() < 0.3 ? 'same' : `line ${index % 7}`));
+      const before = lines.join('\n') + (next() < 0.5 ? '\n' : '');
+      for (let edit = 0; edit < 1 + Math.floor(next() * 3); edit++) {
+        const where = next();
+        const at = where < 0.2 ? 0 : where < 0.4 ? lines.length : Math.floor(next() * lines.length);
+        const choice = next();
+        if (choice < 0.35) lines.splice(at, 1);
+        else if (choice < 0.7) lines.splice(at, 0, next() < 0.5 ? 'same' : `new ${round}`);
+        else lines[at] = `changed ${round}`;
+      }
+      const after = lines.join('\n') + (next() < 0.5 ? '\n' : '');
+      if (before === after) continue;
+      expect(applyWithGit(before, after), `round ${round}`).toBe(after);
+    }
+  });
 });
