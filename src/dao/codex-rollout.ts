@@ -4,9 +4,9 @@
  * `conversation/import` stores (SPEC §2 `openvaala import --from codex`; docs/storage.md,
  * "Importing a Codex session").
  *
- * The model history of a rollout is its `response_item` lines; they become items:
- * user `message` → `user_message`, assistant `message` → `assistant_message`, `reasoning` →
- * `reasoning` (summary; encrypted content kept as provider data and never sent back, since it
+ * The model history of a rollout is its `response_item` lines; they become items: user
+ * `message` → `user_message` (its texts and images), assistant `message` →
+ * `assistant_message`, `reasoning` → `reasoning` (summary; encrypted content kept as provider data and never sent back, since it
  * is bound to the Codex account's model), `function_call` / `custom_tool_call` /
  * `local_shell_call` with their outputs → one `tool_call` each (a call without output is
  * `interrupted`). User messages that Codex writes itself (`<environment_context>`,
@@ -15,7 +15,7 @@
  * and durations of commands (`item_completed` of a `CommandExecution`) and token counts.
  */
 import { newId } from '../ids.js';
-import type { Conversation, Item, Session, TokenUsage, Turn } from '../protocol/index.js';
+import type { ContentPart, Conversation, Item, Session, TokenUsage, Turn } from '../protocol/index.js';
 import type { ConversationArchive } from './conversation-archive.js';
 import type { MetadataEntry } from './metadata-log.js';
 
@@ -56,11 +56,24 @@ function contentText(content: unknown): string {
   return content.map((part: { text?: unknown }) => text(part?.text)).join('');
 }
 
-/** The texts of a message's content, part by part (a string is one part). */
-function contentParts(content: unknown): string[] {
-  if (typeof content === 'string') return [content];
+/**
+ * The parts of a user message in order: texts (`input_text`, `text`, or the message as one
+ * string) and images (`input_image`, whose `image_url` is a data URL or a URL, as the Responses
+ * API takes it). Parts of other types carry nothing the conversation can show or send back.
+ */
+function userParts(content: unknown): ContentPart[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
   if (!Array.isArray(content)) return [];
-  return content.map((part: { text?: unknown }) => text(part?.text)).filter((part) => part !== '');
+  const parts: ContentPart[] = [];
+  for (const part of content as { type?: unknown; text?: unknown; image_url?: unknown }[]) {
+    if (part?.type === 'input_image' && typeof part.image_url === 'string' && part.image_url !== '') {
+      const mediaType = /^data:([\w.+-]+\/[\w.+-]+)[;,]/.exec(part.image_url)?.[1];
+      parts.push({ type: 'image', url: part.image_url, ...(mediaType ? { mediaType } : {}) });
+    } else if (text(part?.text) !== '') {
+      parts.push({ type: 'text', text: text(part.text) });
+    }
+  }
+  return parts;
 }
 
 /** Whether a user message part is the project instructions Codex sends (`<user_instructions>` in older versions; in 0.171 `# AGENTS.md instructions for <dir>` around `<INSTRUCTIONS>`). */
@@ -74,6 +87,25 @@ function outputText(output: unknown): string {
   if (Array.isArray(output)) return contentText(output);
   if (output && typeof output === 'object') return outputText((output as { content?: unknown }).content);
   return '';
+}
+
+/** A command's exit code (null when it has none, e.g. killed) and duration (Codex's `{secs, nanos}`) in ms. */
+function commandResult(exitCode: unknown, duration: unknown): { exitCode: number | null; durationMs: number } {
+  const { secs, nanos } = (duration ?? {}) as { secs?: unknown; nanos?: unknown };
+  const durationMs = (typeof secs === 'number' ? secs * 1000 : 0) + (typeof nanos === 'number' ? nanos / 1e6 : 0);
+  return { exitCode: typeof exitCode === 'number' && Number.isInteger(exitCode) ? exitCode : null, durationMs };
+}
+
+/**
+ * The exit code Codex's command tools write in the header of their output, before the
+ * `Output:` line (`Process exited with code N` in 0.171, `Exit code: N` before), if any. Only
+ * the header is read, so a command's own output that happens to say the same is not taken.
+ */
+function exitCodeInOutput(output: string): number | undefined {
+  const end = output.indexOf('\nOutput:\n');
+  if (end < 0) return undefined;
+  const match = /^(?:Process exited with code|Exit code:) (-?\d+)$/m.exec(output.slice(0, end));
+  return match ? Number(match[1]) : undefined;
 }
 
 function usageOf(info: unknown): TokenUsage | undefined {
@@ -130,6 +162,7 @@ export function convertCodexRollout(rollout: string, options: CodexImportOptions
   let usageNow: TokenUsage = ZERO_USAGE;
   const calls = new Map<string, Extract<Item, { kind: 'tool_call' }>>();
   const commandResults = new Map<string, { exitCode: number | null; durationMs: number }>();
+  const patchSucceeded = new Map<string, boolean>();
 
   const startTurn = (codexTurnId: string | undefined, time: number): Turn => {
     const id = newId('turn');
@@ -171,12 +204,13 @@ export function convertCodexRollout(rollout: string, options: CodexImportOptions
           if (current) current.steps += 1;
         }
       } else if (kind === 'item_completed') {
-        const item = payload.item as { type?: unknown; id?: unknown; exit_code?: unknown; duration?: { secs?: unknown; nanos?: unknown } } | undefined;
-        if (item?.type === 'CommandExecution' && typeof item.id === 'string') {
-          const seconds = typeof item.duration?.secs === 'number' ? item.duration.secs : 0;
-          const nanos = typeof item.duration?.nanos === 'number' ? item.duration.nanos : 0;
-          commandResults.set(item.id, { exitCode: typeof item.exit_code === 'number' ? item.exit_code : null, durationMs: seconds * 1000 + nanos / 1e6 });
-        }
+        const item = payload.item as { type?: unknown; id?: unknown; exit_code?: unknown; duration?: unknown } | undefined;
+        if (item?.type === 'CommandExecution' && typeof item.id === 'string') commandResults.set(item.id, commandResult(item.exit_code, item.duration));
+      } else if (kind === 'exec_command_end' && typeof payload.call_id === 'string') {
+        // Older rollouts: the end of a command as its own event, keyed by the call id.
+        commandResults.set(payload.call_id, commandResult(payload.exit_code, payload.duration));
+      } else if (kind === 'patch_apply_end' && typeof payload.call_id === 'string' && typeof payload.success === 'boolean') {
+        patchSucceeded.set(payload.call_id, payload.success);
       }
     } else if (line.type === 'response_item') {
       const kind = payload.type;
@@ -185,13 +219,22 @@ export function convertCodexRollout(rollout: string, options: CodexImportOptions
         if (payload.role === 'user') {
           // Codex writes its context into user messages, alone or as parts of one message (0.171:
           // the AGENTS.md text and the environment context as two parts): only the rest is user input.
-          const typed: string[] = [];
-          for (const part of contentParts(payload.content)) {
-            if (part.startsWith('<environment_context>')) continue;
-            if (isProjectInstructions(part)) items.push({ ...base(line), kind: 'instruction', source: 'agents_md', name: 'AGENTS.md', body: part });
-            else typed.push(part);
+          const typed: ContentPart[] = [];
+          for (const part of userParts(payload.content)) {
+            if (part.type === 'text') {
+              if (part.text.startsWith('<environment_context>')) continue;
+              if (isProjectInstructions(part.text)) {
+                items.push({ ...base(line), kind: 'instruction', source: 'agents_md', name: 'AGENTS.md', body: part.text });
+                continue;
+              }
+              const previous = typed.at(-1);
+              if (previous?.type === 'text') previous.text += part.text;
+              else typed.push({ ...part });
+            } else {
+              typed.push(part);
+            }
           }
-          if (typed.length > 0) items.push({ ...base(line), kind: 'user_message', content: [{ type: 'text', text: typed.join('') }], mode: 'input' });
+          if (typed.length > 0) items.push({ ...base(line), kind: 'user_message', content: typed, mode: 'input' });
         } else if (payload.role === 'assistant') {
           items.push({ ...base(line), kind: 'assistant_message', text: body, model: `${provider}/${codexModel}` });
         }
@@ -222,15 +265,23 @@ export function convertCodexRollout(rollout: string, options: CodexImportOptions
       } else if (kind === 'function_call_output' || kind === 'custom_tool_call_output') {
         const call = calls.get(text(payload.call_id));
         if (!call) continue;
-        const result = commandResults.get(call.callId);
         call.status = 'completed';
         call.output = outputText(payload.output);
         call.completedAt = line.time;
-        call.isError = (payload.output as { success?: unknown } | undefined)?.success === false || (result?.exitCode !== undefined && result.exitCode !== null && result.exitCode !== 0);
-        call.durationMs = result?.durationMs ?? Math.max(0, line.time - call.createdAt);
-        if (result) call.exitCode = result.exitCode;
+        call.isError = (payload.output as { success?: unknown } | undefined)?.success === false;
+        call.durationMs = Math.max(0, line.time - call.createdAt);
       }
     }
+  }
+  // Results are applied once every line is read: a command's or a patch's end event may be
+  // written before or after the call's output.
+  for (const call of calls.values()) {
+    if (call.status !== 'completed') continue;
+    const result = commandResults.get(call.callId);
+    const exitCode = result ? result.exitCode : exitCodeInOutput(call.output);
+    if (result) call.durationMs = result.durationMs;
+    if (exitCode !== undefined) call.exitCode = exitCode;
+    if ((exitCode !== undefined && exitCode !== null && exitCode !== 0) || patchSucceeded.get(call.callId) === false) call.isError = true;
   }
   const last = lines.at(-1) as Line;
   endTurn(turnIds.size === 0 && items.at(-1)?.kind === 'assistant_message' ? 'completed' : 'interrupted', last.time);

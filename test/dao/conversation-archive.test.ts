@@ -196,6 +196,55 @@ describe('Codex rollout conversion', () => {
     expect(conversation?.title).toBe('please do it');
   });
 
+  it('keeps the images of user messages (data URLs and URLs) in their place among the texts', () => {
+    const line = (second: number, type: string, payload: Record<string, unknown>) => JSON.stringify({ timestamp: `2026-11-30T12:00:${String(second).padStart(2, '0')}.000Z`, type, payload });
+    const png = 'data:image/png;base64,iVBORw0KGgo=';
+    const rollout = [
+      line(0, 'session_meta', { id: 'thread-3', cwd: '/home/user/project', model_provider: 'openai' }),
+      line(1, 'event_msg', { type: 'task_started', turn_id: 't1' }),
+      line(2, 'response_item', { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'what is ' }, { type: 'input_text', text: 'in this picture?' }, { type: 'input_image', image_url: png }, { type: 'input_text', text: 'and this one' }, { type: 'input_image', image_url: 'https://example.com/b.jpg' }] }),
+      line(3, 'response_item', { type: 'message', role: 'user', content: [{ type: 'input_image', image_url: png }] }),
+      line(4, 'response_item', { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'A cat.' }] }),
+      line(5, 'event_msg', { type: 'task_complete' }),
+    ].join('\n');
+    const archive = convertCodexRollout(rollout, { model: 'mock/mock-model', agent: 'default' });
+    const items = archive.streams.find((stream) => stream.stream !== 'metadata')!.entries.map((entry) => entry.value as Item);
+    expect(items.map((item) => item.kind)).toEqual(['user_message', 'user_message', 'assistant_message']);
+    expect(items[0]).toMatchObject({ content: [{ type: 'text', text: 'what is in this picture?' }, { type: 'image', url: png, mediaType: 'image/png' }, { type: 'text', text: 'and this one' }, { type: 'image', url: 'https://example.com/b.jpg' }] });
+    expect((items[0] as Extract<Item, { kind: 'user_message' }>).content[3]).not.toHaveProperty('mediaType');
+    expect(items[1]).toMatchObject({ content: [{ type: 'image', url: png, mediaType: 'image/png' }] });
+    expect(() => parseArchive(serializeArchive(archive))).not.toThrow();
+  });
+
+  it('marks failed commands and patches from their end events, before or after the output, or from the output header', () => {
+    const line = (second: number, type: string, payload: Record<string, unknown>) => JSON.stringify({ timestamp: `2026-11-30T12:00:${String(second).padStart(2, '0')}.000Z`, type, payload });
+    const rollout = [
+      line(0, 'session_meta', { id: 'thread-4', cwd: '/home/user/project', model_provider: 'openai' }),
+      line(1, 'event_msg', { type: 'task_started', turn_id: 't1' }),
+      line(2, 'response_item', { type: 'function_call', call_id: 'call_a', name: 'shell', arguments: '{"command":["false"]}' }),
+      line(3, 'event_msg', { type: 'exec_command_end', call_id: 'call_a', exit_code: 2, duration: { secs: 1, nanos: 500_000_000 } }),
+      line(3, 'response_item', { type: 'function_call_output', call_id: 'call_a', output: 'failed' }),
+      line(4, 'response_item', { type: 'custom_tool_call', call_id: 'call_p', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch' }),
+      line(5, 'response_item', { type: 'custom_tool_call_output', call_id: 'call_p', output: 'apply_patch verification failed: Failed to find expected lines' }),
+      line(5, 'event_msg', { type: 'patch_apply_end', call_id: 'call_p', stdout: '', stderr: 'Failed to find expected lines', success: false }),
+      line(6, 'response_item', { type: 'function_call', call_id: 'call_h', name: 'exec_command', arguments: '{"cmd":"exit 3"}' }),
+      line(7, 'response_item', { type: 'function_call_output', call_id: 'call_h', output: 'Chunk ID: ab12\nWall time: 0.0100 seconds\nProcess exited with code 3\nOutput:\n' }),
+      line(8, 'response_item', { type: 'function_call', call_id: 'call_o', name: 'exec_command', arguments: '{"cmd":"cat log"}' }),
+      line(9, 'response_item', { type: 'function_call_output', call_id: 'call_o', output: 'Chunk ID: cd34\nWall time: 0.0100 seconds\nProcess exited with code 0\nOutput:\nProcess exited with code 1\n' }),
+      line(10, 'event_msg', { type: 'task_complete' }),
+    ].join('\n');
+    const archive = convertCodexRollout(rollout, { model: 'mock/mock-model', agent: 'default' });
+    const calls = archive.streams.find((stream) => stream.stream !== 'metadata')!.entries.map((entry) => entry.value as Extract<Item, { kind: 'tool_call' }>);
+    expect(calls.map((call) => [call.callId, call.isError, call.exitCode])).toEqual([
+      ['call_a', true, 2],
+      ['call_p', true, undefined],
+      ['call_h', true, 3],
+      ['call_o', false, 0],
+    ]);
+    expect(calls[0]?.durationMs).toBe(1500);
+    expect(() => parseArchive(serializeArchive(archive))).not.toThrow();
+  });
+
   it('refuses text that is not a rollout, naming the line', () => {
     const options = { model: 'mock/mock-model', agent: 'default' };
     expect(() => convertCodexRollout('{"type":"event_msg","payload":{}}\n', options)).toThrow('no session_meta line: this is not a Codex session rollout');
