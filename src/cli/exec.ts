@@ -25,6 +25,7 @@ export { titleOf };
 
 export { UsageError };
 
+import { formatLogDamage } from './log-damage-output.js';
 import { ExecExitCode } from './exit-codes.js';
 
 export { ExecExitCode };
@@ -87,6 +88,8 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
     if (options.resume) {
       conversationId = await resolveConversationId(client, options.resume);
       const snapshot = await client.request('conversation/get', { conversationId });
+      // Lines of its logs the server skipped are said once, before the new turn's output.
+      streams.stderr.write(formatLogDamage(snapshot.damage));
       sessionId = snapshot.conversation.rootSessionId;
       const model = options.model ?? snapshot.sessions.find((session) => session.id === sessionId)?.model;
       const missing = await missingServerEnvironment(client, server, paths.configDir, model);

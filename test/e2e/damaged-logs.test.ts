@@ -20,8 +20,8 @@ afterEach(async () => {
 });
 
 /** An installation with one stored conversation of `turns` turns, its server stopped. */
-async function storedConversation(turns = 1): Promise<{ environment: TestEnvironment; conversationId: string; directory: string; sessionLog: string; metadataLog: string }> {
-  const environment = await createTestEnvironment(`responses:\n${Array.from({ length: turns }, (_, turn) => `  - text: "Answer ${turn + 1}."\n`).join('')}`);
+async function storedConversation(turns = 1, spareAnswers = 0): Promise<{ environment: TestEnvironment; conversationId: string; directory: string; sessionLog: string; metadataLog: string }> {
+  const environment = await createTestEnvironment(`responses:\n${Array.from({ length: turns + spareAnswers }, (_, turn) => `  - text: "Answer ${turn + 1}."\n`).join('')}`);
   environments.push(environment);
   const first = await runCli(['exec', 'Plan the release'], { env: environment.env, cwd: environment.workDir });
   expect(first.code).toBe(0);
@@ -72,8 +72,8 @@ describe('a session log that cannot be read', { timeout: 120_000 }, () => {
 });
 
 describe('damaged lines', { timeout: 120_000 }, () => {
-  it('are named, file and line, by conversations show and export', async () => {
-    const { environment, conversationId, sessionLog, metadataLog } = await storedConversation(2);
+  it('are named, file and line, by conversations show, export and exec --resume', async () => {
+    const { environment, conversationId, sessionLog, metadataLog } = await storedConversation(2, 1);
     const session = fs.readFileSync(sessionLog);
     const lastLineStart = session.subarray(0, -1).lastIndexOf(0x0a) + 1;
     fs.writeFileSync(sessionLog, session.subarray(0, -10));
@@ -91,6 +91,12 @@ describe('damaged lines', { timeout: 120_000 }, () => {
     expect(exported.stderr).toContain(`warning: damaged log ${inDataDirectory(environment, sessionLog)}, byte offset ${lastLineStart}`);
     expect(exported.stderr).toContain(`warning: damaged log ${inDataDirectory(environment, metadataLog)}, line ${metadataLines}`);
     expect(exported.stderr).toContain(`exported conversation ${conversationId}`);
+
+    // Continuing it works, and says what of its history was skipped before the new turn's output.
+    const resumed = await runCli(['exec', '--resume', conversationId, 'Go on'], { env: environment.env, cwd: environment.workDir });
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain('Answer 3.');
+    expect(resumed.stderr).toContain(`warning: damaged log ${inDataDirectory(environment, metadataLog)}, line ${metadataLines}`);
   });
 });
 
