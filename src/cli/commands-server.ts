@@ -120,7 +120,11 @@ function declareServer(program: Command): void {
     await run('server stop', async () => (await import('./server-command.js')).runServerStop(resolvePaths(options), streams));
   });
   serverPaths(serverCommand.command('restart').description('stop the server and start it again in the background with this shell\'s environment')).action(async (options: { dataDir?: string; configDir?: string }) => {
-    await run('server restart', async () => (await import('./server-command.js')).runServerRestart(resolvePaths(options), options.configDir !== undefined, streams));
+    await run('server restart', async () => {
+      // A mistyped --data-dir would otherwise get a new empty store with a server started on it.
+      requireExistingDataDir(options.dataDir, 'restarts the server of a data directory');
+      return (await import('./server-command.js')).runServerRestart(resolvePaths(options), options.configDir !== undefined, streams);
+    });
   });
 }
 

@@ -76,7 +76,7 @@ describe('a damaged runtime-server.yaml', { timeout: 60_000 }, () => {
 });
 
 describe('a --data-dir that does not exist', { timeout: 60_000 }, () => {
-  const READ_ONLY_COMMANDS = [['export', 'last'], ['conversations'], ['conversations', 'list'], ['conversations', 'search', 'word'], ['conversations', 'show', 'last'], ['exec', '--resume', 'last', 'hi'], ['tui', '--resume', 'last'], ['--resume', 'last'], ['reindex']];
+  const READ_ONLY_COMMANDS = [['export', 'last'], ['conversations'], ['conversations', 'list'], ['conversations', 'search', 'word'], ['conversations', 'show', 'last'], ['exec', '--resume', 'last', 'hi'], ['tui', '--resume', 'last'], ['--resume', 'last'], ['reindex'], ['server', 'restart']];
 
   it.each(READ_ONLY_COMMANDS.map((command) => [command.join(' '), command]))('%s: refused with exit 64 naming the option and the path, and nothing is created', async (_name, command) => {
     environment = await createTestEnvironment('responses: []\n');
