@@ -257,7 +257,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
     attachBrowserService(runtime, browsers);
     const connectionLimits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits };
     runtime.attachments = attachments;
-    const sessions = new WebSessions(Date.now, path.join(paths.dataDir, WEB_SESSIONS_FILE));
+    const sessions = new WebSessions(Date.now, path.join(paths.dataDir, WEB_SESSIONS_FILE), (message) => logger.warn(message));
     const signInLink = (): SignInLink => {
       const { code, expiresAt } = sessions.createSignInCode();
       return { url: `${address.webBase}${SIGN_IN_PATH}#token=${code}`, expiresAt };

@@ -71,8 +71,18 @@ describe('WebSessions kept in a file', () => {
       expect(after.exchange(pendingCode).ok).toBe(false);
       after.endSession(signedIn.sessionId);
       expect(new WebSessions(Date.now, file).isSession(signedIn.sessionId)).toBe(false);
+      // A first start (no file) is quiet; a damaged or wrong-shaped file starts empty and says so, naming the file.
+      const problems: string[] = [];
+      new WebSessions(Date.now, path.join(directory, 'missing.json'), (message) => problems.push(message));
+      expect(problems).toEqual([]);
       writeFileSync(file, '{ not json');
-      expect(new WebSessions(Date.now, file).isSession(signedIn.sessionId)).toBe(false);
+      expect(new WebSessions(Date.now, file, (message) => problems.push(message)).isSession(signedIn.sessionId)).toBe(false);
+      writeFileSync(file, '["a", "list"]');
+      new WebSessions(Date.now, file, (message) => problems.push(message));
+      expect(problems).toHaveLength(2);
+      expect(problems[0]).toContain(`${file}: not valid JSON (`);
+      expect(problems[0]).toMatch(/\); the browsers signed in before must sign in again$/);
+      expect(problems[1]).toBe(`${file}: not an object of session hashes and expiries; the browsers signed in before must sign in again`);
     } finally {
       rmSync(directory, { recursive: true, force: true });
     }

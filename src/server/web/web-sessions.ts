@@ -36,25 +36,42 @@ class ExpiringSecrets {
 
   /**
    * @param file where the hashes and expiries are kept across restarts (JSON, mode 0600); none = memory only
+   * @param onProblem told, with a message naming the file, when the kept file exists but cannot be used
    */
   constructor(
     private readonly ttlMs: number,
     private readonly capacity: number,
     private readonly now: () => number,
     private readonly file?: string,
+    onProblem: (message: string) => void = () => {},
   ) {
-    if (file !== undefined) this.load(file);
+    if (file !== undefined) this.load(file, onProblem);
   }
 
-  /** Reads the kept hashes; a missing or unreadable file starts empty (everyone signs in again). */
-  private load(file: string): void {
-    let kept: unknown;
+  /**
+   * Reads the kept hashes. A missing file starts empty quietly (a first start); one that cannot
+   * be read or is damaged also starts empty, so everyone signs in again, and says why.
+   */
+  private load(file: string, onProblem: (message: string) => void): void {
+    const consequence = 'the browsers signed in before must sign in again';
+    let text: string;
     try {
-      kept = JSON.parse(readFileSync(file, 'utf8'));
-    } catch {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') onProblem(`${file}: cannot be read (${(error as Error).message}); ${consequence}`);
       return;
     }
-    if (kept === null || typeof kept !== 'object') return;
+    let kept: unknown;
+    try {
+      kept = JSON.parse(text);
+    } catch (error) {
+      onProblem(`${file}: not valid JSON (${(error as Error).message}); ${consequence}`);
+      return;
+    }
+    if (kept === null || typeof kept !== 'object' || Array.isArray(kept)) {
+      onProblem(`${file}: not an object of session hashes and expiries; ${consequence}`);
+      return;
+    }
     for (const [hash, expiresAt] of Object.entries(kept as Record<string, unknown>)) {
       if (typeof expiresAt === 'number' && expiresAt > this.now() && this.expiries.size < this.capacity) this.expiries.set(hash, expiresAt);
     }
@@ -120,10 +137,12 @@ export class WebSessions {
    * @param now clock, ms since the epoch (tests move it)
    * @param sessionsFile where sessions are kept (their SHA-256 hashes and expiries, mode 0600),
    *   so a restarted server keeps its browsers signed in; sign-in codes stay in memory only
+   * @param onProblem told when `sessionsFile` exists but cannot be read or is damaged (the
+   *   sessions then start empty); the message names the file and what is wrong
    */
-  constructor(now: () => number = Date.now, sessionsFile?: string) {
+  constructor(now: () => number = Date.now, sessionsFile?: string, onProblem?: (message: string) => void) {
     this.codes = new ExpiringSecrets(SIGN_IN_CODE_TTL_MS, MAX_PENDING_CODES, now);
-    this.sessions = new ExpiringSecrets(WEB_SESSION_TTL_MS, MAX_SESSIONS, now, sessionsFile);
+    this.sessions = new ExpiringSecrets(WEB_SESSION_TTL_MS, MAX_SESSIONS, now, sessionsFile, onProblem);
   }
 
   /** A new one-time sign-in code and when it expires (ms since the epoch). */
