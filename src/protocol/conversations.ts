@@ -103,6 +103,8 @@ export const conversationMethods = {
       heads: SessionHeadsSchema,
       /** Seq of the last `metadata.jsonl` entry written when the subscription began. */
       metadataSeq: z.number().int().nonnegative(),
+      /** Damaged lines and entries of the conversation's logs that were skipped (at most 100); absent when there are none. */
+      damage: z.array(LogDamageSchema).optional(),
     }),
   },
   'conversation/unsubscribe': {

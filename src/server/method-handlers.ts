@@ -4,7 +4,7 @@
  */
 import { InvalidSearchQueryError } from '../dao/conversation-search-index.js';
 import { decodeRecordCursor } from '../storage/record-validation.js';
-import { ErrorCodes, PROTOCOL_VERSION, resolveClientCapabilities, RpcError, type ContentPart, type MethodName, type MethodParams, type MethodResult } from '../protocol/index.js';
+import { ErrorCodes, PROTOCOL_VERSION, resolveClientCapabilities, RpcError, type ContentPart, type LogDamage, type MethodName, type MethodParams, type MethodResult } from '../protocol/index.js';
 import { serverCapabilities } from './handlers/capabilities.js';
 import { createUserInputHandlers } from './handlers/user-input.js';
 import { createClientFileHandlers } from './handlers/client-files.js';
@@ -91,6 +91,11 @@ function projectWorkLocation(connection: RpcConnection, params: Omit<MethodParam
 /** Builds the handlers bound to one connection. */
 export function createMethodHandlers(connection: RpcConnection): MethodHandlers {
   const runtime = connection.runtime;
+  // What reading the conversation's logs skipped, with the machine's data directory hidden; nothing when none.
+  const damageOf = (conversationId: string): { damage?: LogDamage[] } => {
+    const damage = runtime.store.logDamage(conversationId).map((entry) => ({ ...entry, location: hideDataDirectory(entry.location) }));
+    return damage.length > 0 ? { damage } : {};
+  };
   return {
     ...createLifecycleHandlers(connection),
     ...createTransferHandlers(connection),
@@ -159,8 +164,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
 
     async 'conversation/get'(params) {
       const snapshot = (await runtime.getConversation(params.conversationId)).snapshot();
-      const damage = runtime.store.logDamage(params.conversationId).map((entry) => ({ ...entry, location: hideDataDirectory(entry.location) }));
-      return damage.length > 0 ? { ...snapshot, damage } : snapshot;
+      return { ...snapshot, ...damageOf(params.conversationId) };
     },
 
     async 'conversation/subscribe'(params, request) {
@@ -173,7 +177,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
         // Never rejects: `replay` itself ends the subscription and tells the client of a failure.
         replay().catch(() => undefined);
       });
-      return { ...attached.snapshot, heads: attached.heads, metadataSeq: attached.metadataSeq };
+      return { ...attached.snapshot, heads: attached.heads, metadataSeq: attached.metadataSeq, ...damageOf(params.conversationId) };
     },
 
     async 'conversation/unsubscribe'(params) {

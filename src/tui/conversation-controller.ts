@@ -8,7 +8,7 @@
  */
 import type { RuntimeClient } from '../client/runtime-client.js';
 import { titleOf } from '../client/conversation-title.js';
-import type { AnyNotification, ApprovalDecision, ApprovalPolicyInfo } from '../protocol/index.js';
+import type { AnyNotification, ApprovalDecision, ApprovalPolicyInfo, LogDamage } from '../protocol/index.js';
 import { TranscriptModel } from './transcript-model.js';
 
 /** Items fetched per page when opening a conversation or scrolling up (`items/list` allows 1–1000). */
@@ -65,16 +65,22 @@ export class ConversationController {
     this.subscribing = conversationId;
     this.buffered = [];
     let head: number;
+    let damage: LogDamage[];
     try {
       const snapshot = await this.client.request('conversation/subscribe', { conversationId, afterSeq: 'head' });
       this.model.reset(snapshot);
       head = snapshot.heads[snapshot.conversation.rootSessionId] ?? 0;
+      damage = snapshot.damage ?? [];
     } finally {
       this.subscribing = undefined;
     }
     for (const event of this.buffered.splice(0)) this.model.apply(event);
     // Items up to the head come from the log; everything after it arrives as notifications.
     await this.loadPage(head + 1);
+    if (damage.length > 0) {
+      const lines = damage.map((entry) => `  ${entry.location}: ${entry.message}`).join('\n');
+      this.model.addNotice(`Parts of this conversation's logs are damaged and were skipped, so what is shown may be incomplete:\n${lines}`, 'warning');
+    }
   }
 
   /** Starts over with no conversation: the next prompt creates one. */

@@ -9,7 +9,7 @@
  * far again) and ignores stored items it already has, so nothing is lost or doubled
  * ("Reconnecting with afterSeq").
  */
-import type { ApprovalRequest, Conversation, Session, Turn } from '../../protocol/entities.js';
+import type { ApprovalRequest, Conversation, LogDamage, Session, Turn } from '../../protocol/entities.js';
 import type { Item, StoredItem } from '../../protocol/items.js';
 import type { AnyNotification, NotificationParams } from '../../protocol/methods.js';
 import type { UserInputRequest } from '../../protocol/user-input.js';
@@ -46,6 +46,7 @@ export interface ConversationRequester {
     turns: Turn[];
     heads: Record<string, number>;
     metadataSeq: number;
+    damage?: LogDamage[];
   }>;
 }
 
@@ -73,6 +74,8 @@ export class ConversationState {
   deleted = false;
   /** Set when subscribing failed (shown to the user). */
   error: string | undefined;
+  /** Damaged parts of the conversation's logs the server skipped (shown to the user); empty when none. */
+  damage: LogDamage[] = [];
   /** Grows on every change (a view compares it to know whether to render). */
   version = 0;
   private readonly epochs = new Map<string, number>();
@@ -144,6 +147,7 @@ export class ConversationState {
         ...(Object.keys(historyEpoch).length > 0 ? { historyEpoch } : {}),
       });
       this.error = undefined;
+      this.damage = result.damage ?? [];
       this.conversation = result.conversation;
       this.turns.clear();
       for (const turn of result.turns) this.turns.set(turn.id, turn);

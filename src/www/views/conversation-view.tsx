@@ -180,6 +180,18 @@ export function ConversationView({ conversationId }: { conversationId: string })
           Model call failed ({state.retrying.httpStatus ?? 'connection'}): retry {state.retrying.attempt} of {state.retrying.maxRetries}…
         </p>
       ) : null}
+      {state.damage.length > 0 ? (
+        <div role="status" class="note">
+          Parts of this conversation's logs are damaged and were skipped, so what is shown may be incomplete:
+          <ul>
+            {state.damage.map((entry) => (
+              <li key={entry.location}>
+                {entry.location}: {entry.message}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
       {error ? (
         <p role="alert" class="error-text">
           {error}{' '}
