@@ -7,7 +7,24 @@ import type { Command } from 'commander';
 import type { TopLevelCommand } from './main.js';
 import { resolvePaths } from '../config/paths.js';
 import { fail, readStdin, run, streams } from './command-runner.js';
+import { requireExistingDirectory } from './data-dir-option.js';
 import { integer } from './option-values.js';
+
+/**
+ * The configuration directory a command that writes keys or plugins uses. An explicit
+ * `--config-dir` must exist: a mistyped one would get a key or a plugin no server reads.
+ * @throws UsageError naming the option and the path
+ */
+function configDirOf(options: { configDir?: string }): string {
+  requireExistingDirectory('--config-dir', options.configDir, 'give an existing configuration directory (only the default one is created when missing)');
+  return resolvePaths(options).configDir;
+}
+
+/** `--project` of plugin enable and disable: an existing project directory, or undefined. @throws UsageError naming the path */
+function projectOf(options: { project?: string }): string | undefined {
+  requireExistingDirectory('--project', options.project, 'give the directory of an existing project');
+  return options.project;
+}
 /** Declares `openvaala auth set|remove|list`: stored API keys. */
 function declareAuth(program: Command): void {
   const auth = program.command('auth').description('API keys stored in the configuration directory (credentials.json, mode 0600)');
@@ -17,7 +34,7 @@ function declareAuth(program: Command): void {
     .argument('<provider>', 'provider name as in providers.yaml (openai, anthropic and google are added there when missing)')
     .option('--config-dir <dir>', 'configuration directory')
     .action(async (provider: string, options: { configDir?: string }) => {
-      await run('auth set', async () => (await import('./auth.js')).runAuthSet(resolvePaths(options).configDir, provider, streams));
+      await run('auth set', async () => (await import('./auth.js')).runAuthSet(configDirOf(options), provider, streams));
     });
   auth
     .command('remove')
@@ -25,14 +42,14 @@ function declareAuth(program: Command): void {
     .argument('<provider>', 'provider name')
     .option('--config-dir <dir>', 'configuration directory')
     .action(async (provider: string, options: { configDir?: string }) => {
-      await run('auth remove', async () => (await import('./auth.js')).runAuthRemove(resolvePaths(options).configDir, provider, streams));
+      await run('auth remove', async () => (await import('./auth.js')).runAuthRemove(configDirOf(options), provider, streams));
     });
   auth
     .command('list')
     .description('list the providers that have a stored key (never the keys)')
     .option('--config-dir <dir>', 'configuration directory')
     .action(async (options: { configDir?: string }) => {
-      await run('auth list', async () => (await import('./auth.js')).runAuthList(resolvePaths(options).configDir, streams));
+      await run('auth list', async () => (await import('./auth.js')).runAuthList(configDirOf(options), streams));
     });
 }
 
@@ -45,7 +62,7 @@ function declarePlugin(program: Command): void {
     .argument('<source>', 'a folder, a tarball, or an npm package name')
     .option('--config-dir <dir>', 'configuration directory')
     .action(async (source: string, options: { configDir?: string }) => {
-      await run('plugin add', async () => (await import('./plugin.js')).runPluginAdd(resolvePaths(options).configDir, source, streams));
+      await run('plugin add', async () => (await import('./plugin.js')).runPluginAdd(configDirOf(options), source, streams));
     });
   plugin
     .command('remove')
@@ -53,14 +70,14 @@ function declarePlugin(program: Command): void {
     .argument('<name>', 'plugin name')
     .option('--config-dir <dir>', 'configuration directory')
     .action(async (name: string, options: { configDir?: string }) => {
-      await run('plugin remove', async () => (await import('./plugin.js')).runPluginRemove(resolvePaths(options).configDir, name, streams));
+      await run('plugin remove', async () => (await import('./plugin.js')).runPluginRemove(configDirOf(options), name, streams));
     });
   plugin
     .command('list')
     .description('list the installed plugins, their parts and their problems (exit 1 when one does not load)')
     .option('--config-dir <dir>', 'configuration directory')
     .action(async (options: { configDir?: string }) => {
-      await run('plugin list', async () => (await import('./plugin.js')).runPluginList(resolvePaths(options).configDir, streams));
+      await run('plugin list', async () => (await import('./plugin.js')).runPluginList(configDirOf(options), streams));
     });
   for (const [verb, enabled] of [['enable', true], ['disable', false]] as const) {
     plugin
@@ -70,7 +87,7 @@ function declarePlugin(program: Command): void {
       .option('--project <dir>', 'apply to conversations working in this directory only (<dir>/.openvaala/plugins.yaml)')
       .option('--config-dir <dir>', 'configuration directory')
       .action(async (name: string, options: { configDir?: string; project?: string }) => {
-        await run(`plugin ${verb}`, async () => (await import('./plugin.js')).runPluginSetEnabled(resolvePaths(options).configDir, name, enabled, options.project, streams));
+        await run(`plugin ${verb}`, async () => (await import('./plugin.js')).runPluginSetEnabled(configDirOf(options), name, enabled, projectOf(options), streams));
       });
   }
 }

@@ -10,10 +10,11 @@
  * `apiKey: env:NAME` names a variable that is not set. The file is read each time a key is
  * needed, so a key stored while the server runs is used from the next turn on.
  */
-import { chmodSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { makeDirectorySync } from '../make-directory.js';
+import { writeFileAtomicallySync } from '../write-file-atomically.js';
 
 /** File name of the stored keys inside the configuration directory. */
 export const CREDENTIALS_FILE = 'credentials.json';
@@ -62,6 +63,14 @@ export function readStoredApiKey(configDir: string, providerName: string): strin
 }
 
 /**
+ * Replaces the file whole (temporary file, flushed, renamed over it), mode 0600 whatever the
+ * old file's mode was: a crash or a full disk never leaves half of it, which would lose every key.
+ */
+function writeCredentials(file: string, credentials: unknown): void {
+  writeFileAtomicallySync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+}
+
+/**
  * Stores (or replaces) one provider's key, keeping the others. Written to a temporary file
  * with mode 0600 and renamed over the old one, so a reader never sees half a file.
  * @throws Error when the existing file is not valid (it is left as it is)
@@ -71,10 +80,7 @@ export function storeApiKey(configDir: string, providerName: string, apiKey: str
   credentials.providers[providerName] = { apiKey };
   makeDirectorySync(configDir, 0o700);
   const file = credentialsFile(configDir);
-  const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(temporary, 0o600);
-  renameSync(temporary, file);
+  writeCredentials(file, credentials);
   return file;
 }
 
@@ -83,10 +89,6 @@ export function removeApiKey(configDir: string, providerName: string): boolean {
   const credentials = readCredentials(configDir);
   if (!credentials.providers[providerName]) return false;
   delete credentials.providers[providerName];
-  const file = credentialsFile(configDir);
-  const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(temporary, 0o600);
-  renameSync(temporary, file);
+  writeCredentials(credentialsFile(configDir), credentials);
   return true;
 }

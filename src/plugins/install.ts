@@ -160,7 +160,7 @@ export async function setPluginEnabled(configDir: string, name: string, enabled:
     throw new PluginOperationError(`${projectFile}: not changed: ${(error as Error).message}`, { cause: error });
   }
   await makeDirectory(path.dirname(projectFile));
-  await writeFileAtomically(projectFile, text, 0o644);
+  await writeFileAtomically(projectFile, text, { modeForNewFile: 0o644 });
 }
 
 /** The project scope's plugin file of a project directory. */

@@ -17,6 +17,7 @@ import type { ProcessTracker } from '../executors/process-tracker.js';
 import { findDescendants, processExists, sendSignal } from '../executors/local/run-command.js';
 import type { Logger } from '../logger.js';
 import { ensurePrivateDirectory, PRIVATE_FILE_MODE } from './private-files.js';
+import { writeFileAtomicallySync } from '../write-file-atomically.js';
 
 /** Folder of the records, in the data directory. */
 export const PROCESS_RECORDS_DIRECTORY = 'processes';
@@ -81,7 +82,8 @@ export class ProcessRecords implements ProcessTracker {
     ensurePrivateDirectory(this.directory);
     const tag = randomBytes(16).toString('hex');
     // Written before any command starts, so a crash at any later moment leaves it behind.
-    fs.writeFileSync(path.join(this.directory, TAG_FILE), `${tag}\n`, { mode: PRIVATE_FILE_MODE });
+    // Whole or not at all: a torn tag would hide from the next start the commands that carry it.
+    writeFileAtomicallySync(path.join(this.directory, TAG_FILE), `${tag}\n`, { mode: PRIVATE_FILE_MODE });
     this.environment = { [COMMAND_TAG_VARIABLE]: tag };
   }
 
@@ -182,6 +184,7 @@ export async function stopLeftoverProcesses(dataDir: string, logger: Logger): Pr
   for (const name of names) {
     const file = path.join(directory, name);
     const record = readRecord(file);
+    if (record === undefined) logger.warn({ file }, 'a process record cannot be read (torn by a crash, or not a record); the command it named is still stopped if it carries the dead server\'s tag');
     if (record && record.serverPid !== process.pid && stillRecordedProcess(record, bootId)) {
       targets.push({ record, members: findDescendants(record.pgid).map((pid) => ({ pid, startTime: processStartTime(pid) })) });
     } else {

@@ -117,6 +117,7 @@ describe('the Claude Code plugin format', () => {
 describe('openvaala plugin', () => {
   it('adds, lists, disables per project and for the user, and removes, editing plugins.yaml', async () => {
     const configDir = path.join(root, 'config');
+    mkdirSync(configDir);
     const env = { ...process.env, XDG_CONFIG_HOME: path.join(root, 'xdg-config'), XDG_DATA_HOME: path.join(root, 'data'), XDG_STATE_HOME: path.join(root, 'state') };
     const cli = (...args: string[]) => runCli([...args, '--config-dir', configDir], { env, cwd: root });
     const source = claudeCodePlugin(path.join(root, 'code-tools'));
@@ -154,4 +155,30 @@ describe('openvaala plugin', () => {
     expect(existsSync(path.join(configDir, 'plugins', 'code-tools'))).toBe(false);
     expect(parseYaml(readFileSync(path.join(configDir, 'plugins.yaml'), 'utf8'))).toEqual({ plugins: {} });
   }, 60_000);
+});
+
+describe('a mistyped --config-dir or --project', () => {
+  it('is refused naming the option and the path, exit 64, and nothing is created or installed', async () => {
+    const env = { ...process.env, XDG_CONFIG_HOME: path.join(root, 'xdg-config'), XDG_DATA_HOME: path.join(root, 'data'), XDG_STATE_HOME: path.join(root, 'state') };
+    const missing = path.join(root, 'cnofig');
+    const source = claudeCodePlugin(path.join(root, 'code-tools'));
+    for (const args of [['plugin', 'add', source], ['plugin', 'list'], ['plugin', 'remove', 'code-tools'], ['plugin', 'enable', 'code-tools'], ['auth', 'list'], ['auth', 'remove', 'openai']]) {
+      const result = await runCli([...args, '--config-dir', missing], { env, cwd: root });
+      expect(result.code, args.join(' ')).toBe(64);
+      expect(result.stderr, args.join(' ')).toContain(`--config-dir ${missing}: no such directory; give an existing configuration directory`);
+    }
+    const keyed = await runCli(['auth', 'set', 'openai', '--config-dir', missing], { env, cwd: root, input: 'sk-test-key\n' });
+    expect(keyed.code).toBe(64);
+    expect(keyed.stderr).toContain(`--config-dir ${missing}: no such directory`);
+    expect(existsSync(missing)).toBe(false);
+
+    const configDir = path.join(root, 'config');
+    mkdirSync(configDir);
+    expect((await runCli(['plugin', 'add', source, '--config-dir', configDir], { env, cwd: root })).code).toBe(0);
+    const project = path.join(root, 'projcets', 'app');
+    const disabled = await runCli(['plugin', 'disable', 'code-tools', '--project', project, '--config-dir', configDir], { env, cwd: root });
+    expect(disabled.code).toBe(64);
+    expect(disabled.stderr).toContain(`--project ${project}: no such directory; give the directory of an existing project`);
+    expect(existsSync(path.join(root, 'projcets'))).toBe(false);
+  });
 });

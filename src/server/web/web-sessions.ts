@@ -6,8 +6,9 @@
  * its browsers signed in and their pages reconnect by themselves; codes are in memory only.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
+import { writeFileAtomicallySync } from '../../write-file-atomically.js';
 
 /** The file in the data directory that keeps the web sessions' hashes and expiries. */
 export const WEB_SESSIONS_FILE = 'web-sessions.json';
@@ -80,9 +81,7 @@ class ExpiringSecrets {
   /** Writes the hashes (never the secrets) to the file, replacing it atomically. */
   private save(): void {
     if (this.file === undefined) return;
-    const temporary = `${this.file}.${process.pid}.tmp`;
-    writeFileSync(temporary, JSON.stringify(Object.fromEntries(this.expiries)), { mode: 0o600 });
-    renameSync(temporary, this.file);
+    writeFileAtomicallySync(this.file, JSON.stringify(Object.fromEntries(this.expiries)), { mode: 0o600 });
   }
 
   /** Makes and remembers a new secret; returns it and when it expires (ms since the epoch). */
