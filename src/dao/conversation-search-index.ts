@@ -109,3 +109,66 @@ export function searchableText(value: unknown): string | undefined {
   }
   return texts.length > 0 ? texts.join('\n') : undefined;
 }
+
+/** The hint appended to every query error, on both backends. */
+export const QUERY_SYNTAX_HINT = 'query syntax: words, "quoted phrases", prefix*, AND, OR, NOT, parentheses; a word with punctuation (hello-world, file.ts) is searched as a phrase';
+
+/**
+ * The query both backends run: {@link quoteWordsWithPunctuation} of what the user typed.
+ * @throws InvalidSearchQueryError when the query is empty or holds no word (only punctuation)
+ */
+export function searchableQuery(query: string): string {
+  if (typeof query !== 'string' || query.trim() === '') throw new InvalidSearchQueryError(`the query is empty (${QUERY_SYNTAX_HINT})`);
+  const quoted = quoteWordsWithPunctuation(query);
+  if (quoted.trim() === '') throw new InvalidSearchQueryError(`the query holds no word to search for (${QUERY_SYNTAX_HINT})`);
+  return quoted;
+}
+
+/** A letter, a digit or `_`, or any character beyond ASCII: what FTS5 reads as part of a bare word. */
+const WORD_CHARACTER = /[\p{L}\p{N}_]|[^\p{ASCII}]/u;
+
+/**
+ * Quotes the words of a query that hold punctuation, so `hello-world`, `file.ts`, `src/app` or
+ * `key:value` are searched as phrases of their parts (as the index split them when it stored
+ * the text) instead of being read as query syntax (FTS5 reads `a-b` as a column filter and
+ * fails with "no such column: b"). Quoted phrases, parentheses, a final `*` (prefix) and the
+ * operators AND, OR, NOT are kept; a piece of punctuation standing alone is dropped, since it
+ * holds nothing searchable. Used by both search backends, so a query means the same on each.
+ * @param query the query as the user typed it
+ * @returns the query with those words in double quotes
+ */
+export function quoteWordsWithPunctuation(query: string): string {
+  let result = '';
+  let index = 0;
+  while (index < query.length) {
+    const character = query[index] as string;
+    if (character === '"') {
+      // A quoted phrase goes through as it is ("" inside it is a quote).
+      let end = index + 1;
+      while (end < query.length && (query[end] !== '"' || query[end + 1] === '"')) end += query[end] === '"' ? 2 : 1;
+      result += query.slice(index, end + 1);
+      index = end + 1;
+      continue;
+    }
+    if (/\s/.test(character)) {
+      result += character;
+      index += 1;
+      continue;
+    }
+    let end = index;
+    while (end < query.length && !/\s/.test(query[end] as string) && query[end] !== '"') end += 1;
+    result += quoteChunk(query.slice(index, end));
+    index = end;
+  }
+  return result;
+}
+
+/** One whitespace-separated piece of a query, its punctuated word (between parentheses, before a `*`) quoted. */
+function quoteChunk(chunk: string): string {
+  const opening = /^\(*/.exec(chunk)?.[0] ?? '';
+  const closing = /\**\)*$/.exec(chunk.slice(opening.length))?.[0] ?? '';
+  const core = chunk.slice(opening.length, chunk.length - closing.length);
+  if (core === '' || [...core].every((character) => WORD_CHARACTER.test(character))) return chunk;
+  if (![...core].some((character) => WORD_CHARACTER.test(character))) return `${opening}${closing.replace(/^\*+/, '')}`;
+  return `${opening}"${core}"${closing}`;
+}

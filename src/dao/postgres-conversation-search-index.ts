@@ -6,8 +6,8 @@
 import type { PostgresDatabase } from '../storage/postgres/postgres-database.js';
 import { decodeRecordCursor, encodeRecordCursor } from '../storage/record-validation.js';
 import type { ConversationSearchIndex, SearchConversationEntry, SearchMessage, SearchOptions, SearchPage } from './conversation-search-index.js';
-import { InvalidSearchQueryError } from './conversation-search-index.js';
-import { QUERY_SYNTAX_HINT, translateSearchQuery } from './tsquery-translation.js';
+import { InvalidSearchQueryError, QUERY_SYNTAX_HINT, searchableQuery } from './conversation-search-index.js';
+import { translateSearchQuery } from './tsquery-translation.js';
 import { searchDocumentPieces } from './search-document-pieces.js';
 
 /** Default page size of {@link PostgresConversationSearchIndex.search}. */
@@ -128,7 +128,7 @@ export class PostgresConversationSearchIndex implements ConversationSearchIndex 
   /** See {@link ConversationSearchIndex.search}. */
   async search(query: string, options: SearchOptions = {}): Promise<SearchPage> {
     this.checkOpen();
-    const translated = translateSearchQuery(query);
+    const translated = translateSearchQuery(searchableQuery(query));
     const limit = options.limit ?? DEFAULT_POSTGRES_SEARCH_LIMIT;
     if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`Invalid search option limit ${String(limit)}: must be an integer >= 1`);
     const cursor = options.cursor === undefined ? undefined : decodeRecordCursor(CURSOR_NAMESPACE, options.cursor, 'updatedAt', 'desc');

@@ -9,6 +9,8 @@ import { decodeRecordCursor, encodeRecordCursor } from '../storage/record-valida
 import { searchDocumentPieces } from './search-document-pieces.js';
 import {
   InvalidSearchQueryError,
+  QUERY_SYNTAX_HINT,
+  searchableQuery,
   type ConversationSearchIndex,
   type SearchConversationEntry,
   type SearchMatch,
@@ -44,7 +46,6 @@ const CURSOR_NAMESPACE = 'conversations';
 /** SQLite error messages that mean the MATCH expression itself is wrong. */
 const QUERY_ERROR_PATTERN = /^(fts5: |no such column|unterminated string|unknown special query)/;
 
-const QUERY_SYNTAX_HINT = 'query syntax: words, "quoted phrases", prefix*, AND, OR, NOT, parentheses; put words containing punctuation in double quotes';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS conversation_search (
@@ -212,7 +213,7 @@ export class SqliteConversationSearchIndex implements ConversationSearchIndex {
   /** See {@link ConversationSearchIndex.search}. */
   async search(query: string, options: SearchOptions = {}): Promise<SearchPage> {
     this.checkOpen();
-    if (typeof query !== 'string' || query.trim() === '') throw new InvalidSearchQueryError(`the query is empty (${QUERY_SYNTAX_HINT})`);
+    query = searchableQuery(query);
     const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
     if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`Invalid search option limit ${String(limit)}: must be an integer >= 1`);
     const cursor = options.cursor === undefined ? undefined : decodeRecordCursor(CURSOR_NAMESPACE, options.cursor, 'updatedAt', 'desc');

@@ -5,10 +5,7 @@
  * FTS5: NOT binds tighter than AND (also implicit, between adjacent terms), AND tighter than OR;
  * `a NOT b` means `a & !b`.
  */
-import { InvalidSearchQueryError } from './conversation-search-index.js';
-
-/** The hint appended to every query error (same wording as the SQLite backend). */
-export const QUERY_SYNTAX_HINT = 'query syntax: words, "quoted phrases", prefix*, AND, OR, NOT, parentheses; put words containing punctuation in double quotes';
+import { InvalidSearchQueryError, QUERY_SYNTAX_HINT } from './conversation-search-index.js';
 
 type Token = { kind: 'open' | 'close' | 'and' | 'or' | 'not' } | { kind: 'term'; text: string; prefix: boolean; phrase: boolean };
 

@@ -12,8 +12,6 @@ import { searchDocumentPieces } from '../../src/dao/search-document-pieces.js';
 
 /** Where the indexes differ: the reason given for query syntax one database rejects its own way. */
 export interface SearchIndexSuiteOptions {
-  /** The reason expected for `nosuchcolumn: word` (a column filter in FTS5, punctuation elsewhere). */
-  columnFilterReason: RegExp;
   /** The reason expected for a lone `*`. */
   loneStarReason: RegExp;
 }
@@ -124,18 +122,26 @@ export function searchIndexCases(current: () => ConversationSearchIndex, options
   });
 
   it.each([
-    ['readme.md', /syntax error near "\."/],
     ['(', /syntax error/],
     ['hello OR', /syntax error/],
     ['"unterminated', /unterminated string/],
-    ['nosuchcolumn: word', options.columnFilterReason],
     ['*', options.loneStarReason],
     ['   ', /the query is empty/],
+    ['- / :', /the query holds no word to search for/],
   ])('rejects the query %j with an InvalidSearchQueryError saying why and how to write one', async (query, reason) => {
     const error = await current().search(query).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(InvalidSearchQueryError);
     expect((error as Error).message).toMatch(reason);
-    expect((error as Error).message).toContain('put words containing punctuation in double quotes');
+    expect((error as Error).message).toContain('a word with punctuation (hello-world, file.ts) is searched as a phrase');
+  });
+
+  it('searches a word with punctuation, typed bare, as the phrase of its parts', async () => {
+    await current().addMessages([{ conversationId: 'conv_b', text: 'see readme.md, fix hello-world in src/app.ts (key:value)' }]);
+    for (const query of ['readme.md', 'hello-world', 'src/app.ts', 'key:value', 'nosuchcolumn: key', '(readme.md OR nothing)', 'readme.m*', 'hello-world NOT absent']) {
+      expect(await ids(query), query).toEqual(query.startsWith('nosuchcolumn') ? [] : ['conv_b']);
+    }
+    // The parts must be next to each other, as in a quoted phrase.
+    expect(await ids('world-hello')).toEqual([]);
   });
 
   it('finds any word of a message longer than one search document, and a phrase across a cut', async () => {
