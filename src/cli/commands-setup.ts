@@ -101,7 +101,7 @@ function declareConfig(program: Command): void {
     .argument('[path]', 'the configuration directory, or one of its files (default: --config-dir)')
     .option('--config-dir <dir>', 'configuration directory')
     .action(async (given: string | undefined, options: { configDir?: string }) => {
-      process.exitCode = await (await import('./config-check.js')).runConfigCheck({ configDir: resolvePaths(options).configDir, ...(given !== undefined ? { path: given } : {}) }, { stdout: process.stdout, stderr: process.stderr });
+      process.exitCode = await (await import('./config-check.js')).runConfigCheck({ configDir: resolvePaths(options).configDir, configDirGiven: options.configDir !== undefined, ...(given !== undefined ? { path: given } : {}) }, { stdout: process.stdout, stderr: process.stderr });
     });
 }
 

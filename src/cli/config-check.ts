@@ -15,6 +15,8 @@ export interface ConfigCheckTarget {
   configDir: string;
   /** A directory or file named on the command line; wins over `configDir`. */
   path?: string;
+  /** True when `configDir` was given with `--config-dir`: then it must exist (a mistyped path is not "no configuration"). */
+  configDirGiven?: boolean;
 }
 
 const KNOWN_FILES = Object.values(CONFIGURATION_FILES).map((file) => file.fileName);
@@ -28,7 +30,7 @@ function countProblems(error: ConfigurationError, onlyFile?: string): number {
  * @returns exit code: 0 valid, 1 invalid (or a path that is neither a directory nor a configuration file)
  */
 export async function runConfigCheck(target: ConfigCheckTarget | string, streams: OutputStreams): Promise<number> {
-  const { configDir: defaultDir, path: given } = typeof target === 'string' ? { configDir: target, path: undefined } : target;
+  const { configDir: defaultDir, path: given, configDirGiven } = typeof target === 'string' ? { configDir: target, path: undefined, configDirGiven: false } : target;
   let configDir = defaultDir;
   let onlyFile: string | undefined;
   if (given !== undefined) {
@@ -46,6 +48,9 @@ export async function runConfigCheck(target: ConfigCheckTarget | string, streams
       streams.stderr.write(`${resolved}: not a configuration file; config check wants the configuration directory, or one of its files (${KNOWN_FILES.join(', ')})\n`);
       return 1;
     }
+  } else if (!existsSync(configDir) && configDirGiven) {
+    streams.stderr.write(`--config-dir ${configDir}: does not exist; give the configuration directory to check (without --config-dir, the default one is checked)\n`);
+    return 1;
   } else if (!existsSync(configDir)) {
     streams.stdout.write(`${configDir}: no configuration directory; the built-in defaults apply (no providers configured)\n`);
     return 0;

@@ -147,15 +147,13 @@ export function parseYamlDocument<T>(file: string, input: string | Uint8Array, s
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: true });
   if (document.errors.length > 0) {
-    throw new ConfigError(
-      file,
-      document.errors.map((error) => ({
-        line: error.linePos?.[0]?.line,
-        keyPath: '(YAML syntax)',
-        // The library appends "at line L, column C:" and a code excerpt; the line is given separately.
-        message: SYNTAX_MESSAGES[error.code] ?? (error.message.split('\n')[0] ?? error.message).replace(/\s*at line \d+, column \d+:?\s*$/, ''),
-      })),
-    );
+    const syntaxProblems = document.errors.map((error) => ({
+      line: error.linePos?.[0]?.line,
+      keyPath: '(YAML syntax)',
+      // The library appends "at line L, column C:" and a code excerpt; the line is given separately.
+      message: SYNTAX_MESSAGES[error.code] ?? (error.message.split('\n')[0] ?? error.message).replace(/\s*at line \d+, column \d+:?\s*$/, ''),
+    }));
+    throw new ConfigError(file, [...shellVariableHints(text, syntaxProblems), ...syntaxProblems]);
   }
   const lineOf = (keyPath: PropertyKey[]): number | undefined => {
     const offset = keyOffset(document.contents, keyPath);
@@ -204,6 +202,26 @@ interface ExplainedIssue {
   message: string;
 }
 
+/**
+ * A shell-style `${NAME}` on a line the parser failed on is most likely the cause: in a flow
+ * mapping (`{ apiKey: ${KEY} }`) its `{` opens a mapping, and the errors that follow name
+ * only tokens. Said first, at its line, with what to write instead.
+ */
+function shellVariableHints(text: string, syntaxProblems: { line?: number }[]): { line: number; keyPath: string; message: string }[] {
+  const lines = text.split('\n');
+  const failedLines = [...new Set(syntaxProblems.flatMap((problem) => (problem.line === undefined ? [] : [problem.line])))].sort((a, b) => a - b);
+  for (const line of failedLines) {
+    const name = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/.exec(lines[line - 1] ?? '')?.[1];
+    if (name !== undefined) {
+      return [{ line, keyPath: '(YAML syntax)', message: `\${${name}} is not YAML (its "{" starts a mapping) and is not expanded: write the value as env:${name} (a whole-value reference, where the key accepts one), or quote it` }];
+    }
+  }
+  return [];
+}
+
+/** How a required value's type is said to a person editing YAML (zod's names are TypeScript's). */
+const TYPE_WORDS: Record<string, string> = { record: 'a mapping of names', object: 'a mapping', array: 'a list', string: 'a string', number: 'a number', int: 'an integer', boolean: 'true or false' };
+
 /** The type a zod `invalid_type` issue says it received (`received string` in its message). */
 function receivedType(issue: z.core.$ZodIssue): string | undefined {
   return /received (\w+)/.exec(issue.message)?.[1];
@@ -217,6 +235,8 @@ function receivedType(issue: z.core.$ZodIssue): string | undefined {
  * efforts allowed), or the types allowed when its type fits none, not "Invalid input".
  */
 function explainIssue(issue: z.core.$ZodIssue): ExplainedIssue[] {
+  // "expected record, received undefined" is zod's way of saying a required key is not there.
+  if (issue.code === 'invalid_type' && receivedType(issue) === 'undefined') return [{ keyPath: issue.path, message: `required, but missing (${TYPE_WORDS[issue.expected] ?? issue.expected} expected)` }];
   if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ keyPath: [...issue.path, key], message: `Unrecognized key: "${key}"` }));
   if (issue.code === 'invalid_key') return [{ keyPath: issue.path, message: issue.issues.map((inner) => inner.message).join('; ') }];
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {

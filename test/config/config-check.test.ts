@@ -101,4 +101,12 @@ describe('openvaala config check', () => {
     mkdirSync(path.join(directory, 'empty'));
     expect((await check(path.join(directory, 'empty'))).code).toBe(0);
   });
+
+  it('refuses a --config-dir that does not exist, as it does the same path given as the argument', async () => {
+    const mistyped = path.join(directory, 'cnofig');
+    const result = await check('--config-dir', mistyped);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`--config-dir ${mistyped}: does not exist; give the configuration directory to check`);
+    expect(result.stdout).not.toContain('the built-in defaults apply');
+  });
 });

@@ -105,6 +105,20 @@ it('refuses values no request could use: other URL schemes, bad header names and
   expect(message).not.toContain('ok/inside.txt');
 });
 
+it('says a required key is missing in words, not as a type received undefined', async () => {
+  const message = await problems({ 'providers.yaml': '' });
+  expect(message).toContain(`${path.join(directory, 'providers.yaml')}: providers: required, but missing (a mapping of names expected)`);
+  expect(message).not.toContain('received undefined');
+});
+
+it('names a shell-style ${NAME} as the cause when it breaks a flow mapping, before the parser errors that follow', async () => {
+  const message = await problems({ 'providers.yaml': 'providers:\n  p: { kind: openai, apiKey: ${OPENAI_API_KEY} }\ndefaultModel: p/m\n' });
+  const lines = message.split('\n');
+  const first = lines.findIndex((line) => line.includes('(YAML syntax)'));
+  expect(lines[first]).toContain(`${at('providers.yaml', 2)}(YAML syntax): \${OPENAI_API_KEY} is not YAML (its "{" starts a mapping) and is not expanded: write the value as env:OPENAI_API_KEY`);
+  expect(lines.slice(first + 1).some((line) => line.includes('Unexpected'))).toBe(true);
+});
+
 it('refuses an agents.yaml that defines no agent', async () => {
   expect(await problems({ 'agents.yaml': 'agents: {}\n' })).toContain(`${at('agents.yaml', 1)}agents: defines no agent`);
 });

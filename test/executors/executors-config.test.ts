@@ -46,7 +46,7 @@ describe('executors.yaml', () => {
 
   it.each([
     ['executors:\n  x: { kind: docker }\n', "executors.yaml:2: executors.x.kind: Invalid discriminator value. Expected 'local' | 'ssh' | 'virtual'"],
-    ['executors:\n  box:\n    kind: ssh\n    user: dev\n    agent: true\n', 'executors.yaml:3: executors.box.host: Invalid input: expected string, received undefined'],
+    ['executors:\n  box:\n    kind: ssh\n    user: dev\n    agent: true\n', 'executors.yaml:3: executors.box.host: required, but missing (a string expected)'],
     ['executors:\n  box: { kind: ssh, host: h, user: dev }\n', 'executors.yaml:2: executors.box.identityFile: give identityFile, or agent: true, to authenticate with'],
     ['executors:\n  box: { kind: ssh, host: h, user: dev, agent: true, port: 70000 }\n', 'executors.yaml:2: executors.box.port: Too big'],
     ['executors:\n  plain:\n    kind: local\n    network: false\n', 'executors.yaml:4: executors.plain.network: only applies with sandbox: bwrap'],
