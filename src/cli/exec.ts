@@ -129,7 +129,8 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
     let ours: { turnId: string; resolve: (turn: Turn) => void } | undefined;
     let rendering = true;
     const closed = new Promise<never>((_resolve, reject) => {
-      client.onClose((error) => reject(new Error(`the server closed the connection before the turn ended (${error.message})`)));
+      // The turn may go on (a network break) or be recorded as interrupted at the server's next start (it stopped): either way it can be continued.
+      client.onClose((error) => reject(new Error(`the server closed the connection before the turn ended (${error.message}); ${resumeHint(id)}`)));
     });
     // Also closed on purpose when exec ends early; only the race below cares.
     closed.catch(() => undefined);

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
-import { createTestEnvironment, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
+import { createTestEnvironment, spawnCli, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
 
 let environment: TestEnvironment | undefined;
 let serve: ServeProcess | undefined;
@@ -79,6 +79,28 @@ responses:
     expect(body).not.toContain('call_cut');
     expect(body).toContain('go on');
     await client.close();
+  });
+
+  it('exec whose server dies mid-turn says so and how to continue the conversation', async () => {
+    environment = await createTestEnvironment(`
+responses:
+  - text: "Starting the long command."
+    toolCalls: [{ name: exec_command, arguments: { command: "echo $$ > long.pid; exec sleep 30" } }]
+`);
+    serve = await startServe(environment);
+    const exec = spawnCli(['exec', 'run it'], { env: environment.env, cwd: environment.workDir });
+    const pidFile = path.join(environment.workDir, 'long.pid');
+    const deadline = Date.now() + 15_000;
+    while (!(existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim())) {
+      if (Date.now() > deadline) throw new Error(`the command did not start: ${exec.stderr()}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    leftoverPid = Number(readFileSync(pidFile, 'utf8').trim());
+    serve.child.kill('SIGKILL');
+    const result = await exec.done;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('the server closed the connection before the turn ended');
+    expect(result.stderr).toMatch(/continue it with: openvaala exec --resume conv_\S+ "…"/);
   });
 
   it('drops the approvals and questions that were waiting when the server was killed', async () => {
