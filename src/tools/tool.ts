@@ -233,7 +233,8 @@ export function thrownErrorResult(toolName: string, action: string, error: unkno
 /**
  * Wraps a tool's work with argument validation and output truncation, the two things every
  * tool needs, and turns thrown errors into error results the model can read (see
- * `thrownErrorResult`).
+ * `thrownErrorResult`). Arguments that arrive as text a tool does not take are read as JSON
+ * once more (a model that encoded them twice), or refused as "not valid JSON" with the text.
  */
 export function defineTool<Args>(spec: ToolSpec<Args>): Tool<Args> {
   const limit = spec.outputLimitBytes ?? TOOL_OUTPUT_RETAINED_BYTES;
@@ -242,7 +243,18 @@ export function defineTool<Args>(spec: ToolSpec<Args>): Tool<Args> {
     description: spec.description,
     parameters: spec.parameters,
     async invoke(rawArguments, context) {
-      const parsed = spec.parameters.safeParse(rawArguments);
+      let parsed = spec.parameters.safeParse(rawArguments);
+      if (!parsed.success && typeof rawArguments === 'string') {
+        // Arguments that reached us as text: either JSON encoded twice (read once more), or not JSON at all (said so).
+        let decoded: unknown;
+        try {
+          decoded = JSON.parse(rawArguments);
+        } catch (error) {
+          const excerpt = rawArguments.length > 200 ? `${rawArguments.slice(0, 200)}…` : rawArguments;
+          return { output: `${spec.name}: arguments: not valid JSON (${(error as Error).message}); they were: ${excerpt}`, isError: true };
+        }
+        if (typeof decoded === 'object' && decoded !== null) parsed = spec.parameters.safeParse(decoded);
+      }
       if (!parsed.success) {
         return { output: describeArgumentErrors(spec.name, parsed.error), isError: true };
       }

@@ -38,6 +38,17 @@ describe('read_file', () => {
     expect(result.output).toBe('     1\talpha\n     2\tbeta\n     3\tgamma');
   });
 
+  it('says arguments that are not JSON are not JSON, and reads arguments encoded twice', async () => {
+    const broken = await readFileTool.invoke('{not json' as never, context);
+    expect(broken.isError).toBe(true);
+    expect(broken.output).toMatch(/^read_file: arguments: not valid JSON \(.+\); they were: \{not json$/);
+    const twice = await readFileTool.invoke(JSON.stringify({ path: 'three.txt' }) as never, context);
+    expect(twice.isError).toBe(false);
+    expect(twice.output).toBe('     1\talpha\n     2\tbeta\n     3\tgamma');
+    // JSON that is no object is still told its type.
+    expect((await readFileTool.invoke('"three.txt"' as never, context)).output).toBe('read_file: arguments: Invalid input: expected object, received string');
+  });
+
   it('aligns two-digit line numbers and keeps a last line without newline', async () => {
     const result = await readFileTool.invoke({ path: 'twelve.txt' }, context);
     expect(result.output).toBe(numbered(1, 12));
