@@ -15,8 +15,10 @@ import { CLI_EXECUTABLE, PACKAGE_ROOT } from '../src/package-info.js';
 
 const PROMPT = 'The tests of this project fail. Find out why, fix the code, and check that the tests pass.';
 
+/** Prints a step's heading, in bold only on a terminal that takes colour (a log file gets plain text; NO_COLOR is honoured). */
 function step(text: string): void {
-  process.stdout.write(`\n\x1b[1m== ${text}\x1b[0m\n`);
+  const bold = process.stdout.isTTY && process.env.NO_COLOR === undefined;
+  process.stdout.write(bold ? `\n\x1b[1m== ${text}\x1b[0m\n` : `\n== ${text}\n`);
 }
 
 async function waitForServer(paths: OpenVaalaPaths, timeoutMs: number): Promise<string> {
