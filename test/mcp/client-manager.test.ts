@@ -163,7 +163,9 @@ describe('McpClientManager', () => {
     await tools.prepare();
     const result = await invoke(tools, 'mcp__fixture__echo', 'just a string');
     expect(result.isError).toBe(true);
-    expect(result.output).toMatch(/^mcp__fixture__echo: arguments: .*expected object/);
+    expect(result.output).toMatch(/^mcp__fixture__echo: arguments: not valid JSON \(.+\); they were: just a string$/);
+    const jsonString = await invoke(tools, 'mcp__fixture__echo', '"a JSON string"');
+    expect(jsonString.output).toMatch(/^mcp__fixture__echo: arguments: .*expected object/);
   });
 
   it('names the tools of a server when a tool it does not have is called after a restart', async () => {

@@ -136,7 +136,8 @@ responses:
   - text: "failed"
 `);
     expect(call?.isError).toBe(true);
-    expect(call?.details).toEqual({ kind: 'fileChange', changes: [] });
+    // first.txt was written before the update of missing.txt failed: its change is kept, and shown.
+    expect(call?.details).toEqual({ kind: 'fileChange', changes: [{ path: 'first.txt', kind: 'add', unifiedDiff: '--- /dev/null\n+++ b/first.txt\n@@ -0,0 +1,1 @@\n+ok\n' }] });
   });
 
   it('mcp: the server and the tool by their own names, and the server result', async () => {

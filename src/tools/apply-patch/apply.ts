@@ -14,6 +14,8 @@ import { parsePatch, type PatchHunk } from './parser.js';
 import { PatchPathResolver } from './paths.js';
 import { emptyChanges, formatSummary, recordPath, type ApplyPatchResult, type PatchChanges } from './result.js';
 import { applyChunks } from './text-file.js';
+import type { FileChange } from '../../protocol/tool-details.js';
+import { unifiedDiff } from '../unified-diff.js';
 
 export { ApplyPatchError } from './errors.js';
 export type { ApplyPatchErrorDetails } from './errors.js';
@@ -91,14 +93,15 @@ export async function applyPatch(patchText: string, workspace: Workspace, client
     // concurrent patch of the same file waits and then sees this one's result.
     return await locks.withLocks(keys, async () => {
       const changes = emptyChanges();
+      const fileChanges: FileChange[] = [];
       for (const target of targets) {
         try {
-          await applySection(target, workspace, changes, state, clientFiles);
+          await applySection(target, workspace, changes, fileChanges, state, clientFiles);
         } catch (error) {
-          throw asPatchError(error, target, workspace).withApplied(structuredClone(changes));
+          throw asPatchError(error, target, workspace).withApplied(structuredClone(changes), [...fileChanges]);
         }
       }
-      return { ...changes, summary: formatSummary(changes) };
+      return { ...changes, summary: formatSummary(changes), fileChanges };
     });
   } finally {
     locks.endCall();
@@ -157,7 +160,7 @@ async function resolveTargets(hunks: readonly PatchHunk[], workspace: Workspace)
   return targets;
 }
 
-async function applySection(target: LockedTarget, workspace: Workspace, changes: PatchChanges, state: CallState, clientFiles?: ClientFileAccess): Promise<void> {
+async function applySection(target: LockedTarget, workspace: Workspace, changes: PatchChanges, fileChanges: FileChange[], state: CallState, clientFiles?: ClientFileAccess): Promise<void> {
   const fileSystem = workspace.executor.fs;
   // Through the client when it serves the file (its buffer is updated too), else the executor.
   const write = async (file: string, content: string): Promise<void> => {
@@ -177,11 +180,15 @@ async function applySection(target: LockedTarget, workspace: Workspace, changes:
   };
 
   if (hunk.kind === 'add') {
-    if ((await fileSystem.stat(file))?.kind === 'directory') fail('a directory with that name exists');
+    const existingTarget = await fileSystem.stat(file);
+    if (existingTarget?.kind === 'directory') fail('a directory with that name exists');
+    // A file added over one that exists replaces it: its diff is from the text it had.
+    const replaced = existingTarget === undefined ? null : ((await clientFiles?.readTextFile(file)) ?? decodeText(await fileSystem.readFile(file)) ?? '');
     await ensureParentDirectory(fileSystem, file);
     await write(file, hunk.contents);
     noteWrite(fileKey);
     recordPath(changes.added, display);
+    fileChanges.push({ path: display, kind: replaced === null ? 'add' : 'update', unifiedDiff: unifiedDiff(replaced, hunk.contents, display) });
     return;
   }
 
@@ -190,9 +197,11 @@ async function applySection(target: LockedTarget, workspace: Workspace, changes:
   if (existing?.kind === 'directory') fail(`it is a directory; only files can be ${hunk.kind}d`);
 
   if (hunk.kind === 'delete') {
+    const removed = (await clientFiles?.readTextFile(file)) ?? decodeText(await fileSystem.readFile(file)) ?? '';
     await fileSystem.removeFile(file);
     noteWrite(fileKey);
     recordPath(changes.deleted, display);
+    fileChanges.push({ path: display, kind: 'delete', unifiedDiff: unifiedDiff(removed, null, display) });
     return;
   }
 
@@ -219,6 +228,7 @@ async function applySection(target: LockedTarget, workspace: Workspace, changes:
     await write(file, updated);
     noteWrite(fileKey);
     recordPath(changes.modified, display);
+    fileChanges.push({ path: display, kind: 'update', unifiedDiff: unifiedDiff(original, updated, display) });
     return;
   }
   const destinationDisplay = workspace.display(destination);
@@ -232,6 +242,7 @@ async function applySection(target: LockedTarget, workspace: Workspace, changes:
   noteWrite(fileKey);
   recordPath(changes.modified, destinationDisplay);
   changes.moved.push({ from: display, to: destinationDisplay });
+  fileChanges.push({ path: display, kind: 'move', movePath: destinationDisplay, unifiedDiff: unifiedDiff(original, updated, display, destinationDisplay) });
 }
 
 async function ensureParentDirectory(fileSystem: ExecutorFileSystem, file: string): Promise<void> {

@@ -1,3 +1,4 @@
+import type { FileChange } from '../../protocol/tool-details.js';
 import type { PatchChanges } from './result.js';
 
 /** Where an `ApplyPatchError` happened, and what had already been changed by then. */
@@ -8,6 +9,8 @@ export interface ApplyPatchErrorDetails {
   path?: string;
   /** Changes made by earlier file sections; they are kept, as Codex's applier keeps them. */
   applied?: PatchChanges;
+  /** The unified diffs of those earlier sections, as written. */
+  appliedFileChanges?: FileChange[];
 }
 
 /**
@@ -23,6 +26,8 @@ export class ApplyPatchError extends Error {
   readonly path: string | undefined;
   /** Changes already made before the failure (empty when nothing was written). */
   readonly applied: PatchChanges | undefined;
+  /** Unified diffs of the changes already made before the failure. */
+  readonly appliedFileChanges: FileChange[] | undefined;
 
   /**
    * @param message complete, human-readable description of the problem
@@ -33,10 +38,11 @@ export class ApplyPatchError extends Error {
     this.lineNumber = details.lineNumber;
     this.path = details.path;
     this.applied = details.applied;
+    this.appliedFileChanges = details.appliedFileChanges;
   }
 
-  /** A copy of this error that also records the changes made before it happened. */
-  withApplied(applied: PatchChanges): ApplyPatchError {
-    return new ApplyPatchError(this.message, { lineNumber: this.lineNumber, path: this.path, applied }, { cause: this.cause });
+  /** A copy of this error that also records the changes made before it happened, and their diffs. */
+  withApplied(applied: PatchChanges, appliedFileChanges: FileChange[] = []): ApplyPatchError {
+    return new ApplyPatchError(this.message, { lineNumber: this.lineNumber, path: this.path, applied, appliedFileChanges }, { cause: this.cause });
   }
 }

@@ -4,7 +4,6 @@
 import { z } from 'zod';
 import { loadToolDescription } from '../descriptions.js';
 import { defineTool, type Tool, type ToolResult } from '../tool.js';
-import type { FileChange } from '../../protocol/tool-details.js';
 import { applyPatch, ApplyPatchError } from './apply.js';
 import { previewPatch } from './preview.js';
 import { emptyChanges, listChanges, type PatchChanges } from './result.js';
@@ -33,13 +32,7 @@ function structuredChanges(changes: PatchChanges): Record<string, unknown> {
   return { added: changes.added, modified: changes.modified, deleted: changes.deleted, moved: changes.moved };
 }
 
-/** The previewed changes that were applied, by the paths the applier reported. */
-function appliedChanges(preview: FileChange[], applied: PatchChanges): FileChange[] {
-  const touched = new Set([...applied.added, ...applied.modified, ...applied.deleted, ...applied.moved.map((move) => move.from)]);
-  return preview.filter((change) => touched.has(change.path) || (change.movePath !== undefined && touched.has(change.movePath)));
-}
-
-function failureResult(error: ApplyPatchError, preview: FileChange[]): ToolResult {
+function failureResult(error: ApplyPatchError): ToolResult {
   const applied = error.applied ?? emptyChanges();
   const kept = listChanges(applied);
   const output =
@@ -50,7 +43,7 @@ function failureResult(error: ApplyPatchError, preview: FileChange[]): ToolResul
     output,
     isError: true,
     structured: { error: error.message, line: error.lineNumber ?? null, ...structuredChanges(applied) },
-    details: { kind: 'fileChange', changes: appliedChanges(preview, applied) },
+    details: { kind: 'fileChange', changes: error.appliedFileChanges ?? [] },
   };
 }
 
@@ -71,14 +64,13 @@ export const applyPatchTool: Tool<ApplyPatchArguments> = defineTool({
     return { kind: 'fileChange', changes: await previewPatch(patch, workspace, clientFiles) };
   },
   async execute({ patch }, { workspace, clientFiles }) {
-    // The diffs are taken from the files just before they are written; a preview that fails
-    // (the patch does not apply) leaves the details empty and the applier says why.
-    const preview = await previewPatch(patch, workspace, clientFiles).catch((): FileChange[] => []);
+    // The diffs are those of the text each section read and wrote, made by the applier itself
+    // (a preview here would read and patch every file once more).
     try {
       const result = await applyPatch(patch, workspace, clientFiles);
-      return { output: result.summary, isError: false, structured: structuredChanges(result), details: { kind: 'fileChange', changes: preview } };
+      return { output: result.summary, isError: false, structured: structuredChanges(result), details: { kind: 'fileChange', changes: result.fileChanges } };
     } catch (error) {
-      if (error instanceof ApplyPatchError) return failureResult(error, preview);
+      if (error instanceof ApplyPatchError) return failureResult(error);
       throw error;
     }
   },

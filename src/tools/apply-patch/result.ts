@@ -1,6 +1,7 @@
 /**
  * What applying a patch changed, and the Codex-style summary text built from it.
  */
+import type { FileChange } from '../../protocol/tool-details.js';
 
 /** A file renamed by `*** Move to:`; both paths relative to the workspace root. */
 export interface MovedFile {
@@ -24,6 +25,8 @@ export interface PatchChanges {
 export interface ApplyPatchResult extends PatchChanges {
   /** `Success. Updated the following files:` followed by one `A|M|D path` line per file. */
   summary: string;
+  /** One unified diff per section, in patch order, of the text as it was read and written (the `fileChange` details). */
+  fileChanges: FileChange[];
 }
 
 /** Returns empty change lists. */
