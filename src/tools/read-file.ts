@@ -49,15 +49,32 @@ function numberLine(lineNumber: number, line: string): string {
   return `${String(lineNumber).padStart(6)}\t${text}`;
 }
 
-/** Whether bytes look like a binary file: a NUL byte early on, or not valid UTF-8. */
-function isBinary(bytes: Uint8Array): boolean {
-  if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return true;
+/**
+ * The text of a file's bytes, or undefined when they look binary: a NUL byte early on, or not
+ * valid UTF-8. Decoded once: the check and the text are the same decoding. TextDecoder drops a
+ * leading byte order mark, which is not part of the first line.
+ */
+function textOf(bytes: Uint8Array): string | undefined {
+  if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return undefined;
   try {
-    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    return false;
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    return true;
+    return undefined;
   }
+}
+
+/** How many lines `text` has: its line breaks, plus a last line without one. */
+function countLines(text: string): number {
+  let count = 0;
+  for (let index = text.indexOf('\n'); index >= 0; index = text.indexOf('\n', index + 1)) count += 1;
+  return text.endsWith('\n') ? count : count + 1;
+}
+
+/** Offset where 1-based line `lineNumber` starts (the line must exist). */
+function lineOffset(text: string, lineNumber: number): number {
+  let offset = 0;
+  for (let line = 1; line < lineNumber; line += 1) offset = text.indexOf('\n', offset) + 1;
+  return offset;
 }
 
 /** Resolves the argument to a regular file, following symlinks. @throws Error naming the path. */
@@ -114,16 +131,14 @@ export function createReadFileTool(options: ReadFileToolOptions = {}): Tool<Read
       let text = await context.clientFiles?.readTextFile(absolute);
       if (text === undefined) {
         const bytes = await workspace.executor.fs.readFile(absolute);
-        if (isBinary(bytes)) {
+        text = textOf(bytes);
+        if (text === undefined) {
           return { output: `read_file: "${args.path}" is a binary file of ${bytes.length} bytes; not shown`, isError: true };
         }
-        // TextDecoder drops a leading byte order mark, which is not part of the first line.
-        text = new TextDecoder('utf-8').decode(bytes);
       }
       if (text.length === 0) return { output: `"${args.path}" is empty (0 bytes)`, isError: false, details: { kind: 'read', path: absolute, totalLines: 0 } };
-      const lines = text.split('\n');
-      if (lines.at(-1) === '') lines.pop();
-      const totalLines = lines.length;
+      // Lines are found with indexOf and only those shown are cut out: no string per line of a large file.
+      const totalLines = countLines(text);
 
       const startLine = args.start_line ?? 1;
       if (startLine > totalLines) {
@@ -134,8 +149,12 @@ export function createReadFileTool(options: ReadFileToolOptions = {}): Tool<Read
       const output: string[] = [];
       let usedBytes = 0;
       let lineNumber = startLine;
+      let offset = lineOffset(text, startLine);
       for (; lineNumber <= endLine; lineNumber += 1) {
-        const numbered = numberLine(lineNumber, (lines[lineNumber - 1] as string).replace(/\r$/, ''));
+        const lineEnd = text.indexOf('\n', offset);
+        const line = text.slice(offset, lineEnd < 0 ? text.length : lineEnd);
+        offset = lineEnd + 1;
+        const numbered = numberLine(lineNumber, line.replace(/\r$/, ''));
         const lineBytes = Buffer.byteLength(numbered, 'utf8') + 1;
         if (usedBytes + lineBytes > maxBytes && output.length > 0) break;
         output.push(numbered);
