@@ -6,11 +6,15 @@
  *
  * The model history of a rollout is its `response_item` lines; they become items: user
  * `message` → `user_message` (its texts and images), assistant `message` →
- * `assistant_message`, `reasoning` → `reasoning` (summary; encrypted content kept as provider data and never sent back, since it
- * is bound to the Codex account's model), `function_call` / `custom_tool_call` /
+ * `assistant_message`, `reasoning` → `reasoning` (summary; encrypted content kept as provider
+ * data and never sent back, since it is bound to the Codex account's model), `function_call` /
+ * `custom_tool_call` /
  * `local_shell_call` with their outputs → one `tool_call` each (a call without output is
  * `interrupted`). User messages that Codex writes itself (`<environment_context>`,
  * `<user_instructions>` → an `instruction` item) and developer messages are not user input.
+ * A provider `web_search_call` becomes a `web_search` tool call saying what was searched; a
+ * `compacted` line (Codex's summary of the history so far) a `context_summary`; a tool's
+ * images in its output a placeholder naming each; a refusal the assistant message's text.
  * `event_msg` lines give turns (`task_started` / `task_complete` / `turn_aborted`), exit codes
  * and durations of commands (`item_completed` of a `CommandExecution`) and token counts.
  */
@@ -49,11 +53,19 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
 
-/** The text of a message's content parts (`input_text`, `output_text`, `text`). */
+/** The text of a message's content parts (`input_text`, `output_text`, `text`, a `refusal`'s words). */
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((part: { text?: unknown }) => text(part?.text)).join('');
+  return content.map((part: { text?: unknown; refusal?: unknown }) => text(part?.text) || text(part?.refusal)).join('');
+}
+
+/** What stands for an image in a text: its media type and size for a data URL, else its URL. */
+function imagePlaceholder(url: string): string {
+  const data = /^data:([\w.+-]+\/[\w.+-]+)?(;base64)?,(.*)$/s.exec(url);
+  if (!data) return `[image ${url}]`;
+  const bytes = data[2] ? Math.floor((data[3] as string).replace(/=+$/, '').length * 0.75) : decodeURIComponent(data[3] as string).length;
+  return `[image ${data[1] ?? 'data'}, ${bytes} bytes]`;
 }
 
 /**
@@ -84,7 +96,8 @@ function isProjectInstructions(part: string): boolean {
 /** A tool output as Codex stores it: a string, `{content}`, or a list of content parts. */
 function outputText(output: unknown): string {
   if (typeof output === 'string') return output;
-  if (Array.isArray(output)) return contentText(output);
+  // Images a tool returned (view_image, an MCP tool) become a placeholder naming them: the output is text.
+  if (Array.isArray(output)) return output.map((part: { type?: unknown; image_url?: unknown }) => (part?.type === 'input_image' && typeof part.image_url === 'string' ? imagePlaceholder(part.image_url) : contentText([part]))).join('');
   if (output && typeof output === 'object') return outputText((output as { content?: unknown }).content);
   return '';
 }
@@ -212,6 +225,11 @@ export function convertCodexRollout(rollout: string, options: CodexImportOptions
       } else if (kind === 'patch_apply_end' && typeof payload.call_id === 'string' && typeof payload.success === 'boolean') {
         patchSucceeded.set(payload.call_id, payload.success);
       }
+    } else if (line.type === 'compacted') {
+      // Codex replaced the history so far with a summary: the same as a compaction here.
+      const summary = text(payload.message);
+      const last = items.at(-1);
+      if (summary !== '' && last !== undefined) items.push({ ...base(line), kind: 'context_summary', text: summary, lastItemId: last.id });
     } else if (line.type === 'response_item') {
       const kind = payload.type;
       if (kind === 'message') {
@@ -249,6 +267,11 @@ export function convertCodexRollout(rollout: string, options: CodexImportOptions
           ...(raw ? { rawText: raw } : {}),
           ...(typeof payload.encrypted_content === 'string' ? { providerData: { codex: { encryptedContent: payload.encrypted_content, model: `${provider}/${codexModel}` } } } : {}),
         });
+      } else if (kind === 'web_search_call') {
+        // The provider's own search: what was searched is kept; its results were never in the history.
+        const action = (payload.action ?? {}) as { query?: unknown };
+        const searched = text(action.query);
+        items.push({ ...base(line), kind: 'tool_call', callId: text(payload.id) || newId('call'), toolName: 'web_search', arguments: payload.action ?? {}, executor: options.executor ?? 'local', output: searched ? `searched the web for: ${searched}` : 'searched the web', isError: payload.status === 'failed', durationMs: 0 });
       } else if (kind === 'function_call' || kind === 'custom_tool_call' || kind === 'local_shell_call') {
         const callId = text(payload.call_id) || text(payload.id) || newId('call');
         let args: unknown = kind === 'custom_tool_call' ? payload.input : kind === 'local_shell_call' ? payload.action : payload.arguments;

@@ -245,6 +245,29 @@ describe('Codex rollout conversion', () => {
     expect(() => parseArchive(serializeArchive(archive))).not.toThrow();
   });
 
+  it("keeps a tool's images as placeholders, the provider's web search, a refusal and Codex's compaction summary", () => {
+    const line = (second: number, type: string, payload: Record<string, unknown>) => JSON.stringify({ timestamp: `2026-11-30T12:00:${String(second).padStart(2, '0')}.000Z`, type, payload });
+    const rollout = [
+      line(0, 'session_meta', { id: 'thread-5', cwd: '/home/user/project', model_provider: 'openai' }),
+      line(1, 'event_msg', { type: 'task_started', turn_id: 't1' }),
+      line(2, 'response_item', { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'look at the screenshot' }] }),
+      line(3, 'response_item', { type: 'function_call', call_id: 'call_v', name: 'view_image', arguments: '{"path":"shot.png"}' }),
+      line(4, 'response_item', { type: 'function_call_output', call_id: 'call_v', output: [{ type: 'input_text', text: 'shot.png: ' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAAAAAA' }] }),
+      line(5, 'response_item', { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'node 20 release' } }),
+      line(6, 'response_item', { type: 'message', role: 'assistant', content: [{ type: 'refusal', refusal: 'I cannot help with that.' }] }),
+      line(7, 'compacted', { message: 'The user asked about a screenshot; it shows a login page.' }),
+      line(8, 'event_msg', { type: 'task_complete' }),
+    ].join('\n');
+    const archive = convertCodexRollout(rollout, { model: 'mock/mock-model', agent: 'default' });
+    const items = archive.streams.find((stream) => stream.stream !== 'metadata')!.entries.map((entry) => entry.value as Item);
+    expect(items.map((item) => item.kind)).toEqual(['user_message', 'tool_call', 'tool_call', 'assistant_message', 'context_summary']);
+    expect(items[1]).toMatchObject({ toolName: 'view_image', output: 'shot.png: [image image/png, 6 bytes]' });
+    expect(items[2]).toMatchObject({ toolName: 'web_search', arguments: { type: 'search', query: 'node 20 release' }, output: 'searched the web for: node 20 release', isError: false });
+    expect(items[3]).toMatchObject({ text: 'I cannot help with that.' });
+    expect(items[4]).toMatchObject({ text: 'The user asked about a screenshot; it shows a login page.', lastItemId: items[3]?.id });
+    expect(() => parseArchive(serializeArchive(archive))).not.toThrow();
+  });
+
   it('refuses text that is not a rollout, naming the line', () => {
     const options = { model: 'mock/mock-model', agent: 'default' };
     expect(() => convertCodexRollout('{"type":"event_msg","payload":{}}\n', options)).toThrow('no session_meta line: this is not a Codex session rollout');
