@@ -14,9 +14,38 @@ import type { ApprovalAnswer } from '../approvals/broker.js';
 import type { TurnContext } from '../turn-runner.js';
 import type { ExternalTurnItems } from './turn-items.js';
 
-/** The text of content blocks (other blocks shown by their type). */
+/**
+ * The text of content blocks: text as it is, a link by its address, an embedded text resource
+ * (a file's contents) under a line naming it, an image, audio or binary resource by a
+ * placeholder naming its type and size.
+ */
 export function textOfBlocks(blocks: readonly acp.ContentBlock[] | null | undefined): string {
-  return (blocks ?? []).map((block) => (block.type === 'text' ? block.text : block.type === 'resource_link' ? block.uri : `[${block.type}]`)).join('');
+  return (blocks ?? []).map(textOfBlock).join('');
+}
+
+function textOfBlock(block: acp.ContentBlock): string {
+  switch (block.type) {
+    case 'text':
+      return block.text;
+    case 'resource_link':
+      return block.uri;
+    case 'resource': {
+      const resource = block.resource;
+      if ('text' in resource) return `[contents of ${resource.uri}]\n${resource.text}`;
+      return `[resource ${resource.uri}, ${resource.mimeType ?? 'binary'}, ${base64Bytes(resource.blob)} bytes]`;
+    }
+    case 'image':
+    case 'audio':
+      return `[${block.type} ${block.mimeType}, ${base64Bytes(block.data)} bytes]`;
+    default:
+      return `[${(block as { type: string }).type}]`;
+  }
+}
+
+/** Size in bytes of base64 data, without decoding it. */
+function base64Bytes(data: string): number {
+  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
+  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
 }
 
 /** The output text of a tool call's content: text blocks and terminals' ids. */

@@ -2,12 +2,14 @@
  * Codex app-server thread items and approval requests as OpenVaala items and approvals
  * (codex-app-server v2 schema: `ThreadItem`, `item/*` notifications,
  * `item/commandExecution/requestApproval`, `item/fileChange/requestApproval`). Agent messages
- * and reasoning stream as deltas; command executions and file changes become `tool_call`
- * items with command or file-change details; `turn/plan/updated` becomes a `plan` item.
+ * and reasoning stream as deltas; command executions, file changes, MCP and client tool calls,
+ * web searches and image views become `tool_call` items (with command, file-change or MCP
+ * details, and the output each produced); `turn/plan/updated` becomes a `plan` item.
  */
 import path from 'node:path';
 import type { FileChange, ToolDetails } from '../../protocol/index.js';
 import type { PlanStep } from '../../protocol/plans.js';
+import { toToolResult, type McpCallResult } from '../../mcp/tool-result.js';
 import { unifiedDiff } from '../../tools/unified-diff.js';
 import type { TurnContext } from '../turn-runner.js';
 import type { ExternalTurnItems } from './turn-items.js';
@@ -29,6 +31,17 @@ export interface CodexItem {
   server?: string;
   tool?: string;
   arguments?: unknown;
+  /** `mcpToolCall`: the server's result, or the failure. */
+  result?: { content?: unknown[]; structuredContent?: unknown } | null;
+  error?: { message?: string } | null;
+  /** `dynamicToolCall`: the client tool's output and whether it succeeded. */
+  contentItems?: { type: string; text?: string; imageUrl?: string }[] | null;
+  success?: boolean | null;
+  namespace?: string | null;
+  /** `webSearch`: what was searched. */
+  query?: string;
+  /** `imageView`: the image looked at. */
+  path?: string;
 }
 
 /** Codex's file changes as unified diffs relative to `cwd` (an added file's `diff` is its content). */
@@ -63,7 +76,39 @@ function toolCallOf(item: CodexItem, cwd: string): { toolName: string; arguments
     return { toolName: 'apply_patch', arguments: { changes: changes.map((change) => change.path) }, details: { kind: 'fileChange', changes } };
   }
   if (item.type === 'mcpToolCall') return { toolName: `mcp__${item.server ?? 'server'}__${item.tool ?? 'tool'}`, arguments: item.arguments ?? {}, details: { kind: 'mcp', server: item.server ?? '', tool: item.tool ?? '' } };
+  if (item.type === 'dynamicToolCall') return { toolName: item.namespace ? `${item.namespace}__${item.tool ?? 'tool'}` : (item.tool ?? 'tool'), arguments: item.arguments ?? {} };
+  if (item.type === 'webSearch') return { toolName: 'web_search', arguments: { query: item.query ?? '' } };
+  if (item.type === 'imageView') return { toolName: 'view_image', arguments: { path: item.path ?? '' } };
   return undefined;
+}
+
+/** Items that end without a status: done when they complete. */
+const STATUSLESS = new Set(['webSearch', 'imageView']);
+
+/**
+ * What a finished tool item produced, as the call's output: the command's output, an MCP
+ * result's text (images and other blocks as placeholders, `toToolResult`) or its error, a
+ * client tool's texts and image placeholders, what was searched or viewed.
+ */
+function outputOf(item: CodexItem): { output?: string; failed?: boolean } {
+  if (item.type === 'mcpToolCall') {
+    if (item.error?.message) return { output: item.error.message, failed: true };
+    if (item.result) {
+      const result = toToolResult({ content: (item.result.content ?? []) as NonNullable<McpCallResult['content']>, ...(isRecord(item.result.structuredContent) ? { structuredContent: item.result.structuredContent } : {}) });
+      return { output: result.output };
+    }
+  }
+  if (item.type === 'dynamicToolCall' && item.contentItems) {
+    const output = item.contentItems.map((part) => (part.type === 'inputText' ? (part.text ?? '') : part.type === 'inputImage' ? `[image ${part.imageUrl?.startsWith('data:') ? (/^data:([^;,]+)/.exec(part.imageUrl)?.[1] ?? 'data') : (part.imageUrl ?? '')}]` : `[${part.type}]`)).join('\n');
+    return { output, failed: item.success === false };
+  }
+  if (item.type === 'webSearch') return { output: `searched the web for: ${item.query ?? ''}` };
+  if (item.type === 'imageView') return { output: `viewed the image ${item.path ?? ''}` };
+  return { ...(item.aggregatedOutput != null ? { output: item.aggregatedOutput } : {}) };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** `item/started`: announces a message, reasoning or tool call. */
@@ -86,9 +131,11 @@ export async function itemCompleted(item: CodexItem, items: ExternalTurnItems, c
   const call = toolCallOf(item, context.cwd);
   if (!call) return;
   items.startToolCall(item.id, call);
-  const status = item.status === 'completed' ? 'completed' : 'failed';
+  const produced = outputOf(item);
+  const completed = item.status === 'completed' || (item.status === undefined && STATUSLESS.has(item.type));
+  const status = completed && !produced.failed ? 'completed' : 'failed';
   const declined = item.status === 'declined';
-  const output = item.aggregatedOutput ?? (declined ? 'the user declined this call' : undefined);
+  const output = produced.output ?? (declined ? 'the user declined this call' : undefined);
   await items.finishToolCall(item.id, {
     status,
     ...(output != null ? { output } : {}),
