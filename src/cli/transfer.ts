@@ -5,13 +5,14 @@
  * the logs and the index, so an import never races its writes and works on every storage
  * backend, and an export of a conversation in use reads what the server has stored.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { RuntimeClient, RuntimeClientError } from '../client/runtime-client.js';
 import type { OpenVaalaPaths } from '../config/paths.js';
-import { serializeArchive } from '../dao/conversation-archive.js';
+import { serializeArchive, type ConversationArchive } from '../dao/conversation-archive.js';
 import { convertCodexRollout } from '../dao/codex-rollout.js';
 import { ErrorCodes, MAX_MESSAGE_BYTES } from '../protocol/index.js';
 import { resolveConversationId } from './conversation-reference.js';
+import { requireExistingDirectory } from './data-dir-option.js';
 import { formatLogDamage } from './log-damage-output.js';
 import type { OutputStreams } from './exec-output.js';
 import { ensureServer } from './server-discovery.js';
@@ -86,11 +87,19 @@ export async function runImport(paths: OpenVaalaPaths, file: string, options: Im
       if (options.model !== undefined && !/^[^/\s]+\/\S+$/.test(options.model)) throw new UsageError(`--model: "${options.model}" must be named "<provider>/<model-id>"`);
       const model = options.model ?? agents.find((entry) => entry.name === agent)?.model ?? defaultModel;
       if (!model) throw new UsageError('no default model is configured: give --model provider/model');
+      // The conversation continues there: a mistyped --cwd is refused, as exec refuses one.
+      requireExistingDirectory('--cwd', options.cwd, 'give the working directory the conversation continues in');
+      let converted: ConversationArchive;
       try {
-        archive = serializeArchive(convertCodexRollout(text, { agent, model, ...(options.cwd !== undefined ? { cwd: options.cwd } : {}) }));
+        converted = convertCodexRollout(text, { agent, model, ...(options.cwd !== undefined ? { cwd: options.cwd } : {}) });
       } catch (error) {
         throw new UsageError(`${file}: ${(error as Error).message}`);
       }
+      const recorded = archiveWorkingDirectory(converted);
+      if (options.cwd === undefined && recorded !== undefined && !existsSync(recorded)) {
+        streams.stderr.write(`warning: the rollout's working directory ${recorded} does not exist here; its turns will fail until it does (import with --cwd to continue elsewhere)\n`);
+      }
+      archive = serializeArchive(converted);
     }
     // Inside the request the archive is a JSON string: its quotes and backslashes are escaped.
     const messageBytes = Buffer.byteLength(JSON.stringify(archive)) + 200;
@@ -107,4 +116,13 @@ export async function runImport(paths: OpenVaalaPaths, file: string, options: Im
   const renamed = outcome.renamed ? ` (conversation ${outcome.archivedConversationId} exists here already, so it got new ids)` : '';
   streams.stderr.write(`imported "${outcome.conversation.title}" as ${id}: ${outcome.items} items, ${outcome.attachments} attachments${renamed}\ncontinue it with: openvaala exec --resume ${id} "…"\n`);
   return 0;
+}
+
+/** The working directory an archive's conversation records (its first work location), if any. */
+function archiveWorkingDirectory(archive: ConversationArchive): string | undefined {
+  for (const entry of archive.streams.find((stream) => stream.stream === 'metadata')?.entries ?? []) {
+    const value = entry.value as { type?: string; conversation?: { workLocation?: { cwd?: string }[] } };
+    if (value.type === 'conversation') return value.conversation?.workLocation?.[0]?.cwd;
+  }
+  return undefined;
 }

@@ -113,6 +113,15 @@ describe('openvaala export / import', { timeout: 120_000 }, () => {
     const nonsense = await runCli(['import', '--from', 'codex', ROLLOUT, '--model', 'nonsense'], { env: environment.env });
     expect(nonsense.code).toBe(64);
     expect(nonsense.stderr).toContain('--model: "nonsense" must be named "<provider>/<model-id>"');
+    const mistyped = path.join(environment.root, 'no-such-project');
+    const nowhere = await runCli(['import', '--from', 'codex', ROLLOUT, '--cwd', mistyped], { env: environment.env });
+    expect(nowhere.code).toBe(64);
+    expect(nowhere.stderr).toContain(`--cwd ${mistyped}: no such directory; give the working directory the conversation continues in`);
     expect((await runCli(['conversations', '--json'], { env: environment.env })).stdout).toBe(before);
+
+    // Without --cwd, the rollout's own directory (another machine's /home/user/...) is kept, and said to be missing here.
+    const elsewhere = await runCli(['import', '--from', 'codex', ROLLOUT], { env: environment.env });
+    expect(elsewhere.code).toBe(0);
+    expect(elsewhere.stderr).toMatch(/warning: the rollout's working directory \/home\/user\/\S+ does not exist here; its turns will fail until it does \(import with --cwd to continue elsewhere\)/);
   });
 });
