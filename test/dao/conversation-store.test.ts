@@ -199,7 +199,8 @@ describe('ConversationStore search listing', () => {
 
   it('rejects bad queries with InvalidSearchQueryError', async () => {
     const composed = open();
-    await expect(composed.store.listConversations({ query: 'readme.md' })).rejects.toBeInstanceOf(InvalidSearchQueryError);
+    await expect(composed.store.listConversations({ query: 'hello OR' })).rejects.toBeInstanceOf(InvalidSearchQueryError);
+    await expect(composed.store.listConversations({ query: '- :' })).rejects.toBeInstanceOf(InvalidSearchQueryError);
   });
 
   it('takes a deleted conversation out of the listing and the search', async () => {
