@@ -32,6 +32,12 @@ export interface DirectoryEntry {
 export interface ExecutorFileSystem {
   /** Reads a whole file as bytes. @throws when missing or a directory. */
   readFile(path: string): Promise<Uint8Array>;
+  /**
+   * Reads at most `length` bytes of a file from byte `offset` (fewer at its end, none past it),
+   * without reading the rest. Optional: where it is missing, callers read the whole file.
+   * @throws when missing or a directory
+   */
+  readRange?(path: string, offset: number, length: number): Promise<Uint8Array>;
   /** Creates or replaces a file. Parent directories must exist. */
   writeFile(path: string, data: Uint8Array | string): Promise<void>;
   /** Stat without following a final symlink; undefined when the path does not exist. */

@@ -137,6 +137,14 @@ describe.each(VARIANTS)('workspace files on executor %s', (executor) => {
     expect(tooLong.message).toContain('fs/read: params.length');
   });
 
+  it('reads a piece from an offset, and one past the end as empty', async () => {
+    const { id } = of();
+    const piece = await harness.client.request('fs/read', { conversationId: id, path: 'big.txt', offset: FS_READ_MAX_BYTES - 3, length: 6 });
+    expect(piece).toMatchObject({ size: BIG_BYTES, offset: FS_READ_MAX_BYTES - 3, length: 6, truncated: true, encoding: 'utf8', content: 'xxéxx' });
+    const past = await harness.client.request('fs/read', { conversationId: id, path: 'big.txt', offset: BIG_BYTES + 10 });
+    expect(past).toMatchObject({ size: BIG_BYTES, offset: BIG_BYTES, length: 0, truncated: false, content: '' });
+  });
+
   it('stats files, directories and links without following them', async () => {
     const { id, root } = of();
     expect(await harness.client.request('fs/stat', { conversationId: id, path: 'hello.txt' })).toMatchObject({ path: `${root}/hello.txt`, kind: 'file', size: 14 });

@@ -106,6 +106,27 @@ export class LocalFileSystem implements ExecutorFileSystem {
     }
   }
 
+  /** See {@link ExecutorFileSystem.readRange}: one `open`, reads until `length` bytes or the end, `close`. */
+  async readRange(filePath: string, offset: number, length: number): Promise<Uint8Array> {
+    requireAbsolute(filePath);
+    let handle;
+    try {
+      handle = await open(filePath, 'r');
+      const buffer = Buffer.alloc(length);
+      let filled = 0;
+      while (filled < length) {
+        const { bytesRead } = await handle.read(buffer, filled, length - filled, offset + filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      return buffer.subarray(0, filled);
+    } catch (error) {
+      throw describeFailure('read', filePath, error);
+    } finally {
+      await handle?.close();
+    }
+  }
+
   /**
    * Creates or replaces a file (strings are written as UTF-8). Parent directories must exist.
    *

@@ -132,14 +132,30 @@ export function createWorkspaceHandlers(connection: RpcConnection): WorkspaceHan
       if (stat.size > FS_READ_MAX_FILE_BYTES) {
         throw RpcError.conflict(`fs/read: "${params.path.slice(0, 500)}" has ${stat.size} bytes; files over ${FS_READ_MAX_FILE_BYTES} bytes (64 MiB) cannot be read through the protocol`, 'file_too_large');
       }
-      const bytes = await workspace.executor.fs.readFile(absolute);
-      const offset = Math.min(params.offset ?? 0, bytes.byteLength);
-      const wanted = Math.min(params.length ?? FS_READ_MAX_BYTES, FS_READ_MAX_BYTES, bytes.byteLength - offset);
-      const rest = bytes.subarray(offset);
+      // Only the piece asked for is read where the executor can (a client reading a large file
+      // in 1 MiB pieces would otherwise read all of it for every piece).
+      const fileSystem = workspace.executor.fs;
+      let size: number;
+      let offset: number;
+      let rest: Uint8Array;
+      let wanted: number;
+      if (fileSystem.readRange) {
+        size = stat.size;
+        offset = Math.min(params.offset ?? 0, size);
+        wanted = Math.min(params.length ?? FS_READ_MAX_BYTES, FS_READ_MAX_BYTES, size - offset);
+        rest = await fileSystem.readRange(absolute, offset, wanted);
+        wanted = Math.min(wanted, rest.byteLength);
+      } else {
+        const bytes = await fileSystem.readFile(absolute);
+        size = bytes.byteLength;
+        offset = Math.min(params.offset ?? 0, size);
+        wanted = Math.min(params.length ?? FS_READ_MAX_BYTES, FS_READ_MAX_BYTES, size - offset);
+        rest = bytes.subarray(offset);
+      }
       // A text file read in pieces stays text: a piece never ends inside a character.
-      const length = offset + wanted < bytes.byteLength ? utf8Boundary(rest, wanted) || wanted : wanted;
+      const length = offset + wanted < size ? utf8Boundary(rest, wanted) || wanted : wanted;
       const slice = rest.subarray(0, length);
-      return { path: absolute, size: bytes.byteLength, offset, length, truncated: offset + length < bytes.byteLength, ...encode(slice) };
+      return { path: absolute, size, offset, length, truncated: offset + length < size, ...encode(slice) };
     },
 
     async 'fs/stat'(params) {
