@@ -107,6 +107,31 @@ export class SftpFileSystem implements ExecutorFileSystem {
     });
   }
 
+  /** See {@link ExecutorFileSystem.readRange}: SFTP `open`, `read` requests until `length` bytes or the end, `close`. */
+  async readRange(filePath: string, offset: number, length: number): Promise<Uint8Array> {
+    requireAbsolute(filePath);
+    return this.withSftp(async (sftp) => {
+      const handle = await call<Buffer>((done) => sftp.open(filePath, 'r', done)).catch((error: unknown) => {
+        throw describeFailure('read', filePath, error);
+      });
+      try {
+        const buffer = Buffer.alloc(length);
+        let filled = 0;
+        while (filled < length) {
+          const bytesRead = await new Promise<number>((resolve, reject) => sftp.read(handle, buffer, filled, length - filled, offset + filled, (error, count) => (error ? reject(error) : resolve(count))));
+          if (bytesRead === 0) break;
+          filled += bytesRead;
+        }
+        return buffer.subarray(0, filled);
+      } catch (error) {
+        throw describeFailure('read', filePath, error);
+      } finally {
+        // The bytes are read; a handle the server fails to close is dropped with the session, and reporting it would lose a good read.
+        await call<void>((done) => sftp.close(handle, done)).catch(() => undefined);
+      }
+    });
+  }
+
   /**
    * Creates or replaces a file (strings as UTF-8). Parents must exist.
    *
