@@ -3,7 +3,7 @@
  * value, when one is to blame (the data directory, the address, the port).
  */
 import { DataDirLockedError, DataDirUnusableError } from '../server/data-dir-lock.js';
-import { ListenError } from '../server/runtime-server.js';
+import { ListenError } from '../server/listen-error.js';
 
 /** The options of `serve` that a failure to start can name, as the command was given them. */
 export interface ServeOptionValues {

@@ -506,6 +506,10 @@ describe('runMockProviderCommand', () => {
       expect(match).not.toBeNull();
       const model = createOpenAI({ baseURL: match?.[1] ?? '', apiKey: 'none' }).chat('mock-model');
       expect(await streamText({ model, prompt: 'hi', maxRetries: 0 }).text).toBe('from the command');
+
+      // A second one on the same port names the option to change, as serve does.
+      const port = Number(new URL(match?.[1] ?? '').port);
+      await expect(runMockProviderCommand({ scriptFile, port, stdout: new PassThrough() })).rejects.toThrow(`--port ${port}: cannot listen on 127.0.0.1:${port}: already in use (another server listens there; 0 picks a free port) (EADDRINUSE)`);
     } finally {
       await rm(directory, { recursive: true, force: true });
     }
