@@ -5,8 +5,8 @@
  * system), then flush the directory entry.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { chmod, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmodSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmod, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { syncDirectoryEntries } from './sync-directory.js';
 
@@ -19,11 +19,17 @@ export interface AtomicWriteMode {
 }
 
 /**
- * Writes `data` to `file` atomically, with the permission bits `modes` says.
+ * Writes `data` to `link` atomically, with the permission bits `modes` says. When `link` is a
+ * symbolic link, the file it points to is replaced and the link kept.
  * @throws the file system's error (ENOSPC, EACCES, ENOENT for a missing directory…); `file`
  *   is then unchanged and no temporary file is left
  */
-export async function writeFileAtomically(file: string, data: string | Uint8Array, modes: AtomicWriteMode = {}): Promise<void> {
+export async function writeFileAtomically(link: string, data: string | Uint8Array, modes: AtomicWriteMode = {}): Promise<void> {
+  // A link (a dotfile kept in a shared folder) stays a link: its target is the file replaced.
+  const file = await realpath(link).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return link;
+    throw error;
+  });
   const mode =
     modes.mode ??
     (await stat(file).then(
@@ -51,7 +57,13 @@ export async function writeFileAtomically(file: string, data: string | Uint8Arra
  * command before it exits, state saved inside a synchronous method).
  * @throws the file system's error; `file` is then unchanged and no temporary file is left
  */
-export function writeFileAtomicallySync(file: string, data: string | Uint8Array, modes: AtomicWriteMode = {}): void {
+export function writeFileAtomicallySync(link: string, data: string | Uint8Array, modes: AtomicWriteMode = {}): void {
+  let file = link;
+  try {
+    file = realpathSync(link);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
   const existing = modes.mode === undefined ? statSync(file, { throwIfNoEntry: false }) : undefined;
   const mode = modes.mode ?? (existing ? existing.mode & 0o7777 : (modes.modeForNewFile ?? 0o600));
   const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;

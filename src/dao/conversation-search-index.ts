@@ -131,8 +131,9 @@ const WORD_CHARACTER = /[\p{L}\p{N}_]|[^\p{ASCII}]/u;
  * Quotes the words of a query that hold punctuation, so `hello-world`, `file.ts`, `src/app` or
  * `key:value` are searched as phrases of their parts (as the index split them when it stored
  * the text) instead of being read as query syntax (FTS5 reads `a-b` as a column filter and
- * fails with "no such column: b"). Quoted phrases, parentheses, a final `*` (prefix) and the
- * operators AND, OR, NOT are kept; a piece of punctuation standing alone is dropped, since it
+ * fails with "no such column: b"). Words end at white space, parentheses and `*`, which are
+ * kept as they are (so `AND(a OR b)` and `alpha*` mean what they meant), as are quoted phrases
+ * and the operators AND, OR, NOT; a piece of punctuation standing alone is dropped, since it
  * holds nothing searchable. Used by both search backends, so a query means the same on each.
  * @param query the query as the user typed it
  * @returns the query with those words in double quotes
@@ -150,25 +151,21 @@ export function quoteWordsWithPunctuation(query: string): string {
       index = end + 1;
       continue;
     }
-    if (/\s/.test(character)) {
+    if (SEPARATOR.test(character)) {
       result += character;
       index += 1;
       continue;
     }
     let end = index;
-    while (end < query.length && !/\s/.test(query[end] as string) && query[end] !== '"') end += 1;
-    result += quoteChunk(query.slice(index, end));
+    while (end < query.length && !SEPARATOR.test(query[end] as string) && query[end] !== '"') end += 1;
+    const word = query.slice(index, end);
+    const characters = [...word];
+    if (characters.every((part) => WORD_CHARACTER.test(part))) result += word;
+    else if (characters.some((part) => WORD_CHARACTER.test(part))) result += query[end] === '"' ? `"${word}" ` : `"${word}"`;
     index = end;
   }
   return result;
 }
 
-/** One whitespace-separated piece of a query, its punctuated word (between parentheses, before a `*`) quoted. */
-function quoteChunk(chunk: string): string {
-  const opening = /^\(*/.exec(chunk)?.[0] ?? '';
-  const closing = /\**\)*$/.exec(chunk.slice(opening.length))?.[0] ?? '';
-  const core = chunk.slice(opening.length, chunk.length - closing.length);
-  if (core === '' || [...core].every((character) => WORD_CHARACTER.test(character))) return chunk;
-  if (![...core].some((character) => WORD_CHARACTER.test(character))) return `${opening}${closing.replace(/^\*+/, '')}`;
-  return `${opening}"${core}"${closing}`;
-}
+/** What ends a word of a query outside quotes: white space, parentheses, and `*` (a prefix mark, which stays after its word). */
+const SEPARATOR = /[\s()*]/;

@@ -137,7 +137,7 @@ export function searchIndexCases(current: () => ConversationSearchIndex, options
 
   it('searches a word with punctuation, typed bare, as the phrase of its parts', async () => {
     await current().addMessages([{ conversationId: 'conv_b', text: 'see readme.md, fix hello-world in src/app.ts (key:value)' }]);
-    for (const query of ['readme.md', 'hello-world', 'src/app.ts', 'key:value', 'nosuchcolumn: key', '(readme.md OR nothing)', 'readme.m*', 'hello-world NOT absent']) {
+    for (const query of ['readme.md', 'hello-world', 'src/app.ts', 'key:value', 'nosuchcolumn: key', '(readme.md OR nothing)', 'readme.m*', 'hello-world NOT absent', 'readme.md AND(hello-world OR absent)', 'see NOT(absent)', 'rea*', 'readme.md"see"']) {
       expect(await ids(query), query).toEqual(query.startsWith('nosuchcolumn') ? [] : ['conv_b']);
     }
     // The parts must be next to each other, as in a quoted phrase.

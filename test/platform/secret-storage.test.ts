@@ -116,3 +116,20 @@ it('leaves no secrets.key at all, and no temporary file, when writing a new key 
   expect(SecretCipher.open(dataDir).decrypt(sealed, 'proj_a/TOKEN')).toBe('value');
   expect(readdirSync(dataDir)).toEqual([SECRETS_KEY_FILE]);
 });
+
+it('creates the key on a file system without hard links, by a rename', async () => {
+  const { default: fs } = await import('node:fs');
+  const { vi } = await import('vitest');
+  const dataDir = temporaryDirectory();
+  const noLinks = vi.spyOn(fs, 'linkSync').mockImplementation(() => {
+    throw Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' });
+  });
+  try {
+    const sealed = SecretCipher.open(dataDir).encrypt('value', 'proj_a/TOKEN');
+    expect(SecretCipher.open(dataDir).decrypt(sealed, 'proj_a/TOKEN')).toBe('value');
+  } finally {
+    noLinks.mockRestore();
+  }
+  expect(readdirSync(dataDir)).toEqual([SECRETS_KEY_FILE]);
+  expect(statSync(path.join(dataDir, SECRETS_KEY_FILE)).mode & 0o777).toBe(0o600);
+});

@@ -103,3 +103,19 @@ describe('writes of the project plugin file', () => {
     expect(readFileSync(projectFile, 'utf8')).toContain('# the team keeps this file in git');
   });
 });
+
+describe('a project plugins.yaml that is a link', () => {
+  it('stays a link, and the file it points to gets the change', async () => {
+    const { symlinkSync, lstatSync } = await import('node:fs');
+    await addPlugin(configDir, writePlugin(path.join(root, 'kit'), 'kit'), apply, root);
+    const shared = path.join(root, 'shared-plugins.yaml');
+    writeFileSync(shared, 'plugins:\n  kit:\n    enabled: true\n');
+    const project = path.join(root, 'project');
+    mkdirSync(path.join(project, '.openvaala'), { recursive: true });
+    const projectFile = path.join(project, '.openvaala', 'plugins.yaml');
+    symlinkSync(shared, projectFile);
+    await setPluginEnabled(configDir, 'kit', false, { kind: 'project', directory: project }, apply);
+    expect(lstatSync(projectFile).isSymbolicLink()).toBe(true);
+    expect(readFileSync(shared, 'utf8')).toContain('enabled: false');
+  });
+});

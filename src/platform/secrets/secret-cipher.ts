@@ -19,6 +19,9 @@ const FORMAT = 'v1';
 /** Thrown when a stored value cannot be decrypted (another key, or the record was altered). */
 export class SecretDecryptionError extends Error {}
 
+/** Errors of `link` on a file system that has no hard links. */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
 /**
  * Writes a new random key to a temporary file, flushes it, then links it to `file`: the link
  * is atomic and fails when `file` exists, so two servers starting at once end up with one key
@@ -28,7 +31,15 @@ function createKeyFile(file: string): void {
   const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     fs.writeFileSync(temporary, randomBytes(KEY_BYTES), { mode: 0o600, flag: 'wx', flush: true });
-    fs.linkSync(temporary, file);
+    try {
+      fs.linkSync(temporary, file);
+    } catch (error) {
+      // A file system without hard links (some network and FAT mounts): a rename, which replaces
+      // nothing here, since the data directory's lock lets one server at a time get this far.
+      if (!NO_HARD_LINKS.has((error as NodeJS.ErrnoException).code ?? '')) throw error;
+      if (fs.existsSync(file)) return;
+      fs.renameSync(temporary, file);
+    }
     syncDirectoryEntries(path.dirname(file));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;

@@ -183,12 +183,12 @@ async function applySection(target: LockedTarget, workspace: Workspace, changes:
     const existingTarget = await fileSystem.stat(file);
     if (existingTarget?.kind === 'directory') fail('a directory with that name exists');
     // A file added over one that exists replaces it: its diff is from the text it had.
-    const replaced = existingTarget === undefined ? null : ((await clientFiles?.readTextFile(file)) ?? decodeText(await fileSystem.readFile(file)) ?? '');
+    const replaced = existingTarget === undefined ? null : await textForDiff(file, existingTarget.kind, fileSystem, clientFiles);
     await ensureParentDirectory(fileSystem, file);
     await write(file, hunk.contents);
     noteWrite(fileKey);
     recordPath(changes.added, display);
-    fileChanges.push({ path: display, kind: replaced === null ? 'add' : 'update', unifiedDiff: unifiedDiff(replaced, hunk.contents, display) });
+    if (replaced !== undefined) fileChanges.push({ path: display, kind: replaced === null ? 'add' : 'update', unifiedDiff: unifiedDiff(replaced, hunk.contents, display) });
     return;
   }
 
@@ -197,11 +197,11 @@ async function applySection(target: LockedTarget, workspace: Workspace, changes:
   if (existing?.kind === 'directory') fail(`it is a directory; only files can be ${hunk.kind}d`);
 
   if (hunk.kind === 'delete') {
-    const removed = (await clientFiles?.readTextFile(file)) ?? decodeText(await fileSystem.readFile(file)) ?? '';
+    const removed = await textForDiff(file, existing?.kind, fileSystem, clientFiles);
     await fileSystem.removeFile(file);
     noteWrite(fileKey);
     recordPath(changes.deleted, display);
-    fileChanges.push({ path: display, kind: 'delete', unifiedDiff: unifiedDiff(removed, null, display) });
+    if (removed !== undefined) fileChanges.push({ path: display, kind: 'delete', unifiedDiff: unifiedDiff(removed, null, display) });
     return;
   }
 
@@ -243,6 +243,21 @@ async function applySection(target: LockedTarget, workspace: Workspace, changes:
   recordPath(changes.modified, destinationDisplay);
   changes.moved.push({ from: display, to: destinationDisplay });
   fileChanges.push({ path: display, kind: 'move', movePath: destinationDisplay, unifiedDiff: unifiedDiff(original, updated, display, destinationDisplay) });
+}
+
+/**
+ * The text a file had, for the diff of a section that replaces or deletes it without patching
+ * it; undefined when it has none to show: not a regular file (a link, whose target may be
+ * missing or a directory), not UTF-8 text, or unreadable. The section goes ahead either way,
+ * as it did before diffs were shown, so a read failure here only leaves its diff out.
+ */
+async function textForDiff(file: string, kind: string | undefined, fileSystem: ExecutorFileSystem, clientFiles?: ClientFileAccess): Promise<string | undefined> {
+  if (kind !== 'file') return undefined;
+  try {
+    return (await clientFiles?.readTextFile(file)) ?? decodeText(await fileSystem.readFile(file));
+  } catch {
+    return undefined;
+  }
 }
 
 async function ensureParentDirectory(fileSystem: ExecutorFileSystem, file: string): Promise<void> {
