@@ -24,7 +24,7 @@ export interface McpCallResult {
 }
 
 /** Size in bytes of base64 data (without decoding it). */
-function base64Bytes(data: string): number {
+export function base64Bytes(data: string): number {
   const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
   return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
 }

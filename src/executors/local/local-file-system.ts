@@ -4,6 +4,7 @@ import type { Dirent, Stats } from 'node:fs';
 import path from 'node:path';
 import type { DirectoryEntry, ExecutorFileSystem, FileKind, FileStat } from '../executor.js';
 import { makeDirectory } from '../../make-directory.js';
+import { readFully } from '../read-range.js';
 
 function kindOf(entry: Stats | Dirent): FileKind {
   if (entry.isSymbolicLink()) return 'symlink';
@@ -111,15 +112,9 @@ export class LocalFileSystem implements ExecutorFileSystem {
     requireAbsolute(filePath);
     let handle;
     try {
-      handle = await open(filePath, 'r');
-      const buffer = Buffer.alloc(length);
-      let filled = 0;
-      while (filled < length) {
-        const { bytesRead } = await handle.read(buffer, filled, length - filled, offset + filled);
-        if (bytesRead === 0) break;
-        filled += bytesRead;
-      }
-      return buffer.subarray(0, filled);
+      const opened = await open(filePath, 'r');
+      handle = opened;
+      return await readFully(length, offset, async (buffer, at, count, position) => (await opened.read(buffer, at, count, position)).bytesRead);
     } catch (error) {
       throw describeFailure('read', filePath, error);
     } finally {

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { FileEntryWithStats, SFTPWrapper, Stats } from 'ssh2';
 import type { DirectoryEntry, ExecutorFileSystem, FileKind, FileStat } from '../executor.js';
+import { readFully } from '../read-range.js';
 
 /** SFTP status codes (draft-ietf-secsh-filexfer-02 §7) and their Node-style equivalents. */
 const STATUS_CODES: Record<number, { code: string; reason: string }> = {
@@ -115,14 +116,7 @@ export class SftpFileSystem implements ExecutorFileSystem {
         throw describeFailure('read', filePath, error);
       });
       try {
-        const buffer = Buffer.alloc(length);
-        let filled = 0;
-        while (filled < length) {
-          const bytesRead = await new Promise<number>((resolve, reject) => sftp.read(handle, buffer, filled, length - filled, offset + filled, (error, count) => (error ? reject(error) : resolve(count))));
-          if (bytesRead === 0) break;
-          filled += bytesRead;
-        }
-        return buffer.subarray(0, filled);
+        return await readFully(length, offset, (buffer, at, count, position) => new Promise<number>((resolve, reject) => sftp.read(handle, buffer, at, count, position, (error, read) => (error ? reject(error) : resolve(read)))));
       } catch (error) {
         throw describeFailure('read', filePath, error);
       } finally {

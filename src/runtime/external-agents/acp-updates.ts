@@ -9,6 +9,7 @@ import path from 'node:path';
 import type * as acp from '@agentclientprotocol/sdk';
 import type { ToolDetails } from '../../protocol/index.js';
 import type { PlanStep } from '../../protocol/plans.js';
+import { base64Bytes } from '../../mcp/tool-result.js';
 import { unifiedDiff } from '../../tools/unified-diff.js';
 import type { ApprovalAnswer } from '../approvals/broker.js';
 import type { TurnContext } from '../turn-runner.js';
@@ -40,12 +41,6 @@ function textOfBlock(block: acp.ContentBlock): string {
     default:
       return `[${(block as { type: string }).type}]`;
   }
-}
-
-/** Size in bytes of base64 data, without decoding it. */
-function base64Bytes(data: string): number {
-  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
-  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
 }
 
 /** The output text of a tool call's content: text blocks and terminals' ids. */

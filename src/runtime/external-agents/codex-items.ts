@@ -9,6 +9,7 @@
 import path from 'node:path';
 import type { FileChange, ToolDetails } from '../../protocol/index.js';
 import type { PlanStep } from '../../protocol/plans.js';
+import { isRecord } from '../../config/yaml-file.js';
 import { toToolResult, type McpCallResult } from '../../mcp/tool-result.js';
 import { unifiedDiff } from '../../tools/unified-diff.js';
 import type { TurnContext } from '../turn-runner.js';
@@ -105,10 +106,6 @@ function outputOf(item: CodexItem): { output?: string; failed?: boolean } {
   if (item.type === 'webSearch') return { output: `searched the web for: ${item.query ?? ''}` };
   if (item.type === 'imageView') return { output: `viewed the image ${item.path ?? ''}` };
   return { ...(item.aggregatedOutput != null ? { output: item.aggregatedOutput } : {}) };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** `item/started`: announces a message, reasoning or tool call. */

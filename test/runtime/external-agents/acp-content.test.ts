@@ -9,10 +9,10 @@ import { textOfBlocks } from '../../../src/runtime/external-agents/acp-updates.j
 it('keeps an embedded text resource and names the rest by type and size', () => {
   const text = textOfBlocks([
     { type: 'text', text: 'Here is the file:\n' },
-    { type: 'resource', resource: { uri: 'file:///work/notes.md', text: '# Notes\nship it\n' } },
+    { type: 'resource', resource: { uri: 'file:///home/user/project/notes.md', text: '# Notes\nship it\n' } },
     { type: 'image', mimeType: 'image/png', data: 'AAAAAA==' },
-    { type: 'resource', resource: { uri: 'file:///work/logo.bin', blob: 'AAAA', mimeType: 'application/octet-stream' } },
+    { type: 'resource', resource: { uri: 'file:///home/user/project/logo.bin', blob: 'AAAA', mimeType: 'application/octet-stream' } },
     { type: 'resource_link', name: 'spec', uri: 'https://example.org/spec' },
   ]);
-  expect(text).toBe('Here is the file:\n[contents of file:///work/notes.md]\n# Notes\nship it\n[image image/png, 4 bytes][resource file:///work/logo.bin, application/octet-stream, 3 bytes]https://example.org/spec');
+  expect(text).toBe('Here is the file:\n[contents of file:///home/user/project/notes.md]\n# Notes\nship it\n[image image/png, 4 bytes][resource file:///home/user/project/logo.bin, application/octet-stream, 3 bytes]https://example.org/spec');
 });

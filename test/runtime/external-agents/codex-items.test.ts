@@ -23,7 +23,7 @@ function recorder(): { items: ExternalTurnItems; finished: Map<string, { toolNam
   return { items, finished };
 }
 
-const context = { cwd: '/work' } as TurnContext;
+const context = { cwd: '/home/user/project' } as TurnContext;
 
 describe('Codex tool items, completed', () => {
   it('keep the output each produced', async () => {
@@ -33,7 +33,7 @@ describe('Codex tool items, completed', () => {
       { type: 'mcpToolCall', id: 'mcp_failed', server: 'docs', tool: 'search', arguments: {}, status: 'failed', error: { message: 'the server timed out' } },
       { type: 'dynamicToolCall', id: 'dynamic', tool: 'lookup', namespace: 'editor', arguments: {}, status: 'completed', success: false, contentItems: [{ type: 'inputText', text: 'no such symbol' }, { type: 'inputImage', imageUrl: 'data:image/jpeg;base64,AAAA' }] },
       { type: 'webSearch', id: 'search', query: 'node 20 release' },
-      { type: 'imageView', id: 'view', path: '/work/shot.png' },
+      { type: 'imageView', id: 'view', path: '/home/user/project/shot.png' },
     ];
     for (const item of completed) await itemCompleted(item, items, context);
     expect(Object.fromEntries(finished)).toEqual({
@@ -41,7 +41,7 @@ describe('Codex tool items, completed', () => {
       mcp_failed: { toolName: 'mcp__docs__search', status: 'failed', output: 'the server timed out' },
       dynamic: { toolName: 'editor__lookup', status: 'failed', output: 'no such symbol\n[image image/jpeg]' },
       search: { toolName: 'web_search', status: 'completed', output: 'searched the web for: node 20 release' },
-      view: { toolName: 'view_image', status: 'completed', output: 'viewed the image /work/shot.png' },
+      view: { toolName: 'view_image', status: 'completed', output: 'viewed the image /home/user/project/shot.png' },
     });
   });
 });
