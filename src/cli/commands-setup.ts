@@ -25,6 +25,7 @@ function projectOf(options: { project?: string }): string | undefined {
   requireExistingDirectory('--project', options.project, 'give the directory of an existing project');
   return options.project;
 }
+
 /** Declares `openvaala auth set|remove|list`: stored API keys. */
 function declareAuth(program: Command): void {
   const auth = program.command('auth').description('API keys stored in the configuration directory (credentials.json, mode 0600)');

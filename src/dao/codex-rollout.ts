@@ -8,15 +8,15 @@
  * `message` → `user_message` (its texts and images), assistant `message` →
  * `assistant_message`, `reasoning` → `reasoning` (summary; encrypted content kept as provider
  * data and never sent back, since it is bound to the Codex account's model), `function_call` /
- * `custom_tool_call` /
- * `local_shell_call` with their outputs → one `tool_call` each (a call without output is
+ * `custom_tool_call` / `local_shell_call` with their outputs → one `tool_call` each (a call without output is
  * `interrupted`). User messages that Codex writes itself (`<environment_context>`,
  * `<user_instructions>` → an `instruction` item) and developer messages are not user input.
  * A provider `web_search_call` becomes a `web_search` tool call saying what was searched; a
  * `compacted` line (Codex's summary of the history so far) a `context_summary`; a tool's
  * images in its output a placeholder naming each; a refusal the assistant message's text.
  * `event_msg` lines give turns (`task_started` / `task_complete` / `turn_aborted`), exit codes
- * and durations of commands (`item_completed` of a `CommandExecution`) and token counts.
+ * and durations of commands (`item_completed` of a `CommandExecution`, or `exec_command_end`),
+ * failed patches (`patch_apply_end`) and token counts.
  */
 import { newId } from '../ids.js';
 import type { ContentPart, Conversation, Item, Session, TokenUsage, Turn } from '../protocol/index.js';
