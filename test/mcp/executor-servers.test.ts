@@ -98,6 +98,11 @@ responses:
     // A crash: the next call starts it again, on the remote side again.
     process.kill(pid as number, 'SIGKILL');
     await expect.poll(() => processesWith(FILESYSTEM_BIN, workDir), { timeout: 10_000 }).toEqual([]);
+    // The exit reaches the server as the SSH channel's exit status, after the process is gone
+    // from /proc: a call made before it arrives goes to the dead server and fails (under load
+    // that took long enough to fail this test). The restart is what is tested here.
+    const live = await harness.server.runtime.getConversation(conversationId);
+    await expect.poll(() => live.mcp.servers.find((server) => server.name === 'files')?.state, { timeout: 10_000 }).toBe('exited');
     await harness.client.request('session/input', { conversationId, input: 'read the note' });
     const turns = await harness.turnsCompleted(2, 30_000);
     expect(turns[1]?.status).toBe('completed');
