@@ -46,7 +46,7 @@ export class ApprovalPrompt {
     const summary = `${request.toolName} ${JSON.stringify(request.arguments)}${describeDetails(request.details)}`;
     if (!this.input.isTTY) {
       this.streams.stderr.write(`approval needed for ${summary} (${request.reason}): denied, as exec has no terminal to ask on\n`);
-      return { decision: 'deny', message: 'the call needs approval and this run cannot ask anyone; it was not run' };
+      return { decision: 'deny', automatic: true, message: 'it needs approval and this run of openvaala exec has no terminal to ask on, so it was not run' };
     }
     const controller = new AbortController();
     this.active = controller;
@@ -68,8 +68,9 @@ export class ApprovalPrompt {
       if (answer === 'y' || answer === 'yes') return { decision: 'allow_once' };
       if (answer === 'a' || answer === 'always') return { decision: 'allow_session' };
       if (prefix && (answer === 'p' || answer === 'prefix')) return { decision: 'allow_prefix', prefix };
-      if (answer === 'x') return { decision: 'deny_interrupt', message: 'the user said no and interrupted the turn' };
-      return { decision: 'deny', message: 'the user said no' };
+      // No message: the runtime already tells the model that the user denied the call.
+      if (answer === 'x') return { decision: 'deny_interrupt' };
+      return { decision: 'deny' };
     } catch {
       this.streams.stderr.write('\ndenied (Ctrl-C)\n');
       return { decision: 'deny', message: 'the user pressed Ctrl-C and interrupted the turn' };

@@ -82,7 +82,7 @@ export const itemFormats: { [K in ItemKind]: (item: ItemOf<K>) => string | undef
     return `▸ ${item.toolName} ${args.length > 160 ? `${args.slice(0, 157)}...` : args}\n${item.output.trim() ? `${indent(shown.join('\n'), '  │ ')}\n` : ''}  ${status}${item.exitCode !== undefined && item.exitCode !== null ? ` exit ${item.exitCode}` : ''}`;
   },
   agent_message: (item) => `✉ ${item.fromSessionId} → ${item.toSessionId}: ${firstLine(item.text)}`,
-  approval: (item) => `  approval: ${item.decision}${item.prefix ? ` "${item.prefix.join(' ')}"` : ''} by ${item.decidedBy}`,
+  approval: (item) => `  approval: ${item.decision}${item.prefix ? ` "${item.prefix.join(' ')}"` : ''} by ${item.decidedBy}${item.automatic ? ' (automatic, no one was asked)' : ''}`,
   model_error: (item) => `error: ${item.provider} model ${item.model}${item.httpStatus ? ` (HTTP ${item.httpStatus})` : ''}: ${item.message}`,
   context_summary: () => '⋯ earlier context compacted into a summary',
   model_change: (item) => `model: ${item.from} → ${item.to}`,

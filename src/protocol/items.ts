@@ -150,6 +150,8 @@ export const ApprovalItemSchema = z.object({
   /** The command prefix allowed for the session (with `allow_prefix`), as parsed words. */
   prefix: z.array(z.string()).optional(),
   message: z.string().optional(),
+  /** True when the deciding client answered by its own rule, without asking a person. */
+  automatic: z.boolean().optional(),
 });
 
 /** A failed model call, with the provider's own message. */

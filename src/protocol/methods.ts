@@ -128,6 +128,12 @@ export const methods = {
       message: z.string().optional(),
       /** With `allow_prefix`: the words to allow (default: the request's `proposedPrefix`). */
       prefix: z.array(z.string().min(1)).min(1).optional(),
+      /**
+       * True when no person decided: the client answered by its own rule (e.g. `openvaala exec`
+       * without a terminal denies every call that needs approval). The model is told so instead
+       * of being told the user decided.
+       */
+      automatic: z.boolean().optional(),
     }),
     result: z.object({
       /** False when the request was already answered (by another client) or is gone. */
@@ -304,6 +310,12 @@ export const serverRequests = {
       message: z.string().optional(),
       /** With `allow_prefix`: the words to allow (default: the request's `proposedPrefix`). */
       prefix: z.array(z.string().min(1)).min(1).optional(),
+      /**
+       * True when no person decided: the client answered by its own rule (e.g. `openvaala exec`
+       * without a terminal denies every call that needs approval). The model is told so instead
+       * of being told the user decided.
+       */
+      automatic: z.boolean().optional(),
     }),
   },
   ...userInputServerRequests,

@@ -92,10 +92,13 @@ export class SessionApprovalGate {
       },
       signal,
     );
-    await this.host.recordApproval(turnId, { callId: call.callId, toolName: call.toolName, decision: answer.decision, decidedBy: answer.decidedBy, ...(answer.message ? { message: answer.message } : {}), ...(answer.prefix ? { prefix: answer.prefix } : {}) });
+    await this.host.recordApproval(turnId, { callId: call.callId, toolName: call.toolName, decision: answer.decision, decidedBy: answer.decidedBy, ...(answer.message ? { message: answer.message } : {}), ...(answer.prefix ? { prefix: answer.prefix } : {}), ...(answer.automatic ? { automatic: true } : {}) });
     if (answer.decision === 'allow_session') this.approvedForSession.add(key);
     if (answer.decision === 'allow_prefix' && answer.prefix) this.approvedPrefixes.add(call.toolName, answer.prefix);
-    if (answer.decision === 'deny') return { allowed: false, message: `the user denied this call${answer.message ? `: ${answer.message}` : ''}` };
+    if (answer.decision === 'deny') {
+      const who = answer.automatic ? `${answer.decidedBy.replace(/^client:/, '')} denied this call without asking the user` : 'the user denied this call';
+      return { allowed: false, message: `${who}${answer.message ? `: ${answer.message}` : ''}` };
+    }
     if (answer.decision === 'deny_interrupt') {
       this.host.interrupt();
       return { allowed: false, message: `the user denied this call and interrupted the turn${answer.message ? `: ${answer.message}` : ''}` };

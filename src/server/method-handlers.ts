@@ -249,6 +249,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
           decidedBy: `client:${connection.clientName}`,
           ...(params.message ? { message: params.message } : {}),
           ...(params.prefix ? { prefix: params.prefix } : {}),
+          ...(params.automatic ? { automatic: true } : {}),
         });
         return { accepted };
       } catch (error) {

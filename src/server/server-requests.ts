@@ -59,7 +59,7 @@ export class ServerRequests {
         this.host.runtime
           .getConversation(conversationId)
           .then((conversation) =>
-            conversation.approvals.respond(approval.approvalId, { decision: answer.data.decision, decidedBy: `client:${this.host.clientName()}`, ...(answer.data.message ? { message: answer.data.message } : {}), ...(answer.data.prefix ? { prefix: answer.data.prefix } : {}) }),
+            conversation.approvals.respond(approval.approvalId, { decision: answer.data.decision, decidedBy: `client:${this.host.clientName()}`, ...(answer.data.message ? { message: answer.data.message } : {}), ...(answer.data.prefix ? { prefix: answer.data.prefix } : {}), ...(answer.data.automatic ? { automatic: true } : {}) }),
           )
           .catch((error: unknown) => this.host.warn({ approvalId: approval.approvalId, error: errorMessage(error) }, 'an answer to approval/request could not be applied'));
       },

@@ -113,7 +113,7 @@ function itemLines(item: Item, width: number, toggles: RenderToggles): StyledLin
     }
     case 'approval': {
       const allowed = item.decision.startsWith('allow');
-      return wrapLine([{ text: allowed ? '✓ ' : '✗ ', style: { color: allowed ? 'green' : 'red' } }, { text: `${item.toolName}: ${item.decision.replace('_', ' ')}${item.prefix ? ` "${item.prefix.join(' ')}"` : ''} (${item.decidedBy})`, style: DIM }], width);
+      return wrapLine([{ text: allowed ? '✓ ' : '✗ ', style: { color: allowed ? 'green' : 'red' } }, { text: `${item.toolName}: ${item.decision.replace('_', ' ')}${item.prefix ? ` "${item.prefix.join(' ')}"` : ''} (${item.decidedBy}${item.automatic ? ', automatic' : ''})`, style: DIM }], width);
     }
     case 'model_error':
       return wrapLine([{ text: `model error${item.httpStatus ? ` (HTTP ${item.httpStatus})` : ''}: ${sanitize(item.message)}`, style: { color: 'red' } }], width);

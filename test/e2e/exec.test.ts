@@ -125,7 +125,12 @@ responses:
     expect(result.code).toBe(0);
     expect(result.stderr).toContain('approval needed for exec_command');
     expect(existsSync(path.join(environment.workDir, 'made.txt'))).toBe(false);
-    expect(JSON.stringify(environment.mock.requests[1]?.body)).toContain('this run cannot ask anyone');
+    // The model is told no person was asked, and the stored decision says so too.
+    const toModel = JSON.stringify(environment.mock.requests[1]?.body);
+    expect(toModel).toContain('openvaala-exec denied this call without asking the user: it needs approval and this run of openvaala exec has no terminal to ask on');
+    expect(toModel).not.toContain('the user denied');
+    const shown = await runCli(['conversations', 'show', 'last'], { env: environment.env, cwd: environment.workDir, timeoutMs: 20_000 });
+    expect(shown.stdout).toMatch(/approval: deny by client:openvaala-exec \(automatic, no one was asked\)/);
   });
 
   it('refuses usage mistakes with exit code 64 before starting anything', async () => {

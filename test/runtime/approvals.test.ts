@@ -100,6 +100,26 @@ responses:
     expect(harness!.completedItems().filter((item) => item.kind === 'approval')).toHaveLength(1);
   });
 
+  it('tells the model that a client denied by its own rule, not the user, when the answer is automatic', async () => {
+    await start(`
+responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "touch unattended.txt" } }]
+  - text: "understood"
+`);
+    const conversationId = await harness!.conversation();
+    const robot = await connect('night-runner');
+    await robot.client.request('conversation/subscribe', { conversationId });
+    await harness!.client.request('session/input', { conversationId, input: 'make it' });
+    const requested = await harness!.waitFor((event) => event.method === 'approval/requested');
+    const approvalId = (requested as Extract<AnyNotification, { method: 'approval/requested' }>).params.approval.approvalId;
+    await robot.client.request('approval/respond', { conversationId, approvalId, decision: 'deny', automatic: true, message: 'nobody watches this run' });
+    await harness!.turnsCompleted(1);
+    const next = JSON.stringify(harness!.environment.mock.requests[1]?.body);
+    expect(next).toContain('night-runner denied this call without asking the user: nobody watches this run');
+    expect(next).not.toContain('the user denied');
+    expect(harness!.completedItems().find((item) => item.kind === 'approval')).toMatchObject({ decision: 'deny', decidedBy: 'client:night-runner', automatic: true });
+  });
+
   it('waits with no client attached, shows the call as pending, and asks a client that subscribes later', async () => {
     const { workDir } = (await start(`
 responses:

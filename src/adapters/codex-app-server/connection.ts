@@ -12,7 +12,7 @@
  */
 import os from 'node:os';
 import { z } from 'zod';
-import { RuntimeClientError, type RuntimeClient } from '../../client/runtime-client.js';
+import { RuntimeClientError, type RuntimeClient, type ServerRequestResult } from '../../client/runtime-client.js';
 import { toCodexId } from '../../protocol/codex-ids.js';
 import type { ApprovalRequest, MethodResult } from '../../protocol/index.js';
 import type { ApprovalDecision } from '../../protocol/approval-options.js';
@@ -51,7 +51,7 @@ const initializeParams = z.object({ clientInfo: z.object({ name: z.string().min(
 interface PendingApproval {
   requestId: number;
   conversationId: string;
-  resolve(answer: { decision: ApprovalDecision; prefix?: string[]; message?: string }): void;
+  resolve(answer: ServerRequestResult<'approval/request'>): void;
 }
 
 /** One Codex client. */
@@ -210,7 +210,7 @@ export class CodexConnection {
   }
 
   /** Forwards a runtime approval request to the Codex client and answers with its decision. */
-  private askApproval(request: ApprovalRequest): Promise<{ decision: ApprovalDecision; prefix?: string[]; message?: string }> {
+  private askApproval(request: ApprovalRequest): Promise<ServerRequestResult<'approval/request'>> {
     const { method, params } = codexApprovalRequestOf(request);
     const requestId = this.nextServerRequestId++;
     return new Promise((resolve) => {
@@ -225,7 +225,7 @@ export class CodexConnection {
     const entry = [...this.approvals.values()].find((pending) => pending.requestId === message.id);
     if (!entry) return; // An answer to a request already resolved elsewhere, or to none: nothing waits for it.
     if (message.error) {
-      entry.resolve({ decision: 'deny', message: `the Codex client answered with an error: ${message.error.message}` });
+      entry.resolve({ decision: 'deny', automatic: true, message: `the Codex client answered with an error: ${message.error.message}` });
       return;
     }
     try {
@@ -233,7 +233,7 @@ export class CodexConnection {
     } catch (error) {
       // Nothing can answer an answer: the call is denied and the reason goes to the log.
       this.options.log((error as Error).message);
-      entry.resolve({ decision: 'deny', message: 'the Codex client answered with no valid decision' });
+      entry.resolve({ decision: 'deny', automatic: true, message: 'the Codex client answered with no valid decision' });
     }
   }
 

@@ -16,6 +16,8 @@ export interface ApprovalAnswer {
   message?: string;
   /** With `allow_prefix`: the words allowed (default: the request's proposed prefix). */
   prefix?: string[];
+  /** True when the client answered by its own rule, without asking a person (see `approval/respond`). */
+  automatic?: boolean;
 }
 
 /** An answer that cannot apply to its request (e.g. `allow_prefix` for a call that runs no shell command). */

@@ -82,7 +82,7 @@ function body(item: Item, context: ItemContext): ComponentChildren {
     case 'approval':
       return (
         <div class="note">
-          {item.decision.startsWith('allow') ? '✔' : '✖'} {item.toolName}: {item.decision.replace('_', ' ')} by {item.decidedBy.replace(/^client:/, '')}
+          {item.decision.startsWith('allow') ? '✔' : '✖'} {item.toolName}: {item.decision.replace('_', ' ')} by {item.decidedBy.replace(/^client:/, '')}{item.automatic ? ' (automatic, no one was asked)' : ''}
           {item.prefix ? ` (prefix “${item.prefix.join(' ')}”)` : ''}
           {item.message ? ` — ${item.message}` : ''}
         </div>

@@ -6,6 +6,8 @@
  * runtime, and `turn/interrupt` ends the turn as interrupted. An approval another client
  * decides is resolved for the Codex client; reasoning and plans stream as Codex notifications.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fromCodexId } from '../../../src/protocol/codex-ids.js';
 import { startInProcessServer, type InProcessServer } from '../../helpers/in-process-server.js';
@@ -119,6 +121,24 @@ describe('openvaala app-server and runtime protocol clients share the conversati
     const statuses = codex.log.filter((entry) => entry.msg.method === 'thread/status/changed').map((entry) => JSON.stringify((entry.msg.params as { status: unknown }).status));
     expect(statuses).toEqual(['{"type":"active","activeFlags":[]}', '{"type":"active","activeFlags":["waitingOnApproval"]}', '{"type":"active","activeFlags":[]}', '{"type":"idle"}']);
     expect(schema.check(codex.log)).toEqual([]);
+  });
+
+  it('a Codex client answering an approval with an error denies the call, and the model is told no person decided', async () => {
+    server = await startInProcessServer(`responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo never > never.txt" } }]
+  - text: "Not run."
+`);
+    const codex = (client = await CodexTestClient.start('stdio', server.environment.env, server.environment.workDir));
+    await codex.initialize();
+    const { thread } = await codex.request<{ thread: { id: string } }>('thread/start', { cwd: server.environment.workDir, approvalPolicy: 'untrusted' });
+    await codex.request('turn/start', { threadId: thread.id, input: [{ type: 'text', text: 'run it', text_elements: [] }] });
+    const asked = await codex.waitFor((msg) => msg.method === 'item/commandExecution/requestApproval', 'the approval request');
+    codex.sendRaw({ id: asked.id, error: { code: -32603, message: 'no approval UI in this client' } });
+    await codex.waitFor((msg) => msg.method === 'turn/completed', 'turn/completed');
+    expect(existsSync(path.join(server.environment.workDir, 'never.txt'))).toBe(false);
+    const toModel = JSON.stringify(server.environment.mock.requests[1]?.body);
+    expect(toModel).toMatch(/denied this call without asking the user: the Codex client answered with an error: no approval UI in this client/);
+    expect(toModel).not.toContain('the user denied');
   });
 
   it('streams reasoning summaries and the plan as Codex notifications, all valid', async () => {
