@@ -9,7 +9,7 @@ import { resolvePaths } from '../config/paths.js';
 import { fail, readStdin, run, streams } from './command-runner.js';
 import { requireExistingDataDir } from './data-dir-option.js';
 import { ExecExitCode } from './exit-codes.js';
-import { nonEmpty } from './option-values.js';
+import { existingConfigDirectory, nonEmpty } from './option-values.js';
 import { importInteractiveTui } from './tui-import.js';
 import { reportUnknownCommand } from './unknown-command.js';
 import { UsageError } from './usage-error.js';
@@ -23,7 +23,7 @@ const tuiOptions = (command: Command) =>
     .option('--executor <name>', 'executor for a new conversation', nonEmpty('--executor'), 'local')
     .option('--cwd <dir>', 'working directory of a new conversation', nonEmpty('--cwd'), process.cwd())
     .option('--data-dir <dir>', 'data directory of the server to use')
-    .option('--config-dir <dir>', 'configuration directory of the server to use');
+    .option('--config-dir <dir>', 'configuration directory of the server to use', existingConfigDirectory);
 // The terminal UI (Ink and React) is imported only when it runs.
 const runTuiCommand = async (options: TuiCommandOptions) => {
   await run('tui', async () => {
@@ -60,7 +60,7 @@ function declareExec(program: Command): void {
     .option('--cwd <dir>', 'working directory (a new conversation)', nonEmpty('--cwd'), process.cwd())
     .option('--json', 'print one JSON event per line', false)
     .option('--data-dir <dir>', 'data directory of the server to use')
-    .option('--config-dir <dir>', 'configuration directory of the server to use')
+    .option('--config-dir <dir>', 'configuration directory of the server to use', existingConfigDirectory)
     .option('--resume <id|prefix|last>', 'continue a conversation (its id, a unique prefix of it, or last: the most recently updated one) instead of starting one')
     .action(async (prompt: string | undefined, options: { model?: string; agent?: string; executor: string; cwd: string; json: boolean; dataDir?: string; configDir?: string; resume?: string }, command: Command) => {
       // A resumed conversation keeps its work location: said, rather than ignored in silence.
@@ -85,7 +85,7 @@ function declareAppServer(program: Command): void {
     .description('serve the Codex app-server protocol (stdio, or WebSocket with --listen) in front of the local runtime server')
     .option('--listen <url>', 'serve WebSocket clients on ws://HOST:PORT (what codex --remote connects to) instead of stdio')
     .option('--data-dir <dir>', 'data directory of the server to use')
-    .option('--config-dir <dir>', 'configuration directory of the server to use')
+    .option('--config-dir <dir>', 'configuration directory of the server to use', existingConfigDirectory)
     .action(async (options: { listen?: string; dataDir?: string; configDir?: string }) => {
       await run('app-server', async () => (await import('./app-server.js')).runAppServer(options));
       // Stdin ended or a signal came: the runtime connections are closed; nothing else should keep the process.
@@ -100,7 +100,7 @@ function declareOpen(program: Command): void {
     .description('open the web UI in the default browser with a new one-time sign-in link (starting a server when none runs)')
     .option('--print', 'only print the link, do not start a browser', false)
     .option('--data-dir <dir>', 'data directory of the server to use')
-    .option('--config-dir <dir>', 'configuration directory of the server to use')
+    .option('--config-dir <dir>', 'configuration directory of the server to use', existingConfigDirectory)
     .action(async (options: { print: boolean; dataDir?: string; configDir?: string }) => {
       await run('open', async () => (await import('./open.js')).runOpen(resolvePaths(options), { print: options.print, requireConfigDir: options.configDir !== undefined }, streams));
     });
@@ -112,7 +112,7 @@ function declareAcp(program: Command): void {
     .command('acp')
     .description('serve the Agent Client Protocol on stdin/stdout, for editors such as Zed (see docs/editors.md)')
     .option('--data-dir <dir>', 'data directory of the server to use')
-    .option('--config-dir <dir>', 'configuration directory of the server to use')
+    .option('--config-dir <dir>', 'configuration directory of the server to use', existingConfigDirectory)
     .action(async (options: { dataDir?: string; configDir?: string }) => {
       await run('acp', async () => (await import('./acp.js')).runAcp(options, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }));
     });

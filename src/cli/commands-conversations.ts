@@ -8,13 +8,13 @@ import type { TopLevelCommand } from './main.js';
 import { resolvePaths } from '../config/paths.js';
 import { run, streams } from './command-runner.js';
 import { requireExistingDataDir } from './data-dir-option.js';
-import { integer } from './option-values.js';
+import { existingConfigDirectory, integer } from './option-values.js';
 import { reportUnknownCommand } from './unknown-command.js';
 /** Declares `openvaala conversations list|search|show`. */
 function declareConversations(program: Command): void {
   const conversations = program.command('conversations').description('list, search and show stored conversations');
   const conversationOptions = (command: Command) =>
-    command.option('--json', 'print JSON', false).option('--data-dir <dir>', 'data directory of the server to use').option('--config-dir <dir>', 'configuration directory of the server to use');
+    command.option('--json', 'print JSON', false).option('--data-dir <dir>', 'data directory of the server to use').option('--config-dir <dir>', 'configuration directory of the server to use', existingConfigDirectory);
   type ListOptions = { limit: number; json: boolean; dataDir?: string; configDir?: string; query?: string };
   conversationOptions(
     conversations
@@ -64,7 +64,7 @@ function declareExport(program: Command): void {
     .description('write a conversation as a self-contained archive (JSON Lines: its logs and attachments) to stdout; see docs/storage.md')
     .argument('<conversation>', 'a conversation id, a unique prefix of one, or last (the most recently updated)')
     .option('--data-dir <dir>', 'data directory of the server to use')
-    .option('--config-dir <dir>', 'configuration directory of the server to use')
+    .option('--config-dir <dir>', 'configuration directory of the server to use', existingConfigDirectory)
     .addHelpText('after', '\nExample: openvaala export last > conversation.jsonl')
     .action(async (reference: string, options: { dataDir?: string; configDir?: string }) => {
       await run('export', async () => {
@@ -85,7 +85,7 @@ function declareImport(program: Command): void {
     .option('--agent <name>', 'with --from: agent to continue with (default: the default agent)')
     .option('--cwd <dir>', 'with --from: working directory of the conversation (default: the one the rollout recorded)')
     .option('--data-dir <dir>', 'data directory of the server to use')
-    .option('--config-dir <dir>', 'configuration directory of the server to use')
+    .option('--config-dir <dir>', 'configuration directory of the server to use', existingConfigDirectory)
     .addHelpText(
       'after',
       '\nThe conversation keeps its ids unless its id exists on this server already; then it gets new ones.\nA damaged or truncated archive is refused naming the line, and nothing is stored.\n\nExamples:\n  openvaala import conversation.jsonl\n  openvaala import --from codex ~/.codex/sessions/2026/11/30/rollout-….jsonl --cwd "$PWD"',

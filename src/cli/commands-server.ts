@@ -11,14 +11,14 @@ import { resolvePaths } from '../config/paths.js';
 import { fail, run, streams } from './command-runner.js';
 import { requireExistingDataDir } from './data-dir-option.js';
 import { ExecExitCode } from './exit-codes.js';
-import { existingDirectory, integer } from './option-values.js';
+import { existingConfigDirectory, existingDirectory, integer } from './option-values.js';
 /** Declares `openvaala serve`: the runtime server, in the foreground until SIGTERM or SIGINT. */
 function declareServe(program: Command): void {
   program
     .command('serve')
     .description('run the runtime server')
     .option('--data-dir <dir>', 'data directory (default $XDG_DATA_HOME/openvaala)')
-    .option('--config-dir <dir>', 'configuration directory (default $XDG_CONFIG_HOME/openvaala)')
+    .option('--config-dir <dir>', 'configuration directory (default $XDG_CONFIG_HOME/openvaala)', existingConfigDirectory)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on; 0 picks a free one', integer('--port', 0, 65535), 8790)
     .option('--exit-when-idle <ms>', 'exit after this many ms without clients or running work', integer('--exit-when-idle', 1))
@@ -103,7 +103,7 @@ function declareUsers(program: Command): void {
     .requiredOption('--email <address>', 'email address of the administrator')
     .option('--display-name <name>', 'name shown to other users')
     .option('--data-dir <dir>', 'data directory of the server')
-    .option('--config-dir <dir>', 'configuration directory')
+    .option('--config-dir <dir>', 'configuration directory', existingConfigDirectory)
     .action(async (options: { email: string; displayName?: string; dataDir?: string; configDir?: string }) => {
       await run('users claim', async () => (await import('./users.js')).runUsersClaim(resolvePaths(options), options, process.stdin, streams));
     });
@@ -112,7 +112,7 @@ function declareUsers(program: Command): void {
 /** Declares `openvaala server status|stop|restart`. */
 function declareServer(program: Command): void {
   const serverCommand = program.command('server').description('the local runtime server: status, stop, restart');
-  const serverPaths = (command: Command) => command.option('--data-dir <dir>', 'data directory of the server').option('--config-dir <dir>', 'configuration directory');
+  const serverPaths = (command: Command) => command.option('--data-dir <dir>', 'data directory of the server').option('--config-dir <dir>', 'configuration directory', existingConfigDirectory);
   serverPaths(serverCommand.command('status').description('say whether a server runs, where, and with which configuration (exit 3 when none runs)')).action(async (options: { dataDir?: string; configDir?: string }) => {
     await run('server status', async () => (await import('./server-command.js')).runServerStatus(resolvePaths(options), streams));
   });

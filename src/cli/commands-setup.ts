@@ -8,15 +8,14 @@ import type { TopLevelCommand } from './main.js';
 import { resolvePaths } from '../config/paths.js';
 import { fail, readStdin, run, streams } from './command-runner.js';
 import { requireExistingDirectory } from './data-dir-option.js';
-import { integer } from './option-values.js';
+import { existingConfigDirectory, integer } from './option-values.js';
 
 /**
  * The configuration directory a command that writes keys or plugins uses. An explicit
- * `--config-dir` must exist: a mistyped one would get a key or a plugin no server reads.
- * @throws UsageError naming the option and the path
+ * `--config-dir` was checked to exist by its option parser (`existingConfigDirectory`): a
+ * mistyped one would get a key or a plugin no server reads.
  */
 function configDirOf(options: { configDir?: string }): string {
-  requireExistingDirectory('--config-dir', options.configDir, 'give an existing configuration directory (only the default one is created when missing)');
   return resolvePaths(options).configDir;
 }
 
@@ -33,7 +32,7 @@ function declareAuth(program: Command): void {
     .command('set')
     .description('store the API key of a provider, typed at a prompt that does not echo it, or read from stdin')
     .argument('<provider>', 'provider name as in providers.yaml (openai, anthropic and google are added there when missing)')
-    .option('--config-dir <dir>', 'configuration directory')
+    .option('--config-dir <dir>', 'configuration directory', existingConfigDirectory)
     .action(async (provider: string, options: { configDir?: string }) => {
       await run('auth set', async () => (await import('./auth.js')).runAuthSet(configDirOf(options), provider, streams));
     });
@@ -41,14 +40,14 @@ function declareAuth(program: Command): void {
     .command('remove')
     .description('remove the stored API key of a provider')
     .argument('<provider>', 'provider name')
-    .option('--config-dir <dir>', 'configuration directory')
+    .option('--config-dir <dir>', 'configuration directory', existingConfigDirectory)
     .action(async (provider: string, options: { configDir?: string }) => {
       await run('auth remove', async () => (await import('./auth.js')).runAuthRemove(configDirOf(options), provider, streams));
     });
   auth
     .command('list')
     .description('list the providers that have a stored key (never the keys)')
-    .option('--config-dir <dir>', 'configuration directory')
+    .option('--config-dir <dir>', 'configuration directory', existingConfigDirectory)
     .action(async (options: { configDir?: string }) => {
       await run('auth list', async () => (await import('./auth.js')).runAuthList(configDirOf(options), streams));
     });
@@ -61,7 +60,7 @@ function declarePlugin(program: Command): void {
     .command('add')
     .description('install a plugin from a folder, a tarball (.tgz) or an npm package, and enable it')
     .argument('<source>', 'a folder, a tarball, or an npm package name')
-    .option('--config-dir <dir>', 'configuration directory')
+    .option('--config-dir <dir>', 'configuration directory', existingConfigDirectory)
     .action(async (source: string, options: { configDir?: string }) => {
       await run('plugin add', async () => (await import('./plugin.js')).runPluginAdd(configDirOf(options), source, streams));
     });
@@ -69,14 +68,14 @@ function declarePlugin(program: Command): void {
     .command('remove')
     .description('remove an installed plugin and its folder')
     .argument('<name>', 'plugin name')
-    .option('--config-dir <dir>', 'configuration directory')
+    .option('--config-dir <dir>', 'configuration directory', existingConfigDirectory)
     .action(async (name: string, options: { configDir?: string }) => {
       await run('plugin remove', async () => (await import('./plugin.js')).runPluginRemove(configDirOf(options), name, streams));
     });
   plugin
     .command('list')
     .description('list the installed plugins, their parts and their problems (exit 1 when one does not load)')
-    .option('--config-dir <dir>', 'configuration directory')
+    .option('--config-dir <dir>', 'configuration directory', existingConfigDirectory)
     .action(async (options: { configDir?: string }) => {
       await run('plugin list', async () => (await import('./plugin.js')).runPluginList(configDirOf(options), streams));
     });
@@ -86,7 +85,7 @@ function declarePlugin(program: Command): void {
       .description(`${verb} an installed plugin for the user, or with --project for one project directory`)
       .argument('<name>', 'plugin name')
       .option('--project <dir>', 'apply to conversations working in this directory only (<dir>/.openvaala/plugins.yaml)')
-      .option('--config-dir <dir>', 'configuration directory')
+      .option('--config-dir <dir>', 'configuration directory', existingConfigDirectory)
       .action(async (name: string, options: { configDir?: string; project?: string }) => {
         await run(`plugin ${verb}`, async () => (await import('./plugin.js')).runPluginSetEnabled(configDirOf(options), name, enabled, projectOf(options), streams));
       });

@@ -46,3 +46,16 @@ export function existingDirectory(name: string): (value: string) => string {
     return value;
   };
 }
+
+/**
+ * An explicit `--config-dir`: it must name an existing directory. Only the default
+ * configuration directory is created when missing; a mistyped path would otherwise start a
+ * server on the defaults (or store keys and plugins where nothing reads them) without a word.
+ * @throws InvalidArgumentError naming the option and the path when it is missing or not a directory
+ */
+export function existingConfigDirectory(value: string): string {
+  const stats = statSync(value, { throwIfNoEntry: false });
+  if (stats === undefined) throw new InvalidArgumentError(`--config-dir ${value}: no such directory; give an existing configuration directory (only the default one is created when missing)`);
+  if (!stats.isDirectory()) throw new InvalidArgumentError(`--config-dir ${value}: not a directory`);
+  return value;
+}

@@ -2,7 +2,7 @@
  * Option values no command could use are refused by the real CLI before it does anything,
  * naming the option (exit 64): a --web-root that is no directory, an empty file to import.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { runCli } from '../helpers/environment.js';
@@ -32,4 +32,28 @@ it('says an empty file to import is empty, for an archive and for a Codex rollou
   const rollout = await runCli(['import', '--from', 'codex', empty], { env });
   expect(rollout.code).toBe(64);
   expect(rollout.stderr).toContain(`${empty}: the file is empty; a Codex rollout holds one JSON object per line`);
+});
+
+it('refuses an explicit --config-dir that does not exist for every command that takes one, before starting or changing anything', async () => {
+  const env = isolatedEnv();
+  const missing = path.join(isolatedEnv.home(), 'mistyped-config');
+  const commands = [
+    ['serve', '--port', '0'],
+    ['exec', 'hello'],
+    ['conversations', 'list'],
+    ['app-server'],
+    ['acp'],
+    ['open', '--print'],
+    ['server', 'restart'],
+    ['auth', 'list'],
+    ['plugin', 'list'],
+  ];
+  for (const args of commands) {
+    const result = await runCli([...args, '--config-dir', missing], { env, timeoutMs: 15_000 });
+    expect(result.code, args.join(' ')).toBe(64);
+    expect(result.stderr, args.join(' ')).toContain(`--config-dir ${missing}: no such directory; give an existing configuration directory (only the default one is created when missing)`);
+  }
+  // Nothing was started or created on the way.
+  expect(existsSync(missing)).toBe(false);
+  expect(existsSync(path.join(isolatedEnv.home(), 'state', 'openvaala', 'server.log'))).toBe(false);
 });
