@@ -3,7 +3,7 @@
  * servers they start themselves and the mock provider over HTTP; the first-contact path of the
  * README, as a user with only an API key would follow it.
  */
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { spawn as spawnPty } from 'node-pty';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -164,6 +164,7 @@ responses:
     environment = await createTestEnvironment(`responses:\n  - text: "wrong server"\n`);
     serve = await startServe(environment);
     const otherConfig = path.join(environment.root, 'other-config');
+    mkdirSync(otherConfig);
     const result = await runCli(['exec', '--config-dir', otherConfig, 'hi'], { env: environment.env, cwd: environment.workDir });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`uses configuration directory ${environment.paths.configDir}, not ${otherConfig}`);
