@@ -30,7 +30,8 @@ const DECLARERS: Record<TopLevelCommand, (program: Command) => void> = { ...SERV
  */
 export function buildProgram(only?: TopLevelCommand): Command {
   const program = new Command('openvaala').description('Self-hosted runtime for AI coding agents').version(VERSION);
-  program.showHelpAfterError();
+  // A usage mistake gets one line on where the usage is, not the whole help (as git and cargo do).
+  program.showHelpAfterError('(add --help for the usage)');
   // `openvaala --model x` is the terminal UI's option; `openvaala exec --model x` stays exec's.
   program.enablePositionalOptions();
   // Usage mistakes (unknown option, missing value, unknown command) exit 64, as in sysexits.h.

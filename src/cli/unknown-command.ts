@@ -32,5 +32,7 @@ export function reportUnknownCommand(program: Command, word: string, rest: reado
     .flatMap((command) => [command.name(), ...command.aliases()]);
   const similar = similarNames(word, names);
   const suggestion = similar.length > 0 ? ` (did you mean ${similar.map((name) => `'${name}'`).join(' or ')}?)` : '';
+  // The message already says where the commands are listed.
+  program.showHelpAfterError(false);
   program.error(`error: unknown command '${word}'${suggestion}; \`${commandPath(program)} --help\` lists the commands`, { code: 'commander.unknownCommand' });
 }

@@ -69,3 +69,15 @@ it('refuses empty option values and placement options a resumed conversation can
     expect(result.stderr).toContain(`${option} applies to a new conversation; a resumed one keeps its work location`);
   }
 });
+
+it('says a usage mistake in a line or two, pointing at --help, instead of printing the whole help', async () => {
+  const typo = await runCli(['exce', 'hi'], { env: isolatedEnv() });
+  expect(typo.code).toBe(64);
+  expect(typo.stderr).not.toContain('Usage:');
+  expect(typo.stderr.trim().split('\n')).toHaveLength(1);
+  const badOption = await runCli(['exec', '--bogus'], { env: isolatedEnv() });
+  expect(badOption.code).toBe(64);
+  expect(badOption.stderr).toContain("unknown option '--bogus'");
+  expect(badOption.stderr).toContain('(add --help for the usage)');
+  expect(badOption.stderr).not.toContain('Usage:');
+});
