@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import { DataStore, ERRORS, Upload } from '@tus/server';
+import { z } from 'zod';
 
 import { TUS_UPLOADS_DIRECTORY } from './tus-upload-paths.js';
 import { makeDirectory } from '../make-directory.js';
@@ -36,6 +37,54 @@ export interface TusUploadInfo {
   createdAt: string;
   /** Set once the file was handed to its conversation: it is then complete and its data file removed. */
   finished?: { attachmentId: string; workspacePath: string | null };
+}
+
+/** The shape of `<upload-id>.json`, checked when it is read: the file may have been damaged or edited. */
+const TusUploadInfoSchema = z.object({
+  id: z.string().regex(TUS_UPLOAD_ID_PATTERN),
+  size: z.number().int().nonnegative().optional(),
+  metadata: z.record(z.string(), z.string().nullable()),
+  conversationId: z.string().min(1),
+  name: z.string().min(1),
+  createdAt: z.string(),
+  finished: z.object({ attachmentId: z.string().min(1), workspacePath: z.string().nullable() }).optional(),
+});
+
+/**
+ * An upload's record (`<upload-id>.json`) that is not JSON or not of the shape written: the
+ * upload cannot be resumed or handed over. Nothing is removed; the sweep of old uploads takes
+ * it in time.
+ */
+export class DamagedUploadRecordError extends Error {
+  /**
+   * @param file the record's path
+   * @param problem what is wrong, with the key path when the shape is wrong
+   */
+  constructor(
+    readonly file: string,
+    readonly problem: string,
+  ) {
+    super(`upload record ${file} is damaged: ${problem}`);
+    this.name = 'DamagedUploadRecordError';
+  }
+}
+
+/** Parses a record's text. @throws DamagedUploadRecordError naming the file and the problem */
+function parseUploadInfo(text: string, file: string, id: string): TusUploadInfo {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new DamagedUploadRecordError(file, `not JSON (${(error as Error).message})`);
+  }
+  const parsed = TusUploadInfoSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(the whole record)';
+    throw new DamagedUploadRecordError(file, `${where}: ${issue?.message ?? 'not an upload record'}`);
+  }
+  if (parsed.data.id !== id) throw new DamagedUploadRecordError(file, `id: ${JSON.stringify(parsed.data.id)} is not the upload's id ${id}`);
+  return parsed.data as TusUploadInfo;
 }
 
 /** A new random upload id (see `TUS_UPLOAD_ID_PATTERN`). */
@@ -74,16 +123,19 @@ export class TusUploadStore extends DataStore {
   /**
    * What is known about an upload.
    * @returns undefined for a malformed id or one that names no upload
-   * @throws Error when its record cannot be read or parsed (a damaged data directory)
+   * @throws DamagedUploadRecordError when its record is not JSON or not of the shape written
+   * @throws Error when its record cannot be read
    */
   async info(id: string): Promise<TusUploadInfo | undefined> {
     if (!TUS_UPLOAD_ID_PATTERN.test(id)) return undefined;
+    let text: string;
     try {
-      return JSON.parse(await readFile(this.infoFile(id), 'utf8')) as TusUploadInfo;
+      text = await readFile(this.infoFile(id), 'utf8');
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw error;
     }
+    return parseUploadInfo(text, this.infoFile(id), id);
   }
 
   /**

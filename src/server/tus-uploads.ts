@@ -20,7 +20,7 @@ import { mayWrite, type Caller } from '../platform/caller.js';
 import { originAllowed } from './http-server.js';
 import { HttpRefusal } from './web/platform-http.js';
 import { uploadCaller, type UploadOptions } from './uploads.js';
-import { newUploadId, TusUploadStore } from './tus-upload-store.js';
+import { DamagedUploadRecordError, newUploadId, TusUploadStore } from './tus-upload-store.js';
 
 import { TUS_UPLOAD_PATH } from './tus-upload-paths.js';
 
@@ -76,6 +76,20 @@ export function createTusUploads(options: TusUploadOptions): TusUploads {
     if (!caller) throw refusal(401, 'the caller of this request was not authenticated');
     return caller;
   };
+  /**
+   * An upload's record, for a request about it. A damaged record is logged with its file and
+   * answered 410 (tus: the upload is gone), so a tus client starts a new upload.
+   * @throws TusRefusal 410 naming what is wrong with the record
+   */
+  const uploadInfo = async (uploadId: string) => {
+    try {
+      return await store.info(uploadId);
+    } catch (error) {
+      if (!(error instanceof DamagedUploadRecordError)) throw error;
+      options.logger.warn({ file: error.file, problem: error.problem }, 'a resumable upload has a damaged record');
+      throw refusal(410, `upload ${uploadId} cannot be resumed: its record on the server is damaged (${error.problem}); start a new upload`);
+    }
+  };
   const overLimit = () => `the upload is over the upload limit of ${options.maxBytes()} bytes (server.yaml limits.maxUploadBytes)`;
 
   /**
@@ -102,7 +116,7 @@ export function createTusUploads(options: TusUploadOptions): TusUploads {
     onIncomingRequest: async (request, uploadId) => {
       const caller = callerOf(request);
       if (request.method === 'POST') return;
-      const info = await store.info(uploadId);
+      const info = await uploadInfo(uploadId);
       if (!info) throw refusal(404, `upload ${uploadId.slice(0, 100)} does not exist`);
       checkAccess(caller, info.conversationId, `upload ${uploadId}`);
       // A complete upload whose hand-over failed (its answer was an error) is handed over when
@@ -173,7 +187,7 @@ export function createTusUploads(options: TusUploadOptions): TusUploads {
 
   /** Hands a complete upload to its conversation: an attachment, and a copy in the workspace. */
   const handOver = async (uploadId: string): Promise<Finished> => {
-    const info = await store.info(uploadId);
+    const info = await uploadInfo(uploadId);
     if (!info) throw refusal(404, `upload ${uploadId} does not exist`);
     if (info.finished) {
       const stored = options.attachments.read(info.conversationId, info.finished.attachmentId);

@@ -184,6 +184,41 @@ describe('resumable uploads', () => {
     expect(uploadFiles()).toEqual(before);
   });
 
+  it('answer 410 naming the problem for an upload whose record was damaged, keeping its files and other uploads', async () => {
+    const create = async (filename: string) => {
+      const created = await rawRequest(harness.server.url, '/api/v1/uploads/tus', {
+        method: 'POST',
+        headers: { ...auth(), 'tus-resumable': '1.0.0', 'upload-length': '10', 'upload-metadata': `conversationId ${Buffer.from(conversationId).toString('base64')},filename ${Buffer.from(filename).toString('base64')}` },
+      });
+      expect(created.status, created.body).toBe(201);
+      return String(created.headers.location);
+    };
+    const truncated = await create('truncated.bin');
+    const reshaped = await create('reshaped.bin');
+    const intact = await create('intact.bin');
+    const recordOf = (location: string) => path.join(uploadsDirectory(), `${path.basename(location)}.json`);
+    writeFileSync(recordOf(truncated), readFileSync(recordOf(truncated), 'utf8').slice(0, 25));
+    const record = JSON.parse(readFileSync(recordOf(reshaped), 'utf8')) as Record<string, unknown>;
+    writeFileSync(recordOf(reshaped), JSON.stringify({ ...record, metadata: 'not a mapping' }));
+    const head = (location: string) => rawRequest(harness.server.url, location, { method: 'HEAD', headers: { ...auth(), 'tus-resumable': '1.0.0' } });
+    const patch = (location: string) => rawRequest(harness.server.url, location, { method: 'PATCH', headers: { ...auth(), 'tus-resumable': '1.0.0', 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: Buffer.from('0123456789') });
+
+    const truncatedHead = await head(truncated);
+    expect(truncatedHead.status).toBe(410);
+    const truncatedPatch = await patch(truncated);
+    expect(truncatedPatch.status).toBe(410);
+    expect(JSON.parse(truncatedPatch.body).error).toMatch(new RegExp(`^upload ${path.basename(truncated)} cannot be resumed: its record on the server is damaged \\(not JSON \\(.+\\)\\); start a new upload$`));
+    const reshapedPatch = await patch(reshaped);
+    expect(reshapedPatch.status).toBe(410);
+    expect(JSON.parse(reshapedPatch.body).error).toContain('its record on the server is damaged (metadata: ');
+    // The damaged uploads' files stay for the sweep; the intact upload goes on.
+    expect(existsSync(recordOf(truncated))).toBe(true);
+    expect(existsSync(path.join(uploadsDirectory(), path.basename(reshaped)))).toBe(true);
+    const finished = await patch(intact);
+    expect(finished.status, finished.body).toBe(200);
+    expect(JSON.parse(finished.body).attachment).toMatchObject({ name: 'intact.bin', size: 10 });
+  });
+
   it('place the file git-ignored in the workspace without overwriting, and the model receives the image', async () => {
     const first = await tusUpload(PNG, { metadata: { conversationId, filename: 'pixel.png' } });
     const second = await tusUpload(Buffer.from('not the same picture'), { metadata: { conversationId, filename: 'pixel.png' } });
