@@ -76,10 +76,11 @@ export const itemFormats: { [K in ItemKind]: (item: ItemOf<K>) => string | undef
   reasoning: (item) => (item.summary.trim() ? `∴ ${item.summary.trim()}` : undefined),
   tool_call: (item) => {
     const status = item.status === 'interrupted' ? '■ interrupted' : item.isError ? '✗' : '✓';
-    const args = JSON.stringify(item.arguments);
+    // The same summary as exec shows live (the command, the files a patch touches, the path), not the raw JSON.
+    const args = summarizeArguments(item.toolName, item.arguments);
     const lines = item.output.replace(/\n$/, '').split('\n');
     const shown = lines.length > 8 ? [...lines.slice(0, 6), `… ${lines.length - 7} more lines`, lines.at(-1) ?? ''] : lines;
-    return `▸ ${item.toolName} ${args.length > 160 ? `${args.slice(0, 157)}...` : args}\n${item.output.trim() ? `${indent(shown.join('\n'), '  │ ')}\n` : ''}  ${status}${item.exitCode !== undefined && item.exitCode !== null ? ` exit ${item.exitCode}` : ''}`;
+    return `▸ ${item.toolName} ${args}\n${item.output.trim() ? `${indent(shown.join('\n'), '  │ ')}\n` : ''}  ${status}${item.exitCode !== undefined && item.exitCode !== null ? ` exit ${item.exitCode}` : ''}`;
   },
   agent_message: (item) => `✉ ${item.fromSessionId} → ${item.toSessionId}: ${firstLine(item.text)}`,
   approval: (item) => `  approval: ${item.decision}${item.prefix ? ` "${item.prefix.join(' ')}"` : ''} by ${item.decidedBy}${item.automatic ? ' (automatic, no one was asked)' : ''}`,

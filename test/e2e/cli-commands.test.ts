@@ -238,7 +238,8 @@ responses:
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain('› update the documentation');
     expect(shown.stdout).toContain(' · 1 turn · ');
-    expect(shown.stdout).toContain('▸ exec_command');
+    // The call reads as exec shows it live: the command, not its JSON arguments.
+    expect(shown.stdout).toContain('▸ exec_command echo from-the-tool\n');
     expect(shown.stdout).toContain('from-the-tool');
     expect(shown.stdout).toContain('The docs are updated.');
     expect(shown.stderr).toContain(`openvaala exec --resume ${conversations[0]!.id}`);
