@@ -167,6 +167,10 @@ export class HumanRenderer {
         this.endLine();
         this.streams.stderr.write(`${describeRetry(event.params)}\n`);
         break;
+      case 'turn/warning':
+        this.endLine();
+        this.streams.stderr.write(`warning: ${event.params.message}\n`);
+        break;
       default:
         break;
     }

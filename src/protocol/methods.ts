@@ -287,6 +287,22 @@ export const notifications = {
     /** The provider's message. */
     message: z.string(),
   }),
+  /**
+   * Something the turn goes on without, that the user should know: an MCP server that could not
+   * be started (its tools are not offered this turn; it is tried again at the next turn). Said
+   * once per turn per cause; nothing is stored for it (the server log has it too).
+   */
+  'turn/warning': z.object({
+    conversationId,
+    sessionId: z.string(),
+    turnId: z.string(),
+    /** What it is about: `mcp_server` (the MCP server `name` did not start). */
+    source: z.enum(['mcp_server']),
+    /** The MCP server's name. */
+    name: z.string(),
+    /** The warning in words, naming the server and the cause (e.g. `MCP server "files" could not be started: command "npx-typo" was not found; …`). */
+    message: z.string(),
+  }),
   /** An item was completed and stored at `seq` in its session's log. */
   'item/completed': z.object({ conversationId, sessionId: z.string(), seq: z.number().int().positive(), item: ItemSchema }),
   ...lifecycleNotifications,

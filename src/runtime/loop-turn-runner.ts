@@ -85,7 +85,14 @@ export function loopTurnRunner(options: LoopTurnOptions): TurnRunner {
         modelRetrying: (retry) => conversation.publish({ method: 'turn/retrying', params: { conversationId: conversation.id, sessionId: host.id, turnId, ...retry } }),
       };
       // MCP servers start on the first turn; ones that failed are tried again on each turn.
-      if (options.work !== 'compact') await mcp.prepare(context.signal);
+      if (options.work !== 'compact') {
+        await mcp.prepare(context.signal);
+        // Said to the clients, not only logged: the model silently lacking a server's tools looks like a model problem.
+        for (const server of mcp.servers) {
+          if (server.state !== 'failed' || context.signal.aborted) continue;
+          conversation.publish({ method: 'turn/warning', params: { conversationId: conversation.id, sessionId: host.id, turnId, source: 'mcp_server', name: server.name, message: `MCP server "${server.name}" could not be started: ${server.failure ?? 'unknown reason'}; its tools are not offered this turn (it is tried again at the next one)` } });
+        }
+      }
       return options.work === 'compact' ? runCompaction(environment) : runAgent(environment);
     },
   };

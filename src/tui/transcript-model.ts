@@ -169,6 +169,9 @@ export class TranscriptModel {
         this.turns.set(event.params.turn.id, event.params.turn);
         this.turnEnded(event.params.turn);
         break;
+      case 'turn/warning':
+        this.addNotice(event.params.message, 'warning');
+        return;
       case 'turn/retrying':
         this.addNotice(`retrying in ${Math.round(event.params.delayMs / 100) / 10} s: ${event.params.httpStatus ? `HTTP ${event.params.httpStatus} ` : ''}${event.params.message} (retry ${event.params.attempt} of ${event.params.maxRetries})`, 'warning');
         return;

@@ -133,6 +133,19 @@ responses:
     expect(shown.stdout).toMatch(/approval: deny by client:openvaala-exec \(automatic, no one was asked\)/);
   });
 
+  it('warns on stderr when an MCP server of the configuration could not be started, and the turn goes on', async () => {
+    environment = await createTestEnvironment(`
+responses:
+  - text: "answered without it"
+`);
+    writeFileSync(path.join(environment.paths.configDir, 'mcp.yaml'), 'servers:\n  broken: { transport: stdio, command: no-such-mcp-server-for-this-test, startupTimeoutMs: 5000 }\n');
+    serve = await startServe(environment);
+    const result = await runCli(['exec', 'hello'], { env: environment.env, cwd: environment.workDir, timeoutMs: 20_000 });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('answered without it');
+    expect(result.stderr).toContain('warning: MCP server "broken" could not be started: command "no-such-mcp-server-for-this-test" was not found; its tools are not offered this turn (it is tried again at the next one)');
+  });
+
   it('refuses usage mistakes with exit code 64 before starting anything', async () => {
     environment = await createTestEnvironment(`responses: []\n`);
     const missing = await runCli(['exec', '--cwd', path.join(environment.root, 'nowhere'), 'hi'], { env: environment.env });

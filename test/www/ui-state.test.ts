@@ -109,4 +109,17 @@ describe('conversation state', () => {
     state.handle({ method: 'approval/resolved', params: { conversationId: 'conv_1', approvalId: 'appr_1', sessionId: 'sess_1', turnId: 'turn_1', callId: 'call_1', itemId: 'item_t', decision: 'allow_once', decidedBy: 'client:other-tab' } });
     expect(state.approvals.size).toBe(0);
   });
+
+  it('keeps the warnings of the latest turn until the next turn starts', async () => {
+    const state = new ConversationState(requester(() => [session()]), 'conv_1');
+    await state.subscribe();
+    const warning = { conversationId: 'conv_1', sessionId: 'sess_1', turnId: 'turn_1', source: 'mcp_server' as const, name: 'files', message: 'MCP server "files" could not be started: command "x" was not found' };
+    state.handle({ method: 'turn/warning', params: warning });
+    expect(state.warnings).toEqual([warning]);
+    const turn = { id: 'turn_2', conversationId: 'conv_1', sessionId: 'sess_1', status: 'running' as const, steps: 0, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, startedAt: 2 };
+    state.handle({ method: 'turn/completed', params: { conversationId: 'conv_1', turn: { ...turn, id: 'turn_1', status: 'completed', completedAt: 3 } } } as never);
+    expect(state.warnings).toEqual([warning]);
+    state.handle({ method: 'turn/started', params: { conversationId: 'conv_1', turn } } as never);
+    expect(state.warnings).toEqual([]);
+  });
 });

@@ -130,6 +130,8 @@ export function eventUpdates(event: AnyNotification, context: UpdateContext): ac
       const choices = request.choices?.length ? `\nChoices: ${request.choices.join(' | ')}` : '';
       return [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `\n\n[input requested] ${request.question}${choices}\n(Answer with your next message.)` }, messageId: request.requestId }];
     }
+    case 'turn/warning':
+      return notice(context, 'warning', event.params.message);
     case 'turn/retrying':
       return notice(context, 'warning', `Retrying in ${event.params.delayMs} ms: ${event.params.message}`, `retry ${event.params.attempt} of ${event.params.maxRetries}`);
     case 'item/completed':

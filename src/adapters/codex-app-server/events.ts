@@ -127,6 +127,13 @@ export class EventTranslator {
         });
         return;
       }
+      case 'turn/warning': {
+        // Codex's own `warning` notification: a message for the user, about a thread.
+        const { conversationId, sessionId, message } = event.params;
+        if (!this.isRoot(conversationId, sessionId)) return;
+        this.emit('warning', { threadId: toCodexId(conversationId), message });
+        return;
+      }
       case 'turn/retrying': {
         const { conversationId, sessionId, turnId, message } = event.params;
         if (!this.isRoot(conversationId, sessionId)) return;

@@ -179,6 +179,7 @@ export const NOTIFICATION_RULES: Record<NotificationName, NotificationRule> = {
   'turn/started': 'conversation',
   'turn/completed': 'conversation',
   'turn/retrying': 'conversation',
+  'turn/warning': 'conversation',
   'item/started': 'conversation',
   'item/delta': 'conversation',
   'item/completed': 'conversation',

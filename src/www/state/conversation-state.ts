@@ -67,6 +67,8 @@ export class ConversationState {
   readonly usage = new Map<string, SessionUsage>();
   /** The last `turn/retrying` of a running turn, cleared when the turn ends. */
   retrying: NotificationParams<'turn/retrying'> | undefined;
+  /** The `turn/warning`s of the latest turn (an MCP server that did not start), kept until the next turn starts. */
+  warnings: NotificationParams<'turn/warning'>[] = [];
   /** True once the current subscription's replay is over (`conversation/synced`) and the first items are read. */
   synced = false;
   /** Sessions whose log holds items before the first one held (read with `loadEarlier`). */
@@ -226,6 +228,10 @@ export class ConversationState {
       case 'turn/completed':
         this.turns.set(event.params.turn.id, event.params.turn);
         if (event.method === 'turn/completed') this.retrying = undefined;
+        else this.warnings = [];
+        break;
+      case 'turn/warning':
+        this.warnings = [...this.warnings, event.params];
         break;
       case 'turn/retrying':
         this.retrying = event.params;

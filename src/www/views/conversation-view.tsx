@@ -180,6 +180,11 @@ export function ConversationView({ conversationId }: { conversationId: string })
           Model call failed ({state.retrying.httpStatus ?? 'connection'}): retry {state.retrying.attempt} of {state.retrying.maxRetries}…
         </p>
       ) : null}
+      {state.warnings.map((warning) => (
+        <p role="status" class="note" key={`${warning.turnId}:${warning.source}:${warning.name}`}>
+          {warning.message}
+        </p>
+      ))}
       {state.damage.length > 0 ? (
         <div role="status" class="note">
           Parts of this conversation's logs are damaged and were skipped, so what is shown may be incomplete:

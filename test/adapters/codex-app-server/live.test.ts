@@ -6,7 +6,7 @@
  * runtime, and `turn/interrupt` ends the turn as interrupted. An approval another client
  * decides is resolved for the Codex client; reasoning and plans stream as Codex notifications.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fromCodexId } from '../../../src/protocol/codex-ids.js';
@@ -139,6 +139,20 @@ describe('openvaala app-server and runtime protocol clients share the conversati
     const toModel = JSON.stringify(server.environment.mock.requests[1]?.body);
     expect(toModel).toMatch(/denied this call without asking the user: the Codex client answered with an error: no approval UI in this client/);
     expect(toModel).not.toContain('the user denied');
+  });
+
+  it('tells the Codex client, with its own warning notification, that an MCP server could not be started', async () => {
+    server = await startInProcessServer(`responses:
+  - text: "Answered without it."
+`, { beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'mcp.yaml'), 'servers:\n  broken: { transport: stdio, command: no-such-mcp-server-for-codex, startupTimeoutMs: 5000 }\n') });
+    const codex = (client = await CodexTestClient.start('stdio', server.environment.env, server.environment.workDir));
+    await codex.initialize();
+    const { thread } = await codex.request<{ thread: { id: string } }>('thread/start', { cwd: server.environment.workDir, approvalPolicy: 'never' });
+    await codex.request('turn/start', { threadId: thread.id, input: [{ type: 'text', text: 'hello', text_elements: [] }] });
+    const warning = await codex.waitFor((msg) => msg.method === 'warning', 'the warning');
+    expect(warning.params).toEqual({ threadId: thread.id, message: expect.stringContaining('MCP server "broken" could not be started: command "no-such-mcp-server-for-codex" was not found') });
+    await codex.waitFor((msg) => msg.method === 'turn/completed', 'turn/completed');
+    expect(schema.check(codex.log)).toEqual([]);
   });
 
   it('streams reasoning summaries and the plan as Codex notifications, all valid', async () => {
