@@ -41,14 +41,49 @@ export function parseSlashCommand(text: string): { name: string; argument: strin
   return { name: (match[1] as string).toLowerCase(), argument: (match[2] ?? '').trim() };
 }
 
+/** Widest line of `/help`, in columns: a line wrapped by the terminal splits words anywhere. */
+const HELP_WIDTH = 80;
+
+/** `text` broken at spaces into lines of at most `width` characters, the later ones after `indent`. */
+function wrapWords(text: string, width: number, indent: string): string {
+  const leading = /^ */.exec(text)?.[0] ?? '';
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.slice(leading.length).split(' ')) {
+    if (line === '') line = `${leading}${word}`;
+    else if ([...line].length + 1 + [...word].length > width) {
+      lines.push(line);
+      line = `${indent}${word}`;
+    } else line = `${line} ${word}`;
+  }
+  lines.push(line);
+  return lines.join('\n');
+}
+
+/** The keys `/help` lists, with what each does. */
+const HELP_KEYS: readonly (readonly [string, string])[] = [
+  ['Enter', 'send (queued while a turn runs)'],
+  ['Ctrl+S', 'steer the running turn'],
+  ['Esc', 'interrupt the running turn'],
+  ['Ctrl+J, Alt+Enter', 'new line'],
+  ['↑ ↓', 'history'],
+  ['@', 'complete a file'],
+  ['Tab', 'accept a completion'],
+  ['PgUp PgDn', 'scroll'],
+  ['Home End', 'top, end'],
+  ['Ctrl+R', 'reasoning in full'],
+  ['Ctrl+O', 'tool output in full'],
+  ['Ctrl+C', 'clear, then quit'],
+];
+
 /** The text of `/help`. */
 export function helpText(): string {
-  const commands = SLASH_COMMANDS.map((command) => `  /${command.name}${command.argument ? ` ${command.argument}` : ''} — ${command.description}`).join('\n');
+  const commands = SLASH_COMMANDS.map((command) => wrapWords(`  /${command.name}${command.argument ? ` ${command.argument}` : ''} — ${command.description}`, HELP_WIDTH, '      ')).join('\n');
   return [
     'Commands:',
     commands,
-    'Keys: Enter send (queued while a turn runs) · Ctrl+S steer the running turn · Esc interrupt · Ctrl+J or Alt+Enter newline',
-    '      ↑↓ history · @ complete a file · Tab accept a completion · PgUp/PgDn scroll · Home/End top/end',
-    '      Ctrl+R reasoning in full · Ctrl+O tool output in full · Ctrl+C clear, then quit',
+    // One key per line, under 80 columns: a line wrapped by the terminal split key names.
+    'Keys:',
+    ...HELP_KEYS.map(([keys, effect]) => `  ${keys.padEnd(18)} ${effect}`),
   ].join('\n');
 }
