@@ -7,6 +7,8 @@
  * added to one of these tables (or listed as not covered yet, with the reason), otherwise this
  * test fails.
  */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
 import { notifications, type AnyNotification } from '../../src/protocol/index.js';
@@ -30,6 +32,7 @@ const COVERED: Partial<Record<NotificationName, string>> = {
   'turn/started': 'session/input starts a turn',
   'turn/completed': 'the turn ends after its last answer',
   'turn/retrying': 'the first model request is answered 429 and retried',
+  'turn/warning': 'mcp.yaml names a server whose command does not exist; it fails to start at the turn',
   'item/started': 'reasoning, assistant text, the tool calls and the final answer begin',
   'item/delta': 'reasoning and text stream word by word; the command streams its output',
   'item/completed': 'user message, reasoning, text, plan, approval, tool calls and final answer are stored',
@@ -96,7 +99,10 @@ it('every notification kind is covered by the scenario or listed as not covered 
 it('two subscribed clients receive the same notifications, in the same order, with the same payloads', { timeout: 60_000 }, async () => {
   harness = await startInProcessServer(SCRIPT, {
     limits: { retryPolicy: { maxRetries: 2, baseDelayMs: 10, maxDelayMs: 50 } },
-    beforeStart: ASK_BEFORE_ECHO,
+    beforeStart: (environment) => {
+      ASK_BEFORE_ECHO(environment);
+      writeFileSync(path.join(environment.paths.configDir, 'mcp.yaml'), 'servers:\n  broken: { transport: stdio, command: no-such-mcp-server-for-fan-out, startupTimeoutMs: 5000 }\n');
+    },
     prices: () => ({ inputPerMillionUsd: 1, outputPerMillionUsd: 1 }),
   });
   const { server } = harness;
