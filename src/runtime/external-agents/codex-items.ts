@@ -121,10 +121,8 @@ export function itemStarted(item: CodexItem, items: ExternalTurnItems, context: 
 /** `item/completed`: stores the item (a user message is the session's own, recorded already). */
 export async function itemCompleted(item: CodexItem, items: ExternalTurnItems, context: TurnContext): Promise<void> {
   if (item.type === 'agentMessage') return items.finishText(item.id, 'assistant_message', item.text ?? '');
-  if (item.type === 'reasoning') {
-    const summary = [...(item.summary ?? [])].join('\n\n');
-    return items.finishText(item.id, 'reasoning', summary !== '' ? summary : undefined);
-  }
+  // Codex gives the summary in parts and, where the model sends it, the raw reasoning as `content`.
+  if (item.type === 'reasoning') return items.finishReasoning(item.id, item.summary ?? [], item.content && item.content.length > 0 ? item.content.join('\n\n') : undefined);
   const call = toolCallOf(item, context.cwd);
   if (!call) return;
   items.startToolCall(item.id, call);
@@ -143,13 +141,16 @@ export async function itemCompleted(item: CodexItem, items: ExternalTurnItems, c
 }
 
 /** A delta notification (`item/agentMessage/delta`, reasoning text, command output); false when the method is not one. */
-export function applyDelta(method: string, params: { itemId: string; delta: string }, items: ExternalTurnItems): boolean {
+export function applyDelta(method: string, params: { itemId: string; delta: string; summaryIndex?: number }, items: ExternalTurnItems): boolean {
   switch (method) {
     case 'item/agentMessage/delta':
       items.appendText(params.itemId, 'assistant_message', params.delta);
       return true;
     case 'item/reasoning/summaryTextDelta':
-      items.appendText(params.itemId, 'reasoning', params.delta);
+      items.appendText(params.itemId, 'reasoning', params.delta, typeof params.summaryIndex === 'number' ? params.summaryIndex : 0);
+      return true;
+    case 'item/reasoning/textDelta':
+      items.appendRawReasoning(params.itemId, params.delta);
       return true;
     case 'item/commandExecution/outputDelta':
       items.toolOutput(params.itemId, params.delta);

@@ -13,6 +13,8 @@ interface OpenText {
   itemId: string;
   kind: 'assistant_message' | 'reasoning';
   text: string;
+  /** Raw reasoning text streamed so far (reasoning items of agents that send it). */
+  raw: string;
   createdAt: number;
 }
 
@@ -61,15 +63,27 @@ export class ExternalTurnItems {
   ) {}
 
   /** Adds text to the text item `key` (started on its first text). */
-  appendText(key: string, kind: OpenText['kind'], delta: string): void {
+  appendText(key: string, kind: OpenText['kind'], delta: string, partIndex = 0): void {
+    const open = this.openText(key, kind);
+    open.text += delta;
+    if (delta !== '') this.context.itemDelta(open.itemId, kind === 'assistant_message' ? { text: delta } : { reasoning: delta, partIndex });
+  }
+
+  /** Adds raw reasoning text (not the summary) to the reasoning item `key` (started on its first text). */
+  appendRawReasoning(key: string, delta: string): void {
+    const open = this.openText(key, 'reasoning');
+    open.raw += delta;
+    if (delta !== '') this.context.itemDelta(open.itemId, { reasoningRaw: delta });
+  }
+
+  private openText(key: string, kind: OpenText['kind']): OpenText {
     let open = this.texts.get(key);
     if (!open) {
-      open = { itemId: newId('item'), kind, text: '', createdAt: Date.now() };
+      open = { itemId: newId('item'), kind, text: '', raw: '', createdAt: Date.now() };
       this.texts.set(key, open);
       this.context.itemStarted(open.itemId, kind, kind === 'assistant_message' ? { model: this.model } : {});
     }
-    open.text += delta;
-    if (delta !== '') this.context.itemDelta(open.itemId, kind === 'assistant_message' ? { text: delta } : { reasoning: delta, partIndex: 0 });
+    return open;
   }
 
   /** Stores the text item `key`; `text` (when given) replaces what was streamed. Nothing happens for an unknown key without text. */
@@ -81,7 +95,33 @@ export class ExternalTurnItems {
     const whole = text ?? open.text;
     const base = { id: open.itemId, sessionId: this.context.sessionId, turnId: this.context.turnId, createdAt: open.createdAt, completedAt: Date.now(), status };
     if (open.kind === 'assistant_message') await this.context.record({ ...base, kind: 'assistant_message', text: whole, model: this.model });
-    else await this.context.record({ ...base, kind: 'reasoning', summary: whole, summaryParts: [whole] });
+    else await this.context.record({ ...base, kind: 'reasoning', summary: whole, summaryParts: [whole], ...(open.raw !== '' ? { rawText: open.raw } : {}) });
+  }
+
+  /**
+   * Stores the reasoning item `key` as the agent finally gave it: its summary parts (replacing
+   * what was streamed) and its raw reasoning text (replacing the raw text streamed, when given).
+   * Started here when nothing of it was streamed; nothing is stored when it has neither.
+   */
+  async finishReasoning(key: string, parts: readonly string[], rawText?: string): Promise<void> {
+    const summaryParts = parts.filter((part) => part !== '');
+    if (summaryParts.length === 0 && !rawText && !this.texts.has(key)) return;
+    const open = this.openText(key, 'reasoning');
+    this.texts.delete(key);
+    const raw = rawText ?? open.raw;
+    const summary = summaryParts.length > 0 ? summaryParts.join('\n\n') : open.text;
+    await this.context.record({
+      id: open.itemId,
+      sessionId: this.context.sessionId,
+      turnId: this.context.turnId,
+      createdAt: open.createdAt,
+      completedAt: Date.now(),
+      status: 'completed',
+      kind: 'reasoning',
+      summary,
+      summaryParts: summaryParts.length > 0 ? summaryParts : [summary],
+      ...(raw !== '' ? { rawText: raw } : {}),
+    });
   }
 
   /** Stores every open text item (an agent whose chunks carry no ids ends one when something else comes). */
