@@ -1,4 +1,5 @@
 import { pino, type LogFn } from 'pino';
+import { logsAreReadable, readableLogDestination } from './log-lines.js';
 
 /**
  * What the server logs through: pino's level methods and `flush`. A pino logger is one; so is
@@ -18,7 +19,8 @@ export interface Logger {
 
 /**
  * Creates the server logger: JSON lines on stderr (pino), level from `OPENVAALA_LOG_LEVEL`
- * (default `info`). Stdout stays free for commands that print results.
+ * (default `info`). Stdout stays free for commands that print results. On a terminal (or with
+ * `OPENVAALA_LOG_FORMAT=text`) the lines are written readable instead (`log-lines.ts`).
  * @param level a pino level name (`fatal` … `trace`, or `silent`)
  * @param clock the time stamped on each line, ms since the epoch (default `Date.now`); the
  *   deferred logger passes the time a line was logged when it hands over lines logged before
@@ -26,5 +28,6 @@ export interface Logger {
  */
 export function createLogger(level = process.env.OPENVAALA_LOG_LEVEL ?? 'info', clock: () => number = Date.now): pino.Logger {
   // The same `"time"` field as pino's default (`pino.stdTimeFunctions.epochTime`), from `clock`.
-  return pino({ level, base: { pid: process.pid }, timestamp: () => `,"time":${clock()}` }, pino.destination(2));
+  const destination = logsAreReadable() ? readableLogDestination(2) : pino.destination(2);
+  return pino({ level, base: { pid: process.pid }, timestamp: () => `,"time":${clock()}` }, destination);
 }
