@@ -4,7 +4,7 @@
  * with the command, and clear errors when bubblewrap or a writable path is missing.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -144,6 +144,19 @@ describe('local executor with sandbox: bwrap', () => {
     const result = await execCommandTool.invoke({ command: 'echo via-tool > tool.txt && cat tool.txt', cwd: 'sub' }, { workspace, signal: new AbortController().signal });
     expect(result.output).toBe('via-tool\n[exit code 0]');
     expect(await readFile(path.join(workspaceRoot, 'sub', 'tool.txt'), 'utf8')).toBe('via-tool\n');
+  });
+});
+
+describe('the file system of a sandboxed executor', () => {
+  it('reads a piece of a file inside the sandbox, fewer bytes at the end, none past it', async () => {
+    const file = path.join(workspaceRoot, 'pieces.txt');
+    await writeFile(file, '0123456789abcdef');
+    const files = sandboxed.fs;
+    expect(files.readRange).toBeTypeOf('function');
+    expect(Buffer.from(await files.readRange!(file, 4, 6)).toString()).toBe('456789');
+    expect(Buffer.from(await files.readRange!(file, 12, 100)).toString()).toBe('cdef');
+    expect((await files.readRange!(file, 100, 10)).byteLength).toBe(0);
+    await expect(files.readRange!(path.join(workspaceRoot, 'missing.txt'), 0, 10)).rejects.toThrow(/missing\.txt/);
   });
 });
 

@@ -5,8 +5,9 @@
  * itself can see and write.
  *
  * Protocol (one JSON object per line, both ways, over the server's stdin and stdout):
- * request `{ id, op, path, data? }` with `op` one of `read`, `write`, `stat`, `list`,
- * `mkdir`, `remove`, `realpath` (`data`: base64 bytes for `write`); response
+ * request `{ id, op, path, data?, offset?, length? }` with `op` one of `read`, `readRange`,
+ * `write`, `stat`, `list`, `mkdir`, `remove`, `realpath` (`data`: base64 bytes for `write`;
+ * `offset` and `length`, in bytes, for `readRange`); response
  * `{ id, result }` or `{ id, error: { code, message } }` (`code`: the errno name, e.g.
  * `ENOENT`). Requests are served concurrently; the server exits when its stdin closes.
  *
@@ -15,7 +16,7 @@
  */
 
 /** Operations of the protocol. */
-export type SandboxFileOperation = 'read' | 'write' | 'stat' | 'list' | 'mkdir' | 'remove' | 'realpath';
+export type SandboxFileOperation = 'read' | 'readRange' | 'write' | 'stat' | 'list' | 'mkdir' | 'remove' | 'realpath';
 
 /** One request line. */
 export interface SandboxFileRequest {
@@ -25,12 +26,16 @@ export interface SandboxFileRequest {
   path: string;
   /** `write`: the bytes, base64. */
   data?: string;
+  /** `readRange`: the first byte to read. */
+  offset?: number;
+  /** `readRange`: how many bytes at most (fewer at the end of the file). */
+  length?: number;
 }
 
 /** One response line. */
 export interface SandboxFileResponse {
   id: number;
-  /** `read`: base64 bytes; `stat`: `{ kind, size, modifiedAt }` or null; `list`: `[{ name, kind }]`; `realpath`: the path. */
+  /** `read`, `readRange`: base64 bytes; `stat`: `{ kind, size, modifiedAt }` or null; `list`: `[{ name, kind }]`; `realpath`: the path. */
   result?: unknown;
   error?: { code?: string; message: string };
 }
@@ -117,6 +122,24 @@ export function sandboxFileServerMain(load: (id: string) => unknown): void {
     switch (request.op) {
       case 'read':
         return (await files.readFile(target)).toString('base64');
+      case 'readRange': {
+        const length = Math.max(0, Math.floor(request.length ?? 0));
+        const position = Math.max(0, Math.floor(request.offset ?? 0));
+        const file = await files.open(target, 'r');
+        try {
+          // A read may return fewer bytes than asked for: repeated until the piece is whole or the file ends.
+          const buffer = Buffer.alloc(length);
+          let filled = 0;
+          while (filled < length) {
+            const { bytesRead } = await file.read(buffer, filled, length - filled, position + filled);
+            if (bytesRead === 0) break;
+            filled += bytesRead;
+          }
+          return buffer.subarray(0, filled).toString('base64');
+        } finally {
+          await file.close();
+        }
+      }
       case 'write':
         await writeAtomically(target, Buffer.from(request.data ?? '', 'base64'));
         return null;

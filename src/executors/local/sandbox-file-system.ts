@@ -74,13 +74,13 @@ class FileServer {
     this.child.once('exit', (code, signal) => end(signal ?? `exit code ${String(code)}`));
   }
 
-  request(op: SandboxFileOperation, target: string, data?: string): Promise<unknown> {
+  request(op: SandboxFileOperation, target: string, extra: { data?: string; offset?: number; length?: number } = {}): Promise<unknown> {
     if (this.ended) return Promise.reject(new Error('the sandboxed file server has ended'));
     const id = this.nextId++;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.child.stdin?.write(`${JSON.stringify({ id, op, path: target, ...(data !== undefined ? { data } : {}) })}\n`);
+      this.child.stdin?.write(`${JSON.stringify({ id, op, path: target, ...extra })}\n`);
     });
   }
 
@@ -142,7 +142,7 @@ export class SandboxFileSystem implements ExecutorFileSystem {
     return best;
   }
 
-  private async call(action: string, op: SandboxFileOperation, target: string, data?: string): Promise<unknown> {
+  private async call(action: string, op: SandboxFileOperation, target: string, extra: { data?: string; offset?: number; length?: number } = {}): Promise<unknown> {
     if (!path.posix.isAbsolute(target)) throw new Error(`path must be absolute, got "${target}"`);
     if (this.closed) throw new Error(`executor "${this.options.executorName}" is closed`);
     const root = this.rootOf(target);
@@ -171,7 +171,7 @@ export class SandboxFileSystem implements ExecutorFileSystem {
       this.servers.set(root, server);
     }
     try {
-      return await server.request(op, target, data);
+      return await server.request(op, target, extra);
     } catch (error) {
       throw describeFailure(action, target, error);
     }
@@ -182,9 +182,14 @@ export class SandboxFileSystem implements ExecutorFileSystem {
     return Buffer.from((await this.call('read', 'read', filePath)) as string, 'base64');
   }
 
+  /** See {@link ExecutorFileSystem.readRange}: read inside the sandbox, only the piece crosses the pipe. @throws when missing, hidden or a directory */
+  async readRange(filePath: string, offset: number, length: number): Promise<Uint8Array> {
+    return Buffer.from((await this.call('read', 'readRange', filePath, { offset, length })) as string, 'base64');
+  }
+
   /** Replaces a file atomically inside the sandbox (temporary file + rename, mode kept). Parent directories must exist. */
   async writeFile(filePath: string, data: Uint8Array | string): Promise<void> {
-    await this.call('write', 'write', filePath, Buffer.from(data).toString('base64'));
+    await this.call('write', 'write', filePath, { data: Buffer.from(data).toString('base64') });
   }
 
   /** Stat without following a final symlink; undefined when nothing is there (or it is hidden). */
