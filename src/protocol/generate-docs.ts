@@ -47,7 +47,7 @@ const CONFLICT_REASONS: Record<StateConflictReason, string> = {
   terminal_limit: 'the connection has as many terminals open as it may; close one first',
   no_terminal_support: 'the executor has no PTY (the virtual executor)',
   terminal_ended: 'input to a terminal whose process has ended',
-  file_too_large: '`fs/read` of a file larger than the protocol reads (64 MiB)',
+  file_too_large: '`fs/read` of a file over 64 MiB on an executor that reads whole files (the virtual one)',
   not_a_git_repository: '`workspace/gitLog` or `workspace/gitShow` in a working directory that is not inside a git repository (the message quotes git)',
   platform_off: 'a `users/*` or `account/*` method on a server without platform mode (`serve --platform`)',
   last_administrator: '`users/setRole` or `users/remove` that would leave the platform without an administrator',

@@ -3,7 +3,7 @@
  * executor kind: local, local in the bwrap sandbox, SSH (a real OpenSSH server) and virtual.
  * Escapes (`..`, absolute paths outside, symlinks leading out) are refused on every one.
  */
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FS_LIST_MAX_ENTRIES, FS_READ_MAX_BYTES } from '../../src/protocol/index.js';
@@ -74,6 +74,32 @@ afterAll(async () => {
   await ssh?.dispose();
   if (previousTmpdir === undefined) delete process.env.TMPDIR;
   else process.env.TMPDIR = previousTmpdir;
+});
+
+describe('files over 64 MiB', () => {
+  it('are read in pieces where the executor reads pieces, and refused naming the executor where it reads whole files', async () => {
+    const size = 80 * 1024 * 1024;
+    // Sparse: 80 MiB of size, a few bytes on disk, with a marker at its very end.
+    const huge = path.join(harness.environment.workDir, 'huge.bin');
+    const descriptor = openSync(huge, 'w');
+    writeSync(descriptor, 'END', size - 3);
+    closeSync(descriptor);
+    try {
+      for (const executor of ['local', 'sandboxed', 'box'] as const) {
+        const { id } = conversations.get(executor) as { id: string };
+        const tail = await harness.client.request('fs/read', { conversationId: id, path: 'huge.bin', offset: size - 3 });
+        expect(tail, executor).toMatchObject({ size, offset: size - 3, length: 3, truncated: false, encoding: 'utf8', content: 'END' });
+      }
+    } finally {
+      rmSync(huge);
+    }
+    const { id } = conversations.get('scratch') as { id: string };
+    const live = await harness.server.runtime.getConversation(id);
+    await live.workspace.executor.fs.writeFile('/workspace/huge.bin', Buffer.alloc(64 * 1024 * 1024 + 1));
+    const refused = await protocolFailure(harness.client.request('fs/read', { conversationId: id, path: 'huge.bin', offset: 0, length: 10 }));
+    expect(refused.message).toBe(`fs/read: "huge.bin" has ${64 * 1024 * 1024 + 1} bytes; executor "scratch" reads whole files, and files over 67108864 bytes (64 MiB) cannot be read through the protocol there`);
+    await live.workspace.executor.fs.removeFile('/workspace/huge.bin');
+  });
 });
 
 describe.each(VARIANTS)('workspace files on executor %s', (executor) => {

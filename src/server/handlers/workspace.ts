@@ -13,8 +13,9 @@ import { ConnectionTerminals, TerminalError } from '../terminals.js';
 import { textStreamRedaction } from '../../platform/secrets/stream-redaction.js';
 
 /**
- * Largest file `fs/read` reads, bytes (64 MiB): executors read whole files, so a slice of a
- * larger one would hold all of it in the server's memory.
+ * Largest file `fs/read` reads on an executor that can only read whole files (the virtual one),
+ * bytes (64 MiB): a piece of a larger file would hold all of it in the server's memory. The
+ * others read only the piece asked for, whatever the file's size.
  */
 export const FS_READ_MAX_FILE_BYTES = 64 * 1024 * 1024;
 
@@ -129,12 +130,12 @@ export function createWorkspaceHandlers(connection: RpcConnection): WorkspaceHan
       const stat = await statFollowing(workspace, absolute);
       if (!stat) throw missing('fs/read', 'path', params.path, workspace);
       if (stat.kind !== 'file') throw new RpcError(ErrorCodes.invalidParams, `fs/read: params.path: "${params.path.slice(0, 500)}" is not a file (it is a ${stat.kind})`);
-      if (stat.size > FS_READ_MAX_FILE_BYTES) {
-        throw RpcError.conflict(`fs/read: "${params.path.slice(0, 500)}" has ${stat.size} bytes; files over ${FS_READ_MAX_FILE_BYTES} bytes (64 MiB) cannot be read through the protocol`, 'file_too_large');
-      }
       // Only the piece asked for is read where the executor can (a client reading a large file
       // in 1 MiB pieces would otherwise read all of it for every piece).
       const fileSystem = workspace.executor.fs;
+      if (!fileSystem.readRange && stat.size > FS_READ_MAX_FILE_BYTES) {
+        throw RpcError.conflict(`fs/read: "${params.path.slice(0, 500)}" has ${stat.size} bytes; executor "${workspace.executor.name}" reads whole files, and files over ${FS_READ_MAX_FILE_BYTES} bytes (64 MiB) cannot be read through the protocol there`, 'file_too_large');
+      }
       let size: number;
       let offset: number;
       let rest: Uint8Array;
