@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import nodePath from 'node:path';
 import { parseLine } from '../storage/file/line-reader.js';
+import { seqDoesNotFollow } from '../storage/file/stream-state.js';
 import { asUnreadable, checkOpenedLogFile, danglingLinkErrorSync, NON_BLOCKING_OPEN } from '../storage/file/stream-file-access.js';
 import type { LogEntry, LogProblem } from '../storage/log-storage.js';
 import { STREAM_FILE_SUFFIX, validateLogPath, validateStreamId } from '../storage/log-validation.js';
@@ -158,9 +159,9 @@ export function scanStreamFile(root: string, path: string, stream: string): Stre
 /**
  * Reads every valid entry of one stream of the FileLogStorage rooted at `root`, as its
  * forward read does, reporting damage with the same kinds, locations and messages: a corrupt
- * complete line is skipped (`corrupt_line`, with line number and byte offset); an
- * unterminated last line is kept when it is a complete entry and ignored otherwise
- * (`torn_tail`, with byte offset).
+ * complete line is skipped (`corrupt_line`, with line number and byte offset), and so is a line
+ * whose seq does not follow the one before it; an unterminated last line is kept when it is a
+ * complete entry and ignored otherwise (`torn_tail`, with byte offset).
  * @returns undefined for a file too large to read at once; empty for a missing file
  * @throws Error naming the path or stream when they are not valid log names
  * @throws UnreadableStreamError naming the file when it cannot be read
@@ -175,6 +176,12 @@ export function readStreamEntries(root: string, path: string, stream: string, on
       if (!terminated) end = data.length;
       lineNumber += 1;
       const parsed = parseLine(data.subarray(start, end));
+      const previous = entries.at(-1)?.seq ?? 0;
+      if (parsed.valid && parsed.seq <= previous) {
+        onProblem({ path, stream, kind: 'corrupt_line', location: `${file}, line ${lineNumber} (byte offset ${start})`, message: `corrupt line skipped: ${seqDoesNotFollow(parsed.seq, previous)}` });
+        start = end + 1;
+        continue;
+      }
       if (parsed.valid) entries.push({ seq: parsed.seq, value: parsed.value });
       if (!terminated) {
         const message = parsed.valid

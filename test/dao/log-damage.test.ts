@@ -83,6 +83,24 @@ describe('damaged lines of a conversation', () => {
     expect(store.logDamage(id).map((entry) => entry.kind)).toEqual(['invalid_entry']);
   });
 
+  it('include a line copied again at the end: the conversation loads once each, the next item follows the highest seq, and it exports whole', async () => {
+    const { id, sessionId, sessionLog } = await storedConversation();
+    const first = fs.readFileSync(sessionLog, 'utf8').split('\n')[0];
+    fs.appendFileSync(sessionLog, `${first}\n`);
+    const { store } = await openStore();
+
+    const state = await store.openConversationState(id);
+    expect(state).toBeDefined();
+    expect((await store.listItems(id, sessionId)).map((stored) => stored.seq)).toEqual([1, 2, 3]);
+    expect(store.logDamage(id)).toEqual([expect.objectContaining({ stream: sessionId, kind: 'corrupt_line', message: 'corrupt line skipped: its seq 1 does not follow seq 3 of the line before it (seqs grow by one per line)' })]);
+    const [appended] = await store.appendItems(id, sessionId, [assistantMessage(sessionId, 'four')]);
+    expect(appended?.seq).toBe(4);
+    expect((await store.listItems(id, sessionId)).map((stored) => stored.seq)).toEqual([1, 2, 3, 4]);
+    const streams = await store.readStreams(id, [sessionId]);
+    const session = streams?.find((stream) => stream.stream === sessionId);
+    expect(session?.entries.map((entry) => entry.seq)).toEqual([1, 2, 3, 4]);
+  });
+
   it('are kept up to a bound per conversation', () => {
     const damage = new LogDamageRegistry();
     for (let line = 1; line <= MAXIMUM_DAMAGE_PER_CONVERSATION + 20; line += 1) {

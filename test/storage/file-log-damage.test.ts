@@ -143,6 +143,37 @@ describe('corrupt lines at the end', () => {
   });
 });
 
+describe('a line whose seq does not follow the one before it (a file joined or restored by hand)', () => {
+  it('at the end: is reported and skipped, and the next append follows the highest seq instead of writing one twice', async () => {
+    fs.writeFileSync(file, line(1, 'a') + line(2, 'b') + line(1, 'a again'));
+    open();
+    expect(await logs.lastSeq('conv', 'main')).toBe(2);
+    expect(problems).toEqual([expect.objectContaining({ kind: 'corrupt_line', message: expect.stringContaining('its seq 1 does not follow seq 2') })]);
+    expect(problems[0]?.location).toContain(`byte offset ${(line(1, 'a') + line(2, 'b')).length}`);
+    expect(await logs.append('conv', 'main', ['c'])).toEqual([{ seq: 3, value: 'c' }]);
+    expect(await seqs()).toEqual([1, 2, 3]);
+    expect(await seqs({ direction: 'backward' })).toEqual([3, 2, 1]);
+    expect((await logs.read('conv', 'main', { after: 1, limit: 1 })).map((entry) => entry.value)).toEqual(['b']);
+    expect((await logs.read('conv', 'main', { before: 3, direction: 'backward' })).map((entry) => entry.value)).toEqual(['b', 'a']);
+  });
+
+  it('in the middle: is skipped by every read, found going forward or backward, whatever the page', async () => {
+    const lines = [line(1, 'a'), line(2, 'b'), line(3, 'c'), line(2, 'b again'), line(4, 'd'), line(5, 'e')];
+    fs.writeFileSync(file, lines.join(''));
+    open();
+    expect(await logs.lastSeq('conv', 'main')).toBe(5);
+    // Backward first, in pages, as a client scrolling up from the end reads.
+    expect(await seqs({ direction: 'backward', limit: 2 })).toEqual([5, 4]);
+    expect(await seqs({ direction: 'backward', before: 4, limit: 2 })).toEqual([3, 2]);
+    expect(await seqs({ direction: 'backward', before: 4, after: 2 })).toEqual([3]);
+    expect(await seqs()).toEqual([1, 2, 3, 4, 5]);
+    expect(await seqs({ after: 2, limit: 2 })).toEqual([3, 4]);
+    const values = (await logs.read('conv', 'main')).map((entry) => entry.value);
+    expect(values).not.toContain('b again');
+    expect(problems.map((problem) => problem.message)).toContain('corrupt line skipped: its seq 2 does not follow seq 3 of the line before it (seqs grow by one per line)');
+  });
+});
+
 describe('every kind of damage at once', () => {
   it('never makes a read throw, even with a listener that throws', async () => {
     const bad = [

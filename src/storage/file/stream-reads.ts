@@ -6,7 +6,7 @@
 import type { LogEntry } from '../log-storage.js';
 import type { NormalizedReadOptions } from '../log-validation.js';
 import { backwardLines, forwardLines, parseLine } from './line-reader.js';
-import { locateFirstAfter, type StreamState } from './stream-state.js';
+import { locateFirstAfter, seqDoesNotFollow, type StreamState } from './stream-state.js';
 
 /** Reports a corrupt line at a byte offset; the read then skips it. */
 export type CorruptLineSink = (offset: number, reason: string) => Promise<void>;
@@ -19,7 +19,10 @@ export async function readStreamForward(fd: number, state: StreamState, options:
   const { end, lastSeq } = state;
   const entries: LogEntry[] = [];
   if (options.after >= lastSeq || options.before <= options.after + 1) return entries;
-  const start = options.after === 0 ? 0 : await locateFirstAfter(fd, state, options.after, end);
+  // The seq search needs seqs that grow along the file; a file known not to is read from its start.
+  const start = options.after === 0 || state.unordered ? 0 : await locateFirstAfter(fd, state, options.after, end);
+  /** seq of the last valid line read: a line at or below it does not follow and is skipped. */
+  let previous = 0;
   for await (const lines of forwardLines(fd, start, end)) {
     for (const line of lines) {
       const parsed = parseLine(line.data);
@@ -27,6 +30,12 @@ export async function readStreamForward(fd: number, state: StreamState, options:
         await onCorrupt(line.offset, parsed.reason);
         continue;
       }
+      if (parsed.seq <= previous) {
+        state.unordered = true;
+        await onCorrupt(line.offset, seqDoesNotFollow(parsed.seq, previous));
+        continue;
+      }
+      previous = parsed.seq;
       if (parsed.seq <= options.after) continue;
       if (parsed.seq >= options.before) return entries;
       entries.push({ seq: parsed.seq, value: parsed.value });
@@ -44,18 +53,37 @@ export async function readStreamBackward(fd: number, state: StreamState, options
   const { end, lastSeq } = state;
   const entries: LogEntry[] = [];
   if (options.before <= options.after + 1 || lastSeq <= options.after) return entries;
+  if (state.unordered) {
+    // Which of two lines out of order is skipped is only known reading forward: the same
+    // entries as a forward read, the last ones first.
+    const all = await readStreamForward(fd, state, { ...options, direction: 'forward', limit: Number.MAX_SAFE_INTEGER }, onCorrupt);
+    return all.slice(-options.limit).reverse();
+  }
   const stop = options.before > lastSeq ? end : await locateFirstAfter(fd, state, options.before - 1, end);
+  // Seqs must fall line by line going back; the line before the last one taken is looked at
+  // too, so that a line out of order at the edge of the range is not taken for its end.
+  let later = Number.POSITIVE_INFINITY;
+  let complete = false;
   for await (const lines of backwardLines(fd, stop)) {
     for (const line of lines) {
       const parsed = parseLine(line.data);
       if (!parsed.valid) {
-        await onCorrupt(line.offset, parsed.reason);
+        if (!complete) await onCorrupt(line.offset, parsed.reason);
         continue;
       }
+      if (parsed.seq >= later) {
+        state.unordered = true;
+        return readStreamBackward(fd, state, options, onCorrupt);
+      }
+      if (complete) return entries;
+      later = parsed.seq;
       if (parsed.seq >= options.before) continue;
-      if (parsed.seq <= options.after) return entries;
+      if (parsed.seq <= options.after) {
+        complete = true;
+        continue;
+      }
       entries.push({ seq: parsed.seq, value: parsed.value });
-      if (entries.length >= options.limit) return entries;
+      if (entries.length >= options.limit) complete = true;
     }
   }
   return entries;

@@ -69,6 +69,12 @@ export interface StreamState {
   needsNewline: boolean;
   /** seq of the last valid line, 0 when there is none. */
   lastSeq: number;
+  /**
+   * A line whose seq does not follow the one before it was found (a file edited or joined by
+   * hand): the seq search, which assumes seqs grow along the file, is not used for it any more;
+   * reads scan it from its start and skip such lines.
+   */
+  unordered?: boolean;
   index: SparseOffsetIndex;
   /** Problems already reported for this file (kind@offset), so each is reported once. */
   reported: Set<string>;
@@ -79,7 +85,9 @@ export type ProblemSink = (kind: 'torn_tail' | 'corrupt_line', offset: number, m
 
 /**
  * Derives a stream's state from the end of its file: detects a torn last line, skips corrupt
- * lines at the end, and finds the last valid seq. Reads only as far back as it must.
+ * lines at the end, and finds the last valid seq, checked against the valid line before it (a
+ * last line whose seq does not follow is skipped and marks the file `unordered`). Reads only
+ * as far back as it must.
  */
 export async function inspectStreamFile(
   fd: number,
@@ -99,7 +107,9 @@ export async function inspectStreamFile(
   if (size === 0) return state;
   const lastByte = await readAt(fd, 1, size - 1);
   let unterminated = lastByte[0] !== NEWLINE;
-  for await (const lines of backwardLines(fd, size)) {
+  /** The valid line that is the last one, unless the valid line before it has a seq as high. */
+  let candidate: { seq: number; offset: number } | undefined;
+  scan: for await (const lines of backwardLines(fd, size)) {
     for (const line of lines) {
       const parsed = parseLine(line.data);
       if (unterminated) {
@@ -115,14 +125,30 @@ export async function inspectStreamFile(
         }
       }
       if (parsed.valid) {
-        state.lastSeq = parsed.seq;
-        state.index.add(parsed.seq, line.offset);
-        return state;
+        // The last line must have the highest seq: one that does not follow the line before it is
+        // skipped (and the file read from its start from now on), so the next append follows the
+        // highest seq instead of writing a seq twice.
+        if (candidate !== undefined) {
+          if (candidate.seq > parsed.seq) break scan;
+          state.unordered = true;
+          await report('corrupt_line', candidate.offset, `corrupt line skipped: ${seqDoesNotFollow(candidate.seq, parsed.seq)}`);
+        }
+        candidate = { seq: parsed.seq, offset: line.offset };
+        continue;
       }
       await report('corrupt_line', line.offset, `corrupt line skipped: ${parsed.reason}`);
     }
   }
+  if (candidate !== undefined) {
+    state.lastSeq = candidate.seq;
+    state.index.add(candidate.seq, candidate.offset);
+  }
   return state;
+}
+
+/** Why a line whose seq is not above the one of the line before it is skipped (said after "corrupt line skipped: "). */
+export function seqDoesNotFollow(seq: number, previous: number): string {
+  return `its seq ${seq} does not follow seq ${previous} of the line before it (seqs grow by one per line)`;
 }
 
 /** Counts the newlines before byte `offset`, i.e. the zero-based line number of a line starting there. */
