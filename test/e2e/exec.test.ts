@@ -2,7 +2,7 @@
  * `openvaala exec` and `openvaala reindex` as real processes against a real server and the
  * mock provider over HTTP.
  */
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
@@ -215,5 +215,22 @@ responses:
     await serve.stop();
     serve = undefined;
     expect((await runCli(['reindex'], { env: environment.env })).stdout).toContain('indexed 2 conversations');
+
+    // A metadata.db that is no database, then one that is a directory: moved aside, rebuilt, said.
+    const index = path.join(environment.paths.dataDir, 'metadata.db');
+    writeFileSync(index, Buffer.alloc(8192, 0x5a));
+    const fromGarbage = await runCli(['reindex'], { env: environment.env });
+    expect(fromGarbage.code).toBe(0);
+    expect(fromGarbage.stdout).toMatch(/^metadata\.db could not be opened \(.+\): moved to metadata\.db\.damaged; a new one was built\nindexed 2 conversations/);
+    expect(readFileSync(path.join(environment.paths.dataDir, 'metadata.db.damaged')).equals(Buffer.alloc(8192, 0x5a))).toBe(true);
+    rmSync(index);
+    rmSync(path.join(environment.paths.dataDir, 'metadata.db.damaged'));
+    mkdirSync(index);
+    const fromDirectory = await runCli(['reindex'], { env: environment.env });
+    expect(fromDirectory.code).toBe(0);
+    expect(fromDirectory.stdout).toContain('moved to metadata.db.damaged; a new one was built');
+    expect(existsSync(path.join(environment.paths.dataDir, 'metadata.db.open'))).toBe(false);
+    serve = await startServe(environment);
+    expect(await listBefore()).toEqual(before);
   });
 });
