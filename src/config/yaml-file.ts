@@ -6,6 +6,7 @@
 import { lstat, readFile, stat } from 'node:fs/promises';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import type { z } from 'zod';
+import { explainIssue } from '../validation-issues.js';
 import { decodeConfigText, expansionProblems, type StringValue } from './config-text.js';
 
 /** A configuration file that failed to parse or validate; `problems` lists every issue. */
@@ -197,10 +198,6 @@ function withBooleanHint(message: string, value: unknown): string {
 }
 
 /** One problem found by a schema, where it is and what to say. */
-interface ExplainedIssue {
-  keyPath: PropertyKey[];
-  message: string;
-}
 
 /**
  * A shell-style `${NAME}` on a line the parser failed on is most likely the cause: in a flow
@@ -220,37 +217,6 @@ function shellVariableHints(text: string, syntaxProblems: { line?: number }[]): 
 }
 
 /** How a required value's type is said to a person editing YAML (zod's names are TypeScript's). */
-const TYPE_WORDS: Record<string, string> = { record: 'a mapping of names', object: 'a mapping', array: 'a list', string: 'a string', number: 'a number', int: 'an integer', boolean: 'true or false' };
-
-/** The type a zod `invalid_type` issue says it received (`received string` in its message). */
-function receivedType(issue: z.core.$ZodIssue): string | undefined {
-  return /received (\w+)/.exec(issue.message)?.[1];
-}
-
-/**
- * Says a schema's issue in the words a person editing the file needs: an unknown key at the
- * key itself (each at its own line, not at the mapping holding it); a bad record key with the
- * naming rule it broke, not "Invalid key in record"; a value matching none of a union's forms
- * with the problems of the one form of its type (`reasoning: { effort: extreme }` is told the
- * efforts allowed), or the types allowed when its type fits none, not "Invalid input".
- */
-function explainIssue(issue: z.core.$ZodIssue): ExplainedIssue[] {
-  // "expected record, received undefined" is zod's way of saying a required key is not there.
-  if (issue.code === 'invalid_type' && receivedType(issue) === 'undefined') return [{ keyPath: issue.path, message: `required, but missing (${TYPE_WORDS[issue.expected] ?? issue.expected} expected)` }];
-  if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ keyPath: [...issue.path, key], message: `Unrecognized key: "${key}"` }));
-  if (issue.code === 'invalid_key') return [{ keyPath: issue.path, message: issue.issues.map((inner) => inner.message).join('; ') }];
-  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
-    const wrongType = (branch: z.core.$ZodIssue[]): boolean => branch.some((inner) => inner.code === 'invalid_type' && inner.path.length === 0);
-    const fitting = issue.errors.filter((branch) => !wrongType(branch));
-    if (fitting.length === 1) return (fitting[0] as z.core.$ZodIssue[]).flatMap((inner) => explainIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue));
-    if (fitting.length === 0) {
-      const expected = [...new Set(issue.errors.flatMap((branch) => branch.flatMap((inner) => (inner.code === 'invalid_type' && inner.path.length === 0 ? [inner.expected] : []))))];
-      const received = receivedType(issue.errors[0]?.[0] as z.core.$ZodIssue);
-      if (expected.length > 0) return [{ keyPath: issue.path, message: `expected ${expected.join(' or ')}${received ? `, received ${received}` : ''}` }];
-    }
-  }
-  return [{ keyPath: issue.path, message: issue.message }];
-}
 
 /**
  * Parses YAML text and validates it with a zod schema (see `parseYamlDocument`).

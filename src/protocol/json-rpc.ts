@@ -6,6 +6,7 @@ import { z } from 'zod';
 
 export { ErrorCodes } from './error-codes.js';
 import { ErrorCodes } from './error-codes.js';
+import { explainIssue } from '../validation-issues.js';
 /** A JSON-RPC error code the runtime sends. */
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
@@ -136,12 +137,14 @@ export type ResponseMessage = z.infer<typeof ResponseMessageSchema>;
  * @param method the JSON-RPC method whose params failed
  */
 export function describeParamsErrors(method: string, error: z.ZodError): string {
-  return error.issues
-    .map((issue) => {
-      const path = ['params', ...issue.path.map(String)].join('.');
-      return `${method}: ${path}: ${issue.message}`;
-    })
+  return paramsIssues(error)
+    .map((issue) => `${method}: ${['params', ...issue.path].join('.')}: ${issue.message}`)
     .join('; ');
+}
+
+/** The issues of params that failed validation, as said to the client (see `validation-issues.ts`): path and message each. */
+function paramsIssues(error: z.ZodError): { path: string[]; message: string }[] {
+  return error.issues.flatMap(explainIssue).map((issue) => ({ path: issue.keyPath.map(String), message: issue.message }));
 }
 
 /**
@@ -152,7 +155,7 @@ export function parseParams<T>(method: string, schema: z.ZodType<T>, params: unk
   const parsed = schema.safeParse(params ?? {});
   if (!parsed.success) {
     throw new RpcError(ErrorCodes.invalidParams, describeParamsErrors(method, parsed.error), {
-      issues: parsed.error.issues.map((issue) => ({ path: issue.path.map(String), message: issue.message })),
+      issues: paramsIssues(parsed.error),
     });
   }
   return parsed.data;

@@ -360,17 +360,21 @@ export class RpcConnection {
       this.send({ jsonrpc: '2.0', id: null, error: { code: ErrorCodes.parseError, message: `invalid JSON: ${(error as Error).message}` } });
       return;
     }
-    // A response to one of our own requests (e.g. approval/request).
-    if (typeof raw === 'object' && raw !== null && !Array.isArray(raw) && !('method' in raw) && 'id' in raw && typeof (raw as { id: unknown }).id === 'string') {
-      const id = (raw as { id: string }).id;
-      this.serverRequests.answer(id, raw as { result?: unknown; error?: unknown });
+    // A response (no method; a result or an error): to one of our own requests (e.g.
+    // approval/request), whose ids are strings. JSON-RPC 2.0 §5: a response is never answered,
+    // so one to no request of ours is only logged.
+    if (typeof raw === 'object' && raw !== null && !Array.isArray(raw) && !('method' in raw) && 'id' in raw && ('result' in raw || 'error' in raw || typeof (raw as { id: unknown }).id === 'string')) {
+      const id = (raw as { id: unknown }).id;
+      if (typeof id === 'string') this.serverRequests.answer(id, raw as { result?: unknown; error?: unknown });
+      else this.logger.warn({ connection: this.number, client: this.clientName, id }, 'a response to no request of the server was ignored');
       return;
     }
     const message = IncomingMessageSchema.safeParse(raw);
     if (!message.success) {
       const id = typeof raw === 'object' && raw !== null && 'id' in raw ? (raw as { id: unknown }).id : null;
+      const named = typeof raw === 'object' && raw !== null && 'method' in raw && typeof (raw as { method: unknown }).method === 'string' ? `${(raw as { method: string }).method.slice(0, 200)}: ` : '';
       const detail = message.error.issues.map((issue) => `${issue.path.join('.') || '(message)'}: ${issue.message}`).join('; ');
-      this.send({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: ErrorCodes.invalidRequest, message: `not a JSON-RPC 2.0 request: ${detail}` } });
+      this.send({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: ErrorCodes.invalidRequest, message: `${named}not a JSON-RPC 2.0 request: ${detail}` } });
       return;
     }
     const { id, method, params } = message.data;

@@ -7,8 +7,9 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, expect, it, vi } from 'vitest';
+import { WebSocket } from 'ws';
 import { RuntimeClient, RuntimeClientError } from '../../src/client/runtime-client.js';
-import { methods, type MethodName } from '../../src/protocol/index.js';
+import { methods, PROTOCOL_VERSION, type MethodName } from '../../src/protocol/index.js';
 import { startRuntimeServer, type RunningServer } from '../../src/server/runtime-server.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
 
@@ -113,4 +114,51 @@ it('names a log that cannot be read by its place in the data directory, never by
   expect(error.message).toContain(`<data dir>/conversations/${conversationId}/metadata.jsonl`);
   expect(error.message).toContain('it is a directory');
   expect(error.message).not.toContain(environment!.root);
+});
+
+it('names the path inside a union param: the content part, its type or its text, or a missing input', async () => {
+  const connection = await start();
+  const { conversation } = await connection.request('conversation/create', { cwd: environment!.workDir });
+  const conversationId = conversation.id;
+  const notListNorText = await errorOf(connection, 'session/input', { conversationId, input: 5 });
+  expect(notListNorText.code).toBe(-32602);
+  expect(notListNorText.message).toBe('session/input: params.input: expected string or array, received number');
+  const wrongType = await errorOf(connection, 'session/input', { conversationId, input: [{ type: 'txt', text: 'x' }] });
+  expect(wrongType.message).toMatch(/^session\/input: params\.input\.0(\.type)?: /);
+  expect(wrongType.message).not.toContain('Invalid input');
+  const wrongText = await errorOf(connection, 'session/input', { conversationId, input: [{ type: 'text', text: 5 }] });
+  expect(wrongText.message).toBe('session/input: params.input.0.text: Invalid input: expected string, received number');
+  const missing = await errorOf(connection, 'session/input', { conversationId });
+  expect(missing.message).toBe('session/input: params.input: required, but missing (a string or a list expected)');
+  expect(missing.data).toEqual({ issues: [{ path: ['input'], message: 'required, but missing (a string or a list expected)' }] });
+});
+
+it('names the method of a message that is no JSON-RPC 2.0 request, and never answers a response', async () => {
+  await start();
+  const socket = new WebSocket(`${server!.url.replace(/^http/, 'ws')}/api/v1/openvaala`, { headers: { authorization: `Bearer ${server!.token}` } });
+  const received: { id?: unknown; error?: { message: string }; result?: unknown }[] = [];
+  socket.on('message', (data) => received.push(JSON.parse(data.toString()) as (typeof received)[number]));
+  await new Promise((resolve, reject) => {
+    socket.once('open', resolve);
+    socket.once('error', reject);
+  });
+  const answerTo = async (id: number) => {
+    const deadline = Date.now() + 5000;
+    while (!received.some((message) => message.id === id)) {
+      if (Date.now() > deadline) throw new Error(`no answer to ${id}; got ${JSON.stringify(received)}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return received.find((message) => message.id === id);
+  };
+  socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { clientInfo: { name: 'raw' }, protocolVersion: PROTOCOL_VERSION, capabilities: {} } }));
+  await answerTo(1);
+  socket.send(JSON.stringify({ jsonrpc: '1.0', id: 7, method: 'conversation/list' }));
+  expect((await answerTo(7))?.error?.message).toMatch(/^conversation\/list: not a JSON-RPC 2\.0 request: jsonrpc: /);
+  // A stray response, then a request: only the request is answered.
+  socket.send(JSON.stringify({ jsonrpc: '2.0', id: 13, result: {} }));
+  socket.send(JSON.stringify({ jsonrpc: '2.0', id: 14, method: 'conversation/list', params: {} }));
+  expect((await answerTo(14))?.result).toBeDefined();
+  expect(received.filter((message) => message.id === 13)).toEqual([]);
+  expect(logLines.some((line) => line.includes('a response to no request of the server was ignored'))).toBe(true);
+  socket.close();
 });
