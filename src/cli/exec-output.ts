@@ -84,7 +84,8 @@ export const itemFormats: { [K in ItemKind]: (item: ItemOf<K>) => string | undef
   },
   agent_message: (item) => `✉ ${item.fromSessionId} → ${item.toSessionId}: ${firstLine(item.text)}`,
   approval: (item) => `  approval: ${item.decision}${item.prefix ? ` "${item.prefix.join(' ')}"` : ''} by ${item.decidedBy}${item.automatic ? ' (automatic, no one was asked)' : ''}`,
-  model_error: (item) => `error: ${item.provider} model ${item.model}${item.httpStatus ? ` (HTTP ${item.httpStatus})` : ''}: ${item.message}`,
+  // The model as configured (`provider/model`), not "<provider> model …", which read oddly for a provider named like a word.
+  model_error: (item) => `error: model ${item.model.includes('/') ? item.model : `${item.provider}/${item.model}`}${item.httpStatus !== null ? ` (HTTP ${item.httpStatus})` : ''}: ${item.message}`,
   context_summary: () => '⋯ earlier context compacted into a summary',
   model_change: (item) => `model: ${item.from} → ${item.to}`,
   agent_change: (item) => `agent: ${item.from} → ${item.to}`,
@@ -221,7 +222,7 @@ export class HumanRenderer {
       this.toolCallEnded(item);
     } else if (item.kind === 'model_error') {
       this.endLine();
-      this.streams.stderr.write(`error: ${item.provider} model ${item.model}${item.httpStatus ? ` (HTTP ${item.httpStatus})` : ''}: ${item.message}${item.retries ? ` (after ${item.retries} retries)` : ''}\n`);
+      this.streams.stderr.write(`${itemFormats.model_error(item)}${item.retries ? ` (after ${item.retries} retries)` : ''}\n`);
     } else if (item.kind === 'interruption') {
       this.line(formatItem(item) ?? '');
     } else if (execItemDisplay[item.kind] === 'line') {

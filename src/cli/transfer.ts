@@ -80,13 +80,19 @@ export async function runImport(paths: OpenVaalaPaths, file: string, options: Im
   const outcome = await withClient(paths, options.requireConfigDir, async (client) => {
     let archive = text;
     if (options.from === 'codex') {
-      const [{ agents, defaultAgent }, { defaultModel }] = await Promise.all([client.request('agents/list', {}), client.request('models/list', {})]);
+      const [{ agents, defaultAgent }, { defaultModel, models }] = await Promise.all([client.request('agents/list', {}), client.request('models/list', {})]);
       const agent = options.agent ?? defaultAgent;
       // Checked here, as exec checks them: an imported session naming either wrongly fails every later turn.
       if (!agents.some((entry) => entry.name === agent)) throw new UsageError(`--agent: agent "${agent}" is not defined in agents.yaml (defined: ${agents.map((entry) => entry.name).join(', ') || 'none'})`);
       if (options.model !== undefined && !/^[^/\s]+\/\S+$/.test(options.model)) throw new UsageError(`--model: "${options.model}" must be named "<provider>/<model-id>"`);
       const model = options.model ?? agents.find((entry) => entry.name === agent)?.model ?? defaultModel;
       if (!model) throw new UsageError('no default model is configured: give --model provider/model');
+      // A provider may serve models it does not list, so an unlisted one is warned about, not refused.
+      const provider = model.split('/')[0] ?? '';
+      const providers = [...new Set(models.map((entry) => entry.provider))];
+      if (options.model !== undefined && !providers.includes(provider)) {
+        streams.stderr.write(`warning: --model ${options.model}: no configured provider "${provider}" lists models (providers listing models: ${providers.join(', ') || 'none'}); the conversation's turns fail until it is in providers.yaml (resume with --model to use another)\n`);
+      }
       // The conversation continues there: a mistyped --cwd is refused, as exec refuses one.
       requireExistingDirectory('--cwd', options.cwd, 'give the working directory the conversation continues in');
       let converted: ConversationArchive;

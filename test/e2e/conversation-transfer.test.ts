@@ -119,6 +119,13 @@ describe('openvaala export / import', { timeout: 120_000 }, () => {
     expect(nowhere.stderr).toContain(`--cwd ${mistyped}: no such directory; give the working directory the conversation continues in`);
     expect((await runCli(['conversations', '--json'], { env: environment.env })).stdout).toBe(before);
 
+    // A provider no configured provider lists is warned about (a provider may serve models it does not list).
+    const unlisted = await runCli(['import', '--from', 'codex', ROLLOUT, '--cwd', environment.workDir, '--model', 'nosuch/m'], { env: environment.env });
+    expect(unlisted.code).toBe(0);
+    expect(unlisted.stderr).toContain('warning: --model nosuch/m: no configured provider "nosuch" lists models (providers listing models: mock)');
+    const listed = await runCli(['import', '--from', 'codex', ROLLOUT, '--cwd', environment.workDir, '--model', 'mock/mock-model'], { env: environment.env });
+    expect(listed.stderr).not.toContain('warning');
+
     // Without --cwd, the rollout's own directory (another machine's /home/user/...) is kept, and said to be missing here.
     const elsewhere = await runCli(['import', '--from', 'codex', ROLLOUT], { env: environment.env });
     expect(elsewhere.code).toBe(0);

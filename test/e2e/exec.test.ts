@@ -81,8 +81,7 @@ responses:
     serve = await startServe(environment);
     const result = await runCli(['exec', 'anything'], { env: environment.env, cwd: environment.workDir });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('the upstream model is on fire');
-    expect(result.stderr).toContain('HTTP 500');
+    expect(result.stderr).toContain('error: model mock/mock-model (HTTP 500): the upstream model is on fire');
     // 1 attempt + 4 retries, then the turn fails.
     expect(environment.mock.requests).toHaveLength(5);
     const client = await RuntimeClient.connect({ url: serve.info.url, token: serve.info.token, clientName: 'check' });
