@@ -43,7 +43,7 @@ export function formatConversationList(conversations: ConversationSummary[]): st
  */
 export async function runConversationList(paths: OpenVaalaPaths, options: { query?: string; limit: number; json: boolean; requireConfigDir: boolean }, streams: OutputStreams): Promise<number> {
   const listing = await withClient(paths, options.requireConfigDir, (client) =>
-    client.request('conversation/list', { limit: options.limit, ...(options.query ? { query: options.query } : {}) }).catch((error: unknown) => {
+    client.request('conversation/list', { limit: options.limit, ...(options.query !== undefined ? { query: options.query } : {}) }).catch((error: unknown) => {
       if (error instanceof RuntimeClientError && error.code === ErrorCodes.invalidParams) throw new UsageError(error.message);
       throw error;
     }),

@@ -110,6 +110,16 @@ export function searchableText(value: unknown): string | undefined {
   return texts.length > 0 ? texts.join('\n') : undefined;
 }
 
+/**
+ * A query that breaks the syntax, said the same way by both backends: where (near a token, or
+ * at its end) and what the rules are, rather than the database's bare "syntax error".
+ * @param near the token the error is at; undefined or empty at the end of the query
+ */
+export function querySyntaxProblem(near: string | undefined): string {
+  const where = near === undefined || near === '' ? 'at its end' : `near "${near}"`;
+  return `the query is not valid ${where}: AND, OR and NOT need a word on each side (fruit NOT apples), and parentheses must pair up`;
+}
+
 /** The hint appended to every query error, on both backends. */
 export const QUERY_SYNTAX_HINT = 'query syntax: words, "quoted phrases", prefix*, AND, OR, NOT, parentheses; a word with punctuation (hello-world, file.ts) is searched as a phrase';
 
@@ -120,7 +130,8 @@ export const QUERY_SYNTAX_HINT = 'query syntax: words, "quoted phrases", prefix*
 export function searchableQuery(query: string): string {
   if (typeof query !== 'string' || query.trim() === '') throw new InvalidSearchQueryError(`the query is empty (${QUERY_SYNTAX_HINT})`);
   const quoted = quoteWordsWithPunctuation(query);
-  if (quoted.trim() === '') throw new InvalidSearchQueryError(`the query holds no word to search for (${QUERY_SYNTAX_HINT})`);
+  // Only separators and quotes left (`*`, `((`, `""`): nothing a search could match.
+  if (![...quoted].some((character) => WORD_CHARACTER.test(character))) throw new InvalidSearchQueryError(`the query holds no word to search for (${QUERY_SYNTAX_HINT})`);
   return quoted;
 }
 

@@ -10,6 +10,7 @@ import { searchDocumentPieces } from './search-document-pieces.js';
 import {
   InvalidSearchQueryError,
   QUERY_SYNTAX_HINT,
+  querySyntaxProblem,
   searchableQuery,
   type ConversationSearchIndex,
   type SearchConversationEntry,
@@ -45,6 +46,15 @@ const CURSOR_NAMESPACE = 'conversations';
 
 /** SQLite error messages that mean the MATCH expression itself is wrong. */
 const QUERY_ERROR_PATTERN = /^(fts5: |no such column|unterminated string|unknown special query)/;
+
+/**
+ * FTS5's query errors in the user's terms: its syntax errors name only a token
+ * (`fts5: syntax error near ""`), so they are said as what is missing.
+ */
+function describeQueryError(message: string): string {
+  const near = /^fts5: syntax error near "(.*)"$/.exec(message);
+  return near ? querySyntaxProblem(near[1]) : message;
+}
 
 
 const SCHEMA = `
@@ -226,7 +236,7 @@ export class SqliteConversationSearchIndex implements ConversationSearchIndex {
       rows = this.statement(sql).all(...parameters) as SearchMatch[];
     } catch (error) {
       const { code, message } = error as { code?: unknown; message?: string };
-      if (code === 'SQLITE_ERROR' && QUERY_ERROR_PATTERN.test(message ?? '')) throw new InvalidSearchQueryError(`${message} (${QUERY_SYNTAX_HINT})`);
+      if (code === 'SQLITE_ERROR' && QUERY_ERROR_PATTERN.test(message ?? '')) throw new InvalidSearchQueryError(`${describeQueryError(message ?? '')} (${QUERY_SYNTAX_HINT})`);
       throw error;
     }
     const matches = rows.slice(0, limit);

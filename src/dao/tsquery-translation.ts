@@ -5,7 +5,7 @@
  * FTS5: NOT binds tighter than AND (also implicit, between adjacent terms), AND tighter than OR;
  * `a NOT b` means `a & !b`.
  */
-import { InvalidSearchQueryError, QUERY_SYNTAX_HINT } from './conversation-search-index.js';
+import { InvalidSearchQueryError, QUERY_SYNTAX_HINT, querySyntaxProblem } from './conversation-search-index.js';
 
 type Token = { kind: 'open' | 'close' | 'and' | 'or' | 'not' } | { kind: 'term'; text: string; prefix: boolean; phrase: boolean };
 
@@ -53,7 +53,7 @@ function tokenize(query: string): Token[] {
       if (!prefix && (text === 'AND' || text === 'OR' || text === 'NOT')) tokens.push({ kind: text.toLowerCase() as 'and' | 'or' | 'not' });
       else tokens.push({ kind: 'term', text, prefix, phrase: false });
     } else {
-      fail(`syntax error near "${character}"`);
+      fail(querySyntaxProblem(character));
     }
   }
   return tokens;
@@ -76,9 +76,9 @@ export function translateSearchQuery(query: string): string {
   let position = 0;
   const peek = (): Token | undefined => tokens[position];
   const describe = (token: Token | undefined): string => {
-    if (token === undefined) return 'syntax error: the query ends too early';
+    if (token === undefined) return querySyntaxProblem(undefined);
     const text = token.kind === 'term' ? token.text : token.kind === 'open' ? '(' : token.kind === 'close' ? ')' : token.kind.toUpperCase();
-    return `syntax error near "${text}"`;
+    return querySyntaxProblem(text);
   };
   const primary = (): string => {
     const token = peek();

@@ -57,7 +57,7 @@ export const conversationMethods = {
        * query (SQLite FTS5 syntax: words, "quoted phrases", prefix*, AND, OR, NOT), in the
        * same order as without it.
        */
-      query: z.string().min(1).max(1000).optional(),
+      query: z.string().min(1, 'the query is empty').max(1000, 'the query is over 1000 characters').optional(),
       /** Only conversations whose first working directory is exactly this. */
       cwd: z.string().min(1).optional(),
       /** Only conversations whose first (default) executor is this. */

@@ -29,7 +29,7 @@ afterEach(async () => {
 });
 
 describe('SqliteConversationSearchIndex', () => {
-  searchIndexCases(() => search, { loneStarReason: /unknown special query/ });
+  searchIndexCases(() => search);
 
   it('shares the database file with the conversation index and survives reopening', async () => {
     const database = new Database(path.join(directory, 'shared.db'));

@@ -233,6 +233,12 @@ responses:
     expect(found.stdout).not.toContain(conversations[0]!.id);
     const nothing = await runCli(['conversations', '--query', 'zebra'], options);
     expect(nothing.stderr).toContain('no conversation matches');
+    // An empty query is a mistake, as one of spaces is, not a request for everything.
+    for (const args of [['conversations', 'search', ''], ['conversations', '--query', '']]) {
+      const empty = await runCli(args, options);
+      expect(empty.code, args.join(' ')).toBe(64);
+      expect(empty.stderr, args.join(' ')).toContain('params.query: the query is empty');
+    }
 
     const shown = await runCli(['conversations', 'show', 'last'], options);
     expect(shown.code).toBe(0);
