@@ -25,7 +25,7 @@ const ERROR_MEANINGS: Record<keyof typeof ErrorCodes, string> = {
   parseError: 'the message is not JSON',
   invalidRequest: 'not a JSON-RPC 2.0 request (or a binary frame)',
   methodNotFound: 'unknown method',
-  invalidParams: 'invalid params; the message names the method and each field path (`conversation/create: params.cwd: …`), `data.issues` lists them; also `initialize` with another protocol version',
+  invalidParams: 'invalid params; the message names the method and each field path (`conversation/create: params.cwd: …`), `data.issues` lists them; a field the method does not take is refused too (`conversation/create: params.modle: unknown field (did you mean "model"?)`; not for `initialize`, whose capabilities a newer client may extend); also `initialize` with another protocol version',
   internalError: 'the request failed inside the server; the message is only `<method>: internal error (reference <8 hex digits> in the server log)`',
   unauthorized: 'not authenticated; sent just before the connection is closed with 1008: on a connection whose upgrade carried no token, for any message before an `initialize` with the server\'s `token` (the message names the method), `initialize` without `token` included; on any connection, for `initialize` with a wrong `token`. A wrong token in the upgrade itself is HTTP 401 instead, before any message',
   notInitialized: 'an authenticated connection sent another method before `initialize`',

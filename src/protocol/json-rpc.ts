@@ -6,6 +6,7 @@ import { z } from 'zod';
 
 export { ErrorCodes } from './error-codes.js';
 import { ErrorCodes } from './error-codes.js';
+import { similarNames } from '../similar-names.js';
 import { explainIssue } from '../validation-issues.js';
 /** A JSON-RPC error code the runtime sends. */
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
@@ -159,4 +160,41 @@ export function parseParams<T>(method: string, schema: z.ZodType<T>, params: unk
     });
   }
   return parsed.data;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The key paths of fields in `input` that validation left out of `parsed`: zod objects drop
+ * keys they do not know, so a misspelt optional field (`modle` for `model`) would otherwise be
+ * ignored without a word. Records keep every key, so only fields no schema names are found.
+ * @param input the params as received
+ * @param parsed what the schema made of them
+ */
+export function droppedFields(input: unknown, parsed: unknown, path: string[] = []): string[][] {
+  if (Array.isArray(input) && Array.isArray(parsed)) {
+    return input.length === parsed.length ? input.flatMap((value, index) => droppedFields(value, parsed[index], [...path, String(index)])) : [];
+  }
+  if (!isPlainObject(input) || !isPlainObject(parsed)) return [];
+  return Object.keys(input).flatMap((key) => (Object.hasOwn(parsed, key) ? droppedFields(input[key], parsed[key], [...path, key]) : input[key] === undefined ? [] : [[...path, key]]));
+}
+
+/**
+ * Validates params against a schema and refuses fields it does not know (see {@link droppedFields}),
+ * as the committed JSON Schema does (`additionalProperties: false`).
+ * @param method the method, for the messages
+ * @param known the names of the method's own params, for "did you mean" suggestions at the top level
+ * @throws RpcError `invalidParams` naming the method and each failing or unknown field path
+ */
+export function parseParamsStrictly<T>(method: string, schema: z.ZodType<T>, params: unknown, known: readonly string[]): T {
+  const parsed = parseParams(method, schema, params);
+  const dropped = droppedFields(params ?? {}, parsed);
+  if (dropped.length === 0) return parsed;
+  const issues = dropped.map((path) => {
+    const suggestion = path.length === 1 ? similarNames(path[0] as string, known)[0] : undefined;
+    return { path, message: `unknown field${suggestion !== undefined ? ` (did you mean "${suggestion}"?)` : ''}` };
+  });
+  throw new RpcError(ErrorCodes.invalidParams, issues.map((issue) => `${method}: ${['params', ...issue.path].join('.')}: ${issue.message}`).join('; '), { issues });
 }

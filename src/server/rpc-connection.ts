@@ -14,6 +14,7 @@ import {
   isMethodName,
   methods,
   parseParams,
+  parseParamsStrictly,
   RpcError,
   type AnyNotification,
   type MethodName,
@@ -405,7 +406,9 @@ export class RpcConnection {
     }
     // A read-only API token reaches only methods that change nothing (SPEC §9, scoped tokens).
     this.platform?.access.checkReadOnly(this.caller, method);
-    const parsed = parseParams(method, methods[method].params as z.ZodType<MethodParams<typeof method>>, params);
+    const schema = methods[method].params as z.ZodType<MethodParams<typeof method>>;
+    // initialize stays lenient: a newer client may declare capabilities this server does not know.
+    const parsed = method === 'initialize' ? parseParams(method, schema, params) : parseParamsStrictly(method, schema, params, Object.keys((schema as unknown as { shape?: object }).shape ?? {}));
     // The one access check of every request, before its handler runs (docs/platform.md): roles,
     // project membership, project-scoped and read-only API tokens.
     // Synchronous but for a task named by id, so requests keep their order (see `checkRequest`).

@@ -69,7 +69,10 @@ it('answers an unknown conversation with -32004 for every method that takes one'
   const connection = await start();
   // Unsubscribing from what one does not follow is a no-op, whatever the id names.
   for (const method of methodsTakingAConversation.filter((name) => name !== 'conversation/unsubscribe')) {
-    const error = await errorOf(connection, method, { conversationId: 'conv_00000000000000000000000000', input: 'x', approvalId: 'appr_1', decision: 'deny', model: 'mock/mock-model', agent: 'default', requestId: 'input_1', answer: 'x', inputId: 'input_1', fromItemId: 'item_1', afterItemId: 'item_1', path: '.', cols: 80, rows: 24, commit: 'abc1234', read: true, write: true, run: true, name: 'x', prompt: 'x', schedule: { kind: 'once', at: 0 }, action: { kind: 'key', key: 'Enter' } });
+    // Each method gets the values of its own params only: a field it does not take is refused first.
+    const values: Record<string, unknown> = { conversationId: 'conv_00000000000000000000000000', input: 'x', approvalId: 'appr_1', decision: 'deny', model: 'mock/mock-model', agent: 'default', requestId: 'input_1', answer: 'x', inputId: 'input_1', fromItemId: 'item_1', afterItemId: 'item_1', path: '.', cols: 80, rows: 24, commit: 'abc1234', read: true, write: true, run: true, name: 'x', prompt: 'x', schedule: { kind: 'once', at: 0 }, action: { kind: 'key', key: 'Enter' } };
+    const own = Object.keys((methods[method].params as unknown as { shape: object }).shape);
+    const error = await errorOf(connection, method, Object.fromEntries(Object.entries(values).filter(([key]) => own.includes(key))));
     expect(error.code, method).toBe(-32004);
     expect(error.message).toBe(`${method}: conversation "conv_00000000000000000000000000" does not exist`);
   }
@@ -161,4 +164,18 @@ it('names the method of a message that is no JSON-RPC 2.0 request, and never ans
   expect(received.filter((message) => message.id === 13)).toEqual([]);
   expect(logLines.some((line) => line.includes('a response to no request of the server was ignored'))).toBe(true);
   socket.close();
+});
+
+it('refuses params fields no schema names, naming each and the field likely meant, and creates nothing', async () => {
+  const connection = await start();
+  const misspelt = await errorOf(connection, 'conversation/create', { cwd: environment!.workDir, modle: 'nosuch/x' });
+  expect(misspelt.code).toBe(-32602);
+  expect(misspelt.message).toBe('conversation/create: params.modle: unknown field (did you mean "model"?)');
+  expect((await connection.request('conversation/list', {})).conversations).toEqual([]);
+  const listing = await errorOf(connection, 'conversation/list', { bogusField: 1 });
+  expect(listing.message).toBe('conversation/list: params.bogusField: unknown field');
+  const { conversation } = await connection.request('conversation/create', { cwd: environment!.workDir });
+  const nested = await errorOf(connection, 'session/input', { conversationId: conversation.id, input: [{ type: 'text', text: 'hi', colour: 'red' }] });
+  expect(nested.message).toBe('session/input: params.input.0.colour: unknown field');
+  expect(nested.data).toEqual({ issues: [{ path: ['input', '0', 'colour'], message: 'unknown field' }] });
 });
