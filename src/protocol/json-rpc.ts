@@ -138,9 +138,12 @@ export type ResponseMessage = z.infer<typeof ResponseMessageSchema>;
  * @param method the JSON-RPC method whose params failed
  */
 export function describeParamsErrors(method: string, error: z.ZodError): string {
-  return paramsIssues(error)
-    .map((issue) => `${method}: ${['params', ...issue.path].join('.')}: ${issue.message}`)
-    .join('; ');
+  return describeIssues(method, paramsIssues(error));
+}
+
+/** Issues as `method: params.a.b: message`, joined by `; `. */
+function describeIssues(method: string, issues: readonly { path: readonly string[]; message: string }[]): string {
+  return issues.map((issue) => `${method}: ${['params', ...issue.path].join('.')}: ${issue.message}`).join('; ');
 }
 
 /** The issues of params that failed validation, as said to the client (see `validation-issues.ts`): path and message each. */
@@ -185,16 +188,18 @@ export function droppedFields(input: unknown, parsed: unknown, path: string[] = 
  * Validates params against a schema and refuses fields it does not know (see {@link droppedFields}),
  * as the committed JSON Schema does (`additionalProperties: false`).
  * @param method the method, for the messages
- * @param known the names of the method's own params, for "did you mean" suggestions at the top level
+ * @param schema the params' schema; the keys of its shape (an object schema) are the names
+ *   suggested for an unknown top-level field
  * @throws RpcError `invalidParams` naming the method and each failing or unknown field path
  */
-export function parseParamsStrictly<T>(method: string, schema: z.ZodType<T>, params: unknown, known: readonly string[]): T {
+export function parseParamsStrictly<T>(method: string, schema: z.ZodType<T>, params: unknown): T {
   const parsed = parseParams(method, schema, params);
   const dropped = droppedFields(params ?? {}, parsed);
   if (dropped.length === 0) return parsed;
+  const known = Object.keys((schema as unknown as { shape?: object }).shape ?? {});
   const issues = dropped.map((path) => {
     const suggestion = path.length === 1 ? similarNames(path[0] as string, known)[0] : undefined;
     return { path, message: `unknown field${suggestion !== undefined ? ` (did you mean "${suggestion}"?)` : ''}` };
   });
-  throw new RpcError(ErrorCodes.invalidParams, issues.map((issue) => `${method}: ${['params', ...issue.path].join('.')}: ${issue.message}`).join('; '), { issues });
+  throw new RpcError(ErrorCodes.invalidParams, describeIssues(method, issues), { issues });
 }

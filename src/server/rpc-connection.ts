@@ -408,7 +408,7 @@ export class RpcConnection {
     this.platform?.access.checkReadOnly(this.caller, method);
     const schema = methods[method].params as z.ZodType<MethodParams<typeof method>>;
     // initialize stays lenient: a newer client may declare capabilities this server does not know.
-    const parsed = method === 'initialize' ? parseParams(method, schema, params) : parseParamsStrictly(method, schema, params, Object.keys((schema as unknown as { shape?: object }).shape ?? {}));
+    const parsed = method === 'initialize' ? parseParams(method, schema, params) : parseParamsStrictly(method, schema, params);
     // The one access check of every request, before its handler runs (docs/platform.md): roles,
     // project membership, project-scoped and read-only API tokens.
     // Synchronous but for a task named by id, so requests keep their order (see `checkRequest`).

@@ -127,7 +127,8 @@ export function sandboxFileServerMain(load: (id: string) => unknown): void {
         const position = Math.max(0, Math.floor(request.offset ?? 0));
         const file = await files.open(target, 'r');
         try {
-          // A read may return fewer bytes than asked for: repeated until the piece is whole or the file ends.
+          // A read may return fewer bytes than asked for: repeated until the piece is whole or the
+          // file ends (the loop of executors/read-range.ts, which this source sent as text cannot import).
           const buffer = Buffer.alloc(length);
           let filled = 0;
           while (filled < length) {
