@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { TopLevelCommand } from './main.js';
+import type { TopLevelCommand } from './program.js';
 import { resolvePaths } from '../config/paths.js';
 import { run, streams } from './command-runner.js';
 import { requireExistingDataDir } from './data-dir-option.js';

@@ -4,70 +4,26 @@
  * Each command's module is imported when that command runs.
  */
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import type { Command } from 'commander';
-import type { TopLevelCommand } from './main.js';
+import type { TopLevelCommand } from './program.js';
 import { resolvePaths } from '../config/paths.js';
 import { fail, run, streams } from './command-runner.js';
 import { requireExistingDataDir } from './data-dir-option.js';
 import { ExecExitCode } from './exit-codes.js';
-import { existingConfigDirectory, existingDirectory, integer } from './option-values.js';
-/** Declares `openvaala serve`: the runtime server, in the foreground until SIGTERM or SIGINT. */
+import { existingConfigDirectory, forCommander } from './option-values.js';
+import { describeFlags, SERVE_OPTIONS, type ServeOptions } from './serve-options.js';
+/** Declares `openvaala serve`: the runtime server, in the foreground until SIGTERM or SIGINT (its options: `serve-options.ts`). */
 function declareServe(program: Command): void {
-  program
-    .command('serve')
-    .description('run the runtime server')
-    .option('--data-dir <dir>', 'data directory (default $XDG_DATA_HOME/openvaala)')
-    .option('--config-dir <dir>', 'configuration directory (default $XDG_CONFIG_HOME/openvaala)', existingConfigDirectory)
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--port <port>', 'port to listen on; 0 picks a free one', integer('--port', 0, 65535), 8790)
-    .option('--exit-when-idle <ms>', 'exit after this many ms without clients or running work', integer('--exit-when-idle', 1))
-    .option('--allow-origin <origin...>', 'extra browser origins allowed to use the API')
-    .option('--allow-host <name...>', 'host names clients may use to reach the server besides loopback ones and --host')
-    .option('--web-root <dir>', 'folder of the built web UI to serve at /web/v1/ (default: dist/www of the package)', existingDirectory('--web-root'))
-    .option('--platform', 'platform mode: users, sign-in and roles (docs/platform.md); default platform.enabled of server.yaml')
-    .action(async (options: { dataDir?: string; configDir?: string; host: string; port: number; exitWhenIdle?: number; allowOrigin?: string[]; allowHost?: string[]; webRoot?: string; platform?: boolean }) => {
-      const [{ createDeferredLogger }, { startRuntimeServer }] = await Promise.all([import('../deferred-logger.js'), import('../server/runtime-server.js')]);
-      // pino loads at the first line, not before listening: /healthz answers without it.
-      const logger = createDeferredLogger();
-      // Last resort only: every turn records its own failures, so a rejection nobody handled is
-      // a bug to log, not a reason to drop every conversation this server runs.
-      process.on('unhandledRejection', (reason) => logger.error({ error: reason instanceof Error ? (reason.stack ?? reason.message) : String(reason) }, 'unhandled promise rejection'));
-      const paths = resolvePaths(options);
-      let server;
-      try {
-        server = await startRuntimeServer({
-          paths,
-          host: options.host,
-          port: options.port,
-          logger,
-          ...(options.exitWhenIdle !== undefined ? { exitWhenIdleMs: options.exitWhenIdle } : {}),
-          ...(options.allowOrigin ? { allowedOrigins: options.allowOrigin } : {}),
-          ...(options.allowHost ? { allowedHosts: options.allowHost } : {}),
-          ...(options.webRoot !== undefined ? { webRoot: path.resolve(options.webRoot) } : {}),
-          ...(options.platform ? { platform: true } : {}),
-        });
-      } catch (error) {
-        await logger.written();
-        const { describeServeFailure } = await import('./serve-failure.js');
-        const failure = describeServeFailure(error, options);
-        fail(failure.message, failure.exitCode);
-      }
-      process.stdout.write(`openvaala runtime server listening on ${server.url} (data dir ${paths.dataDir})\n`);
-      // A fresh one-time code, not the server token: the link may end up in a browser's history.
-      process.stdout.write(`web UI: ${server.webUrl}\nsign in (link works once, for 5 min; \`openvaala open\` makes a new one): ${server.signInLink().url}\n`);
-      if (server.platform.signInEnabled && !(await server.platform.users.hasUsers())) {
-        process.stdout.write(`platform mode: no administrator yet; claim it at ${server.webUrl}sign-in or with \`openvaala users claim --email <address>\`\n`);
-      }
-      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-        process.once(signal, () => {
-          server.stop(`received ${signal}`).catch((error: unknown) => logger.error({ error: (error as Error).message }, 'stopping the server failed'));
-        });
-      }
-      await server.stopped;
-      await logger.written();
-      process.exit(0);
-    });
+  const serve = program.command('serve').description('run the runtime server');
+  for (const declaration of SERVE_OPTIONS) {
+    const { list } = describeFlags(declaration.flags);
+    const check = declaration.check;
+    // commander gathers a list option's values itself only when the option has no parser.
+    const parse = check === undefined ? undefined : list ? (value: string, previous: unknown[] = []) => [...previous, forCommander(check)(value)] : forCommander(check);
+    if (parse === undefined) serve.option(declaration.flags, declaration.description, declaration.defaultValue as string | undefined);
+    else serve.option(declaration.flags, declaration.description, parse as (value: string, previous: unknown) => unknown, declaration.defaultValue);
+  }
+  serve.action(async (options: ServeOptions) => (await import('./serve.js')).runServe(options));
 }
 
 /** Declares `openvaala reindex`: metadata.db rebuilt from the logs. */

@@ -4,7 +4,7 @@
  * Each command's module is imported when that command runs.
  */
 import type { Command } from 'commander';
-import type { TopLevelCommand } from './main.js';
+import type { TopLevelCommand } from './program.js';
 import { resolvePaths } from '../config/paths.js';
 import { fail, readStdin, run, streams } from './command-runner.js';
 import { requireExistingDirectory } from './data-dir-option.js';

@@ -3,7 +3,7 @@
  * such part is exactly the command the whole tree declares, so no flag or subcommand is lost.
  */
 import { expect, it } from 'vitest';
-import { buildProgram, TOP_LEVEL_COMMANDS } from '../../src/cli/main.js';
+import { buildProgram, TOP_LEVEL_COMMANDS } from '../../src/cli/program.js';
 import { runCli } from '../helpers/environment.js';
 import { useIsolatedHome } from '../helpers/isolated-home.js';
 

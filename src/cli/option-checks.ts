@@ -1,0 +1,70 @@
+/**
+ * Checks of command-line option values, free of the command-line library: the parsers commander
+ * calls (`option-values.ts`) and the quick reading of `serve`'s arguments (`serve-options.ts`,
+ * which must not load commander) share them, so a value means the same on both paths.
+ */
+import { statSync } from 'node:fs';
+
+/** An option value no command could use; the message names the option and the value. */
+export class OptionValueError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OptionValueError';
+  }
+}
+
+/**
+ * An integer option within `[minimum, maximum]`.
+ * @param name the option as typed (`--port`), for the message
+ * @returns a parser of the option's text to the integer
+ * @throws OptionValueError (from the parser) naming the option, the range and the value given
+ */
+export function checkInteger(name: string, minimum: number, maximum = Number.MAX_SAFE_INTEGER): (value: string) => number {
+  return (value: string): number => {
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < minimum || parsed > maximum) {
+      throw new OptionValueError(`${name} must be an integer from ${minimum} to ${maximum}, got "${value}"`);
+    }
+    return parsed;
+  };
+}
+
+/**
+ * A text option that must not be empty: `--model ""` (an unset shell variable) would otherwise
+ * fall back to the default without a word.
+ * @param name the option as typed (`--model`), for the message
+ * @throws OptionValueError (from the parser) naming the option
+ */
+export function checkNonEmpty(name: string): (value: string) => string {
+  return (value: string): string => {
+    if (value.trim() === '') throw new OptionValueError(`${name} must not be empty`);
+    return value;
+  };
+}
+
+/**
+ * A directory option that must name an existing directory (one the command reads, never creates).
+ * @param name the option as typed (`--web-root`), for the message
+ * @throws OptionValueError (from the parser) naming the option and the path when it is missing or not a directory
+ */
+export function checkExistingDirectory(name: string): (value: string) => string {
+  return (value: string): string => {
+    const stats = statSync(value, { throwIfNoEntry: false });
+    if (stats === undefined) throw new OptionValueError(`${name} ${value}: no such directory`);
+    if (!stats.isDirectory()) throw new OptionValueError(`${name} ${value}: not a directory`);
+    return value;
+  };
+}
+
+/**
+ * An explicit `--config-dir`: it must name an existing directory. Only the default
+ * configuration directory is created when missing; a mistyped path would otherwise start a
+ * server on the defaults (or store keys and plugins where nothing reads them) without a word.
+ * @throws OptionValueError naming the option and the path when it is missing or not a directory
+ */
+export function checkExistingConfigDirectory(value: string): string {
+  const stats = statSync(value, { throwIfNoEntry: false });
+  if (stats === undefined) throw new OptionValueError(`--config-dir ${value}: no such directory; give an existing configuration directory (only the default one is created when missing)`);
+  if (!stats.isDirectory()) throw new OptionValueError(`--config-dir ${value}: not a directory`);
+  return value;
+}
