@@ -2,24 +2,14 @@
  * `openvaala conversations [list] | search QUERY | show ID|last`: the stored conversations of
  * the local server (started in the background when none runs).
  */
-import { RuntimeClient, RuntimeClientError } from '../client/runtime-client.js';
+import { RuntimeClientError } from '../client/runtime-client.js';
 import type { OpenVaalaPaths } from '../config/paths.js';
 import { ErrorCodes, type ConversationSummary, type Item } from '../protocol/index.js';
 import { resolveConversationId } from './conversation-reference.js';
 import { formatItem, type OutputStreams } from './exec-output.js';
 import { formatLogDamage } from './log-damage-output.js';
-import { ensureServer } from './server-discovery.js';
 import { UsageError } from './usage-error.js';
-
-async function withClient<T>(paths: OpenVaalaPaths, requireConfigDir: boolean, work: (client: RuntimeClient) => Promise<T>): Promise<T> {
-  const server = await ensureServer(paths, { requireConfigDir });
-  const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'openvaala-conversations' });
-  try {
-    return await work(client);
-  } finally {
-    await client.close();
-  }
-}
+import { withLocalServer } from './local-server-client.js';
 
 function localTime(ms: number): string {
   const date = new Date(ms);
@@ -42,7 +32,7 @@ export function formatConversationList(conversations: ConversationSummary[]): st
  * @throws UsageError for a query the search index cannot parse
  */
 export async function runConversationList(paths: OpenVaalaPaths, options: { query?: string; limit: number; json: boolean; requireConfigDir: boolean }, streams: OutputStreams): Promise<number> {
-  const listing = await withClient(paths, options.requireConfigDir, (client) =>
+  const listing = await withLocalServer(paths, options.requireConfigDir, 'openvaala-conversations', (client) =>
     client.request('conversation/list', { limit: options.limit, ...(options.query !== undefined ? { query: options.query } : {}) }).catch((error: unknown) => {
       if (error instanceof RuntimeClientError && error.code === ErrorCodes.invalidParams) throw new UsageError(error.message);
       throw error;
@@ -64,10 +54,10 @@ export async function runConversationList(paths: OpenVaalaPaths, options: { quer
  * @throws UsageError when there is no such conversation
  */
 export async function runConversationShow(paths: OpenVaalaPaths, reference: string, options: { json: boolean; requireConfigDir: boolean }, streams: OutputStreams): Promise<number> {
-  await withClient(paths, options.requireConfigDir, async (client) => {
+  await withLocalServer(paths, options.requireConfigDir, 'openvaala-conversations', async (client) => {
     const conversationId = await resolveConversationId(client, reference);
     const snapshot = await client.request('conversation/get', { conversationId });
-    streams.stderr.write(formatLogDamage(snapshot.damage));
+    streams.stderr.write(formatLogDamage(snapshot.damage, paths.dataDir));
     const sessionId = snapshot.conversation.rootSessionId;
     const items: Item[] = [];
     for (let cursor: number | undefined; ; ) {

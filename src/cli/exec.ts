@@ -25,6 +25,7 @@ export { titleOf };
 
 export { UsageError };
 
+import { withDataDirectoryShown } from './data-directory-text.js';
 import { formatLogDamage } from './log-damage-output.js';
 import { ExecExitCode } from './exit-codes.js';
 
@@ -89,7 +90,7 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
       conversationId = await resolveConversationId(client, options.resume);
       const snapshot = await client.request('conversation/get', { conversationId });
       // Lines of its logs the server skipped are said once, before the new turn's output.
-      streams.stderr.write(formatLogDamage(snapshot.damage));
+      streams.stderr.write(formatLogDamage(snapshot.damage, paths.dataDir));
       sessionId = snapshot.conversation.rootSessionId;
       const model = options.model ?? snapshot.sessions.find((session) => session.id === sessionId)?.model;
       const missing = await missingServerEnvironment(client, server, paths.configDir, model);
@@ -175,6 +176,8 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
       if (turn.status !== 'completed') streams.stderr.write(`${resumeHint(id)}\n`);
     }
     return turn.status === 'completed' ? ExecExitCode.completed : turn.status === 'interrupted' ? ExecExitCode.interrupted : ExecExitCode.failed;
+  } catch (error) {
+    throw withDataDirectoryShown(error, paths.dataDir);
   } finally {
     process.off('SIGINT', onSigint);
     approvals.cancel();

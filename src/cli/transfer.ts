@@ -6,7 +6,7 @@
  * backend, and an export of a conversation in use reads what the server has stored.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { RuntimeClient, RuntimeClientError } from '../client/runtime-client.js';
+import { RuntimeClientError } from '../client/runtime-client.js';
 import type { OpenVaalaPaths } from '../config/paths.js';
 import { serializeArchive, type ConversationArchive } from '../dao/conversation-archive.js';
 import { convertCodexRollout } from '../dao/codex-rollout.js';
@@ -15,21 +15,11 @@ import { resolveConversationId } from './conversation-reference.js';
 import { requireExistingDirectory } from './data-dir-option.js';
 import { formatLogDamage } from './log-damage-output.js';
 import type { OutputStreams } from './exec-output.js';
-import { ensureServer } from './server-discovery.js';
 import { UsageError } from './usage-error.js';
+import { withLocalServer } from './local-server-client.js';
 
 /** Sources `import --from` understands. */
 export const IMPORT_SOURCES = ['codex'] as const;
-
-async function withClient<T>(paths: OpenVaalaPaths, requireConfigDir: boolean, work: (client: RuntimeClient) => Promise<T>): Promise<T> {
-  const server = await ensureServer(paths, { requireConfigDir });
-  const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'openvaala-transfer' });
-  try {
-    return await work(client);
-  } finally {
-    await client.close();
-  }
-}
 
 /**
  * Writes a conversation's archive to stdout.
@@ -37,9 +27,9 @@ async function withClient<T>(paths: OpenVaalaPaths, requireConfigDir: boolean, w
  * @throws UsageError when no conversation fits the reference
  */
 export async function runExport(paths: OpenVaalaPaths, reference: string, options: { requireConfigDir: boolean }, streams: OutputStreams): Promise<number> {
-  const result = await withClient(paths, options.requireConfigDir, async (client) => client.request('conversation/export', { conversationId: await resolveConversationId(client, reference) }));
+  const result = await withLocalServer(paths, options.requireConfigDir, 'openvaala-transfer', async (client) => client.request('conversation/export', { conversationId: await resolveConversationId(client, reference) }));
   await new Promise<void>((resolve, reject) => streams.stdout.write(result.archive, (error) => (error ? reject(error) : resolve())));
-  streams.stderr.write(formatLogDamage(result.damage));
+  streams.stderr.write(formatLogDamage(result.damage, paths.dataDir));
   streams.stderr.write(`exported conversation ${result.conversationId} (${Buffer.byteLength(result.archive)} bytes)\n`);
   return 0;
 }
@@ -77,7 +67,7 @@ export async function runImport(paths: OpenVaalaPaths, file: string, options: Im
   }
   const text = readInput(file);
   if (text.trim() === '') throw new UsageError(`${file}: the file is empty; ${options.from === 'codex' ? 'a Codex rollout' : 'an archive (from openvaala export)'} holds one JSON object per line`);
-  const outcome = await withClient(paths, options.requireConfigDir, async (client) => {
+  const outcome = await withLocalServer(paths, options.requireConfigDir, 'openvaala-transfer', async (client) => {
     let archive = text;
     if (options.from === 'codex') {
       const [{ agents, defaultAgent }, { defaultModel, models }] = await Promise.all([client.request('agents/list', {}), client.request('models/list', {})]);

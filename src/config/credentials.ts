@@ -15,6 +15,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { makeDirectorySync } from '../make-directory.js';
 import { writeFileAtomicallySync } from '../write-file-atomically.js';
+import { jsonSyntaxProblem } from '../printable-text.js';
 
 /** File name of the stored keys inside the configuration directory. */
 export const CREDENTIALS_FILE = 'credentials.json';
@@ -48,7 +49,7 @@ export function readCredentials(configDir: string): Credentials {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new Error(`${file}: not valid JSON: ${(error as Error).message}`, { cause: error });
+    throw new Error(`${file}: not valid JSON: ${jsonSyntaxProblem(error)}`, { cause: error });
   }
   const parsed = CredentialsSchema.safeParse(value);
   if (!parsed.success) {

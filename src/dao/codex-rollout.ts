@@ -22,6 +22,7 @@ import { newId } from '../ids.js';
 import type { ContentPart, Conversation, Item, Session, TokenUsage, Turn } from '../protocol/index.js';
 import type { ConversationArchive } from './conversation-archive.js';
 import type { MetadataEntry } from './metadata-log.js';
+import { jsonSyntaxProblem } from '../printable-text.js';
 
 /** A rollout that cannot be read: the message names the line at fault. */
 export class CodexRolloutError extends Error {
@@ -142,7 +143,7 @@ function readLines(rollout: string): Line[] {
     try {
       value = JSON.parse(raw);
     } catch (error) {
-      throw new CodexRolloutError(`not valid JSON (${(error as Error).message})`, index + 1);
+      throw new CodexRolloutError(`not valid JSON (${jsonSyntaxProblem(error)})`, index + 1);
     }
     const line = value as { timestamp?: unknown; type?: unknown; payload?: unknown };
     if (typeof line !== 'object' || line === null || typeof line.type !== 'string') throw new CodexRolloutError('type: expected a string (a rollout line is {timestamp, type, payload})', index + 1);

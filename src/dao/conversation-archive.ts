@@ -21,6 +21,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ItemSchema } from '../protocol/index.js';
 import { METADATA_STREAM, MetadataEntrySchema } from './metadata-log.js';
+import { jsonSyntaxProblem } from '../printable-text.js';
 
 /** `format` of the manifest line. */
 export const ARCHIVE_FORMAT = 'openvaala.conversation-archive';
@@ -140,7 +141,7 @@ function parseLine(text: string, line: number): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new ArchiveFormatError(`not valid JSON (${(error as Error).message})`, line);
+    throw new ArchiveFormatError(`not valid JSON (${jsonSyntaxProblem(error)})`, line);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ArchiveFormatError('not a JSON object', line);
   return value as Record<string, unknown>;

@@ -9,6 +9,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { PipedProcess, PipedSpawnRequest, ProcessExit } from '../executors/executor.js';
 import type { McpSdk } from './sdk.js';
+import { jsonSyntaxProblem } from '../printable-text.js';
 
 /** After stdin was closed, how long the server may take to exit by itself before it is killed, ms. */
 export const STDIN_CLOSE_GRACE_MS = 2_000;
@@ -74,7 +75,7 @@ export class PipedProcessTransport implements Transport {
       try {
         this.onmessage?.(this.types.JSONRPCMessageSchema.parse(JSON.parse(line)));
       } catch (error) {
-        this.onerror?.(new Error(`the server wrote a line that is not a JSON-RPC message: ${(error as Error).message}`, { cause: error }));
+        this.onerror?.(new Error(`the server wrote a line that is not a JSON-RPC message: ${jsonSyntaxProblem(error)}`, { cause: error }));
       }
     }
   }

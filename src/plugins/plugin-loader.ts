@@ -13,6 +13,7 @@ import type { AgentDefinition } from '../config/agents.js';
 import { DEFAULT_HOOK_TIMEOUT_MS, MAX_HOOK_TIMEOUT_MS, TOOL_HOOK_EVENTS, compileToolMatcher, type HookDefinition, type HookEvent } from '../config/hooks.js';
 import { McpServerConfigSchema, type McpServerConfig } from '../config/mcp.js';
 import { expandPluginRoot, keyPathOf, KNOWN_MANIFEST_KEYS, MANIFEST_PATH, PluginHooksFileSchema, PluginManifestSchema, PluginMcpServerSchema, type PluginManifest } from './manifest.js';
+import { jsonSyntaxProblem } from '../printable-text.js';
 
 /** Claude Code hook event names and the events they run as here. */
 const HOOK_EVENT_NAMES: Record<string, HookEvent> = {
@@ -92,7 +93,7 @@ async function readJson(file: string): Promise<unknown> {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new ProblemFound({ file, keyPath: '', message: `is not valid JSON: ${(error as Error).message}` });
+    throw new ProblemFound({ file, keyPath: '', message: `is not valid JSON: ${jsonSyntaxProblem(error)}` });
   }
 }
 

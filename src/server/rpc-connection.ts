@@ -35,6 +35,7 @@ import { requestError } from './request-errors.js';
 import { StreamRedaction } from '../platform/secrets/stream-redaction.js';
 import { SendQueue } from './send-queue.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits, type ConnectionLogger, type ServerIdentity } from './connection-options.js';
+import { jsonSyntaxProblem } from '../printable-text.js';
 
 export type { ServerIdentity, ConnectionLogger, ConnectionLimits } from './connection-options.js';
 export { DEFAULT_CONNECTION_LIMITS } from './connection-options.js';
@@ -358,7 +359,7 @@ export class RpcConnection {
     try {
       raw = JSON.parse(text);
     } catch (error) {
-      this.send({ jsonrpc: '2.0', id: null, error: { code: ErrorCodes.parseError, message: `invalid JSON: ${(error as Error).message}` } });
+      this.send({ jsonrpc: '2.0', id: null, error: { code: ErrorCodes.parseError, message: `invalid JSON: ${jsonSyntaxProblem(error)}` } });
       return;
     }
     // A response (no method; a result or an error): to one of our own requests (e.g.

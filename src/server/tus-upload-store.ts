@@ -17,6 +17,7 @@ import { z } from 'zod';
 
 import { TUS_UPLOADS_DIRECTORY } from './tus-upload-paths.js';
 import { makeDirectory } from '../make-directory.js';
+import { jsonSyntaxProblem } from '../printable-text.js';
 
 export { TUS_UPLOADS_DIRECTORY } from './tus-upload-paths.js';
 /** An upload id: 32 lowercase hex digits (128 random bits), the last segment of its URL. */
@@ -75,7 +76,7 @@ function parseUploadInfo(text: string, file: string, id: string): TusUploadInfo 
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new DamagedUploadRecordError(file, `not JSON (${(error as Error).message})`);
+    throw new DamagedUploadRecordError(file, `not JSON (${jsonSyntaxProblem(error)})`);
   }
   const parsed = TusUploadInfoSchema.safeParse(value);
   if (!parsed.success) {

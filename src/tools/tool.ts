@@ -5,6 +5,7 @@ import type { Workspace } from '../executors/workspace.js';
 import type { ToolDetails } from '../protocol/tool-details.js';
 import type { BackgroundCommandRegistry } from '../runtime/background-commands.js';
 import { internalFailureNote, isInternalError, reportInternalError } from './internal-errors.js';
+import { jsonSyntaxProblem, printableText } from '../printable-text.js';
 
 /**
  * What typed details a tool's results carry: the `kind` of its `details`, or why it has none
@@ -251,7 +252,7 @@ export function defineTool<Args>(spec: ToolSpec<Args>): Tool<Args> {
           decoded = JSON.parse(rawArguments);
         } catch (error) {
           const excerpt = rawArguments.length > 200 ? `${rawArguments.slice(0, 200)}…` : rawArguments;
-          return { output: `${spec.name}: arguments: not valid JSON (${(error as Error).message}); they were: ${excerpt}`, isError: true };
+          return { output: `${spec.name}: arguments: not valid JSON (${jsonSyntaxProblem(error)}); they were: ${printableText(excerpt)}`, isError: true };
         }
         if (typeof decoded === 'object' && decoded !== null) parsed = spec.parameters.safeParse(decoded);
       }

@@ -71,6 +71,15 @@ describe('openvaala export / import', { timeout: 120_000 }, () => {
     const refused = await runCli(['import', damaged], { env: target.env });
     expect(refused.code).toBe(64);
     expect(refused.stderr).toContain(`openvaala: import: ${damaged}: line 2: not valid JSON`);
+    // A binary file: the parser's excerpt of it is printed with its control characters escaped.
+    const binary = path.join(target.root, 'photo.zip');
+    writeFileSync(binary, Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x1b, 0x5b, 0x32, 0x4a, 0xff, 0xfe, 0x0a, 0x41]));
+    for (const args of [['import', binary], ['import', '--from', 'codex', binary]]) {
+      const garbage = await runCli(args, { env: target.env });
+      expect(garbage.code, args.join(' ')).toBe(64);
+      expect(garbage.stderr, args.join(' ')).toContain(`${binary}: line 1: not valid JSON (Unexpected token 'P', "PK\\u0003\\u0004\\u0014\\u0000\\u001b[2J`);
+      expect(garbage.stderr, args.join(' ')).not.toMatch(/[\u0000-\u0008\u000b-\u001f\ufffd]/);
+    }
     const after = await runCli(['conversations', '--json'], { env: target.env });
     expect((JSON.parse(after.stdout) as unknown[]).length).toBe(2);
 

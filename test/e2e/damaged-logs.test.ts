@@ -34,8 +34,12 @@ async function storedConversation(turns = 1, spareAnswers = 0): Promise<{ enviro
   return { environment, conversationId: conversationId as string, directory, sessionLog: path.join(directory, session), metadataLog: path.join(directory, 'metadata.jsonl') };
 }
 
-/** How the server names a file of the data directory to its clients (the machine's path hidden; reindex runs locally and names it whole). */
-const inDataDirectory = (environment: { paths: { dataDir: string } }, file: string): string => `<data dir>/${path.relative(environment.paths.dataDir, file)}`;
+/**
+ * How the command line names a file of the data directory: by its path. The server writes
+ * `<data dir>/` instead of the directory to its clients; a command that found the server on its
+ * own data directory writes the path back (reindex runs locally and names it whole).
+ */
+const asPrinted = (environment: { paths: { dataDir: string } }, file: string): string => path.join(environment.paths.dataDir, path.relative(environment.paths.dataDir, file));
 
 describe('a session log that cannot be read', { timeout: 120_000 }, () => {
   it('is reported by reindex, which indexes the rest; show, export and exec --resume name it and leave it as it is', async () => {
@@ -49,7 +53,7 @@ describe('a session log that cannot be read', { timeout: 120_000 }, () => {
     expect(reindexed.stdout).toContain('indexed 1 conversation');
     expect(reindexed.stdout).toContain(`log file ${sessionLog} cannot be read: it is a directory`);
 
-    const expected = `conversation "${conversationId}" cannot be opened: log file ${inDataDirectory(environment, sessionLog)} cannot be read: it is a directory`;
+    const expected = `conversation "${conversationId}" cannot be opened: log file ${asPrinted(environment, sessionLog)} cannot be read: it is a directory`;
     for (const args of [['conversations', 'show', conversationId], ['export', conversationId], ['exec', '--resume', conversationId, 'Go on']]) {
       const result = await runCli(args, { env: environment.env, cwd: environment.workDir });
       expect(result.stderr, args.join(' ')).toContain(expected);
@@ -66,7 +70,7 @@ describe('a session log that cannot be read', { timeout: 120_000 }, () => {
     const rebuilt = await runCli(['reindex'], { env: environment.env, timeoutMs: 20_000 });
     expect(rebuilt.stdout).toContain(`log file ${sessionLog} cannot be read: it is a named pipe (FIFO)`);
     const shown = await runCli(['conversations', 'show', conversationId], { env: environment.env, timeoutMs: 20_000 });
-    expect(shown.stderr).toContain(`log file ${inDataDirectory(environment, sessionLog)} cannot be read: it is a named pipe (FIFO)`);
+    expect(shown.stderr).toContain(`log file ${asPrinted(environment, sessionLog)} cannot be read: it is a named pipe (FIFO)`);
     expect(fs.lstatSync(sessionLog).isFIFO()).toBe(true);
   });
 });
@@ -83,20 +87,20 @@ describe('damaged lines', { timeout: 120_000 }, () => {
     const shown = await runCli(['conversations', 'show', conversationId], { env: environment.env });
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain('Answer 1.');
-    expect(shown.stderr).toContain(`warning: damaged log ${inDataDirectory(environment, sessionLog)}, byte offset ${lastLineStart}: incomplete last line`);
-    expect(shown.stderr).toContain(`warning: damaged log ${inDataDirectory(environment, metadataLog)}, line ${metadataLines} (byte offset`);
+    expect(shown.stderr).toContain(`warning: damaged log ${asPrinted(environment, sessionLog)}, byte offset ${lastLineStart}: incomplete last line`);
+    expect(shown.stderr).toContain(`warning: damaged log ${asPrinted(environment, metadataLog)}, line ${metadataLines} (byte offset`);
 
     const exported = await runCli(['export', conversationId], { env: environment.env });
     expect(exported.code).toBe(0);
-    expect(exported.stderr).toContain(`warning: damaged log ${inDataDirectory(environment, sessionLog)}, byte offset ${lastLineStart}`);
-    expect(exported.stderr).toContain(`warning: damaged log ${inDataDirectory(environment, metadataLog)}, line ${metadataLines}`);
+    expect(exported.stderr).toContain(`warning: damaged log ${asPrinted(environment, sessionLog)}, byte offset ${lastLineStart}`);
+    expect(exported.stderr).toContain(`warning: damaged log ${asPrinted(environment, metadataLog)}, line ${metadataLines}`);
     expect(exported.stderr).toContain(`exported conversation ${conversationId}`);
 
     // Continuing it works, and says what of its history was skipped before the new turn's output.
     const resumed = await runCli(['exec', '--resume', conversationId, 'Go on'], { env: environment.env, cwd: environment.workDir });
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain('Answer 3.');
-    expect(resumed.stderr).toContain(`warning: damaged log ${inDataDirectory(environment, metadataLog)}, line ${metadataLines}`);
+    expect(resumed.stderr).toContain(`warning: damaged log ${asPrinted(environment, metadataLog)}, line ${metadataLines}`);
   });
 });
 
@@ -109,7 +113,7 @@ describe('a metadata log without a valid conversation entry', { timeout: 120_000
     fs.writeFileSync(metadataLog, content());
 
     const shown = await runCli(['conversations', 'show', conversationId], { env: environment.env });
-    expect(shown.stderr).toContain(`conversation "${conversationId}" cannot be opened: its metadata log ${inDataDirectory(environment, metadataLog)} holds no valid conversation entry`);
+    expect(shown.stderr).toContain(`conversation "${conversationId}" cannot be opened: its metadata log ${asPrinted(environment, metadataLog)} holds no valid conversation entry`);
     expect(shown.stderr).not.toContain('does not exist');
     expect(shown.code).toBe(1);
     const listed = await runCli(['conversations', '--json'], { env: environment.env });

@@ -163,6 +163,17 @@ it('names the method of a message that is no JSON-RPC 2.0 request, and never ans
   expect((await answerTo(14))?.result).toBeDefined();
   expect(received.filter((message) => message.id === 13)).toEqual([]);
   expect(logLines.some((line) => line.includes('a response to no request of the server was ignored'))).toBe(true);
+  // Text that is no JSON (a binary file's bytes): the parse error quotes it without its control characters.
+  socket.send('PK\u0003\u0004\u001b[2J\ufffd{');
+  const deadline = Date.now() + 5000;
+  while (!received.some((message) => message.id === null)) {
+    if (Date.now() > deadline) throw new Error(`no parse error; got ${JSON.stringify(received)}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const parseError = received.find((message) => message.id === null)?.error?.message ?? '';
+  expect(parseError).toMatch(/^invalid JSON: /);
+  expect(parseError).toContain('\\u001b[2J');
+  expect(parseError).not.toMatch(/[\u0000-\u001f\ufffd]/);
   socket.close();
 });
 

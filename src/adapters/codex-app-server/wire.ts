@@ -4,6 +4,7 @@
  * adapter answers with. Shapes beyond the envelope are built by the mapping modules.
  */
 import { z } from 'zod';
+import { jsonSyntaxProblem } from '../../printable-text.js';
 
 /** A JSON-RPC id as Codex sends it: an integer or a string. */
 export type CodexRequestId = number | string;
@@ -64,7 +65,7 @@ export function parseCodexMessage(text: string): CodexMessage {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new CodexRpcError(CodexErrorCodes.parseError, `parse error: ${(error as Error).message}`);
+    throw new CodexRpcError(CodexErrorCodes.parseError, `parse error: ${jsonSyntaxProblem(error)}`);
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new CodexRpcError(CodexErrorCodes.invalidRequest, 'invalid request: a message must be a JSON object');
   const message = value as CodexMessage;

@@ -10,6 +10,7 @@ import {
   type MockScript,
 } from './script.js';
 import { sendEvents } from './sse-sender.js';
+import { jsonSyntaxProblem } from '../../printable-text.js';
 
 export { formatServerSentEvent, malformEvent } from './sse-sender.js';
 
@@ -284,7 +285,7 @@ export class MockProviderServer {
     try {
       body = JSON.parse(rawBody);
     } catch (error) {
-      const message = `We could not parse the JSON body of your request: ${(error as Error).message}`;
+      const message = `We could not parse the JSON body of your request: ${jsonSyntaxProblem(error)}`;
       this.sendError(response, api, { status: 400, message });
       return;
     }

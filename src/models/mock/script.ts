@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { jsonSyntaxProblem } from '../../printable-text.js';
 
 /**
  * One scripted tool call. `arguments` is either an object (sent JSON-encoded) or a raw string
@@ -305,7 +306,7 @@ export function parseMockScript(text: string, fileName: string): MockScript {
   try {
     raw = extname(fileName).toLowerCase() === '.json' ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
-    throw new MockScriptError(`${shownName}: cannot parse: ${(error as Error).message}`);
+    throw new MockScriptError(`${shownName}: cannot parse: ${jsonSyntaxProblem(error)}`);
   }
   const parsed = mockScriptSchema.safeParse(raw);
   if (!parsed.success) {

@@ -9,6 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { writeFileAtomicallySync } from '../../write-file-atomically.js';
+import { jsonSyntaxProblem } from '../../printable-text.js';
 
 /** The file in the data directory that keeps the web sessions' hashes and expiries. */
 export const WEB_SESSIONS_FILE = 'web-sessions.json';
@@ -66,7 +67,7 @@ class ExpiringSecrets {
     try {
       kept = JSON.parse(text);
     } catch (error) {
-      onProblem(`${file}: not valid JSON (${(error as Error).message}); ${consequence}`);
+      onProblem(`${file}: not valid JSON (${jsonSyntaxProblem(error)}); ${consequence}`);
       return;
     }
     if (kept === null || typeof kept !== 'object' || Array.isArray(kept)) {

@@ -4,6 +4,7 @@
  * the per-line cost of async iteration low.
  */
 import { readAt } from './file-io.js';
+import { jsonSyntaxProblem } from '../../printable-text.js';
 
 /** Default read block size in bytes. */
 export const READ_BLOCK_BYTES = 64 * 1024;
@@ -32,7 +33,7 @@ export function parseLine(data: Buffer): ParsedLine {
   try {
     parsed = JSON.parse(data.toString('utf8'));
   } catch (error) {
-    return { valid: false, reason: `not valid JSON (${(error as Error).message})` };
+    return { valid: false, reason: `not valid JSON (${jsonSyntaxProblem(error)})` };
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     return { valid: false, reason: 'not a JSON object' };

@@ -1,0 +1,68 @@
+/**
+ * A message that quotes input (the parser's excerpt of a file that is not JSON, a damaged log
+ * line) never carries the input's control characters: a binary file given to `import` used to
+ * make the command line print its bytes, escape sequences included, to the terminal.
+ */
+import { describe, expect, it } from 'vitest';
+import { convertCodexRollout } from '../../src/dao/codex-rollout.js';
+import { parseArchive } from '../../src/dao/conversation-archive.js';
+import { jsonSyntaxProblem, printableText } from '../../src/printable-text.js';
+import { parseLine } from '../../src/storage/file/line-reader.js';
+
+/** The start of a zip file with a terminal's clear-screen sequence and bytes that are not UTF-8. */
+const BINARY = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x1b, 0x5b, 0x32, 0x4a, 0xff, 0xfe, 0x07, 0x41]).toString('utf8');
+/** What a terminal would act on, or what shows no input. */
+const UNPRINTABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffd]/;
+
+function messageOf(work: () => unknown): string {
+  try {
+    work();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('expected an error');
+}
+
+describe('printableText', () => {
+  it('writes control characters, bytes that were not text and lone surrogates as escapes, and keeps the rest', () => {
+    expect(printableText('a\u001b[2Jb\u0000c\u0085d\ufffde\u202ef')).toBe('a\\u001b[2Jb\\u0000c\\u0085d\\ufffde\\u202ef');
+    expect(printableText('x\ud800y')).toBe('x\\ud800y');
+    expect(printableText('tab\tline\nemoji 😀 ümlaut 日本')).toBe('tab\tline\nemoji 😀 ümlaut 日本');
+  });
+
+  it('says what JSON.parse found wrong on one line, with its excerpt printable', () => {
+    let thrown: unknown;
+    try {
+      JSON.parse(BINARY);
+    } catch (error) {
+      thrown = error;
+    }
+    const problem = jsonSyntaxProblem(thrown);
+    expect(problem).toContain("Unexpected token 'P'");
+    expect(problem).toContain('\\u001b[2J');
+    expect(problem).not.toMatch(UNPRINTABLE);
+    expect(problem).not.toContain('\n');
+    expect(jsonSyntaxProblem('plain')).toBe('plain');
+  });
+});
+
+describe('parsers that quote the input they refuse', () => {
+  it('an archive that is a binary file', () => {
+    const message = messageOf(() => parseArchive(BINARY));
+    expect(message).toContain('line 1: not valid JSON');
+    expect(message).not.toMatch(UNPRINTABLE);
+  });
+
+  it('a Codex rollout that is a binary file', () => {
+    const message = messageOf(() => convertCodexRollout(BINARY, { agent: 'build', model: 'mock/mock-model' }));
+    expect(message).toContain('not valid JSON');
+    expect(message).not.toMatch(UNPRINTABLE);
+  });
+
+  it('a log line of binary garbage, whose reason the damage reports show', () => {
+    const parsed = parseLine(Buffer.from(BINARY));
+    expect(parsed.valid).toBe(false);
+    expect(parsed.valid ? '' : parsed.reason).toContain('not valid JSON');
+    expect(parsed.valid ? '' : parsed.reason).not.toMatch(UNPRINTABLE);
+  });
+});
