@@ -119,6 +119,8 @@ export function searchIndexCases(current: () => ConversationSearchIndex): void {
   it.each([
     ['(', /the query holds no word to search for/],
     ['hello OR', /^the query is not valid at its end: AND, OR and NOT need a word on each side/],
+    ['NOT hello', /^the query is not valid near "NOT": AND, OR and NOT need a word on each side/],
+    ['hello AND (NOT there)', /^the query is not valid near "NOT": AND, OR and NOT need a word on each side/],
     ['(hello', /^the query is not valid (at its end|near "\(")/],
     ['"unterminated', /unterminated string/],
     ['*', /the query holds no word to search for/],
