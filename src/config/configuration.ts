@@ -14,7 +14,7 @@ import { McpFileSchema, type McpFile } from './mcp.js';
 import { PluginsFileSchema, type PluginsFile } from './plugins.js';
 import { ProvidersFileSchema, type ProvidersFile } from './providers.js';
 import { ServerSettingsSchema, type ServerSettings } from './server-settings.js';
-import { StorageSettingsSchema, type StorageSettings } from './storage-settings.js';
+import { StorageSettingsSchema, storageEnvironmentProblems, type StorageSettings } from './storage-settings.js';
 import { similarNames } from '../similar-names.js';
 import { executorEnvironmentProblems } from './executor-environment.js';
 import { referenceProblems, type LoadedFile, type LoadedFiles } from './references.js';
@@ -69,7 +69,20 @@ async function loadOne<T>(configDir: string, fileSpec: ConfigurationFileSpec<T>)
   return { file, value: parsed.value, lineOf: parsed.lineOf };
 }
 
-/** Where the machine-dependent checks of a load look (see `executor-environment.ts`). */
+/** What `storage.yaml` (its values unchecked) lacks in the environment, naming the lines. */
+function storageEnvironmentError(storage: LoadedFile<unknown>, environment: NodeJS.ProcessEnv | undefined): ConfigError | undefined {
+  const problems = storageEnvironmentProblems(storage.value, environment);
+  if (problems.length === 0) return undefined;
+  return new ConfigError(
+    storage.file,
+    problems.map(({ keyPath, message }) => {
+      const line = storage.lineOf?.(keyPath);
+      return { ...(line !== undefined ? { line } : {}), keyPath: keyPath.join('.'), message };
+    }),
+  );
+}
+
+/** Where the machine-dependent checks of a load look (see `executor-environment.ts` and {@link storageEnvironmentProblems}). */
 export interface LoadEnvironment {
   /** Environment the server runs with (default `process.env`). */
   environment?: NodeJS.ProcessEnv;
@@ -81,7 +94,8 @@ export interface LoadEnvironment {
  * Loads and validates the whole configuration directory. A missing directory means the
  * defaults. A `*.yaml` file this build does not know is an error (a typo in a file name must
  * not silently drop configuration), with the known name it most likely meant.
- * @param environment where the entries that need the machine (a seed directory, the ssh-agent) are checked
+ * @param environment where the entries that need the machine (a seed directory, the ssh-agent,
+ *   the variables `storage.yaml` names) are checked
  * @throws ConfigurationError listing every problem of every file, or naming the directory when it
  *   is not one or cannot be read
  */
@@ -119,7 +133,10 @@ export async function loadConfiguration(configDir: string, environment: LoadEnvi
   // References between files, and what entries need from the machine, are checked in the same
   // run, also from and to files with problems.
   const environmentProblem = read.executors ? executorEnvironmentProblems(read.executors, { baseDirectory: configDir, ...environment }) : undefined;
-  const references = [...referenceProblems(read), ...(environmentProblem ? [environmentProblem] : [])];
+  // The start reads storage.yaml's variables only once the configuration loaded: checked here
+  // too, so `config check` refuses what the start would.
+  const storageProblem = read.storage ? storageEnvironmentError(read.storage, environment.environment) : undefined;
+  const references = [...referenceProblems(read), ...(environmentProblem ? [environmentProblem] : []), ...(storageProblem ? [storageProblem] : [])];
   for (const problem of references) {
     const index = errors.findIndex((error) => error.file === problem.file);
     const existing = errors[index];

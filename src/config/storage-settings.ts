@@ -111,28 +111,56 @@ export function connectionStringProblem(connectionString: string): string | unde
 /** Default of `cluster.takeoverTimeoutMs`, ms. */
 export const DEFAULT_TAKEOVER_TIMEOUT_MS = 30_000;
 
+/** One problem of `storage.yaml` with the environment: the key path and what is wrong. */
+export interface StorageEnvironmentProblem {
+  keyPath: string[];
+  message: string;
+}
+
+/** The variable a value names as `env:NAME`, or undefined for anything else. */
+function referencedVariable(value: unknown): string | undefined {
+  return typeof value === 'string' && ENVIRONMENT_REFERENCE.test(value) ? value.slice('env:'.length) : undefined;
+}
+
+/**
+ * What the `env:NAME` references of `storage.yaml` lack in an environment: a variable that is
+ * unset or empty, or a connection string the driver cannot read. Takes the file's values
+ * unchecked, so the configuration load names these problems together with the file's other
+ * ones, and the start reports them in the same words (both call this).
+ * @param settings what `storage.yaml` holds (validated or not)
+ * @param environment the environment the server runs with
+ * @returns one problem per reference, in the order of the keys; empty for the embedded backend
+ */
+export function storageEnvironmentProblems(settings: unknown, environment: NodeJS.ProcessEnv = process.env): StorageEnvironmentProblem[] {
+  if (!isRecord(settings) || settings.backend !== 'postgres' || !isRecord(settings.postgres)) return [];
+  const problems: StorageEnvironmentProblem[] = [];
+  const name = referencedVariable(settings.postgres.connectionString);
+  if (name !== undefined) {
+    const connectionString = environment[name];
+    const problem = connectionString === undefined || connectionString === '' ? 'is not set (it must hold the PostgreSQL connection string)' : connectionStringProblem(connectionString);
+    if (problem !== undefined) problems.push({ keyPath: ['postgres', 'connectionString'], message: `the environment variable ${name} ${problem}` });
+  }
+  const secretName = isRecord(settings.cluster) ? referencedVariable(settings.cluster.secret) : undefined;
+  if (secretName !== undefined && !environment[secretName]) {
+    problems.push({ keyPath: ['cluster', 'secret'], message: `the environment variable ${secretName} is not set (it must hold the secret shared by the servers of the cluster)` });
+  }
+  return problems;
+}
+
 /**
  * Resolves `storage.yaml` against the environment.
  * @param file path of `storage.yaml`, named in errors
  * @throws ConfigError naming the file and `postgres.connectionString` (or `cluster.secret`) when its variable is unset or empty,
- *   or `postgres.connectionString` when its variable holds no PostgreSQL connection string (see {@link connectionStringProblem})
+ *   or `postgres.connectionString` when its variable holds no PostgreSQL connection string (see {@link storageEnvironmentProblems})
  */
 export function resolveStorageSelection(settings: StorageSettings, file: string, environment: NodeJS.ProcessEnv = process.env): StorageSelection {
   if (settings.backend !== 'postgres' || settings.postgres === undefined) return { backend: 'embedded' };
-  const name = settings.postgres.connectionString.slice('env:'.length);
-  const connectionString = environment[name];
-  if (connectionString === undefined || connectionString === '') {
-    throw new ConfigError(file, [{ keyPath: 'postgres.connectionString', message: `the environment variable ${name} is not set (it must hold the PostgreSQL connection string)` }]);
-  }
-  const problem = connectionStringProblem(connectionString);
-  if (problem !== undefined) throw new ConfigError(file, [{ keyPath: 'postgres.connectionString', message: `the environment variable ${name} ${problem}` }]);
+  const problems = storageEnvironmentProblems(settings, environment);
+  if (problems.length > 0) throw new ConfigError(file, problems.map((problem) => ({ keyPath: problem.keyPath.join('.'), message: problem.message })));
+  const connectionString = environment[settings.postgres.connectionString.slice('env:'.length)] as string;
   let cluster: ClusterSelection | undefined;
   if (settings.cluster !== undefined) {
-    const secretName = settings.cluster.secret.slice('env:'.length);
-    const secret = environment[secretName];
-    if (secret === undefined || secret === '') {
-      throw new ConfigError(file, [{ keyPath: 'cluster.secret', message: `the environment variable ${secretName} is not set (it must hold the secret shared by the servers of the cluster)` }]);
-    }
+    const secret = environment[settings.cluster.secret.slice('env:'.length)] as string;
     cluster = { advertiseUrl: settings.cluster.advertiseUrl.replace(/\/+$/, ''), secret, takeoverTimeoutMs: settings.cluster.takeoverTimeoutMs ?? DEFAULT_TAKEOVER_TIMEOUT_MS };
   }
   return {

@@ -6,9 +6,14 @@
  *
  * Every platform module opens its namespaces on the one {@link RecordStorage} returned here,
  * so the data directory holds one platform file.
+ *
+ * The projects and their secrets are used with platform mode off too (every connection is then
+ * the local owner, and the secrets' values are redacted from logs), so a damaged file stops every
+ * start: starting without it would run with none of the projects' secrets to redact.
  */
 import path from 'node:path';
-import { openSqliteDatabase, type SqliteDatabase } from '../storage/sqlite/sqlite-database.js';
+import { openStoredDatabase } from '../storage/sqlite/damaged-database.js';
+import type { SqliteDatabase } from '../storage/sqlite/sqlite-database.js';
 import { SqliteRecordStorage } from '../storage/sqlite/sqlite-record-storage.js';
 import type { RecordStorage } from '../storage/record-storage.js';
 
@@ -28,10 +33,20 @@ export interface PlatformDatabase {
 /**
  * Opens (creating it, mode 0600, if missing) `<dataDir>/platform.db`.
  * @param dataDir the server's data directory
- * @throws Error naming the file when it cannot be opened (not a database, no permission)
+ * @throws DamagedDatabaseError when it is not a database SQLite can read (or a directory is in
+ *   its place): names the file, and says to restore it from a backup or move it aside; the file
+ *   is neither moved nor replaced
+ * @throws Error naming the file when it cannot be opened otherwise (no permission)
  */
 export function openPlatformDatabase(dataDir: string): PlatformDatabase {
-  const database = openSqliteDatabase(path.join(dataDir, PLATFORM_DATABASE_FILE), 'FULL');
+  const database = openStoredDatabase(
+    {
+      file: path.join(dataDir, PLATFORM_DATABASE_FILE),
+      holds: "the projects with their members, conversation bindings and encrypted secrets, each person's settings, the cost records and, in platform mode, the users, sessions and API tokens (it is used with platform mode off too)",
+      withoutIt: 'them (the conversations themselves are kept, outside any project)',
+    },
+    'FULL',
+  );
   const records = new SqliteRecordStorage(database);
   return {
     records,

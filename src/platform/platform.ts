@@ -128,7 +128,8 @@ export class Platform {
    * Opens `<dataDir>/platform.db` and `<dataDir>/secrets.key` (creating them when missing).
    * @param settings the `platform:` section of `server.yaml`
    * @param signInEnabled whether platform mode is on (sign-in, API tokens)
-   * @throws Error naming the file when the database or the key cannot be used
+   * @throws DamagedDatabaseError when `platform.db` is not a database SQLite can read (see `openPlatformDatabase`)
+   * @throws Error naming the file when the database or the key cannot be used otherwise
    */
   static async open(dataDir: string, settings: PlatformSettings, signInEnabled: boolean): Promise<Platform> {
     const database = openPlatformDatabase(dataDir);

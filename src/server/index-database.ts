@@ -12,6 +12,7 @@ import { reindex, type ReindexReport } from '../dao/reindex.js';
 import { SqliteConversationSearchIndex } from '../dao/sqlite-conversation-search-index.js';
 import type { Logger } from '../logger.js';
 import type { FileLogStorage } from '../storage/file/file-log-storage.js';
+import { probeSqliteDatabase } from '../storage/sqlite/damaged-database.js';
 import { openSqliteDatabase, type SqliteDatabase } from '../storage/sqlite/sqlite-database.js';
 import { SqliteRecordStorage } from '../storage/sqlite/sqlite-record-storage.js';
 
@@ -39,15 +40,6 @@ export interface OpenedIndex {
 }
 
 /**
- * Reads enough of the database to know SQLite can use it: its schema, and one row of every
- * table. A file that is not a database, or whose schema pages are damaged, throws here.
- */
-function probe(database: SqliteDatabase): void {
-  const tables = database.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as { name: string }[];
-  for (const { name } of tables) database.prepare(`SELECT * FROM "${name.replace(/"/g, '""')}" LIMIT 1`).all();
-}
-
-/**
  * Opens `metadata.db` in the data directory (mode 0600). A damaged file (and its WAL and
  * shared-memory files) is moved to `metadata.db.damaged` and a new one is created.
  * @throws Error naming the file when even a new database cannot be created
@@ -61,7 +53,7 @@ export function openIndexDatabase(dataDir: string): OpenedIndex {
   try {
     const database = openSqliteDatabase(file, 'NORMAL');
     try {
-      probe(database);
+      probeSqliteDatabase(database);
       opened = missing ? { database, rebuild: { reason: 'missing' } } : staleAfterRestart ? { database, rebuild: { reason: 'system-restart' } } : { database };
     } catch (error) {
       database.close();

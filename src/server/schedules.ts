@@ -12,6 +12,7 @@ import { Scheduler } from '../platform/schedules/scheduler.js';
 import { ScheduleService } from '../platform/schedules/schedule-service.js';
 import { ScheduleStore } from '../platform/schedules/schedule-store.js';
 import type { Runtime } from '../runtime/runtime.js';
+import { openStoredDatabase } from '../storage/sqlite/damaged-database.js';
 import { SqliteRecordStorage } from '../storage/sqlite/sqlite-record-storage.js';
 
 /** File of the scheduled tasks and their runs, in the data directory. */
@@ -79,11 +80,23 @@ export interface ServerSchedules {
 /**
  * Opens `<dataDir>/schedules.db`, reconciles what a previous process left, starts the timer,
  * and connects the service to the runtime (`runtime.schedules`, deletion of a conversation's tasks).
+ *
+ * A damaged file stops the start rather than the server running without its tasks: they run
+ * unattended, so a server that went on without them would miss their runs where nobody looks,
+ * and the conversations deleted meanwhile would keep tasks that fire into nothing once the file
+ * is restored. The one who starts the server sees the refusal at once, with the command that
+ * moves the file aside if they choose to go on without the tasks.
  * @param taskTurnStarted told of the turn each delivered prompt started, with the user its task acts for (if any)
- * @throws Error naming the file when the database cannot be opened
+ * @throws DamagedDatabaseError when the file is not a database SQLite can read (or a directory is
+ *   in its place): names it and says to restore it from a backup or move it aside; it is neither moved nor replaced
+ * @throws Error naming the file when the database cannot be opened otherwise
  */
 export async function startSchedules(dataDir: string, runtime: Runtime, logger: Logger, clock: SchedulerClock = systemClock, taskTurnStarted?: (turnId: string, userId: string | undefined) => void): Promise<ServerSchedules> {
-  const records = new SqliteRecordStorage(path.join(dataDir, SCHEDULES_DATABASE_FILE));
+  const database = openStoredDatabase(
+    { file: path.join(dataDir, SCHEDULES_DATABASE_FILE), holds: 'the scheduled tasks and the record of their runs', withoutIt: 'the scheduled tasks (the conversations are not in it)' },
+    'FULL',
+  );
+  const records = new SqliteRecordStorage(database);
   const hold = process.env[HOLD_AFTER_CLAIM_VARIABLE] === '1';
   const delivered = (turnId: string, inputKey: string) => {
     const taskId = taskIdOfInputKey(inputKey);
@@ -128,6 +141,7 @@ export async function startSchedules(dataDir: string, runtime: Runtime, logger: 
       await Promise.race([scheduler.settled(), new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
       clearTimeout(timer);
       await records.close();
+      database.close();
     },
   };
 }

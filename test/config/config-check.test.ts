@@ -1,6 +1,7 @@
 /**
  * `openvaala config check` as a real process: every problem of every file in one run,
- * references between files, and a single file checked against its directory.
+ * references between files, a single file checked against its directory, and the environment
+ * variables `storage.yaml` names, checked as `serve` checks them.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -100,6 +101,40 @@ describe('openvaala config check', () => {
     expect(missing.stderr).toContain('does not exist; config check wants the configuration directory');
     mkdirSync(path.join(directory, 'empty'));
     expect((await check(path.join(directory, 'empty'))).code).toBe(0);
+  });
+
+  it('refuses the environment variables storage.yaml names when they are unset, in the words serve stops with', async () => {
+    write({ 'storage.yaml': 'backend: postgres\npostgres:\n  connectionString: env:OPENVAALA_TEST_CHECK_DATABASE_URL\ncluster:\n  advertiseUrl: http://127.0.0.1:8790\n  secret: env:OPENVAALA_TEST_CHECK_CLUSTER_SECRET\n' });
+    const unset = { ...process.env };
+    delete unset.OPENVAALA_TEST_CHECK_DATABASE_URL;
+    delete unset.OPENVAALA_TEST_CHECK_CLUSTER_SECRET;
+    const connectionString = `${at('storage.yaml', 3)}postgres.connectionString: the environment variable OPENVAALA_TEST_CHECK_DATABASE_URL is not set (it must hold the PostgreSQL connection string)`;
+    const secret = `${at('storage.yaml', 6)}cluster.secret: the environment variable OPENVAALA_TEST_CHECK_CLUSTER_SECRET is not set (it must hold the secret shared by the servers of the cluster)`;
+
+    const result = await runCli(['config', 'check', directory], { env: unset, timeoutMs: 20_000 });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${connectionString}\n${secret}\n2 problems in ${directory}`);
+    const one = await runCli(['config', 'check', path.join(directory, 'storage.yaml')], { env: unset, timeoutMs: 20_000 });
+    expect(one.code).toBe(1);
+    expect(one.stderr).toContain(connectionString);
+
+    // serve stops on the same problems, before it opens any storage.
+    const dataDir = path.join(directory, 'data');
+    const serve = await runCli(['serve', '--port', '0', '--config-dir', directory, '--data-dir', dataDir], { env: { ...unset, XDG_STATE_HOME: path.join(directory, 'state') }, timeoutMs: 20_000 });
+    expect(serve.code).not.toBe(0);
+    expect(serve.stderr).toContain(connectionString);
+    expect(serve.stderr).toContain(secret);
+
+    // A variable that holds something the driver cannot read is named too, never its value.
+    const wrong = await runCli(['config', 'check', directory], { env: { ...unset, OPENVAALA_TEST_CHECK_DATABASE_URL: 'mysql://app:hunter2@db/openvaala', OPENVAALA_TEST_CHECK_CLUSTER_SECRET: 's3cret' }, timeoutMs: 20_000 });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain(`${at('storage.yaml', 3)}postgres.connectionString: the environment variable OPENVAALA_TEST_CHECK_DATABASE_URL holds no PostgreSQL connection string (the scheme mysql:)`);
+    expect(wrong.stderr).not.toContain('hunter2');
+    expect(wrong.stderr).toContain(`\n1 problem in ${directory}\n`);
+
+    const set = await runCli(['config', 'check', directory], { env: { ...unset, OPENVAALA_TEST_CHECK_DATABASE_URL: 'postgres://app:secret@127.0.0.1:5432/openvaala', OPENVAALA_TEST_CHECK_CLUSTER_SECRET: 's3cret' }, timeoutMs: 20_000 });
+    expect(set.stderr).toBe('');
+    expect(set.code).toBe(0);
   });
 
   it('refuses a --config-dir that does not exist, as it does the same path given as the argument', async () => {

@@ -2,9 +2,11 @@
  * No stale `running` state after a crash: a real `openvaala serve` is killed with SIGKILL in
  * the middle of a turn; the next start (or `openvaala reindex`) records the turn interrupted
  * (crash_recovery) before any client opens the conversation, so the listing never shows it
- * running. A missing or damaged `metadata.db` is rebuilt on start, with a log line.
+ * running. A missing or damaged `metadata.db` is rebuilt on start, with a log line; a damaged
+ * `platform.db` or `schedules.db`, which cannot be rebuilt, stops the start with what to do and
+ * is left as it is.
  */
-import { existsSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -91,28 +93,23 @@ describe('turns of a server that died', () => {
   });
 });
 
+/** A data directory with one conversation (titled `title`) whose turn completed, and no server running. */
+async function oneConversation(title = 'kept through a rebuild'): Promise<{ env: TestEnvironment; conversationId: string }> {
+  const env = await createTestEnvironment('responses:\n  - text: "hello"\n');
+  environment = env;
+  serve = await startServe(env);
+  const client = await connect(serve);
+  const { conversation } = await client.request('conversation/create', { cwd: env.workDir, title });
+  const done = new Promise<void>((resolve) => client.onNotification((event) => event.method === 'turn/completed' && resolve()));
+  await client.request('conversation/subscribe', { conversationId: conversation.id });
+  await client.request('session/input', { conversationId: conversation.id, input: 'hi' });
+  await done;
+  await serve.stop();
+  serve = undefined;
+  return { env, conversationId: conversation.id };
+}
+
 describe('metadata.db', () => {
-  const ONE_TURN = `
-responses:
-  - text: "hello"
-`;
-
-  /** A data directory with one conversation whose turn completed, and no server running. */
-  async function oneConversation(): Promise<{ env: TestEnvironment; conversationId: string }> {
-    const env = await createTestEnvironment(ONE_TURN);
-    environment = env;
-    serve = await startServe(env);
-    const client = await connect(serve);
-    const { conversation } = await client.request('conversation/create', { cwd: env.workDir, title: 'kept through a rebuild' });
-    const done = new Promise<void>((resolve) => client.onNotification((event) => event.method === 'turn/completed' && resolve()));
-    await client.request('conversation/subscribe', { conversationId: conversation.id });
-    await client.request('session/input', { conversationId: conversation.id, input: 'hi' });
-    await done;
-    await serve.stop();
-    serve = undefined;
-    return { env, conversationId: conversation.id };
-  }
-
   it('is rebuilt from the logs on start when it is missing, with a log line', async () => {
     const { env, conversationId } = await oneConversation();
     for (const suffix of ['', '-wal', '-shm']) rmSync(path.join(env.paths.dataDir, `metadata.db${suffix}`), { force: true });
@@ -165,9 +162,70 @@ responses:
   });
 
   it('is not rebuilt (and nothing is logged) for a new data directory', async () => {
-    environment = await createTestEnvironment(ONE_TURN);
+    environment = await createTestEnvironment('responses:\n  - text: "hello"\n');
     serve = await startServe(environment);
     expect(existsSync(path.join(environment.paths.dataDir, 'metadata.db'))).toBe(true);
     expect(serve.output()).not.toContain('rebuilt');
   });
+});
+
+describe('platform.db and schedules.db', () => {
+  // Neither is an index of the logs: their records exist nowhere else, so neither is moved aside by the server.
+  const DATABASES = [
+    { name: 'platform.db', holds: 'it holds the projects with their members, conversation bindings and encrypted secrets', without: 'move it aside to start without them (the conversations themselves are kept, outside any project)' },
+    { name: 'schedules.db', holds: 'it holds the scheduled tasks and the record of their runs', without: 'move it aside to start without the scheduled tasks' },
+  ];
+  const DAMAGE = [
+    { kind: 'holds garbage bytes', problem: 'is damaged (SQLite: file is not a database)', make: (file: string) => writeFileSync(file, 'this is not a SQLite database '.repeat(200)) },
+    {
+      kind: 'is a directory',
+      problem: 'is a directory, not a database file',
+      make: (file: string) => {
+        mkdirSync(file);
+        writeFileSync(path.join(file, 'kept.txt'), 'inside\n');
+      },
+    },
+  ];
+
+  /** The bytes of a file, or of every file under a directory by path. */
+  function contents(file: string): Map<string, string> {
+    if (!statSync(file).isDirectory()) return new Map([[file, readFileSync(file, 'base64')]]);
+    const found = new Map<string, string>();
+    for (const entry of readdirSync(file, { recursive: true, withFileTypes: true })) {
+      if (entry.isFile()) found.set(path.join(entry.parentPath, entry.name), readFileSync(path.join(entry.parentPath, entry.name), 'base64'));
+    }
+    return found;
+  }
+
+  for (const database of DATABASES) {
+    for (const damage of DAMAGE) {
+      it(`stop the start when ${database.name} ${damage.kind} (platform mode off), saying what to do, and are left as they are`, async () => {
+        const { env, conversationId } = await oneConversation('outlives the database');
+        const file = path.join(env.paths.dataDir, database.name);
+        for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+        damage.make(file);
+        const before = contents(file);
+
+        const refused = await runCli(['serve', '--port', '0'], { env: env.env, timeoutMs: 30_000 });
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toContain(`${file} ${damage.problem}. ${database.name} cannot be rebuilt: ${database.holds}`);
+        expect(refused.stderr).toContain('The server does not start without it, and does not move or replace it.');
+        expect(refused.stderr).toContain(`Restore ${database.name} from a backup of the data directory (with the server stopped), or ${database.without}`);
+        expect(refused.stderr).toContain(`\n  mv ${file} ${file}.damaged\n`);
+        // The damaged file was neither moved, removed nor rewritten.
+        expect(contents(file)).toEqual(before);
+        expect(readdirSync(env.paths.dataDir).filter((name) => name.includes('.damaged'))).toEqual([]);
+
+        // The way on it gives works, and keeps the damaged file and the conversations.
+        const moves = [...refused.stderr.matchAll(/^ {2}mv (\S+) (\S+)$/gm)];
+        expect(moves.length).toBeGreaterThan(0);
+        for (const [, from, to] of moves) renameSync(from as string, to as string);
+        serve = await startServe(env);
+        const again = await connect(serve);
+        expect((await again.request('conversation/list', {})).conversations.map((summary) => summary.id)).toEqual([conversationId]);
+        expect(existsSync(`${file}.damaged`)).toBe(true);
+        expect(statSync(file).isFile()).toBe(true);
+      });
+    }
+  }
 });

@@ -104,7 +104,7 @@ describe('runtime server on PostgreSQL', () => {
       writeFileSync(file, 'backend: postgres\npostgres:\n  connectionString: env:OPENVAALA_TEST_UNSET_VARIABLE\n');
       const error = await startRuntimeServer({ paths: environment.paths, port: 0, logger: createLogger('silent') }).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(ConfigurationError);
-      expect((error as Error).message).toBe(`${file}: postgres.connectionString: the environment variable OPENVAALA_TEST_UNSET_VARIABLE is not set (it must hold the PostgreSQL connection string)`);
+      expect((error as Error).message).toBe(`${file}:3: postgres.connectionString: the environment variable OPENVAALA_TEST_UNSET_VARIABLE is not set (it must hold the PostgreSQL connection string)`);
       // The data directory is free again: a server with the embedded default starts on it.
       writeFileSync(file, 'backend: embedded\n');
       const running = await startRuntimeServer({ paths: environment.paths, port: 0, logger: createLogger('silent') });
