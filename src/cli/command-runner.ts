@@ -2,6 +2,7 @@
  * What every command declaration of the command line shares: how a command's failure becomes
  * `openvaala: <command>: <message>` on stderr with an exit code, and the process's streams.
  */
+import { printableText } from '../printable-text.js';
 import { ExecExitCode } from './exit-codes.js';
 import { UsageError } from './usage-error.js';
 
@@ -12,9 +13,12 @@ export async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Writes `openvaala: <message>` to stderr and exits with `code` (default 1). */
+/**
+ * Writes `openvaala: <message>` to stderr and exits with `code` (default 1). Control characters
+ * in the message (it may quote a value typed or read from a file) are written as `\u` escapes.
+ */
 export function fail(message: string, code = 1): never {
-  process.stderr.write(`openvaala: ${message}\n`);
+  process.stderr.write(`openvaala: ${printableText(message)}\n`);
   process.exit(code);
 }
 

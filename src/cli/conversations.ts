@@ -10,6 +10,7 @@ import { formatItem, type OutputStreams } from './exec-output.js';
 import { formatLogDamage } from './log-damage-output.js';
 import { UsageError } from './usage-error.js';
 import { withLocalServer } from './local-server-client.js';
+import { humanStreams } from './terminal-streams.js';
 
 function localTime(ms: number): string {
   const date = new Date(ms);
@@ -32,6 +33,7 @@ export function formatConversationList(conversations: ConversationSummary[]): st
  * @throws UsageError for a query the search index cannot parse
  */
 export async function runConversationList(paths: OpenVaalaPaths, options: { query?: string; limit: number; json: boolean; requireConfigDir: boolean }, streams: OutputStreams): Promise<number> {
+  streams = humanStreams(streams, options);
   const listing = await withLocalServer(paths, options.requireConfigDir, 'openvaala-conversations', (client) =>
     client.request('conversation/list', { limit: options.limit, ...(options.query !== undefined ? { query: options.query } : {}) }).catch((error: unknown) => {
       if (error instanceof RuntimeClientError && error.code === ErrorCodes.invalidParams) throw new UsageError(error.message);
@@ -54,6 +56,7 @@ export async function runConversationList(paths: OpenVaalaPaths, options: { quer
  * @throws UsageError when there is no such conversation
  */
 export async function runConversationShow(paths: OpenVaalaPaths, reference: string, options: { json: boolean; requireConfigDir: boolean }, streams: OutputStreams): Promise<number> {
+  streams = humanStreams(streams, options);
   await withLocalServer(paths, options.requireConfigDir, 'openvaala-conversations', async (client) => {
     const conversationId = await resolveConversationId(client, reference);
     const snapshot = await client.request('conversation/get', { conversationId });

@@ -27,6 +27,7 @@ export { UsageError };
 
 import { withDataDirectoryShown } from './data-directory-text.js';
 import { formatLogDamage } from './log-damage-output.js';
+import { humanStreams } from './terminal-streams.js';
 import { ExecExitCode } from './exit-codes.js';
 
 export { ExecExitCode };
@@ -55,6 +56,7 @@ function resumeHint(conversationId: string): string {
  * @throws UsageError for a working directory that cannot be used or an unknown conversation
  */
 export async function runExec(options: ExecOptions, streams: OutputStreams): Promise<number> {
+  streams = humanStreams(streams, options);
   const cwd = path.resolve(options.cwd);
   // Only a local working directory can be checked here; the server checks every executor's.
   if (!options.resume && (options.executor ?? 'local') === 'local') {

@@ -13,6 +13,7 @@ import { readServeArgumentsQuickly } from './serve-options.js';
  */
 export async function main(argv: string[]): Promise<void> {
   const first = argv[2];
+  handleClosedOutput(first === 'serve' ? 'keep running' : 'leave');
   if (first === 'serve') {
     const options = readServeArgumentsQuickly(argv.slice(3));
     if (options !== undefined) return (await import('./serve.js')).runServe(options);
@@ -20,4 +21,22 @@ export async function main(argv: string[]): Promise<void> {
   const { buildProgram, TOP_LEVEL_COMMANDS } = await import('./program.js');
   const only = TOP_LEVEL_COMMANDS.find((name) => name === first);
   await buildProgram(only).parseAsync(argv);
+}
+
+/** Exit status of a process ended by SIGPIPE in a shell (128 + 13), as `cat` or `git log` piped into `head` end. */
+const BROKEN_PIPE_EXIT_CODE = 141;
+
+/**
+ * When the reader of the output goes away (`openvaala conversations show last | head`), a client
+ * command ends quietly with {@link BROKEN_PIPE_EXIT_CODE} instead of a stack trace for the
+ * `EPIPE` error of its next write (the server's work goes on: a client may leave at any time);
+ * the server itself keeps running, its conversations do not depend on who reads its banner.
+ */
+function handleClosedOutput(onClose: 'leave' | 'keep running'): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      if (onClose === 'leave') process.exit(BROKEN_PIPE_EXIT_CODE);
+    });
+  }
 }

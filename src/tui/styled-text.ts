@@ -4,6 +4,7 @@
  * when `NO_COLOR` is set (https://no-color.org); bold, dim, italic and inverse stay, since
  * they are not colours and keep the cursor and headings visible.
  */
+import { terminalText } from '../printable-text.js';
 
 /** Colours the UI uses (the 8 standard ANSI colours plus grey). */
 export type ColorName = 'red' | 'green' | 'yellow' | 'blue' | 'magenta' | 'cyan' | 'white' | 'gray';
@@ -79,10 +80,14 @@ export function plainText(line: StyledLine): string {
  * that model or command output cannot move the cursor or change the terminal's state.
  */
 export function sanitize(text: string): string {
-  // ANSI sequences in command output are removed rather than interpreted.
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(\u0007|\u001b\\)?|\u001b[@-_]/g, '').replace(/\t/g, '    ').replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '');
+  // ANSI sequences in command output are removed rather than interpreted; a carriage return
+  // inside one line of the screen would move the cursor, so it is dropped here.
+  return terminalText(text.replace(/\r/g, '')).replace(/\t/g, '    ');
 }
+
+/** A character {@link sanitize} would remove or change: a control character (C0, DEL, C1). */
+// eslint-disable-next-line no-control-regex
+const NEEDS_SANITIZING = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * Wraps a line to `width` cells: at spaces when a word fits, else inside the word. Each
@@ -196,14 +201,17 @@ function sgr(style: TextStyle, color: boolean): string {
 }
 
 /**
- * The line as text with ANSI SGR escapes, each styled span closed with a reset.
+ * The line as text with ANSI SGR escapes, each styled span closed with a reset; control
+ * characters in the spans' text are removed (see {@link sanitize}).
  * @param color false leaves colours out (`NO_COLOR`)
  */
 export function toAnsi(line: StyledLine, color: boolean): string {
   let text = '';
   for (const span of line) {
     const open = span.style ? sgr(span.style, color) : '';
-    text += open ? `${open}${span.text}\u001b[0m` : span.text;
+    // The last check before the terminal: a span built from a title or a status that skipped sanitize.
+    const shown = NEEDS_SANITIZING.test(span.text) ? sanitize(span.text) : span.text;
+    text += open ? `${open}${shown}\u001b[0m` : shown;
   }
   return text;
 }

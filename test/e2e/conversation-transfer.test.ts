@@ -78,6 +78,8 @@ describe('openvaala export / import', { timeout: 120_000 }, () => {
       const garbage = await runCli(args, { env: target.env });
       expect(garbage.code, args.join(' ')).toBe(64);
       expect(garbage.stderr, args.join(' ')).toContain(`${binary}: line 1: not valid JSON (Unexpected token 'P', "PK\\u0003\\u0004\\u0014\\u0000\\u001b[2J`);
+      // Control characters are what this pattern looks for.
+      // eslint-disable-next-line no-control-regex
       expect(garbage.stderr, args.join(' ')).not.toMatch(/[\u0000-\u0008\u000b-\u001f\ufffd]/);
     }
     const after = await runCli(['conversations', '--json'], { env: target.env });

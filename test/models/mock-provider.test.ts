@@ -471,6 +471,10 @@ describe('script', () => {
       const broken = join(directory, 'broken.json');
       await writeFile(broken, '{"responses": [');
       await expect(loadMockScript(broken)).rejects.toThrow(/^broken\.json: cannot parse/);
+      // A YAML syntax error is one line naming where it is, without the library's code excerpt.
+      const unclosed = join(directory, 'unclosed.yaml');
+      await writeFile(unclosed, 'responses: [\n');
+      await expect(loadMockScript(unclosed)).rejects.toThrow(/^unclosed\.yaml: cannot parse: Flow sequence .* at line 2, column 1:$/);
       await expect(loadMockScript(join(directory, 'missing.yaml'))).rejects.toThrow(/^missing\.yaml: cannot read/);
     } finally {
       await rm(directory, { recursive: true, force: true });

@@ -173,6 +173,8 @@ it('names the method of a message that is no JSON-RPC 2.0 request, and never ans
   const parseError = received.find((message) => message.id === null)?.error?.message ?? '';
   expect(parseError).toMatch(/^invalid JSON: /);
   expect(parseError).toContain('\\u001b[2J');
+  // Control characters are what this pattern looks for.
+  // eslint-disable-next-line no-control-regex
   expect(parseError).not.toMatch(/[\u0000-\u001f\ufffd]/);
   socket.close();
 });

@@ -6,12 +6,14 @@
 import { describe, expect, it } from 'vitest';
 import { convertCodexRollout } from '../../src/dao/codex-rollout.js';
 import { parseArchive } from '../../src/dao/conversation-archive.js';
-import { jsonSyntaxProblem, printableText } from '../../src/printable-text.js';
+import { jsonSyntaxProblem, printableText, terminalText } from '../../src/printable-text.js';
 import { parseLine } from '../../src/storage/file/line-reader.js';
 
 /** The start of a zip file with a terminal's clear-screen sequence and bytes that are not UTF-8. */
 const BINARY = Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x1b, 0x5b, 0x32, 0x4a, 0xff, 0xfe, 0x07, 0x41]).toString('utf8');
 /** What a terminal would act on, or what shows no input. */
+// Control characters are what this pattern looks for.
+// eslint-disable-next-line no-control-regex
 const UNPRINTABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffd]/;
 
 function messageOf(work: () => unknown): string {
@@ -43,6 +45,20 @@ describe('printableText', () => {
     expect(problem).not.toMatch(UNPRINTABLE);
     expect(problem).not.toContain('\n');
     expect(jsonSyntaxProblem('plain')).toBe('plain');
+  });
+});
+
+describe('terminalText', () => {
+  it('removes escape sequences (title, screen, cursor, colour, hyperlink) and control characters, keeping the text', () => {
+    expect(terminalText('a\u001b]0;HACKED TITLE\u0007b')).toBe('ab');
+    expect(terminalText('c\u001b[2J\u001b[Hd\u001b[31mred\u001b[0m')).toBe('cdred');
+    expect(terminalText('e\u009b31mf\u0000g\u007fh\u0008i')).toBe('efghi');
+    expect(terminalText('link \u001b]8;;http://x\u0007here\u001b]8;;\u0007')).toBe('link here');
+  });
+
+  it('makes a carriage return a line break, so the line it would overwrite stays visible, and keeps tabs and line feeds', () => {
+    expect(terminalText('secret\rshown\r\nnext\ttab\n')).toBe('secret\nshown\nnext\ttab\n');
+    expect(terminalText('ümlaut 日本 😀')).toBe('ümlaut 日本 😀');
   });
 });
 

@@ -36,6 +36,15 @@ describe('Markdown in the terminal', () => {
   });
 });
 
+describe('the last step to the terminal', () => {
+  it('removes escape sequences and control characters from any span, such as a conversation title in the status bar', () => {
+    const line = [{ text: ' title \u001b]0;T\u0007 with\u009b31m escape\r ', style: { inverse: true } }, { text: 'plain' }];
+    const drawn = toAnsi(line, true);
+    expect(drawn).toBe('\u001b[7m title  with escape \u001b[0mplain');
+    expect(drawn).not.toContain('\u001b]');
+  });
+});
+
 describe('composer', () => {
   it('keeps a large paste whole behind a placeholder, and history recalls prompts', () => {
     const composer = new ComposerState();

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { jsonSyntaxProblem } from '../../printable-text.js';
+import { jsonSyntaxProblem, printableText } from '../../printable-text.js';
 
 /**
  * One scripted tool call. `arguments` is either an object (sent JSON-encoded) or a raw string
@@ -306,7 +306,9 @@ export function parseMockScript(text: string, fileName: string): MockScript {
   try {
     raw = extname(fileName).toLowerCase() === '.json' ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
-    throw new MockScriptError(`${shownName}: cannot parse: ${jsonSyntaxProblem(error)}`);
+    // The YAML library's message goes on with a code excerpt after its first line; the line number is in that first line.
+    const problem = error instanceof Error && error.name === 'YAMLParseError' ? printableText(error.message.split('\n')[0] ?? '') : jsonSyntaxProblem(error);
+    throw new MockScriptError(`${shownName}: cannot parse: ${problem}`);
   }
   const parsed = mockScriptSchema.safeParse(raw);
   if (!parsed.success) {
