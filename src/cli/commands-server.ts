@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { TopLevelCommand } from './program.js';
 import { resolvePaths } from '../config/paths.js';
+import { shellQuote } from '../executors/shell-quote.js';
 import { fail, run, streams } from './command-runner.js';
 import { requireExistingDataDir } from './data-dir-option.js';
 import { ExecExitCode } from './exit-codes.js';
@@ -44,7 +45,8 @@ function declareReindex(program: Command): void {
       try {
         process.stdout.write(formatReindexOutcome(await runReindex(dataDir)));
       } catch (error) {
-        const message = error instanceof DataDirLockedError ? `${error.message}; stop that server before reindexing` : (error as Error).message;
+        // A client command (conversations, exec) may have started that server in the background, where it waits 10 minutes for work.
+        const message = error instanceof DataDirLockedError ? `${error.message}; stop it first (openvaala server stop${options.dataDir !== undefined ? ` --data-dir ${shellQuote(options.dataDir)}` : ''}), then run reindex again` : (error as Error).message;
         fail(`reindex: ${message}`, error instanceof DataDirLockedError ? 3 : 1);
       }
     });

@@ -31,10 +31,22 @@ export function credentialsFile(configDir: string): string {
   return path.join(configDir, CREDENTIALS_FILE);
 }
 
+/** `credentials.json` cannot be read or is not a valid keys file; {@link problem} says why (without the path). */
+export class CredentialsFileError extends Error {
+  constructor(
+    readonly file: string,
+    readonly problem: string,
+    options?: ErrorOptions,
+  ) {
+    super(`${file}: ${problem}`, options);
+    this.name = 'CredentialsFileError';
+  }
+}
+
 /**
  * Reads the stored keys.
  * @returns `{ providers: {} }` when the file does not exist
- * @throws Error naming the file and the problem when it is not valid
+ * @throws CredentialsFileError naming the file and the problem when it cannot be read or is not valid
  */
 export function readCredentials(configDir: string): Credentials {
   const file = credentialsFile(configDir);
@@ -43,22 +55,22 @@ export function readCredentials(configDir: string): Credentials {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { providers: {} };
-    throw new Error(`${file}: cannot read: ${(error as Error).message}`, { cause: error });
+    throw new CredentialsFileError(file, `cannot read: ${(error as Error).message}`, { cause: error });
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new Error(`${file}: not valid JSON: ${jsonSyntaxProblem(error)}`, { cause: error });
+    throw new CredentialsFileError(file, `not valid JSON: ${jsonSyntaxProblem(error)}`, { cause: error });
   }
   const parsed = CredentialsSchema.safeParse(value);
   if (!parsed.success) {
-    throw new Error(`${file}: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}`);
+    throw new CredentialsFileError(file, parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; '));
   }
   return parsed.data;
 }
 
-/** The stored key of one provider, if any. @throws Error when the file is not valid */
+/** The stored key of one provider, if any. @throws CredentialsFileError when the file cannot be read or is not valid */
 export function readStoredApiKey(configDir: string, providerName: string): string | undefined {
   return readCredentials(configDir).providers[providerName]?.apiKey;
 }

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { LanguageModel } from 'ai';
-import { readStoredApiKey } from '../config/credentials.js';
+import { CREDENTIALS_FILE, CredentialsFileError, readStoredApiKey } from '../config/credentials.js';
 import { MissingSecretError, resolveSecret, type ProviderConfig, type ProvidersFile, type ReasoningSettings } from '../config/providers.js';
 import type { ModelInfo } from '../protocol/index.js';
 import { contextWindowOf, listModels, reasoningOf } from './model-catalog.js';
@@ -74,10 +74,19 @@ const KEY_VARIABLES: Partial<Record<ProviderConfig['kind'], string>> = { openai:
  * The API key of a provider: a literal `apiKey`; else the variable `apiKey: env:NAME` names
  * when it is set; else the key stored by `openvaala auth set` (`credentials.json`); else none
  * (the provider's SDK may still read its own variable, e.g. `OPENAI_API_KEY`).
- * @throws Error when `env:NAME` is unset and no key is stored, naming both ways to give one
+ * @throws MissingSecretError when `env:NAME` is unset and no key is stored (naming both ways to give one), or when the stored keys cannot be read
  */
 function resolveApiKey(providerName: string, provider: ProviderConfig, configDir: string | undefined): string | undefined {
-  const stored = () => (configDir ? readStoredApiKey(configDir, providerName) : undefined);
+  const stored = (): string | undefined => {
+    if (!configDir) return undefined;
+    try {
+      return readStoredApiKey(configDir, providerName);
+    } catch (error) {
+      // The user's file to repair, told to the client as it is (without the server's paths), not an internal error.
+      if (error instanceof CredentialsFileError) throw new MissingSecretError(`the API key of provider "${providerName}" cannot be looked up: the stored keys (${CREDENTIALS_FILE} in the server's configuration directory) ${error.problem.startsWith('cannot read') ? 'cannot be read' : 'are damaged'}: ${error.problem}; repair the file, or move it aside and store the key again with: openvaala auth set ${providerName}`, { cause: error });
+      throw error;
+    }
+  };
   if (provider.apiKey === undefined) return stored();
   const where = `providers.yaml: providers.${providerName}.apiKey`;
   try {
@@ -164,7 +173,7 @@ export class ModelRegistry {
   /**
    * Resolves a model name (or the default when undefined).
    * @throws UnknownModelError when no model is named and there is no default, or the provider is not configured
-   * @throws MissingSecretError when the provider's `env:` key is not set and no key is stored
+   * @throws MissingSecretError when the provider's `env:` key is not set and no key is stored, or the stored keys cannot be read
    */
   resolve(name: string | undefined): ResolvedModel {
     const modelName = name ?? this.providers.defaultModel;

@@ -84,6 +84,25 @@ responses:
 });
 
 describe('openvaala auth', { timeout: 120_000 }, () => {
+  it('tells exec the stored keys are damaged, naming the file and what is wrong, not an internal error', async () => {
+    environment = await createTestEnvironment('responses:\n  - text: "never sent"\n', openaiWithoutKey);
+    const env = { ...environment.env, OPENAI_API_KEY: '' };
+    const credentials = path.join(environment.paths.configDir, 'credentials.json');
+    for (const [content, problem] of [
+      ['PK\u0003\u0004 not json', 'not valid JSON'],
+      ['{"providers":{"openai":{"apiKey":5}}}', 'providers.openai.apiKey: Invalid input: expected string, received number'],
+    ] as const) {
+      writeFileSync(credentials, content, { mode: 0o600 });
+      const result = await runCli(['exec', 'hi'], { env, cwd: environment.workDir });
+      expect(result.code, result.stderr).not.toBe(0);
+      expect(result.stderr).toContain('the API key of provider "openai" cannot be looked up: the stored keys (credentials.json');
+      expect(result.stderr).toContain(problem);
+      expect(result.stderr).toContain('openvaala auth set openai');
+      expect(result.stderr).not.toContain('internal error');
+    }
+    expect(environment.mock.requests).toHaveLength(0);
+  });
+
   it('adds a well-known provider to an empty configuration, and refuses an empty key', async () => {
     environment = await createTestEnvironment('responses: []\n');
     rmSync(path.join(environment.paths.configDir, 'providers.yaml'));

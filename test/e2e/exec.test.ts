@@ -190,6 +190,10 @@ responses:
     const refused = await runCli(['reindex'], { env: environment.env });
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain(`pid ${serve.child.pid}`);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain('stop it first (openvaala server stop), then run reindex again');
+    const elsewhere = await runCli(['reindex', '--data-dir', environment.paths.dataDir], { env: environment.env });
+    expect(elsewhere.stderr).toContain(`stop it first (openvaala server stop --data-dir '${environment.paths.dataDir}'), then run reindex again`);
 
     const listBefore = async () => {
       const client = await RuntimeClient.connect({ url: serve!.info.url, token: serve!.info.token, clientName: 'list' });
