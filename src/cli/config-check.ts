@@ -57,6 +57,7 @@ export async function runConfigCheck(target: ConfigCheckTarget | string, streams
   }
   try {
     const configuration = await loadConfiguration(configDir);
+    if (onlyFile === undefined || path.basename(onlyFile) === CONFIGURATION_FILES.providers.fileName) streams.stderr.write(await keyWarnings(configuration.providers.providers, configDir));
     if (onlyFile !== undefined) {
       streams.stdout.write(`${onlyFile}: valid (its references checked against ${configDir})\n`);
       return 0;
@@ -91,4 +92,31 @@ export async function runConfigCheck(target: ConfigCheckTarget | string, streams
 /** `1 problem`, `2 problems`. */
 function problems(count: number): string {
   return `${count} problem${count === 1 ? '' : 's'}`;
+}
+
+/**
+ * Warnings (not problems: the check still passes) for provider keys a server started from this
+ * shell could not find: `apiKey: env:NAME` with NAME unset or empty here and no key stored with
+ * `openvaala auth set`, or stored keys that cannot be read. A server reads the variable from its
+ * own environment at each turn, so the configuration is valid; the first turn would fail.
+ * @returns one `warning: …` line per provider, or ''
+ */
+async function keyWarnings(providers: Record<string, { apiKey?: string }>, configDir: string): Promise<string> {
+  const { CredentialsFileError, readStoredApiKey } = await import('../config/credentials.js');
+  const lines: string[] = [];
+  for (const [name, provider] of Object.entries(providers)) {
+    const variable = provider.apiKey?.startsWith('env:') ? provider.apiKey.slice('env:'.length) : undefined;
+    if (variable === undefined || (process.env[variable] ?? '') !== '') continue;
+    let stored: string | undefined;
+    try {
+      stored = readStoredApiKey(configDir, name);
+    } catch (error) {
+      if (!(error instanceof CredentialsFileError)) throw error;
+      lines.push(`warning: the stored keys cannot be read (${error.message}); repair the file or store the key again with: openvaala auth set ${name}\n`);
+      continue;
+    }
+    if (stored !== undefined) continue;
+    lines.push(`warning: ${CONFIGURATION_FILES.providers.fileName}: providers.${name}.apiKey: the environment variable ${variable} is not set in this shell and no key is stored for "${name}"; a server started from here cannot use the provider until ${variable} is set or a key is stored (openvaala auth set ${name})\n`);
+  }
+  return lines.join('');
 }

@@ -41,6 +41,27 @@ const BROKEN = {
 };
 
 describe('openvaala config check', () => {
+  it('warns, and still passes, when a provider key names a variable unset in this shell and no key is stored', async () => {
+    write({ 'providers.yaml': 'providers:\n  remote: { kind: openai, apiKey: env:OPENVAALA_TEST_UNSET_KEY }\ndefaultModel: remote/m\n' });
+    const env = { ...process.env, OPENVAALA_TEST_UNSET_KEY: '' };
+    const warned = await runCli(['config', 'check', directory], { env, timeoutMs: 20_000 });
+    expect(warned.code).toBe(0);
+    expect(warned.stdout).toContain(`${directory}: valid`);
+    expect(warned.stderr).toContain('warning: providers.yaml: providers.remote.apiKey: the environment variable OPENVAALA_TEST_UNSET_KEY is not set in this shell and no key is stored for "remote"');
+    expect(warned.stderr).toContain('openvaala auth set remote');
+    // The same for the file alone; nothing with the variable set, or with a stored key.
+    expect((await runCli(['config', 'check', path.join(directory, 'providers.yaml')], { env, timeoutMs: 20_000 })).stderr).toContain('providers.remote.apiKey');
+    expect((await runCli(['config', 'check', directory], { env: { ...env, OPENVAALA_TEST_UNSET_KEY: 'sk-set' }, timeoutMs: 20_000 })).stderr).toBe('');
+    writeFileSync(path.join(directory, 'credentials.json'), JSON.stringify({ providers: { remote: { apiKey: 'sk-stored' } } }), { mode: 0o600 });
+    expect((await runCli(['config', 'check', directory], { env, timeoutMs: 20_000 })).stderr).toBe('');
+    // Stored keys that cannot be read are said too.
+    writeFileSync(path.join(directory, 'credentials.json'), '{ not json', { mode: 0o600 });
+    const damaged = await runCli(['config', 'check', directory], { env, timeoutMs: 20_000 });
+    expect(damaged.code).toBe(0);
+    expect(damaged.stderr).toContain('warning: the stored keys cannot be read');
+    expect(damaged.stderr).toContain('credentials.json: not valid JSON');
+  });
+
   it('reports every problem of every file, and broken references between files, in one run', async () => {
     write(BROKEN);
     const result = await check(directory);
