@@ -7,7 +7,9 @@
 import { createInterface } from 'node:readline/promises';
 import type { ApprovalRequest, ToolDetails, UserInputRequest } from '../protocol/index.js';
 import type { ServerRequestResult } from '../client/runtime-client.js';
+import { terminalText } from '../printable-text.js';
 import type { OutputStreams } from './exec-output.js';
+import { originalStream } from './terminal-streams.js';
 
 /** An answer to `approval/request`. */
 export type ApprovalAnswer = ServerRequestResult<'approval/request'>;
@@ -50,7 +52,8 @@ export class ApprovalPrompt {
     }
     const controller = new AbortController();
     this.active = controller;
-    const prompt = createInterface({ input: this.input, output: this.streams.stderr });
+    // The line editor writes its own cursor escapes, so it gets the stream as it is; its prompts are made safe here.
+    const prompt = createInterface({ input: this.input, output: originalStream(this.streams.stderr) });
     prompt.on('SIGINT', () => {
       controller.abort();
       this.interruptListener?.();
@@ -64,7 +67,7 @@ export class ApprovalPrompt {
       '[x] no, and interrupt the turn',
     ];
     try {
-      const answer = (await prompt.question(`Allow ${summary}? (${request.reason})\n  ${choices.join(', ')}: `, { signal: controller.signal })).trim().toLowerCase();
+      const answer = (await prompt.question(terminalText(`Allow ${summary}? (${request.reason})\n  ${choices.join(', ')} (a letter, then Enter): `), { signal: controller.signal })).trim().toLowerCase();
       if (answer === 'y' || answer === 'yes') return { decision: 'allow_once' };
       if (answer === 'a' || answer === 'always') return { decision: 'allow_session' };
       if (prefix && (answer === 'p' || answer === 'prefix')) return { decision: 'allow_prefix', prefix };
@@ -92,7 +95,8 @@ export class ApprovalPrompt {
     }
     const controller = new AbortController();
     this.active = controller;
-    const prompt = createInterface({ input: this.input, output: this.streams.stderr });
+    // The line editor writes its own cursor escapes, so it gets the stream as it is; its prompts are made safe here.
+    const prompt = createInterface({ input: this.input, output: originalStream(this.streams.stderr) });
     prompt.on('SIGINT', () => {
       controller.abort();
       this.interruptListener?.();

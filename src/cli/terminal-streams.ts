@@ -13,8 +13,21 @@ import type { OutputStreams } from './exec-output.js';
  */
 export function terminalStream(stream: NodeJS.WritableStream): NodeJS.WritableStream {
   const safe = Object.create(stream) as NodeJS.WritableStream;
+  originals.set(safe, stream);
   safe.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => (stream.write as (...args: unknown[]) => boolean)(typeof chunk === 'string' ? terminalText(chunk) : chunk, ...rest)) as NodeJS.WritableStream['write'];
   return safe;
+}
+
+/** The stream each {@link terminalStream} wraps. */
+const originals = new WeakMap<NodeJS.WritableStream, NodeJS.WritableStream>();
+
+/**
+ * The stream under a {@link terminalStream} (or `stream` itself): for a line editor
+ * (`node:readline`), which moves the cursor with escape sequences of its own; what it is given
+ * to show must then be made safe by its caller (`terminalText`).
+ */
+export function originalStream(stream: NodeJS.WritableStream): NodeJS.WritableStream {
+  return originals.get(stream) ?? stream;
 }
 
 /** Both streams made safe for a terminal (see {@link terminalStream}). */

@@ -69,7 +69,7 @@ describe('exec asks the user', { timeout: 120_000 }, () => {
   it('at an approval question, shows the command and its directory, and "x" denies the call and interrupts the turn', async () => {
     environment = await createTestEnvironment(`
 responses:
-  - toolCalls: [{ name: exec_command, arguments: { command: "touch asked.txt" } }]
+  - toolCalls: [{ name: exec_command, arguments: { command: "touch asked.txt # \\e]0;pwned\\a" } }]
   - text: "should not be asked for"
 `);
     writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), 'agents:\n  careful: { default: true, approvals: { default: ask } }\n');
@@ -77,6 +77,9 @@ responses:
     const run = onTerminal(['exec', 'make a file'], environment);
     await until(() => run.screen().includes('[x] no, and interrupt the turn'), 30_000, 'the approval question');
     expect(run.screen()).toContain('$ touch asked.txt');
+    expect(run.screen()).toContain('(a letter, then Enter)');
+    // The command's text reaches the terminal without its escape sequence.
+    expect(run.screen()).not.toContain('\u001b]0;pwned');
     expect(run.screen()).toMatch(/in \/\S+/);
     run.terminal.write('x\r');
     expect(await run.exited).toBe(2);
