@@ -1,12 +1,11 @@
 /**
- * Text from elsewhere must not carry control characters to a terminal: a binary file given where
- * JSON was expected made the parser's message quote `ESC [ 2 J` (clear the screen), and a
- * model's answer or a command's output could set the terminal's title or hide lines behind a
- * carriage return. Messages that quote input write such characters as visible `\u` escapes
- * ({@link printableText}); text shown as text (answers, command output, titles) loses its
- * escape sequences and control characters ({@link terminalText}).
+ * Messages that quote input must not carry the input's control characters to a terminal: a
+ * binary file given where JSON was expected made the parser's message quote `ESC [ 2 J` (clear
+ * the screen) and NUL bytes, which the command line then printed. This module writes such
+ * characters as visible `\u` escapes; the rest of the text is kept as it is. (Text shown as
+ * text, such as answers and command output, is cleaned by `terminalText` of
+ * `tools/terminal-text.ts` instead.)
  */
-import stripAnsi from 'strip-ansi';
 
 /**
  * C0 controls other than tab and line feed, DEL, C1 controls, lone surrogates, the byte-order
@@ -39,17 +38,3 @@ export function jsonSyntaxProblem(error: unknown): string {
   return printableText(message).replace(/\n/g, '\\n');
 }
 
-/** Control characters left after escape sequences are removed: all but tab and line feed, DEL and the C1 range (U+009B is a one-character CSI to some terminals). */
-// eslint-disable-next-line no-control-regex
-const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-
-/**
- * `text` as a terminal should show it: ANSI escape sequences (colours, cursor moves, screen
- * clearing, titles, hyperlinks; removed with `strip-ansi`) and other control characters
- * removed, a carriage return made a line break (so a line it would have overwritten stays
- * visible); tabs and line feeds kept.
- * @param text an answer, a command's output, a title, any text not written by this program
- */
-export function terminalText(text: string): string {
-  return stripAnsi(text).replace(/\r\n?/g, '\n').replace(CONTROL_CHARACTERS, '');
-}

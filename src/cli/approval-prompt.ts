@@ -7,7 +7,7 @@
 import { createInterface } from 'node:readline/promises';
 import type { ApprovalRequest, ToolDetails, UserInputRequest } from '../protocol/index.js';
 import type { ServerRequestResult } from '../client/runtime-client.js';
-import { terminalText } from '../printable-text.js';
+import { terminalText } from '../tools/terminal-text.js';
 import type { OutputStreams } from './exec-output.js';
 import { originalStream } from './terminal-streams.js';
 

@@ -18,9 +18,9 @@ function declareServe(program: Command): void {
   const serve = program.command('serve').description('run the runtime server');
   for (const declaration of SERVE_OPTIONS) {
     const { list } = describeFlags(declaration.flags);
-    const check = declaration.check;
+    const check = declaration.check && forCommander(declaration.check);
     // commander gathers a list option's values itself only when the option has no parser.
-    const parse = check === undefined ? undefined : list ? (value: string, previous: unknown[] = []) => [...previous, forCommander(check)(value)] : forCommander(check);
+    const parse = check === undefined ? undefined : list ? (value: string, previous: unknown[] = []) => [...previous, check(value)] : check;
     if (parse === undefined) serve.option(declaration.flags, declaration.description, declaration.defaultValue as string | undefined);
     else serve.option(declaration.flags, declaration.description, parse as (value: string, previous: unknown) => unknown, declaration.defaultValue);
   }

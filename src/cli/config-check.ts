@@ -96,27 +96,27 @@ function problems(count: number): string {
 
 /**
  * Warnings (not problems: the check still passes) for provider keys a server started from this
- * shell could not find: `apiKey: env:NAME` with NAME unset or empty here and no key stored with
- * `openvaala auth set`, or stored keys that cannot be read. A server reads the variable from its
- * own environment at each turn, so the configuration is valid; the first turn would fail.
+ * shell could not find, looked up as a turn looks them up (`resolveProviderApiKey`): `apiKey:
+ * env:NAME` with NAME unset or empty here and no key stored with `openvaala auth set`, or stored
+ * keys that cannot be read. A server reads the variable from its own environment at each turn,
+ * so the configuration is valid; the first turn would fail.
  * @returns one `warning: …` line per provider, or ''
  */
 async function keyWarnings(providers: Record<string, { apiKey?: string }>, configDir: string): Promise<string> {
-  const { CredentialsFileError, readStoredApiKey } = await import('../config/credentials.js');
+  const [{ resolveProviderApiKey }, { CredentialsFileError }, { MissingSecretError }] = await Promise.all([import('../config/provider-keys.js'), import('../config/credentials.js'), import('../config/providers.js')]);
   const lines: string[] = [];
   for (const [name, provider] of Object.entries(providers)) {
-    const variable = provider.apiKey?.startsWith('env:') ? provider.apiKey.slice('env:'.length) : undefined;
-    if (variable === undefined || (process.env[variable] ?? '') !== '') continue;
-    let stored: string | undefined;
     try {
-      stored = readStoredApiKey(configDir, name);
+      resolveProviderApiKey(name, provider, configDir);
     } catch (error) {
-      if (!(error instanceof CredentialsFileError)) throw error;
-      lines.push(`warning: the stored keys cannot be read (${error.message}); repair the file or store the key again with: openvaala auth set ${name}\n`);
-      continue;
+      if (!(error instanceof MissingSecretError)) throw error;
+      if (error.cause instanceof CredentialsFileError) {
+        lines.push(`warning: the stored keys cannot be read (${error.cause.message}); repair the file or store the key again with: openvaala auth set ${name}\n`);
+      } else {
+        const variable = provider.apiKey?.slice('env:'.length);
+        lines.push(`warning: ${CONFIGURATION_FILES.providers.fileName}: providers.${name}.apiKey: the environment variable ${variable} is not set in this shell and no key is stored for "${name}"; a server started from here cannot use the provider until ${variable} is set or a key is stored (openvaala auth set ${name})\n`);
+      }
     }
-    if (stored !== undefined) continue;
-    lines.push(`warning: ${CONFIGURATION_FILES.providers.fileName}: providers.${name}.apiKey: the environment variable ${variable} is not set in this shell and no key is stored for "${name}"; a server started from here cannot use the provider until ${variable} is set or a key is stored (openvaala auth set ${name})\n`);
   }
   return lines.join('');
 }

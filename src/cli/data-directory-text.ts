@@ -5,9 +5,7 @@
  * a warning or an error can be opened as printed.
  */
 import path from 'node:path';
-
-/** How the server writes its data directory in what it tells clients. */
-const DATA_DIRECTORY_MARK = '<data dir>/';
+import { DATA_DIRECTORY_MARK } from '../protocol/error-codes.js';
 
 /**
  * `text` with each `<data dir>/` written as the data directory's path.

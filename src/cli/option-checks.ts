@@ -45,12 +45,13 @@ export function checkNonEmpty(name: string): (value: string) => string {
 /**
  * A directory option that must name an existing directory (one the command reads, never creates).
  * @param name the option as typed (`--web-root`), for the message
+ * @param advice what the message adds after "no such directory", if anything
  * @throws OptionValueError (from the parser) naming the option and the path when it is missing or not a directory
  */
-export function checkExistingDirectory(name: string): (value: string) => string {
+export function checkExistingDirectory(name: string, advice?: string): (value: string) => string {
   return (value: string): string => {
     const stats = statSync(value, { throwIfNoEntry: false });
-    if (stats === undefined) throw new OptionValueError(`${name} ${value}: no such directory`);
+    if (stats === undefined) throw new OptionValueError(`${name} ${value}: no such directory${advice === undefined ? '' : `; ${advice}`}`);
     if (!stats.isDirectory()) throw new OptionValueError(`${name} ${value}: not a directory`);
     return value;
   };
@@ -62,9 +63,4 @@ export function checkExistingDirectory(name: string): (value: string) => string 
  * server on the defaults (or store keys and plugins where nothing reads them) without a word.
  * @throws OptionValueError naming the option and the path when it is missing or not a directory
  */
-export function checkExistingConfigDirectory(value: string): string {
-  const stats = statSync(value, { throwIfNoEntry: false });
-  if (stats === undefined) throw new OptionValueError(`--config-dir ${value}: no such directory; give an existing configuration directory (only the default one is created when missing)`);
-  if (!stats.isDirectory()) throw new OptionValueError(`--config-dir ${value}: not a directory`);
-  return value;
-}
+export const checkExistingConfigDirectory: (value: string) => string = checkExistingDirectory('--config-dir', 'give an existing configuration directory (only the default one is created when missing)');

@@ -4,7 +4,7 @@
  * titles and messages written elsewhere, whose escape sequences must not reach the terminal
  * (or a file it is redirected to). JSON output and archives are written as they are.
  */
-import { terminalText } from '../printable-text.js';
+import { terminalText } from '../tools/terminal-text.js';
 import type { OutputStreams } from './exec-output.js';
 
 /**

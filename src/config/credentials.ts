@@ -33,9 +33,14 @@ export function credentialsFile(configDir: string): string {
 
 /** `credentials.json` cannot be read or is not a valid keys file; {@link problem} says why (without the path). */
 export class CredentialsFileError extends Error {
+  /**
+   * @param unreadable true when the file could not be read at all (permissions, a directory),
+   *   false when it was read but holds no valid keys
+   */
   constructor(
     readonly file: string,
     readonly problem: string,
+    readonly unreadable: boolean,
     options?: ErrorOptions,
   ) {
     super(`${file}: ${problem}`, options);
@@ -55,17 +60,17 @@ export function readCredentials(configDir: string): Credentials {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { providers: {} };
-    throw new CredentialsFileError(file, `cannot read: ${(error as Error).message}`, { cause: error });
+    throw new CredentialsFileError(file, `cannot read: ${(error as Error).message}`, true, { cause: error });
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new CredentialsFileError(file, `not valid JSON: ${jsonSyntaxProblem(error)}`, { cause: error });
+    throw new CredentialsFileError(file, `not valid JSON: ${jsonSyntaxProblem(error)}`, false, { cause: error });
   }
   const parsed = CredentialsSchema.safeParse(value);
   if (!parsed.success) {
-    throw new CredentialsFileError(file, parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; '));
+    throw new CredentialsFileError(file, parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; '), false);
   }
   return parsed.data;
 }

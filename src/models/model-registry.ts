@@ -7,8 +7,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { LanguageModel } from 'ai';
-import { CREDENTIALS_FILE, CredentialsFileError, readStoredApiKey } from '../config/credentials.js';
-import { MissingSecretError, resolveSecret, type ProviderConfig, type ProvidersFile, type ReasoningSettings } from '../config/providers.js';
+import { resolveProviderApiKey } from '../config/provider-keys.js';
+import { MissingSecretError, type ProviderConfig, type ProvidersFile, type ReasoningSettings } from '../config/providers.js';
 import type { ModelInfo } from '../protocol/index.js';
 import { contextWindowOf, listModels, reasoningOf } from './model-catalog.js';
 
@@ -70,34 +70,6 @@ export function parseModelName(name: string): { providerName: string; modelId: s
  */
 const KEY_VARIABLES: Partial<Record<ProviderConfig['kind'], string>> = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY', google: 'GOOGLE_GENERATIVE_AI_API_KEY' };
 
-/**
- * The API key of a provider: a literal `apiKey`; else the variable `apiKey: env:NAME` names
- * when it is set; else the key stored by `openvaala auth set` (`credentials.json`); else none
- * (the provider's SDK may still read its own variable, e.g. `OPENAI_API_KEY`).
- * @throws MissingSecretError when `env:NAME` is unset and no key is stored (naming both ways to give one), or when the stored keys cannot be read
- */
-function resolveApiKey(providerName: string, provider: ProviderConfig, configDir: string | undefined): string | undefined {
-  const stored = (): string | undefined => {
-    if (!configDir) return undefined;
-    try {
-      return readStoredApiKey(configDir, providerName);
-    } catch (error) {
-      // The user's file to repair, told to the client as it is (without the server's paths), not an internal error.
-      if (error instanceof CredentialsFileError) throw new MissingSecretError(`the API key of provider "${providerName}" cannot be looked up: the stored keys (${CREDENTIALS_FILE} in the server's configuration directory) ${error.problem.startsWith('cannot read') ? 'cannot be read' : 'are damaged'}: ${error.problem}; repair the file, or move it aside and store the key again with: openvaala auth set ${providerName}`, { cause: error });
-      throw error;
-    }
-  };
-  if (provider.apiKey === undefined) return stored();
-  const where = `providers.yaml: providers.${providerName}.apiKey`;
-  try {
-    return resolveSecret(provider.apiKey, where);
-  } catch (error) {
-    const key = stored();
-    if (key !== undefined) return key;
-    throw new MissingSecretError(`${(error as Error).message}, and no key is stored for provider "${providerName}" (store one with: openvaala auth set ${providerName})`, { cause: error });
-  }
-}
-
 async function createModel(providerName: string, provider: ProviderConfig, modelId: string, connection: ProviderConnection): Promise<LanguageModel> {
   switch (provider.kind) {
     case 'openai': {
@@ -152,7 +124,7 @@ export class ModelRegistry {
       const baseURL = (config.baseURL ?? (config.kind === 'openai' ? 'https://api.openai.com/v1' : '')).replace(/\/+$/, '');
       if (baseURL === '') return [];
       try {
-        const apiKey = resolveApiKey(provider, config, this.options.configDir);
+        const apiKey = resolveProviderApiKey(provider, config, this.options.configDir);
         return [{ provider, kind: config.kind, baseURL, ...(apiKey !== undefined ? { apiKey } : {}) }];
       } catch (error) {
         return [{ provider, kind: config.kind, baseURL, keyError: (error as Error).message }];
@@ -188,7 +160,7 @@ export class ModelRegistry {
     }
     const reasoning = reasoningOf(this.providers, providerName, modelId);
     // The key is looked up on every resolve (each turn): a key stored or exported since is used at once.
-    const apiKey = resolveApiKey(providerName, provider, this.options.configDir);
+    const apiKey = resolveProviderApiKey(providerName, provider, this.options.configDir);
     const sdkVariable = KEY_VARIABLES[provider.kind];
     // Said before the turn, as for an unset env: key; the provider's client would fail its first call with words of its own.
     if (apiKey === undefined && sdkVariable !== undefined && !process.env[sdkVariable]) {

@@ -32,3 +32,11 @@ export const ErrorCodes = {
   /** The request is valid but cannot be done in the current state; `data.reason` says why. */
   conflict: -32009,
 } as const;
+
+/**
+ * How the server writes its data directory in what it tells clients (damage locations, error
+ * messages naming a log file): `<data dir>/conversations/…`, since where the directory is on
+ * the server's machine is not a client's business (docs/protocol.md, log damage). A client on
+ * the same machine that found the server through that directory may write the path back.
+ */
+export const DATA_DIRECTORY_MARK = '<data dir>/';

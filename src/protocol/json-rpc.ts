@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 
-export { ErrorCodes } from './error-codes.js';
+export { DATA_DIRECTORY_MARK, ErrorCodes } from './error-codes.js';
 import { ErrorCodes } from './error-codes.js';
 import { similarNames } from '../similar-names.js';
 import { explainIssue } from '../validation-issues.js';

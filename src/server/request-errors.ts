@@ -9,7 +9,7 @@ import { MissingSecretError } from '../config/providers.js';
 import { DamagedConversationError } from '../dao/log-damage.js';
 import { UnknownModelError } from '../models/model-registry.js';
 import { PlatformConflictError, PlatformInputError, PlatformNotFoundError } from '../platform/platform-errors.js';
-import { ErrorCodes, RpcError, type StateConflictReason } from '../protocol/index.js';
+import { DATA_DIRECTORY_MARK, ErrorCodes, RpcError, type StateConflictReason } from '../protocol/index.js';
 import { NotFoundError } from '../runtime/runtime.js';
 import { StateConflictError } from '../runtime/state-conflict-error.js';
 import { UnreadableStreamError } from '../storage/log-storage.js';
@@ -23,7 +23,7 @@ const DATA_DIRECTORY_PREFIX = /(?:\/[^\s/:'"()]+)+?\/(?=conversations\/)/g;
  * the server's machine (user names, mount points).
  */
 export function hideDataDirectory(text: string): string {
-  return text.replace(DATA_DIRECTORY_PREFIX, '<data dir>/');
+  return text.replace(DATA_DIRECTORY_PREFIX, DATA_DIRECTORY_MARK);
 }
 
 /**

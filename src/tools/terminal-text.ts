@@ -1,6 +1,7 @@
 /**
- * Turning what a program wrote for a terminal into plain text for the model: the text a
- * terminal would finally show, without the control sequences that drew it.
+ * Turning what a program wrote for a terminal into plain text: for the model, the text a
+ * terminal would finally show, without the control sequences that drew it; for a person
+ * reading the command line, the same without the redrawing (`terminalText`).
  *
  * - ANSI/VT escape sequences (colours, OSC-8 links, cursor movement, titles) are removed
  *   with `strip-ansi`; an "erase line" sequence (`ESC [ K`, `ESC [ 2 K`) also clears what the
@@ -54,6 +55,17 @@ export function cleanTerminalText(text: string): string {
   const stripped = stripAnsi(withPlaceholders);
   const lines = stripped.split('\n').map((line) => renderLine(line.endsWith('\r') ? line.slice(0, -1) : line));
   return lines.join('\n').replace(DROPPED_CONTROLS, '');
+}
+
+/**
+ * Text written elsewhere (an answer, a command's output, a title) as a person should see it on
+ * a terminal: escape sequences and control characters removed as {@link cleanTerminalText}
+ * removes them, but carriage returns and backspaces are not replayed: a carriage return becomes
+ * a line break, so nothing the text would draw over stays hidden (an approval question shows
+ * the whole command, not the part written last). Tabs and line feeds are kept.
+ */
+export function terminalText(text: string): string {
+  return stripAnsi(text.replace(DANGLING_ESCAPE, '')).replace(/\r\n?/g, '\n').replace(DROPPED_CONTROLS, '');
 }
 
 /**

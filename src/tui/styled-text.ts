@@ -4,7 +4,7 @@
  * when `NO_COLOR` is set (https://no-color.org); bold, dim, italic and inverse stay, since
  * they are not colours and keep the cursor and headings visible.
  */
-import { terminalText } from '../printable-text.js';
+import { terminalText } from '../tools/terminal-text.js';
 
 /** Colours the UI uses (the 8 standard ANSI colours plus grey). */
 export type ColorName = 'red' | 'green' | 'yellow' | 'blue' | 'magenta' | 'cyan' | 'white' | 'gray';

@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { convertCodexRollout } from '../../src/dao/codex-rollout.js';
 import { parseArchive } from '../../src/dao/conversation-archive.js';
-import { jsonSyntaxProblem, printableText, terminalText } from '../../src/printable-text.js';
+import { jsonSyntaxProblem, printableText } from '../../src/printable-text.js';
+import { terminalText } from '../../src/tools/terminal-text.js';
 import { parseLine } from '../../src/storage/file/line-reader.js';
 
 /** The start of a zip file with a terminal's clear-screen sequence and bytes that are not UTF-8. */
