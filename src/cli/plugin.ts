@@ -11,6 +11,7 @@ import { addPlugin, readPluginsFile, removePlugin, setPluginEnabled, type ApplyC
 import { describePluginProblem } from '../plugins/plugin-loader.js';
 import { loadPluginSet } from '../plugins/plugin-set.js';
 import type { OutputStreams } from './exec-output.js';
+import { terminalStreams } from './terminal-streams.js';
 
 const writer = (configDir: string): ApplyChanges => (changes) => updateConfigurationFiles(configDir, changes);
 
@@ -20,6 +21,8 @@ const writer = (configDir: string): ApplyChanges => (changes) => updateConfigura
  * @throws PluginOperationError (or a configuration update error) naming what was wrong
  */
 export async function runPluginAdd(configDir: string, source: string, streams: OutputStreams): Promise<number> {
+  // Names, versions and notes come from the plugin's own files.
+  streams = terminalStreams(streams);
   const plugin = await addPlugin(configDir, source, writer(configDir));
   const parts = [
     ['skills', plugin.skillDirectories.length > 0 ? 'yes' : ''],
@@ -36,6 +39,8 @@ export async function runPluginAdd(configDir: string, source: string, streams: O
 
 /** Removes an installed plugin and its folder. @returns exit code 0 */
 export async function runPluginRemove(configDir: string, name: string, streams: OutputStreams): Promise<number> {
+  // Names, versions and notes come from the plugin's own files.
+  streams = terminalStreams(streams);
   await removePlugin(configDir, name, writer(configDir));
   streams.stdout.write(`removed ${name}\n`);
   return 0;
@@ -46,6 +51,8 @@ export async function runPluginRemove(configDir: string, name: string, streams: 
  * @returns exit code 0
  */
 export async function runPluginSetEnabled(configDir: string, name: string, enabled: boolean, project: string | undefined, streams: OutputStreams): Promise<number> {
+  // Names, versions and notes come from the plugin's own files.
+  streams = terminalStreams(streams);
   const scope = project !== undefined ? { kind: 'project' as const, directory: path.resolve(project) } : { kind: 'user' as const };
   await setPluginEnabled(configDir, name, enabled, scope, writer(configDir));
   streams.stdout.write(`${enabled ? 'enabled' : 'disabled'} ${name}${scope.kind === 'project' ? ` for ${scope.directory}` : ''}\n`);
@@ -58,6 +65,8 @@ export async function runPluginSetEnabled(configDir: string, name: string, enabl
  * @returns exit code: 0, or 1 when a plugin does not load
  */
 export async function runPluginList(configDir: string, streams: OutputStreams): Promise<number> {
+  // Names, versions and notes come from the plugin's own files.
+  streams = terminalStreams(streams);
   const set = await loadPluginSet(configDir, await readPluginsFile(configDir));
   if (set.statuses.length === 0) streams.stdout.write('no plugins installed\n');
   for (const status of set.statuses) {

@@ -181,4 +181,20 @@ describe('a mistyped --config-dir or --project', () => {
     expect(disabled.stderr).toContain(`--project ${project}: no such directory; give the directory of an existing project`);
     expect(existsSync(path.join(root, 'projcets'))).toBe(false);
   });
+
+  it('prints what the files of a plugin say (its version, notes) without their escape sequences', async () => {
+    const configDir = path.join(root, 'config-escapes');
+    mkdirSync(configDir);
+    const env = { ...process.env, XDG_CONFIG_HOME: path.join(root, 'xdg-config'), XDG_DATA_HOME: path.join(root, 'data'), XDG_STATE_HOME: path.join(root, 'state') };
+    const source = path.join(root, 'escapes');
+    write(path.join(source, '.claude-plugin', 'plugin.json'), JSON.stringify({ name: 'escapes', version: '1.0\u001b]0;pwned\u0007\u001b[2J' }));
+    const added = await runCli(['plugin', 'add', source, '--config-dir', configDir], { env, cwd: root });
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).toContain('installed escapes 1.0');
+    const listed = await runCli(['plugin', 'list', '--config-dir', configDir], { env, cwd: root });
+    expect(listed.stdout).toContain('escapes');
+    // Control characters are what this pattern looks for.
+    // eslint-disable-next-line no-control-regex
+    for (const output of [added.stdout, listed.stdout]) expect(output).not.toMatch(/[\u001b\u0007]/);
+  });
 });
