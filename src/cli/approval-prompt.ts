@@ -3,6 +3,11 @@
  * Without a terminal an approval is denied and a question declined (a one-shot run has no one
  * to ask, and waiting would hang). Ctrl-C at a question denies the call (or cancels the
  * question) and tells the caller, which interrupts the turn.
+ *
+ * Questions are asked one at a time, in the order they came: the calls of one step may all
+ * need approval, and two line editors reading the same terminal would both take the first
+ * answer typed. While a question is on the terminal the rest of exec's output is held (see
+ * {@link QuestionOutput}), so nothing is written into the question or the answer being typed.
  */
 import { createInterface } from 'node:readline/promises';
 import type { ApprovalRequest, ToolDetails, UserInputRequest } from '../protocol/index.js';
@@ -23,14 +28,42 @@ function describeDetails(details: ToolDetails | undefined): string {
   return '';
 }
 
+/**
+ * What the prompt asks of the rest of exec's output while a question is on the terminal: to
+ * end any line left open and keep its writes back (`hold`), then to write them (`release`).
+ */
+export interface QuestionOutput {
+  hold(): void;
+  release(): void;
+}
+
+/** The answer a question gets when Ctrl-C (or the end of exec) cancels it, asked or waiting. */
+const CANCELLED_APPROVAL: ApprovalAnswer = { decision: 'deny', message: 'the user pressed Ctrl-C and interrupted the turn' };
+const CANCELLED_INPUT: InputAnswer = { declined: 'the user pressed Ctrl-C and interrupted the turn' };
+
 /** Asks approval questions one at a time on the terminal. */
 export class ApprovalPrompt {
   private active: AbortController | undefined;
   private interruptListener: (() => void) | undefined;
+  /** The end of the last question asked or waiting: the next one starts after it. */
+  private queue: Promise<unknown> = Promise.resolve();
+  /** Counts {@link cancel} calls: a question waiting when it was called is not asked. */
+  private cancellations = 0;
+  /** The approval on the terminal now, and what to say if it is answered elsewhere meanwhile. */
+  private asking: { approvalId: string; withdrawn?: string } | undefined;
+  /** Approvals waiting their turn, and those of them answered elsewhere (not to be asked). */
+  private readonly waiting = new Set<string>();
+  private readonly withdrawn = new Set<string>();
 
+  /**
+   * @param streams where questions are written (stderr; the line editor gets the stream under a terminal-safe one)
+   * @param input the terminal read for answers
+   * @param output the rest of exec's output, held while a question is asked (none: nothing is held)
+   */
   constructor(
     private readonly streams: OutputStreams,
     private readonly input: NodeJS.ReadStream = process.stdin,
+    private readonly output: QuestionOutput = { hold: () => undefined, release: () => undefined },
   ) {}
 
   /** Called when Ctrl-C is pressed at a question (the terminal's raw mode turns it into a key, not a signal). */
@@ -38,13 +71,55 @@ export class ApprovalPrompt {
     this.interruptListener = listener;
   }
 
-  /** Ends the question being asked, if any: it is answered `deny`. */
+  /** Ends the question being asked, if any, and those waiting their turn: they are answered `deny` (or declined). */
   cancel(): void {
+    this.cancellations++;
     this.active?.abort();
   }
 
-  /** Asks about one call and returns the answer. */
-  async ask(request: ApprovalRequest): Promise<ApprovalAnswer> {
+  /**
+   * Runs `ask` after every question asked before it, with the rest of the output held; a
+   * question cancelled while it waited gets `cancelled` without being asked.
+   */
+  private inTurn<T>(ask: () => Promise<T>, cancelled: T): Promise<T> {
+    const cancellations = this.cancellations;
+    const answer = this.queue.then(async () => {
+      if (this.cancellations !== cancellations) return cancelled;
+      this.output.hold();
+      try {
+        return await ask();
+      } finally {
+        this.output.release();
+      }
+    });
+    this.queue = answer.catch(() => undefined);
+    return answer;
+  }
+
+  /**
+   * An approval was decided elsewhere (another client, or the turn's interruption:
+   * `approval/resolved`): it is taken off the terminal if it is being asked, with `note` said
+   * in its place, and not asked if it is waiting. Any other id is ignored.
+   */
+  withdraw(approvalId: string, note: string): void {
+    if (this.asking?.approvalId === approvalId) {
+      this.asking.withdrawn = note;
+      this.active?.abort();
+    } else if (this.waiting.delete(approvalId)) this.withdrawn.add(approvalId);
+  }
+
+  /** Asks about one call, after any question asked before it, and returns the answer. */
+  ask(request: ApprovalRequest): Promise<ApprovalAnswer> {
+    this.waiting.add(request.approvalId);
+    return this.inTurn(() => {
+      this.waiting.delete(request.approvalId);
+      // The server dropped its request when it was decided elsewhere: this answer goes nowhere.
+      if (this.withdrawn.delete(request.approvalId)) return Promise.resolve(CANCELLED_APPROVAL);
+      return this.askNow(request);
+    }, CANCELLED_APPROVAL);
+  }
+
+  private async askNow(request: ApprovalRequest): Promise<ApprovalAnswer> {
     const summary = `${request.toolName} ${JSON.stringify(request.arguments)}${describeDetails(request.details)}`;
     if (!this.input.isTTY) {
       this.streams.stderr.write(`approval needed for ${summary} (${request.reason}): denied, as exec has no terminal to ask on\n`);
@@ -52,6 +127,8 @@ export class ApprovalPrompt {
     }
     const controller = new AbortController();
     this.active = controller;
+    const asking: { approvalId: string; withdrawn?: string } = { approvalId: request.approvalId };
+    this.asking = asking;
     // The line editor writes its own cursor escapes, so it gets the stream as it is; its prompts are made safe here.
     const prompt = createInterface({ input: this.input, output: originalStream(this.streams.stderr) });
     prompt.on('SIGINT', () => {
@@ -75,20 +152,25 @@ export class ApprovalPrompt {
       if (answer === 'x') return { decision: 'deny_interrupt' };
       return { decision: 'deny' };
     } catch {
-      this.streams.stderr.write('\ndenied (Ctrl-C)\n');
-      return { decision: 'deny', message: 'the user pressed Ctrl-C and interrupted the turn' };
+      this.streams.stderr.write(`\n${asking.withdrawn === undefined ? 'denied (Ctrl-C)' : terminalText(asking.withdrawn)}\n`);
+      return CANCELLED_APPROVAL;
     } finally {
       if (this.active === controller) this.active = undefined;
+      if (this.asking === asking) this.asking = undefined;
       prompt.close();
     }
   }
 
   /**
-   * Asks a `request_user_input` question: numbered choices (the number or the text answers)
-   * and, when allowed, free text. An answer outside the choices of a question that takes no
-   * free text is asked again.
+   * Asks a `request_user_input` question, after any question asked before it: numbered choices
+   * (the number or the text answers) and, when allowed, free text. An answer outside the
+   * choices of a question that takes no free text is asked again.
    */
-  async askQuestion(request: UserInputRequest): Promise<InputAnswer> {
+  askQuestion(request: UserInputRequest): Promise<InputAnswer> {
+    return this.inTurn(() => this.askQuestionNow(request), CANCELLED_INPUT);
+  }
+
+  private async askQuestionNow(request: UserInputRequest): Promise<InputAnswer> {
     if (!this.input.isTTY) {
       this.streams.stderr.write(`question from the agent: ${request.question}\nnot answered, as exec has no terminal to ask on\n`);
       return { declined: 'exec runs without a terminal, so no user can answer' };
@@ -115,7 +197,7 @@ export class ApprovalPrompt {
       }
     } catch {
       this.streams.stderr.write('\nnot answered (Ctrl-C)\n');
-      return { declined: 'the user pressed Ctrl-C and interrupted the turn' };
+      return CANCELLED_INPUT;
     } finally {
       if (this.active === controller) this.active = undefined;
       prompt.close();

@@ -28,6 +28,7 @@ export { UsageError };
 import { withDataDirectoryShown } from './data-directory-text.js';
 import { formatLogDamage } from './log-damage-output.js';
 import { humanStreams } from './terminal-streams.js';
+import { HeldOutput } from './held-output.js';
 import { ExecExitCode } from './exit-codes.js';
 
 export { ExecExitCode };
@@ -66,8 +67,16 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
   const paths = resolvePaths({ ...(options.configDir ? { configDir: options.configDir } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   const server = await ensureServer(paths, { requireConfigDir: options.configDir !== undefined });
   const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'openvaala-exec', capabilities: { approvals: true, userInput: true, deltas: true } });
-  const renderer = options.json ? new JsonRenderer(streams) : new HumanRenderer(streams);
-  const approvals = new ApprovalPrompt(streams);
+  // The turn's output waits while a question is on the terminal; the question itself and the notices about leaving do not.
+  const held = new HeldOutput(streams);
+  const renderer = options.json ? new JsonRenderer(held.streams) : new HumanRenderer(held.streams);
+  const approvals = new ApprovalPrompt(streams, process.stdin, {
+    hold: () => {
+      renderer.endLine();
+      held.hold();
+    },
+    release: () => held.release(),
+  });
   let conversationId: string | undefined;
   let interrupts = 0;
   let interruptTurn: (() => void) | undefined;
@@ -138,6 +147,7 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
     // Also closed on purpose when exec ends early; only the race below cares.
     closed.catch(() => undefined);
     client.onNotification((event) => {
+      if (event.method === 'approval/resolved') approvals.withdraw(event.params.approvalId, describeResolution(event.params));
       if (!rendering) return;
       renderer.render(event);
       if (event.method !== 'turn/completed') return;
@@ -185,6 +195,13 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
     approvals.cancel();
     await client.close();
   }
+}
+
+/** What exec says in place of an approval question decided elsewhere (`approval/resolved`). */
+export function describeResolution(resolved: { decision: string; decidedBy: string }): string {
+  if (resolved.decidedBy === 'interruption') return 'no longer asked: the turn was interrupted';
+  const decided = resolved.decision.startsWith('allow') ? 'allowed' : 'denied';
+  return `${decided} elsewhere (${resolved.decidedBy.replace(/^client:/, 'by ')})`;
 }
 
 /** For each session of a conversation, the seq of its last stored item (for `afterSeq`). */

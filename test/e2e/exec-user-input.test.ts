@@ -1,8 +1,9 @@
 /**
  * `openvaala exec` answering the agent's questions on a real terminal (node-pty):
  * `request_user_input` with numbered choices, the approval question's "no, and interrupt"
- * answer with the command and its directory shown, and a run without a terminal, where the
- * tool result tells the model that no user can answer.
+ * answer with the command and its directory shown, the approvals of one step asked one at a
+ * time with the turn's output kept out of them, and a run without a terminal, where the tool
+ * result tells the model that no user can answer.
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -86,5 +87,33 @@ responses:
     expect(run.screen()).toContain('turn interrupted');
     expect(existsSync(path.join(environment.workDir, 'asked.txt'))).toBe(false);
     expect(environment.mock.requests).toHaveLength(1);
+  });
+
+  it('asks the approvals of one step one at a time: one answer answers one question, and nothing is written into a question', async () => {
+    environment = await createTestEnvironment(`
+responses:
+  - text: "I will make two files"
+    toolCalls:
+      - { name: exec_command, arguments: { command: "touch one.txt" } }
+      - { name: exec_command, arguments: { command: "touch two.txt" } }
+  - text: "done"
+`);
+    writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), 'agents:\n  careful: { default: true, approvals: { default: ask } }\n');
+    serve = await startServe(environment);
+    const run = onTerminal(['exec', 'make two files'], environment);
+    const questions = () => run.screen().split('Allow exec_command').length - 1;
+    await until(() => questions() === 1, 30_000, 'the first approval question');
+    // The second call's question waits for the first answer instead of being asked over it.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(questions()).toBe(1);
+    expect(run.screen()).not.toContain('touch two.txt');
+    run.terminal.write('y\r');
+    await until(() => questions() === 2, 30_000, 'the second approval question');
+    // The second call's header was held during the first question and comes on its own line after the answer.
+    expect(run.screen()).toMatch(/\r\n▸ exec_command touch two\.txt\r\n/);
+    run.terminal.write('n\r');
+    expect(await run.exited).toBe(0);
+    expect(existsSync(path.join(environment.workDir, 'one.txt'))).toBe(true);
+    expect(existsSync(path.join(environment.workDir, 'two.txt'))).toBe(false);
   });
 });
