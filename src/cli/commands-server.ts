@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { TopLevelCommand } from './program.js';
 import { resolvePaths } from '../config/paths.js';
-import { shellQuote } from '../executors/shell-quote.js';
+import { shellQuote } from '../shell-quote.js';
 import { fail, run, streams } from './command-runner.js';
 import { requireExistingDataDir } from './data-dir-option.js';
 import { ExecExitCode } from './exit-codes.js';

@@ -6,7 +6,7 @@
  * names are checked first.
  */
 import type { Executor } from '../executors/executor.js';
-import { shellQuote } from '../executors/shell-quote.js';
+import { shellQuote } from '../shell-quote.js';
 import { WORKTREE_DIFF_MAX_BYTES, type ConversationWorktree, type WorktreeFileChange } from '../protocol/index.js';
 
 /** How long one git script may run, ms. */

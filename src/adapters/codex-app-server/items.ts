@@ -9,7 +9,7 @@ import path from 'node:path';
 import { toCodexId } from '../../protocol/codex-ids.js';
 import type { ContentPart, Item, ItemOf } from '../../protocol/index.js';
 import type { ToolDetails } from '../../protocol/tool-details.js';
-import { shellQuote } from '../../executors/shell-quote.js';
+import { shellQuote } from '../../shell-quote.js';
 
 /** A Codex `ThreadItem` (its `type` and the fields of that variant). */
 export type CodexThreadItem = { type: string; id: string } & Record<string, unknown>;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { CommandEnvironment, type EnvironmentPolicy } from '../command-environment.js';
 import type { CommandRequest, CommandResult, Executor, ExecutorFileSystem, PipedProcess, PipedSpawnRequest, RunningProcess, SpawnRequest } from '../executor.js';
-import { shellQuote } from '../shell-quote.js';
+import { shellQuote } from '../../shell-quote.js';
 import { startLocalPipedProcess } from './piped-process.js';
 import { bashProgram, startCommand, type CommandProgram, type RunningCommand } from './run-command.js';
 import { bubblewrapProgram, findBubblewrap, missingBubblewrapError, type BubblewrapPolicy } from './bubblewrap.js';

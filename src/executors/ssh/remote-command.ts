@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { StringDecoder } from 'node:string_decoder';
 import type { CommandRequest, CommandResult } from '../executor.js';
 import { OutputCollector } from '../output-collector.js';
-import { shellQuote } from '../shell-quote.js';
+import { shellQuote } from '../../shell-quote.js';
 import type { ChannelExit, ChannelOutcome } from './channel-outcome.js';
 import type { ExecChannel } from './connection.js';
 

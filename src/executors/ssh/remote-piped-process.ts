@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ClientChannel } from 'ssh2';
 import type { PipedProcess, PipedSpawnRequest, ProcessExit } from '../executor.js';
-import { shellQuote } from '../shell-quote.js';
+import { shellQuote } from '../../shell-quote.js';
 import { sendKillRound } from './remote-command.js';
 import type { ChannelOutcome } from './channel-outcome.js';
 import type { RemoteProcessHost } from './remote-process.js';

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import type { ClientChannel } from 'ssh2';
 import type { ProcessExit, RunningProcess, SpawnRequest } from '../executor.js';
-import { shellQuote } from '../shell-quote.js';
+import { shellQuote } from '../../shell-quote.js';
 import type { ExecChannel } from './connection.js';
 import { sendKillRound } from './remote-command.js';
 

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Executor } from '../../executors/executor.js';
-import { shellQuote } from '../../executors/shell-quote.js';
+import { shellQuote } from '../../shell-quote.js';
 
 /** First line of the managed block. */
 export const ENV_BLOCK_BEGIN = '# >>> openvaala project secrets (managed by the server; edits inside this block are replaced) >>>';

@@ -5,7 +5,7 @@
  * lines are run; the one value from the client, a commit hash, is checked to be hex first.
  */
 import type { Workspace } from '../../executors/workspace.js';
-import { shellQuote } from '../../executors/shell-quote.js';
+import { shellQuote } from '../../shell-quote.js';
 import { ErrorCodes, GIT_LOG_DEFAULT_LIMIT, GIT_SHOW_MAX_DIFF_BYTES, RpcError, type GitCommit, type MethodParams, type MethodResult } from '../../protocol/index.js';
 import type { RpcConnection } from '../rpc-connection.js';
 import { workspaceOf } from './workspace.js';

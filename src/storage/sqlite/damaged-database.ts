@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { shellQuote } from '../../executors/shell-quote.js';
+import { shellQuote } from '../../shell-quote.js';
 import { openSqliteDatabase, quoteIdentifier, type SqliteDatabase, type SqliteSynchronous } from './sqlite-database.js';
 
 /** A database the server cannot rebuild, described for the message that refuses it. */

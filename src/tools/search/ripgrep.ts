@@ -7,7 +7,7 @@
  * not followed; results in path order.
  */
 import { underlyingExecutor, type Executor } from '../../executors/executor.js';
-import { shellQuote } from '../../executors/shell-quote.js';
+import { shellQuote } from '../../shell-quote.js';
 import type { GrepMatch, GrepQuery, GrepOutcome } from './grep-types.js';
 
 /** Time allowed for `rg --version`, in ms. */
