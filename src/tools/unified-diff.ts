@@ -130,7 +130,8 @@ function changedRegion(before: string, after: string): { before: string; after: 
 }
 
 /**
- * A unified diff from `before` to `after`, with `DIFF_CONTEXT_LINES` lines of context.
+ * A unified diff from `before` to `after`, with `DIFF_CONTEXT_LINES` lines of context. Texts
+ * that break their lines with CR alone (no LF in either) are diffed by those lines.
  * @param before the old text; null for a file that is added (shown from `/dev/null`)
  * @param after the new text; null for a file that is deleted (shown to `/dev/null`)
  * @param oldPath the old path as shown after `--- a/`
@@ -138,6 +139,11 @@ function changedRegion(before: string, after: string): { before: string; after: 
  * @returns the headers and `@@` hunks; only the headers when nothing changed
  */
 export function unifiedDiff(before: string | null, after: string | null, oldPath: string, newPath: string = oldPath): string {
+  // Lines broken by CR alone (classic Mac OS: no LF in either version) are shown as the lines
+  // apply_patch reads them, not as one line.
+  if (!before?.includes('\n') && !after?.includes('\n') && (before?.includes('\r') || after?.includes('\r'))) {
+    return unifiedDiff(before?.replaceAll('\r', '\n') ?? null, after?.replaceAll('\r', '\n') ?? null, oldPath, newPath);
+  }
   // Only the changed region, with its context, is split into lines: a one-line edit of a large
   // file would otherwise make a string per line of both versions.
   const region = before !== null && after !== null ? changedRegion(before, after) : { before: before ?? '', after: after ?? '', linesAbove: 0 };

@@ -36,6 +36,12 @@ function random(seed: number): () => number {
 }
 
 describe('unifiedDiff', () => {
+  it('diffs a file whose lines end with CR alone by those lines, as apply_patch reads it', () => {
+    expect(unifiedDiff('a\rb\rc\r', 'a\rB\rc\r', 'mac.txt')).toBe('--- a/mac.txt\n+++ b/mac.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n');
+    // One LF in either version: CRs are text inside lines again.
+    expect(unifiedDiff('a\rb\n', 'a\rB\n', 'mixed.txt')).toBe('--- a/mixed.txt\n+++ b/mixed.txt\n@@ -1,1 +1,1 @@\n-a\rb\n+a\rB\n');
+  });
+
   it('writes hunks with three lines of context, split where changes are more than six lines apart', () => {
     const before = 'a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n';
     const after = 'a\nb\nC\nd\ne\nf\ng\nh\ni\nj\nk\n';

@@ -1,7 +1,7 @@
 /**
  * Applying the chunks of an `*** Update File:` section to a file's text. Only the lines the
  * patch changes are rewritten; every other byte is copied from the original text, so line
- * endings (LF, CRLF, mixed, a lone CR inside a line), trailing whitespace, a byte-order mark
+ * endings (LF, CRLF, mixed, a lone CR inside a line, CR alone in a file without LF), trailing whitespace, a byte-order mark
  * and a missing final line break all survive. The rules are listed in docs/tools.md
  * ("apply_patch").
  *
@@ -231,7 +231,8 @@ function rebuild(file: TextFile, edits: readonly Edit[], displayPath: string): s
 /**
  * Applies an update section's chunks to a file's text.
  *
- * Chunks are located in order, each after the previous one, with `seekSequence`; `@@`
+ * A file without any LF whose lines end with CR (classic Mac OS) is patched with CR as its
+ * line break. Chunks are located in order, each after the previous one, with `seekSequence`; `@@`
  * context lines are found first and the chunk's old lines after them. Lines outside the
  * chunks' removed and added lines are copied byte for byte. Added lines, and a last line that
  * had no line break, end with the file's first line break (LF when it has none), as Codex's
@@ -246,7 +247,13 @@ function rebuild(file: TextFile, edits: readonly Edit[], displayPath: string): s
  */
 export function applyChunks(content: string, chunks: readonly UpdateChunk[], displayPath: string): string {
   const hasByteOrderMark = content.startsWith(BYTE_ORDER_MARK);
-  const file = new TextFile(hasByteOrderMark ? content.slice(1) : content);
+  let text = hasByteOrderMark ? content.slice(1) : content;
+  // A file that breaks its lines with CR alone (classic Mac OS) holds no LF: each of its CRs is
+  // a line break, read as LF here and written back as CR, so its lines can be patched.
+  const breaksWithCarriageReturn = !text.includes('\n') && text.includes('\r');
+  if (breaksWithCarriageReturn) text = text.replaceAll('\r', '\n');
+  const file = new TextFile(text);
   const edits = locateChunks(file, chunks, displayPath);
-  return (hasByteOrderMark ? BYTE_ORDER_MARK : '') + rebuild(file, edits, displayPath);
+  const rebuilt = rebuild(file, edits, displayPath);
+  return (hasByteOrderMark ? BYTE_ORDER_MARK : '') + (breaksWithCarriageReturn ? rebuilt.replaceAll('\n', '\r') : rebuilt);
 }

@@ -50,7 +50,10 @@ export const EDGE_CASES: readonly EdgeCase[] = [
   { name: 'lone CR inside an untouched line kept', input: 'a\rb\nc\nd\n', patch: ['@@', '-c', '+C'], expected: 'a\rb\nC\nd\n' },
   { name: 'lone CR at the end of the file kept (then the final LF)', input: 'a\nb\r', patch: ['@@', '-a', '+A'], expected: 'A\nb\r\n' },
   { name: 'CR before CRLF kept', input: 'a\r\r\nb\n', patch: ['@@', '-b', '+B'], expected: 'a\r\r\nB\r\n' },
-  { name: 'lone CR is not a line break: a CR-only file is one line', input: 'a\rb\rc\r', patch: ['@@', '-b', '+B'], rejected: /lines were not found/ },
+  { name: 'CR-only file (no LF anywhere): each CR is a line break, added lines get CR', input: 'a\rb\rc\r', patch: ['@@', ' a', '-b', '+B', '+B2'], expected: 'a\rB\rB2\rc\r' },
+  { name: 'CR-only file without final line break: it ends with CR', input: 'a\rb', patch: ['@@', '-a', '+A'], expected: 'A\rb\r' },
+  { name: 'CR-only file: a line that is not there is still refused', input: 'a\rb\r', patch: ['@@', '-a\rb', '+x'], rejected: /lines were not found/ },
+  { name: 'a file with one LF is not CR-only: its lone CRs stay inside lines', input: 'a\rb\rc\n', patch: ['@@', '-b', '+B'], rejected: /lines were not found/ },
   // Byte-order mark.
   { name: 'byte-order mark kept', input: '\uFEFFa\nb\n', patch: ['@@', '-a', '+A'], expected: '\uFEFFA\nb\n' },
   { name: 'byte-order mark kept in a CRLF file without final line break', input: '\uFEFFa\r\nb', patch: ['@@', '-b', '+B'], expected: '\uFEFFa\r\nB\r\n' },
