@@ -128,10 +128,14 @@ export const execItemDisplay: Record<ItemKind, 'streamed' | 'line' | 'hidden'> =
 
 /** Output of one tool call while it runs. */
 interface LiveOutput {
+  /** What its header showed after the tool's name (the command, the files, the path). */
+  label: string;
   /** Text after the last newline, not shown yet. */
   partial: string;
   shown: number;
   hidden: number;
+  /** Whether another call ran at the same time: its closing line then names it. */
+  concurrent: boolean;
 }
 
 /**
@@ -154,8 +158,11 @@ export class HumanRenderer {
       case 'item/started':
         if (event.params.kind === 'tool_call') {
           const partial = event.params.partial as { toolName?: string; arguments?: unknown };
-          this.line(`▸ ${partial.toolName} ${summarizeArguments(partial.toolName ?? '', partial.arguments)}`);
-          this.live.set(event.params.itemId, { partial: '', shown: 0, hidden: 0 });
+          const label = summarizeArguments(partial.toolName ?? '', partial.arguments);
+          this.line(`▸ ${partial.toolName} ${label}`);
+          const concurrent = this.live.size > 0;
+          for (const other of this.live.values()) other.concurrent = true;
+          this.live.set(event.params.itemId, { label, partial: '', shown: 0, hidden: 0, concurrent });
         }
         break;
       case 'item/delta':
@@ -205,8 +212,13 @@ export class HumanRenderer {
     }
   }
 
+  /**
+   * One line of a call's live output. While several calls run, their lines would interleave
+   * with nothing to tell whose they are: none is shown live then, and each call's output is
+   * shown (first and last lines) when it ends, above a closing line that names it.
+   */
   private outputLine(live: LiveOutput, line: string): void {
-    if (live.shown < LIVE_LINES) {
+    if (live.shown < LIVE_LINES && this.live.size === 1) {
       this.line(`  │ ${line}`);
       live.shown++;
     } else live.hidden++;
@@ -232,7 +244,7 @@ export class HumanRenderer {
   }
 
   private toolCallEnded(item: Extract<Item, { kind: 'tool_call' }>): void {
-    const live = this.live.get(item.id) ?? { partial: '', shown: 0, hidden: 0 };
+    const live = this.live.get(item.id) ?? { label: '', partial: '', shown: 0, hidden: 0, concurrent: false };
     this.live.delete(item.id);
     const lines = item.output.replace(/\n$/, '').split('\n');
     if (item.output.trim() === '') {
@@ -258,7 +270,8 @@ export class HumanRenderer {
     // A call cut short by an interruption is never shown as a success, whatever its output said.
     const status = item.status === 'interrupted' ? '■' : item.isError ? '✗' : '✓';
     const note = item.status === 'interrupted' ? ' interrupted' : '';
-    this.line(`  ${status} ${item.toolName}${exit}${note} (${item.durationMs} ms)`);
+    const name = live.concurrent && live.label ? `${item.toolName} ${live.label}` : item.toolName;
+    this.line(`  ${status} ${name}${exit}${note} (${item.durationMs} ms)`);
   }
 
   /** Ends a line left open by streamed text. */

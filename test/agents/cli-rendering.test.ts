@@ -78,3 +78,34 @@ responses:
     expect(exec.stdout()).toContain('reviewed');
   });
 });
+
+describe('exec output of tool calls that run at the same time', () => {
+  const started = (itemId: string, command: string) => ({ method: 'item/started', params: { conversationId: 'c', sessionId: 's', turnId: 't', itemId, kind: 'tool_call', seq: 1, partial: { toolName: 'exec_command', arguments: { command } } } });
+  const output = (itemId: string, text: string) => ({ method: 'item/delta', params: { conversationId: 'c', sessionId: 's', turnId: 't', itemId, kind: 'tool_call', seq: 1, delta: { output: text } } });
+  const completed = (id: string, text: string) => ({ method: 'item/completed', params: { conversationId: 'c', sessionId: 's', seq: 2, item: { id, kind: 'tool_call', toolName: 'exec_command', output: text, exitCode: 0, status: 'completed', isError: false, durationMs: 5 } } });
+  const render = (renderer: HumanRenderer, events: object[]) => events.forEach((event) => renderer.render(event as Parameters<HumanRenderer['render']>[0]));
+
+  it('streams the output of a call running alone, under its header', () => {
+    const out = captured();
+    render(new HumanRenderer(out.streams), [started('a', 'echo one'), output('a', 'one\n'), completed('a', 'one\n')]);
+    expect(out.stdout()).toBe('▸ exec_command echo one\n  │ one\n  ✓ exec_command exit 0 (5 ms)\n');
+  });
+
+  it('shows no interleaved lines while two calls run: each output comes with a closing line that names its call', () => {
+    const out = captured();
+    render(new HumanRenderer(out.streams), [started('a', 'echo one'), output('a', 'one\n'), started('b', 'echo two'), output('b', 'two\n'), output('a', 'one again\n'), completed('b', 'two\n'), completed('a', 'one\none again\n')]);
+    expect(out.stdout()).toBe(
+      [
+        '▸ exec_command echo one',
+        // Alone so far: streamed.
+        '  │ one',
+        '▸ exec_command echo two',
+        '  │ two',
+        '  ✓ exec_command echo two exit 0 (5 ms)',
+        '  │ one again',
+        '  ✓ exec_command echo one exit 0 (5 ms)',
+        '',
+      ].join('\n'),
+    );
+  });
+});
