@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import nodePath from 'node:path';
 import { parseLine } from '../storage/file/line-reader.js';
-import { seqDoesNotFollow } from '../storage/file/stream-state.js';
+import { SeqOrder, type EntrySink } from '../storage/file/seq-order.js';
 import { asUnreadable, checkOpenedLogFile, danglingLinkErrorSync, NON_BLOCKING_OPEN } from '../storage/file/stream-file-access.js';
 import type { LogEntry, LogProblem } from '../storage/log-storage.js';
 import { STREAM_FILE_SUFFIX, validateLogPath, validateStreamId } from '../storage/log-validation.js';
@@ -169,6 +169,21 @@ export function scanStreamFile(root: string, path: string, stream: string): Stre
 export function readStreamEntries(root: string, path: string, stream: string, onProblem: (problem: LogProblem) => void): LogEntry[] | undefined {
   return withStreamFile(root, path, stream, (data, file) => {
     const entries: LogEntry[] = [];
+    const order = new SeqOrder();
+    // A line the rule skips is the one just fed or the jump it held, the valid line before it:
+    // their line numbers are all it can name.
+    let held = { offset: -1, lineNumber: 0 };
+    let current = { offset: -1, lineNumber: 0 };
+    const lineNumberAt = (offset: number) => (offset === current.offset ? current.lineNumber : held.lineNumber);
+    const take: EntrySink = (seq, value) => {
+      entries.push({ seq, value });
+      return false;
+    };
+    const reportSkipped = () => {
+      for (const { offset, reason } of order.skipped.splice(0)) {
+        onProblem({ path, stream, kind: 'corrupt_line', location: `${file}, line ${lineNumberAt(offset)} (byte offset ${offset})`, message: `corrupt line skipped: ${reason}` });
+      }
+    };
     let lineNumber = 0;
     for (let start = 0; start < data.length; ) {
       let end = data.indexOf(NEWLINE, start);
@@ -176,13 +191,12 @@ export function readStreamEntries(root: string, path: string, stream: string, on
       if (!terminated) end = data.length;
       lineNumber += 1;
       const parsed = parseLine(data.subarray(start, end));
-      const previous = entries.at(-1)?.seq ?? 0;
-      if (parsed.valid && parsed.seq <= previous) {
-        onProblem({ path, stream, kind: 'corrupt_line', location: `${file}, line ${lineNumber} (byte offset ${start})`, message: `corrupt line skipped: ${seqDoesNotFollow(parsed.seq, previous)}` });
-        start = end + 1;
-        continue;
+      if (parsed.valid) {
+        held = current;
+        current = { offset: start, lineNumber };
+        order.push(parsed.seq, parsed.value, start, take);
+        reportSkipped();
       }
-      if (parsed.valid) entries.push({ seq: parsed.seq, value: parsed.value });
       if (!terminated) {
         const message = parsed.valid
           ? 'the last line lacks its newline but is a complete entry; it is kept and terminated on the next append'
@@ -193,6 +207,8 @@ export function readStreamEntries(root: string, path: string, stream: string, on
       }
       start = end + 1;
     }
+    order.finish(take);
+    reportSkipped();
     return entries;
   });
 }

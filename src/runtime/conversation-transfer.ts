@@ -8,6 +8,7 @@ import { parseArchive, type ConversationArchive } from '../dao/conversation-arch
 import { foldMetadata, METADATA_STREAM, type ConversationState, type ConversationStore } from '../dao/conversation-store.js';
 import type { LogEntry } from '../storage/log-storage.js';
 import { newId } from '../ids.js';
+import { ItemSchema } from '../protocol/index.js';
 import { VERSION } from '../package-info.js';
 import type { AttachmentStore } from './attachments.js';
 import { ArchiveFormatError } from '../dao/conversation-archive.js';
@@ -36,8 +37,9 @@ export interface ImportOutcome {
  * Reads a conversation's logs, as stored, and its attachments into an archive. The logs are
  * read stream by stream while the conversation may still be written to, so an export taken
  * during a turn holds what was stored at each read (the next import opens it like a
- * conversation of a stopped server: a running turn is recorded interrupted). Damaged lines
- * are skipped as every read skips them (the store's `logDamage` names them).
+ * conversation of a stopped server: a running turn is recorded interrupted). Damaged lines,
+ * and entries whose values are not valid for their stream, are left out as every read leaves
+ * them out (the store's `logDamage` names them), so the archive can be imported.
  * @returns undefined when the conversation does not exist
  * @throws DamagedConversationError when one of its logs cannot be read, or its metadata log
  *   holds no valid conversation entry: an archive without them would not be the conversation
@@ -51,9 +53,21 @@ export async function exportConversation(host: TransferHost, conversationId: str
     conversationId,
     exportedAt: Date.now(),
     openvaalaVersion: VERSION,
-    streams: streams.map(({ stream, entries }) => ({ stream, entries: entries.map((entry) => ({ seq: entry.seq, value: entry.value })) })),
+    streams: streams.map(({ stream, entries }) => ({ stream, entries: readableEntries(conversationId, stream, entries).map((entry) => ({ seq: entry.seq, value: entry.value })) })),
     attachments: host.attachments?.listFiles(conversationId) ?? [],
   };
+}
+
+/**
+ * The entries of one stream that reading the conversation takes: a metadata entry its fold
+ * skips, or an item that is not a valid item, is left out, as every read leaves it out (the
+ * store's `logDamage` names it). An archive holding it would be refused by import.
+ */
+function readableEntries(conversationId: string, stream: string, entries: LogEntry[]): LogEntry[] {
+  if (stream !== METADATA_STREAM) return entries.filter((entry) => ItemSchema.safeParse(entry.value).success);
+  const skipped = new Set<number>();
+  foldMetadata(conversationId, entries, (report) => skipped.add(report.seq));
+  return skipped.size === 0 ? entries : entries.filter((entry) => !skipped.has(entry.seq));
 }
 
 /**

@@ -8,7 +8,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClientError } from '../../src/client/runtime-client.js';
-import type { ConversationStore } from '../../src/dao/conversation-store.js';
+import { conversationPath, type ConversationStore } from '../../src/dao/conversation-store.js';
+import type { LogStorage } from '../../src/storage/log-storage.js';
 import { newId } from '../../src/ids.js';
 import { ErrorCodes, ItemSchema, type Conversation, type Item, type Session, type Turn } from '../../src/protocol/index.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
@@ -170,6 +171,23 @@ describe('conversation/export → conversation/import', { timeout: 60_000 }, () 
     expect(summary).toMatchObject({ running: false, lastTurnStatus: 'interrupted' });
     const items = await target.client.request('items/list', { conversationId, sessionId: rootId, direction: 'backward', limit: 1 });
     expect(items.items[0]?.item).toMatchObject({ kind: 'interruption', reason: 'crash_recovery', turnId: running.id });
+  });
+
+  it('leaves out of the archive the entries every read skips as invalid, so what it exports can be imported', async () => {
+    const source = await start();
+    const target = await start();
+    const { conversationId, rootId } = await buildConversation(source);
+    // Values no read takes (a damaged file, an older writer): written straight to the logs.
+    const logs = (source.server.runtime.store as unknown as { logs: LogStorage }).logs;
+    await logs.append(conversationPath(conversationId), rootId, [{ kind: 'no_such_kind', id: 'item_bad', sessionId: rootId }]);
+    await logs.append(conversationPath(conversationId), 'metadata', [{ type: 'turn', turnX: {} }]);
+    const exported = await source.client.request('conversation/export', { conversationId });
+    expect(exported.archive).not.toContain('no_such_kind');
+    expect(exported.archive).not.toContain('turnX');
+    const imported = await target.client.request('conversation/import', { archive: exported.archive });
+    const items = await target.client.request('items/list', { conversationId: imported.conversation.id, sessionId: rootId });
+    expect(imported.conversation.id).toBe(conversationId);
+    expect(items.items.map((entry) => entry.item.kind)).toEqual(itemsOfEveryKind(rootId, 'sess_child', 'turn_t', 'a/b').map((item) => item.kind));
   });
 
   it('refuses a damaged archive naming the line, and leaves nothing behind', async () => {

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readStreamEntries } from '../../src/dao/jsonl-file-reader.js';
 import { FileLogStorage } from '../../src/storage/file/file-log-storage.js';
 import type { LogProblem } from '../../src/storage/log-storage.js';
 
@@ -171,6 +172,66 @@ describe('a line whose seq does not follow the one before it (a file joined or r
     const values = (await logs.read('conv', 'main')).map((entry) => entry.value);
     expect(values).not.toContain('b again');
     expect(problems.map((problem) => problem.message)).toContain('corrupt line skipped: its seq 2 does not follow seq 3 of the line before it (seqs grow by one per line)');
+  });
+});
+
+describe('a line whose seq jumps ahead (one seq edited or damaged, or lines lost before it)', () => {
+  /** Entries of the file as `reindex` reads it (the whole-file reader of the dao). */
+  function wholeFileSeqs(): number[] {
+    return (readStreamEntries(directory, 'conv', 'main', () => undefined) ?? []).map((entry) => entry.seq);
+  }
+  const numbered = (seqs: number[]) => seqs.map((seq) => line(seq, `v${seq}`)).join('');
+
+  it('in the middle, when the next line does not follow it: only it is skipped, every line after it is read, and appends are read too', async () => {
+    fs.writeFileSync(file, numbered([1, 2, 3, 4, 50, 6, 7, 8]));
+    open();
+    expect(await logs.lastSeq('conv', 'main')).toBe(8);
+    expect(await seqs()).toEqual([1, 2, 3, 4, 6, 7, 8]);
+    expect(await seqs({ direction: 'backward', limit: 3 })).toEqual([8, 7, 6]);
+    expect(await seqs({ direction: 'backward', before: 7 })).toEqual([6, 4, 3, 2, 1]);
+    expect(await seqs({ after: 3, limit: 2 })).toEqual([4, 6]);
+    expect(problems.map((problem) => problem.message)).toContain(
+      'corrupt line skipped: its seq 50 jumps ahead of seq 4 of the entry before it, and the next line (seq 6) does not follow it (seqs grow by one per line)',
+    );
+    expect(await logs.append('conv', 'main', ['nine'])).toEqual([{ seq: 9, value: 'nine' }]);
+    expect(await seqs({ after: 7 })).toEqual([8, 9]);
+    expect(wholeFileSeqs()).toEqual([1, 2, 3, 4, 6, 7, 8, 9]);
+  });
+
+  it('followed by lines above it (lines lost before it): it and they are entries', async () => {
+    fs.writeFileSync(file, numbered([1, 2, 3, 7, 8]));
+    open();
+    expect(await seqs()).toEqual([1, 2, 3, 7, 8]);
+    expect(await seqs({ direction: 'backward' })).toEqual([8, 7, 3, 2, 1]);
+    expect(problems).toEqual([]);
+    expect(wholeFileSeqs()).toEqual([1, 2, 3, 7, 8]);
+  });
+
+  it('second to last: the last line is the last entry, and the next append follows it', async () => {
+    fs.writeFileSync(file, numbered([1, 2, 3, 4, 50, 5]));
+    open();
+    expect(await logs.lastSeq('conv', 'main')).toBe(5);
+    expect(await logs.append('conv', 'main', ['six'])).toEqual([{ seq: 6, value: 'six' }]);
+    expect(await seqs()).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(await seqs({ direction: 'backward', limit: 2 })).toEqual([6, 5]);
+    expect(wholeFileSeqs()).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('last: it is an entry (nothing after it says otherwise), and appends follow it', async () => {
+    fs.writeFileSync(file, numbered([1, 2, 3, 50]));
+    open();
+    expect(await logs.lastSeq('conv', 'main')).toBe(50);
+    expect(await logs.append('conv', 'main', ['next'])).toEqual([{ seq: 51, value: 'next' }]);
+    expect(await seqs()).toEqual([1, 2, 3, 50, 51]);
+    expect(wholeFileSeqs()).toEqual([1, 2, 3, 50, 51]);
+  });
+
+  it('on the first line: only it is skipped', async () => {
+    fs.writeFileSync(file, numbered([90, 2, 3]));
+    open();
+    expect(await seqs()).toEqual([2, 3]);
+    expect(await seqs({ direction: 'backward' })).toEqual([3, 2]);
+    expect(wholeFileSeqs()).toEqual([2, 3]);
   });
 });
 

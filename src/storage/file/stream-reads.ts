@@ -6,7 +6,8 @@
 import type { LogEntry } from '../log-storage.js';
 import type { NormalizedReadOptions } from '../log-validation.js';
 import { backwardLines, forwardLines, parseLine } from './line-reader.js';
-import { locateFirstAfter, seqDoesNotFollow, type StreamState } from './stream-state.js';
+import { SeqOrder, type EntrySink } from './seq-order.js';
+import { locateFirstAfter, type StreamState } from './stream-state.js';
 
 /** Reports a corrupt line at a byte offset; the read then skips it. */
 export type CorruptLineSink = (offset: number, reason: string) => Promise<void>;
@@ -21,8 +22,17 @@ export async function readStreamForward(fd: number, state: StreamState, options:
   if (options.after >= lastSeq || options.before <= options.after + 1) return entries;
   // The seq search needs seqs that grow along the file; a file known not to is read from its start.
   const start = options.after === 0 || state.unordered ? 0 : await locateFirstAfter(fd, state, options.after, end);
-  /** seq of the last valid line read: a line at or below it does not follow and is skipped. */
-  let previous = 0;
+  const order = new SeqOrder();
+  const take: EntrySink = (seq, value) => {
+    if (seq <= options.after) return false;
+    if (seq >= options.before) return true;
+    entries.push({ seq, value });
+    return entries.length >= options.limit;
+  };
+  const reportSkipped = async () => {
+    if (order.skipped.length > 0) state.unordered = true;
+    await order.reportSkipped(onCorrupt);
+  };
   for await (const lines of forwardLines(fd, start, end)) {
     for (const line of lines) {
       const parsed = parseLine(line.data);
@@ -30,18 +40,13 @@ export async function readStreamForward(fd: number, state: StreamState, options:
         await onCorrupt(line.offset, parsed.reason);
         continue;
       }
-      if (parsed.seq <= previous) {
-        state.unordered = true;
-        await onCorrupt(line.offset, seqDoesNotFollow(parsed.seq, previous));
-        continue;
-      }
-      previous = parsed.seq;
-      if (parsed.seq <= options.after) continue;
-      if (parsed.seq >= options.before) return entries;
-      entries.push({ seq: parsed.seq, value: parsed.value });
-      if (entries.length >= options.limit) return entries;
+      const done = order.push(parsed.seq, parsed.value, line.offset, take);
+      await reportSkipped();
+      if (done) return entries;
     }
   }
+  order.finish(take);
+  await reportSkipped();
   return entries;
 }
 

@@ -5,6 +5,7 @@
  */
 import { readAt } from './file-io.js';
 import { READ_BLOCK_BYTES, backwardLines, forwardLines, parseLine, peekSeq } from './line-reader.js';
+import { SeqOrder } from './seq-order.js';
 
 const NEWLINE = 0x0a;
 
@@ -85,9 +86,9 @@ export type ProblemSink = (kind: 'torn_tail' | 'corrupt_line', offset: number, m
 
 /**
  * Derives a stream's state from the end of its file: detects a torn last line, skips corrupt
- * lines at the end, and finds the last valid seq, checked against the valid line before it (a
- * last line whose seq does not follow is skipped and marks the file `unordered`). Reads only
- * as far back as it must.
+ * lines at the end, and finds the last valid seq, checked against the valid line before it (when
+ * the two are out of order the file is marked `unordered` and its last entry is found by one
+ * read from the start with the rule of `SeqOrder`). Otherwise reads only as far back as it must.
  */
 export async function inspectStreamFile(
   fd: number,
@@ -125,13 +126,14 @@ export async function inspectStreamFile(
         }
       }
       if (parsed.valid) {
-        // The last line must have the highest seq: one that does not follow the line before it is
-        // skipped (and the file read from its start from now on), so the next append follows the
-        // highest seq instead of writing a seq twice.
         if (candidate !== undefined) {
           if (candidate.seq > parsed.seq) break scan;
+          // The last two lines are out of order. Which of them is an entry depends on the lines
+          // before them (see SeqOrder), so the file is read once from its start by the rule every
+          // read uses, and from now on always so: the next append follows the last entry reads see.
           state.unordered = true;
-          await report('corrupt_line', candidate.offset, `corrupt line skipped: ${seqDoesNotFollow(candidate.seq, parsed.seq)}`);
+          candidate = await lastEntryInOrder(fd, state.end, report);
+          break scan;
         }
         candidate = { seq: parsed.seq, offset: line.offset };
         continue;
@@ -146,9 +148,24 @@ export async function inspectStreamFile(
   return state;
 }
 
-/** Why a line whose seq is not above the one of the line before it is skipped (said after "corrupt line skipped: "). */
-export function seqDoesNotFollow(seq: number, previous: number): string {
-  return `its seq ${seq} does not follow seq ${previous} of the line before it (seqs grow by one per line)`;
+
+/** The last entry of `[0, end)` by the rule of {@link SeqOrder}, reporting the lines it skips. */
+async function lastEntryInOrder(fd: number, end: number, report: ProblemSink): Promise<{ seq: number; offset: number } | undefined> {
+  const order = new SeqOrder();
+  let last: { seq: number; offset: number } | undefined;
+  const take = (seq: number, _value: unknown, offset: number) => {
+    last = { seq, offset };
+    return false;
+  };
+  for await (const lines of forwardLines(fd, 0, end)) {
+    for (const line of lines) {
+      const parsed = parseLine(line.data);
+      if (parsed.valid) order.push(parsed.seq, parsed.value, line.offset, take);
+    }
+  }
+  order.finish(take);
+  await order.reportSkipped((offset, reason) => report('corrupt_line', offset, `corrupt line skipped: ${reason}`));
+  return last;
 }
 
 /** Counts the newlines before byte `offset`, i.e. the zero-based line number of a line starting there. */
