@@ -4,6 +4,7 @@
  */
 import { DataDirLockedError, DataDirUnusableError } from '../server/data-dir-lock.js';
 import { ListenError } from '../server/listen-error.js';
+import { DATA_DIR_LOCKED_EXIT_CODE } from './exit-codes.js';
 
 /** The options of `serve` that a failure to start can name, as the command was given them. */
 export interface ServeOptionValues {
@@ -20,7 +21,7 @@ export interface ServeOptionValues {
  * @param given the options the command was given, to name the one to change
  */
 export function describeServeFailure(error: unknown, given: ServeOptionValues): { message: string; exitCode: number } {
-  if (error instanceof DataDirLockedError) return { message: error.message, exitCode: 3 };
+  if (error instanceof DataDirLockedError) return { message: error.message, exitCode: DATA_DIR_LOCKED_EXIT_CODE };
   if (error instanceof DataDirUnusableError) {
     const message = given.dataDir === undefined ? `${error.message} (the default one, under $XDG_DATA_HOME or ~/.local/share; give another with --data-dir)` : `--data-dir ${given.dataDir}: ${error.problem}`;
     return { message, exitCode: 1 };

@@ -10,7 +10,8 @@ import path from 'node:path';
 import { dataDirServerInfoFile, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
 import { makeDirectorySync } from '../make-directory.js';
 import { CLI_EXECUTABLE } from '../package-info.js';
-import { processExists } from '../server/data-dir-lock.js';
+import { lockHolder, processExists } from '../server/data-dir-lock.js';
+import { DATA_DIR_LOCKED_EXIT_CODE } from './exit-codes.js';
 import { readServerInfoIfSound, type DamagedServerInfoError, type ServerInfo } from '../server/server-info.js';
 
 /** Default idle time after which a client-started server exits, ms (SPEC §2). */
@@ -118,7 +119,9 @@ export async function ensureServer(paths: OpenVaalaPaths, options: { idleExitMs?
   while (Date.now() < deadline) {
     const info = await findServer(paths);
     if (info) return info;
-    if (exited !== undefined) break;
+    // Exit code 3 is a data directory locked by another server: one started by a command run at
+    // the same moment, which is about to answer. Any other exit is a failure to report.
+    if (exited !== undefined && (exited !== DATA_DIR_LOCKED_EXIT_CODE || lockHolder(paths.dataDir) === undefined)) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   // The server's own last words usually say why (a config error, a data dir in use).

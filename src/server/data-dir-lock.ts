@@ -43,13 +43,30 @@ export class DataDirUnusableError extends Error {
   }
 }
 
-/** Whether a process with this pid exists (signal 0 checks without sending anything). */
+/**
+ * Whether a live process has this pid (signal 0 checks without sending anything). A zombie — a
+ * process that has exited but that its parent has not reaped yet, which in a container whose
+ * first process never reaps may stay forever — has ended: it holds nothing (state `Z` or `X`
+ * in `/proc/<pid>/stat`, proc(5)).
+ */
 export function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  return !hasExited(pid);
+}
+
+/** Whether `/proc` shows the process as exited but not reaped (false where `/proc` does not tell). */
+function hasExited(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 2 (the command name) is in parentheses and may hold spaces or ')': field 3 follows the last ')'.
+    const state = stat.charAt(stat.lastIndexOf(')') + 2);
+    return state === 'Z' || state === 'X';
+  } catch {
+    return false;
   }
 }
 
