@@ -143,14 +143,20 @@ export class ApprovalPrompt {
       '[n]o',
       '[x] no, and interrupt the turn',
     ];
+    const letters = `y, a${prefix ? ', p' : ''}, n or x`;
     try {
-      const answer = (await prompt.question(terminalText(`Allow ${summary}? (${request.reason})\n  ${choices.join(', ')} (a letter, then Enter): `), { signal: controller.signal })).trim().toLowerCase();
-      if (answer === 'y' || answer === 'yes') return { decision: 'allow_once' };
-      if (answer === 'a' || answer === 'always') return { decision: 'allow_session' };
-      if (prefix && (answer === 'p' || answer === 'prefix')) return { decision: 'allow_prefix', prefix };
-      // No message: the runtime already tells the model that the user denied the call.
-      if (answer === 'x') return { decision: 'deny_interrupt' };
-      return { decision: 'deny' };
+      let question = terminalText(`Allow ${summary}? (${request.reason})\n  ${choices.join(', ')} (a letter, then Enter): `);
+      // A slip of the finger (an empty line, another letter) is asked again, never taken as an answer.
+      for (;;) {
+        const answer = (await prompt.question(question, { signal: controller.signal })).trim().toLowerCase();
+        if (answer === 'y' || answer === 'yes') return { decision: 'allow_once' };
+        if (answer === 'a' || answer === 'always') return { decision: 'allow_session' };
+        if (prefix && (answer === 'p' || answer === 'prefix')) return { decision: 'allow_prefix', prefix };
+        // No message: the runtime already tells the model that the user denied the call.
+        if (answer === 'n' || answer === 'no') return { decision: 'deny' };
+        if (answer === 'x') return { decision: 'deny_interrupt' };
+        question = `  answer ${letters}: `;
+      }
     } catch {
       this.streams.stderr.write(`\n${asking.withdrawn === undefined ? 'denied (Ctrl-C)' : terminalText(asking.withdrawn)}\n`);
       return CANCELLED_APPROVAL;

@@ -11,6 +11,7 @@ import { formatLogDamage } from './log-damage-output.js';
 import { UsageError } from './usage-error.js';
 import { withLocalServer } from './local-server-client.js';
 import { humanStreams } from './terminal-streams.js';
+import { resumeCommand } from '../client/resume-command.js';
 
 function localTime(ms: number): string {
   const date = new Date(ms);
@@ -83,7 +84,7 @@ export async function runConversationShow(paths: OpenVaalaPaths, reference: stri
     }
     const last = snapshot.turns.at(-1);
     if (last) streams.stdout.write(`\nlast turn ${last.status}${last.error ? `: ${last.error}` : ''}\n`);
-    streams.stderr.write(`continue it with: openvaala exec --resume ${conversation.id} "…"\n`);
+    streams.stderr.write(`continue it with: ${resumeCommand('exec', conversation.id, paths)}\n`);
   });
   return 0;
 }

@@ -3,9 +3,10 @@
  * creates a conversation in the working directory (or continues one with `--resume`), sends
  * the prompt (or stdin), streams the turn and exits with the turn's outcome.
  *
- * Ctrl-C: the first interrupts the turn (recorded as interrupted on the server) and, once it
- * has ended, prints how to resume; a second leaves at once, leaving the server to finish the
- * interruption. At an approval prompt, Ctrl-C denies the call and interrupts the turn.
+ * Ctrl-C (or SIGTERM, SIGHUP): the first interrupts the turn (recorded as interrupted on the
+ * server) and, once it has ended, prints how to resume; a second leaves at once, leaving the
+ * server to finish the interruption. At an approval prompt, Ctrl-C denies the call and
+ * interrupts the turn.
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
@@ -20,6 +21,7 @@ import { ensureServer } from './server-discovery.js';
 import { configurationReloadWarning, missingServerEnvironment } from './server-environment.js';
 import { UsageError } from './usage-error.js';
 import { titleOf } from '../client/conversation-title.js';
+import { resumeCommand } from '../client/resume-command.js';
 
 export { titleOf };
 
@@ -32,6 +34,9 @@ import { HeldOutput } from './held-output.js';
 import { ExecExitCode } from './exit-codes.js';
 
 export { ExecExitCode };
+
+/** Signals that stop exec like Ctrl-C: the first interrupts the turn, a second leaves at once. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /** Options of `openvaala exec`. */
 export interface ExecOptions {
@@ -47,9 +52,7 @@ export interface ExecOptions {
   resume?: string;
 }
 
-function resumeHint(conversationId: string): string {
-  return `continue it with: openvaala exec --resume ${conversationId} "…"`;
-}
+
 
 /**
  * Runs one prompt to the end of its turn.
@@ -65,6 +68,7 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
     if (!stat?.isDirectory()) throw new UsageError(`--cwd ${cwd} ${stat ? 'is not a directory' : 'does not exist'} on executor "local" (this machine)`);
   }
   const paths = resolvePaths({ ...(options.configDir ? { configDir: options.configDir } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+  const resumeHint = (conversationId: string) => `continue it with: ${resumeCommand('exec', conversationId, paths)}`;
   const server = await ensureServer(paths, { requireConfigDir: options.configDir !== undefined });
   const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'openvaala-exec', capabilities: { approvals: true, userInput: true, deltas: true } });
   // The turn's output waits while a question is on the terminal; the question itself and the notices about leaving do not.
@@ -91,7 +95,8 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
     approvals.cancel();
     interruptTurn();
   };
-  process.on('SIGINT', onSigint);
+  // `timeout`, a closed terminal or a service manager stop exec as Ctrl-C does: the turn is interrupted, not left running unseen.
+  for (const signal of STOP_SIGNALS) process.on(signal, onSigint);
   approvals.onInterrupt(onSigint);
   // Asked alongside the set-up requests; said before the turn's output.
   const reloadWarning = configurationReloadWarning(client);
@@ -191,7 +196,7 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
   } catch (error) {
     throw withDataDirectoryShown(error, paths.dataDir);
   } finally {
-    process.off('SIGINT', onSigint);
+    for (const signal of STOP_SIGNALS) process.off(signal, onSigint);
     approvals.cancel();
     await client.close();
   }

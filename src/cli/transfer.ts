@@ -5,6 +5,7 @@
  * the logs and the index, so an import never races its writes and works on every storage
  * backend, and an export of a conversation in use reads what the server has stored.
  */
+import { resumeCommand } from '../client/resume-command.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { RuntimeClientError } from '../client/runtime-client.js';
 import type { OpenVaalaPaths } from '../config/paths.js';
@@ -110,7 +111,7 @@ export async function runImport(paths: OpenVaalaPaths, file: string, options: Im
   const id = outcome.conversation.id;
   streams.stdout.write(`${id}\n`);
   const renamed = outcome.renamed ? ` (conversation ${outcome.archivedConversationId} exists here already, so it got new ids)` : '';
-  streams.stderr.write(`imported "${outcome.conversation.title}" as ${id}: ${outcome.items} items, ${outcome.attachments} attachments${renamed}\ncontinue it with: openvaala exec --resume ${id} "…"\n`);
+  streams.stderr.write(`imported "${outcome.conversation.title}" as ${id}: ${outcome.items} items, ${outcome.attachments} attachments${renamed}\ncontinue it with: ${resumeCommand('exec', id, paths)}\n`);
   return 0;
 }
 

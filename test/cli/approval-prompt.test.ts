@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { ApprovalPrompt } from '../../src/cli/approval-prompt.js';
 import { describeResolution } from '../../src/cli/exec.js';
 import { HeldOutput } from '../../src/cli/held-output.js';
+import { resumeCommand } from '../../src/client/resume-command.js';
 import type { ApprovalRequest } from '../../src/protocol/index.js';
 
 function terminal() {
@@ -57,6 +58,19 @@ describe('ApprovalPrompt', () => {
     expect(await second).toEqual({ decision: 'deny' });
     // The rest of the output waits during each question and is let go between them.
     expect(events).toEqual(['hold', 'release', 'hold', 'release']);
+  });
+
+  it('asks again after an answer it does not know (an empty line, another letter), and takes the next one', async () => {
+    const { input, prompt, written } = terminal();
+    const answer = prompt.ask(request('a1', 'rm -rf build'));
+    await settle();
+    input.write('q\n');
+    await settle();
+    input.write('\n');
+    await settle();
+    expect(written().match(/answer y, a, n or x: /g)).toHaveLength(2);
+    input.write('n\n');
+    expect(await answer).toEqual({ decision: 'deny' });
   });
 
   it('cancel ends the question asked and those waiting, which are never shown', async () => {
@@ -124,5 +138,18 @@ describe('HeldOutput', () => {
     expect(out).toEqual(['out:a', 'err:b', 'out:c']);
     held.streams.stdout.write('d');
     expect(out.at(-1)).toBe('out:d');
+  });
+});
+
+describe('resumeCommand', () => {
+  const environment = { HOME: '/home/user', XDG_DATA_HOME: '/home/user/.local/share', XDG_CONFIG_HOME: '/home/user/.config' };
+  it('is the bare command for the default directories', () => {
+    expect(resumeCommand('exec', 'conv_1', { dataDir: '/home/user/.local/share/openvaala', configDir: '/home/user/.config/openvaala' }, environment)).toBe('openvaala exec --resume conv_1 "…"');
+    expect(resumeCommand('tui', 'conv_1', { dataDir: '/home/user/.local/share/openvaala', configDir: '/home/user/.config/openvaala' }, environment)).toBe('openvaala tui --resume conv_1');
+  });
+
+  it('names the data and configuration directories that are not the defaults, quoted for a shell when they must be', () => {
+    expect(resumeCommand('exec', 'conv_1', { dataDir: '/srv/agent data', configDir: '/srv/conf' }, environment)).toBe(`openvaala exec --data-dir '/srv/agent data' --config-dir /srv/conf --resume conv_1 "…"`);
+    expect(resumeCommand('tui', 'conv_1', { dataDir: "/srv/it's", configDir: '/home/user/.config/openvaala' }, environment)).toBe(`openvaala tui --data-dir '/srv/it'\\''s' --resume conv_1`);
   });
 });

@@ -89,6 +89,23 @@ responses:
     expect(await lastTurnStatus(environment.env)).toBe('interrupted');
   });
 
+  it('SIGTERM (what `timeout` sends) interrupts the turn as Ctrl-C does, and says how to resume', async () => {
+    environment = await createTestEnvironment(`
+responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo started; sleep 60" } }]
+  - text: "never"
+`);
+    serve = await startServe(environment);
+    const exec = spawnCli(['exec', 'wait a minute'], { env: environment.env, cwd: environment.workDir });
+    await until(() => exec.stdout().includes('│ started'), 30_000, 'the command to start');
+    exec.child.kill('SIGTERM');
+    const result = await exec.done;
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('interrupting the turn');
+    expect(result.stderr).toMatch(/openvaala exec --resume conv_\w+ /);
+    expect(await lastTurnStatus(environment.env)).toBe('interrupted');
+  });
+
   it('a second leaves at once', async () => {
     // The command ignores SIGTERM, so the interruption lasts until the executor's SIGKILL.
     environment = await createTestEnvironment(`
