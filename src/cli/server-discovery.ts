@@ -4,7 +4,7 @@
  * after it has been idle (default 10 minutes).
  */
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { get } from 'node:http';
 import path from 'node:path';
 import { dataDirServerInfoFile, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
@@ -84,6 +84,30 @@ export class ServerConfigMismatchError extends Error {
   }
 }
 
+/** Lines of a failed start's message quoted at most: a configuration with many problems names them all, up to this. */
+const MAX_FAILURE_LINES = 40;
+
+/**
+ * Why a server failed to start, from what it wrote to its log during that start: its failure
+ * message (the plain lines, `openvaala: …` and the lines that continue it, one per problem of a
+ * configuration), else the message of its last JSON log line.
+ * @param written the log's text written since the start
+ */
+export function failureMessage(written: string): string {
+  const lines = written.split('\n').filter((line) => line.trim() !== '');
+  const plain = lines.filter((line) => !line.startsWith('{'));
+  if (plain.length > 0) {
+    const quoted = plain.slice(0, MAX_FAILURE_LINES).join('\n').replace(/^openvaala: (serve: )?/, '');
+    return plain.length > MAX_FAILURE_LINES ? `${quoted}\n… ${plain.length - MAX_FAILURE_LINES} more lines` : quoted;
+  }
+  const last = lines.at(-1) ?? '';
+  try {
+    return String((JSON.parse(last) as { msg?: unknown }).msg ?? last);
+  } catch {
+    return last;
+  }
+}
+
 /**
  * Finds the local server or starts one detached (`openvaala serve --port 0`), logging to
  * `<state-dir>/server.log`, and waits until it answers.
@@ -106,6 +130,8 @@ export async function ensureServer(paths: OpenVaalaPaths, options: { idleExitMs?
   }
   const logFile = path.join(paths.stateDir, 'server.log');
   const log = openSync(logFile, 'a', 0o600);
+  // What this start writes comes after this offset (the log holds earlier servers' lines too).
+  const startOffset = fstatSync(log).size;
   const child = spawn(
     process.execPath,
     [CLI_EXECUTABLE, 'serve', '--port', '0', '--data-dir', paths.dataDir, '--config-dir', paths.configDir, '--exit-when-idle', String(options.idleExitMs ?? DEFAULT_AUTO_SERVER_IDLE_MS)],
@@ -124,12 +150,10 @@ export async function ensureServer(paths: OpenVaalaPaths, options: { idleExitMs?
     if (exited !== undefined && (exited !== DATA_DIR_LOCKED_EXIT_CODE || lockHolder(paths.dataDir) === undefined)) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  // The server's own last words usually say why (a config error, a data dir in use).
+  // The server's own last words usually say why (every problem of the configuration, a data dir in use).
   let reason = '';
   try {
-    const lines = readFileSync(logFile, 'utf8').trim().split('\n');
-    const last = lines.at(-1) ?? '';
-    reason = last.startsWith('{') ? String((JSON.parse(last) as { msg?: unknown }).msg ?? last) : last;
+    reason = failureMessage(readFileSync(logFile).subarray(startOffset).toString('utf8'));
   } catch {
     // No log to quote.
   }

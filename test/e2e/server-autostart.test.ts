@@ -5,7 +5,8 @@
  * and a zombie (a process that exited but was not reaped) holds no lock.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processExists } from '../../src/server/data-dir-lock.js';
 import { createTestEnvironment, runCli, stopBackgroundServer, type TestEnvironment } from '../helpers/environment.js';
@@ -29,6 +30,20 @@ describe('client commands that start the server', { timeout: 120_000 }, () => {
     expect(results.map((result) => result.stdout.trim()).sort()).toEqual(['four', 'one', 'three', 'two']);
     const status = await runCli(['server', 'status'], { env: env.env });
     expect(status.stdout).toMatch(/pid \d+/);
+  });
+});
+
+describe('a server that cannot start', { timeout: 120_000 }, () => {
+  it('is reported with every problem it names, not only the last line of its log', async () => {
+    environment = await createTestEnvironment('responses:\n  - text: "never"\n');
+    writeFileSync(path.join(environment.paths.configDir, 'providers.yaml'), 'providers:\n  mock: { kind: openai\n');
+    writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), 'agents:\n  coder:\n    maxSteps: "lots"\n');
+    const result = await runCli(['exec', 'hi'], { env: environment.env, cwd: environment.workDir });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('the runtime server did not start');
+    expect(result.stderr).toContain('providers.yaml');
+    expect(result.stderr).toContain('agents.yaml');
+    expect(result.stderr).toContain('maxSteps');
   });
 });
 
