@@ -15,6 +15,7 @@
  */
 /* eslint-disable no-control-regex -- matching control characters is what this module is for */
 import stripAnsi from 'strip-ansi';
+import { showBidiControls } from '../bidi-controls.js';
 import { truncateMiddle } from '../executors/output-truncation.js';
 
 /** Erase in line (to the end, or the whole line): treated as clearing the line so far. */
@@ -62,11 +63,13 @@ export function cleanTerminalText(text: string): string {
  * a terminal: escape sequences and control characters removed as {@link cleanTerminalText}
  * removes them, but carriage returns and backspaces are not replayed: a carriage return becomes
  * a line break, so nothing the text would draw over stays hidden (an approval question shows
- * the whole command, not the part written last). Tabs and line feeds are kept.
+ * the whole command, not the part written last). Bidirectional overrides and isolates are
+ * shown as `<U+…>` (see `showBidiControls`). Tabs and line feeds are kept.
  */
 export function terminalText(text: string): string {
-  return stripAnsi(text.replace(DANGLING_ESCAPE, '')).replace(/\r\n?/g, '\n').replace(DROPPED_CONTROLS, '');
+  return showBidiControls(stripAnsi(text.replace(DANGLING_ESCAPE, '')).replace(/\r\n?/g, '\n').replace(DROPPED_CONTROLS, ''));
 }
+
 
 /**
  * The text of a tool result as the model reads it: cut to `limitBytes` (head and tail around

@@ -61,6 +61,14 @@ describe('terminalText', () => {
     expect(terminalText('secret\rshown\r\nnext\ttab\n')).toBe('secret\nshown\nnext\ttab\n');
     expect(terminalText('ümlaut 日本 😀')).toBe('ümlaut 日本 😀');
   });
+
+  it('shows bidirectional overrides and isolates as code points, so a command cannot read as another (Trojan Source)', () => {
+    // Shown as is, "rm -rf ~ #" would read with its end reversed.
+    expect(terminalText('echo safe \u202e# ~ fr- mr\u202c')).toBe('echo safe <U+202E># ~ fr- mr<U+202C>');
+    expect(terminalText('a\u2066b\u2069c\u202ad\u202de')).toBe('a<U+2066>b<U+2069>c<U+202A>d<U+202D>e');
+    // Right-to-left text and its marks are text, kept as they are.
+    expect(terminalText('שלום \u200fעולם')).toBe('שלום \u200fעולם');
+  });
 });
 
 describe('parsers that quote the input they refuse', () => {

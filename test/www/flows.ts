@@ -37,7 +37,7 @@ responses:
   - text: "Removing it."
     toolCalls:
       - name: exec_command
-        arguments: { command: "rm -f nothing.txt" }
+        arguments: { command: "rm -f nothing.txt # \\u202etxt.lla" }
   - text: "Removed it."
   - text: "Got the file."
   - text: "Thanks for the review."
@@ -139,6 +139,8 @@ export async function approvalFromAnotherTab(web: WebSession, page: Page, conver
   await box.press('Control+Enter');
   const card = page.getByRole('alertdialog', { name: /Approval needed for exec_command/ });
   await card.getByText('rm -f nothing.txt').waitFor();
+  // A bidirectional override in the command is shown, not obeyed (it would make the end read reversed).
+  expect(await card.locator('pre.command-line').textContent()).toContain('# <U+202E>txt.lla');
   await expectAccessible(page);
   await screenshot(page, `${prefix}-approval`);
   const otherCard = other.getByRole('alertdialog', { name: /Approval needed for exec_command/ });

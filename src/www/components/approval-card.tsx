@@ -2,8 +2,11 @@
  * A tool call waiting for approval: the command or the diff it would apply, why it is asked,
  * and the server's options in its order (docs/protocol.md, "Approvals"). Answered with
  * `approval/respond` from any tab; the card disappears everywhere on `approval/resolved`.
+ * Bidirectional overrides in what is to be approved are shown as code points, so a command
+ * cannot read as another one.
  */
 import { useState } from 'preact/hooks';
+import { showBidiControls } from '../../bidi-controls.js';
 import type { ApprovalRequest } from '../../protocol/entities.js';
 import { DiffView } from './diff-view.js';
 
@@ -30,13 +33,13 @@ export function ApprovalCard({ approval, respond }: { approval: ApprovalRequest;
       <p class="muted">{approval.reason}</p>
       {details?.kind === 'command' ? (
         <pre class="command-line">
-          <span class="muted">{details.cwd} $ </span>
-          {details.command}
+          <span class="muted">{showBidiControls(details.cwd)} $ </span>
+          {showBidiControls(details.command)}
         </pre>
       ) : details?.kind === 'fileChange' ? (
         details.changes.map((change) => <DiffView key={change.path} change={change} />)
       ) : (
-        <pre class="tool-arguments">{JSON.stringify(approval.arguments, null, 2)}</pre>
+        <pre class="tool-arguments">{showBidiControls(JSON.stringify(approval.arguments, null, 2))}</pre>
       )}
       <div class="approval-options">
         {approval.options.map((option, index) => (

@@ -5,6 +5,7 @@
  */
 import { Fragment } from 'preact';
 import { useMemo, useState } from 'preact/hooks';
+import { showBidiControls } from '../../bidi-controls.js';
 import type { FileChange } from '../../protocol/tool-details.js';
 import type { ReviewDraft } from '../state/review.js';
 import { parseUnifiedDiff, splitRows, type DiffLine } from './diff-parse.js';
@@ -80,7 +81,7 @@ export function DiffView({ change, review }: { change: FileChange; review?: Revi
                   <td class="number">{line.newNumber ?? ''}</td>
                   <td class="sign">{line.type === 'add' ? '+' : line.type === 'del' ? '-' : ''}</td>
                   <td class="code">
-                    <span>{line.text}</span>
+                    <span>{showBidiControls(line.text)}</span>
                     {commentButton(line)}
                   </td>
                 </tr>
@@ -106,12 +107,12 @@ export function DiffView({ change, review }: { change: FileChange; review?: Revi
                   <tr class="diff-line">
                     <td class="number">{row.left?.oldNumber ?? ''}</td>
                     <td class={`code ${row.left?.type ?? 'empty'}`}>
-                      <span>{row.left?.text ?? ''}</span>
+                      <span>{showBidiControls(row.left?.text ?? '')}</span>
                       {row.left?.type === 'del' ? commentButton(row.left) : null}
                     </td>
                     <td class="number">{row.right?.newNumber ?? ''}</td>
                     <td class={`code ${row.right?.type ?? 'empty'}`}>
-                      <span>{row.right?.text ?? ''}</span>
+                      <span>{showBidiControls(row.right?.text ?? '')}</span>
                       {commentButton(row.right)}
                     </td>
                   </tr>
