@@ -12,6 +12,8 @@ import { UsageError } from './usage-error.js';
 import { withLocalServer } from './local-server-client.js';
 import { humanStreams } from './terminal-streams.js';
 import { resumeCommand } from '../client/resume-command.js';
+import stringWidth from 'string-width';
+import { terminalLine } from '../tools/terminal-text.js';
 
 function localTime(ms: number): string {
   const date = new Date(ms);
@@ -19,13 +21,18 @@ function localTime(ms: number): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}`;
 }
 
-/** One line per conversation: id, last update, last turn's status, working directory, title. */
+/**
+ * One line per conversation: id, last update, last turn's status, working directory, title
+ * (each on one line, see `terminalLine`). Columns are aligned by the width a terminal gives each character (`string-width`: wide East
+ * Asian characters and emoji take two columns, combining marks none).
+ */
 export function formatConversationList(conversations: ConversationSummary[]): string {
   if (conversations.length === 0) return '';
-  const rows = conversations.map((conversation) => [conversation.id, localTime(conversation.updatedAt), conversation.lastTurnStatus ?? '-', conversation.cwd, conversation.title]);
+  const rows = conversations.map((conversation) => [conversation.id, localTime(conversation.updatedAt), conversation.lastTurnStatus ?? '-', terminalLine(conversation.cwd), terminalLine(conversation.title)]);
   const header = ['ID', 'UPDATED', 'LAST TURN', 'DIRECTORY', 'TITLE'];
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
-  return [header, ...rows].map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0))).join('  ')).join('\n') + '\n';
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => stringWidth(row[column] ?? ''))));
+  const padded = (cell: string, width: number) => cell + ' '.repeat(Math.max(0, width - stringWidth(cell)));
+  return [header, ...rows].map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : padded(cell, widths[column] ?? 0))).join('  ')).join('\n') + '\n';
 }
 
 /**
@@ -76,8 +83,8 @@ export async function runConversationShow(paths: OpenVaalaPaths, reference: stri
     }
     const { conversation } = snapshot;
     const root = snapshot.sessions.find((session) => session.id === sessionId);
-    const where = conversation.workLocation.map((entry) => `${entry.cwd} (${entry.executor})`).join(', ');
-    streams.stdout.write(`conversation ${conversation.id}: ${conversation.title}\n  ${where} · ${root?.model ?? ''} · ${snapshot.turns.length} turn${snapshot.turns.length === 1 ? '' : 's'} · updated ${localTime(conversation.updatedAt)}\n\n`);
+    const where = conversation.workLocation.map((entry) => `${terminalLine(entry.cwd)} (${entry.executor})`).join(', ');
+    streams.stdout.write(`conversation ${conversation.id}: ${terminalLine(conversation.title)}\n  ${where} · ${root?.model ?? ''} · ${snapshot.turns.length} turn${snapshot.turns.length === 1 ? '' : 's'} · updated ${localTime(conversation.updatedAt)}\n\n`);
     for (const item of items) {
       const text = formatItem(item);
       if (text !== undefined) streams.stdout.write(`${text}\n`);

@@ -72,6 +72,15 @@ export function terminalText(text: string): string {
 
 
 /**
+ * {@link terminalText} kept to one line, for a table cell, a header or a list entry: a line
+ * break is written `\n` and a tab as a space, so a directory or title holding them cannot
+ * break the rows around it.
+ */
+export function terminalLine(text: string): string {
+  return terminalText(text.replace(/\r\n|\r|\n/g, '\\n').replace(/\t/g, ' '));
+}
+
+/**
  * The text of a tool result as the model reads it: cut to `limitBytes` (head and tail around
  * one marker naming the omitted bytes and lines of the output as stored, see
  * `truncateMiddle`), then cleaned of terminal control (`cleanTerminalText`). This is the one

@@ -9,6 +9,7 @@ import type { RuntimeClient } from '../client/runtime-client.js';
 import type { AnyNotification, ConversationSummary } from '../protocol/index.js';
 import { truncateLine, type StyledLine } from './styled-text.js';
 import type { TranscriptModel } from './transcript-model.js';
+import { terminalLine } from '../tools/terminal-text.js';
 
 /** One choice. */
 export interface PickerItem {
@@ -81,8 +82,8 @@ function age(ms: number): string {
 export function conversationItem(summary: ConversationSummary): PickerItem {
   return {
     value: summary.id,
-    label: summary.title || summary.id,
-    detail: `${age(summary.updatedAt)} · ${summary.cwd}${summary.preview ? ` · ${summary.preview.replace(/\s+/g, ' ').slice(0, 60)}` : ''}`,
+    label: terminalLine(summary.title) || summary.id,
+    detail: `${age(summary.updatedAt)} · ${terminalLine(summary.cwd)}${summary.preview ? ` · ${summary.preview.replace(/\s+/g, ' ').slice(0, 60)}` : ''}`,
     ...(summary.running ? { badge: { text: '● running', color: 'yellow' as const } } : summary.lastTurnStatus === 'failed' ? { badge: { text: '✗', color: 'red' as const } } : {}),
   };
 }
