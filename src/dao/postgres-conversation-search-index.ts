@@ -8,7 +8,7 @@ import { decodeRecordCursor, encodeRecordCursor } from '../storage/record-valida
 import type { ConversationSearchIndex, SearchConversationEntry, SearchMessage, SearchOptions, SearchPage } from './conversation-search-index.js';
 import { InvalidSearchQueryError, QUERY_SYNTAX_HINT, searchableQuery } from './conversation-search-index.js';
 import { translateSearchQuery } from './tsquery-translation.js';
-import { searchDocumentPieces } from './search-document-pieces.js';
+import { indexedText, searchDocumentPieces } from './search-document-pieces.js';
 
 /** Default page size of {@link PostgresConversationSearchIndex.search}. */
 export const DEFAULT_POSTGRES_SEARCH_LIMIT = 50;
@@ -63,7 +63,7 @@ export class PostgresConversationSearchIndex implements ConversationSearchIndex 
         if (rows[0]?.title === entry.title) continue;
         await client.query('DELETE FROM conversation_search_text WHERE conversation_id = $1 AND ordinal = 0', [entry.conversationId]);
         if (entry.title !== '') {
-          await client.query(`INSERT INTO conversation_search_text (conversation_id, ordinal, body) VALUES ($1, 0, ${vector})`, [entry.conversationId, entry.title]);
+          await client.query(`INSERT INTO conversation_search_text (conversation_id, ordinal, body) VALUES ($1, 0, ${vector})`, [entry.conversationId, indexedText(entry.title)]);
         }
       }
     });
@@ -80,7 +80,7 @@ export class PostgresConversationSearchIndex implements ConversationSearchIndex 
     if (messages.length === 0) return;
     const byConversation = new Map<string, string[]>();
     // A long message is several documents, as in the SQLite index (a tsvector holds at most 1 MB).
-    for (const message of messages) byConversation.set(message.conversationId, [...(byConversation.get(message.conversationId) ?? []), ...searchDocumentPieces(message.text)]);
+    for (const message of messages) byConversation.set(message.conversationId, [...(byConversation.get(message.conversationId) ?? []), ...searchDocumentPieces(indexedText(message.text))]);
     const vector = await this.vectorExpression('text');
     await this.database.transaction(async (client) => {
       for (const [conversationId, texts] of byConversation) {

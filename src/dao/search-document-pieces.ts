@@ -8,6 +8,17 @@
  * piece.
  */
 
+import stripAnsi from 'strip-ansi';
+
+/**
+ * The text the search index holds for a title or a message: terminal escape sequences removed
+ * (`strip-ansi`), so the words a terminal shows are the words a search finds (a title written
+ * with a colour code reads "RED", and is found by it).
+ */
+export function indexedText(text: string): string {
+  return stripAnsi(text);
+}
+
 /** The longest piece of a message indexed as one search document, in characters (UTF-16 code units). */
 export const SEARCH_PIECE_CHARACTERS = 32 * 1024;
 

@@ -6,7 +6,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { resolveSqliteDatabase, type SqliteDatabase, type SqliteDatabaseSource } from '../storage/sqlite/sqlite-database.js';
 import { decodeRecordCursor, encodeRecordCursor } from '../storage/record-validation.js';
-import { searchDocumentPieces } from './search-document-pieces.js';
+import { indexedText, searchDocumentPieces } from './search-document-pieces.js';
 import {
   InvalidSearchQueryError,
   QUERY_SYNTAX_HINT,
@@ -135,12 +135,12 @@ export class SqliteConversationSearchIndex implements ConversationSearchIndex {
         const row = select.get(entry.conversationId) as ConversationRow | undefined;
         if (row === undefined) {
           const number = Number(insert.run(entry.conversationId, entry.title, entry.updatedAt).lastInsertRowid);
-          if (entry.title !== '') insertText.run(number, 0, entry.title);
+          if (entry.title !== '') insertText.run(number, 0, indexedText(entry.title));
           continue;
         }
         if (row.title !== entry.title) {
           if (row.title !== '') deleteText.run(row.number, 0);
-          if (entry.title !== '') insertText.run(row.number, 0, entry.title);
+          if (entry.title !== '') insertText.run(row.number, 0, indexedText(entry.title));
         }
         update.run(entry.title, entry.updatedAt, row.number);
       }
@@ -170,7 +170,7 @@ export class SqliteConversationSearchIndex implements ConversationSearchIndex {
           next.set(message.conversationId, position);
         }
         // A long message is several documents, so that FTS5 can flush its pending terms between them.
-        for (const piece of searchDocumentPieces(message.text)) {
+        for (const piece of searchDocumentPieces(indexedText(message.text))) {
           if (position.ordinal > MAXIMUM_ORDINAL) throw new Error(`addMessages: conversation ${message.conversationId} has reached ${MAXIMUM_ORDINAL} search documents`);
           insertText.run(position.number, position.ordinal, piece);
           position.ordinal += 1;

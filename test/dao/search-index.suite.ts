@@ -159,6 +159,14 @@ export function searchIndexCases(current: () => ConversationSearchIndex): void {
     expect(await ids(`"${following} ${lastOfFirst}"`)).toEqual([]);
   });
 
+  it('finds the words a terminal shows in a title or message written with escape sequences', async () => {
+    const search = current();
+    await search.setConversations([{ conversationId: 'conv_colour', title: 'title \u001b[31mREDWORD\u001b[0m', updatedAt: 50 }]);
+    await search.addMessages([{ conversationId: 'conv_colour', text: 'built \u001b[1;32mGREENWORD\u001b[0m ok' }]);
+    expect((await search.search('redword')).matches.map((match) => match.conversationId)).toEqual(['conv_colour']);
+    expect((await search.search('greenword')).matches.map((match) => match.conversationId)).toEqual(['conv_colour']);
+  });
+
   it('finds words with punctuation when they are quoted', async () => {
     await current().addMessages([{ conversationId: 'conv_b', text: 'see readme.md and CHANGELOG' }]);
     expect(await ids('"readme.md"')).toEqual(['conv_b']);
