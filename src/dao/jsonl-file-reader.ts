@@ -8,6 +8,7 @@
  */
 import fs from 'node:fs';
 import nodePath from 'node:path';
+import { tornTailMessage } from '../storage/file/file-io.js';
 import { parseLine } from '../storage/file/line-reader.js';
 import { SeqOrder, type EntrySink } from '../storage/file/seq-order.js';
 import { asUnreadable, checkOpenedLogFile, danglingLinkErrorSync, NON_BLOCKING_OPEN } from '../storage/file/stream-file-access.js';
@@ -200,7 +201,7 @@ export function readStreamEntries(root: string, path: string, stream: string, on
       if (!terminated) {
         const message = parsed.valid
           ? 'the last line lacks its newline but is a complete entry; it is kept and terminated on the next append'
-          : `incomplete last line (${end - start} bytes) ignored; it is cut off on the next append`;
+          : tornTailMessage(end - start, file);
         onProblem({ path, stream, kind: 'torn_tail', location: `${file}, byte offset ${start}`, message });
       } else if (!parsed.valid) {
         onProblem({ path, stream, kind: 'corrupt_line', location: `${file}, line ${lineNumber} (byte offset ${start})`, message: `corrupt line skipped: ${parsed.reason}` });

@@ -63,10 +63,14 @@ describe('a torn final line', () => {
     expect(problems[0]?.location).toContain(`byte offset ${Buffer.byteLength(complete)}`);
   });
 
-  it('is cut off by the next append, which continues the seq', async () => {
+  it('is cut off by the next append, which continues the seq and keeps its bytes beside the log', async () => {
     open();
     expect(await logs.append('conv', 'main', ['d'])).toEqual([{ seq: 4, value: 'd' }]);
+    expect(problems[0]?.message).toBe(`incomplete last line (${torn.length} bytes) ignored; the next append cuts it off and keeps its bytes in main.jsonl.torn`);
     expect(fs.readFileSync(file, 'utf8')).toBe(complete + line(4, 'd'));
+    expect(fs.readFileSync(`${file}.torn`, 'utf8')).toBe(torn);
+    // Kept aside, not a stream of its own.
+    expect(await logs.listStreams('conv')).toEqual(['main']);
     expect((await logs.read('conv', 'main')).map((entry) => entry.value)).toEqual(['a', { b: true }, 'c', 'd']);
     await logs.close();
     problems = [];

@@ -97,6 +97,36 @@ export async function writeAllAt(fd: number, buffer: Buffer, position: number): 
 }
 
 /**
+ * Suffix of the file beside a stream's log (`<stream>.jsonl.torn`) that keeps the bytes of the
+ * torn last lines appends cut off. Not a stream: stream listings take `.jsonl` files only.
+ */
+export const TORN_TAIL_SUFFIX = '.torn';
+
+/**
+ * What is said of a torn last line (reported as `torn_tail`): ignored by reads, and cut off by
+ * the next append, which first keeps its bytes in `<file name>.torn`.
+ * @param bytes the torn line's length, in bytes
+ * @param filePath the log file
+ */
+export function tornTailMessage(bytes: number, filePath: string): string {
+  return `incomplete last line (${bytes} bytes) ignored; the next append cuts it off and keeps its bytes in ${nodePath.basename(filePath)}${TORN_TAIL_SUFFIX}`;
+}
+
+/**
+ * Appends `bytes` to the file at `filePath` (created with {@link STORAGE_FILE_MODE} when
+ * missing) and fsyncs it: for bytes about to be cut from a log, which must be on disk first.
+ */
+export async function appendDurably(filePath: string, bytes: Buffer): Promise<void> {
+  const handle = await fs.promises.open(filePath, 'a', STORAGE_FILE_MODE);
+  try {
+    await handle.write(bytes);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
  * fsyncs a directory so that entries created or removed in it survive a crash (a new
  * file is only durable once its directory entry is).
  */

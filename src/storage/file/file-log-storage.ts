@@ -19,13 +19,16 @@ import {
 import { listChildPathNames, listStreamNames } from './directory-listing.js';
 import { FileHandlePool, type FileLease } from './file-handle-pool.js';
 import {
+  appendDurably,
   closeDescriptor,
   ensureDirectory,
   openDescriptor,
   removeEmptyDirectories,
   removePathDirectory,
   syncDescriptor,
+  readAt,
   syncDirectory,
+  TORN_TAIL_SUFFIX,
   truncateDescriptor,
   writeAllAt,
 } from './file-io.js';
@@ -315,6 +318,9 @@ export class FileLogStorage implements LogStorage {
       const start = state.end;
       try {
         if (state.fileLength > start) {
+          // A torn last line is cut so the batch starts on a line of its own; its bytes (the
+          // start of an entry a crash interrupted) are kept beside the log, never just dropped.
+          await appendDurably(`${filePath}${TORN_TAIL_SUFFIX}`, await readAt(lease.fd, state.fileLength - start, start));
           await truncateDescriptor(lease.fd, start);
           state.fileLength = start;
         }

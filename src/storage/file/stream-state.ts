@@ -3,7 +3,7 @@
  * derived from the file's tail (never by a scan from the start), and the seq → byte offset
  * search used by cursor reads.
  */
-import { readAt } from './file-io.js';
+import { readAt, tornTailMessage } from './file-io.js';
 import { READ_BLOCK_BYTES, backwardLines, forwardLines, parseLine, peekSeq } from './line-reader.js';
 import { SeqOrder } from './seq-order.js';
 
@@ -121,7 +121,7 @@ export async function inspectStreamFile(
           await report('torn_tail', line.offset, 'the last line lacks its newline but is a complete entry; it is kept and terminated on the next append');
         } else {
           state.end = line.offset;
-          await report('torn_tail', line.offset, `incomplete last line (${line.data.length} bytes) ignored; it is cut off on the next append`);
+          await report('torn_tail', line.offset, tornTailMessage(line.data.length, identity.filePath));
           continue;
         }
       }
