@@ -8,6 +8,8 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { CONFIGURATION_FILES, ConfigurationError, loadConfiguration } from '../config/configuration.js';
 import type { OutputStreams } from './exec-output.js';
+import { loadPluginSet } from '../plugins/plugin-set.js';
+import type { PluginsFile } from '../config/plugins.js';
 
 /** What to check: a directory (from --config-dir or the default), or a path given by the user. */
 export interface ConfigCheckTarget {
@@ -62,6 +64,7 @@ export async function runConfigCheck(target: ConfigCheckTarget | string, streams
       streams.stdout.write(`${onlyFile}: valid (its references checked against ${configDir})\n`);
       return 0;
     }
+    streams.stderr.write(await pluginWarnings(configDir, configuration.plugins));
     const providers = Object.keys(configuration.providers.providers);
     const agents = Object.keys(configuration.agents.agents);
     streams.stdout.write(
@@ -87,6 +90,20 @@ export async function runConfigCheck(target: ConfigCheckTarget | string, streams
     streams.stderr.write(`${own.message}\n${problems(own.problems.length)} in ${onlyFile}\n${elsewhere}`);
     return 1;
   }
+}
+
+/**
+ * Warnings (the check still passes: the server starts without them) for enabled plugins that
+ * cannot be loaded, naming the file, the key path and the problem, as `plugin list` shows them.
+ * @returns one `warning: …` line per broken plugin, or ''
+ */
+async function pluginWarnings(configDir: string, file: PluginsFile): Promise<string> {
+  if (Object.keys(file.plugins).length === 0) return '';
+  const { statuses } = await loadPluginSet(configDir, file);
+  return statuses
+    .filter((status) => status.enabled && status.problem !== undefined)
+    .map(({ name, problem }) => `warning: plugin "${name}" is not loaded (the server runs without it): ${problem!.file}${problem!.keyPath ? `: ${problem!.keyPath}` : ''}: ${problem!.message}\n`)
+    .join('');
 }
 
 /** `1 problem`, `2 problems`. */

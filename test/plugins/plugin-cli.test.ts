@@ -149,6 +149,11 @@ describe('openvaala plugin', () => {
     const broken = await cli('plugin', 'list');
     expect(broken.code).toBe(1);
     expect(broken.stdout).toContain(`plugin "code-tools": ${path.join(configDir, 'plugins', 'code-tools', '.claude-plugin', 'plugin.json')}: skills: expected a path relative to the plugin folder, or a list of such paths`);
+    // Enabled, it is what config check warns about: the server would start without it.
+    expect((await cli('plugin', 'enable', 'code-tools')).code).toBe(0);
+    const checked = await cli('config', 'check');
+    expect(checked.code, checked.stderr).toBe(0);
+    expect(checked.stderr).toContain(`warning: plugin "code-tools" is not loaded (the server runs without it): ${path.join(configDir, 'plugins', 'code-tools', '.claude-plugin', 'plugin.json')}: skills: expected a path relative to the plugin folder`);
 
     expect((await cli('plugin', 'enable', 'nope')).stderr).toContain('plugin enable: no plugin named "nope" is installed (installed: code-tools)');
     expect((await cli('plugin', 'remove', 'code-tools')).stdout).toBe('removed code-tools\n');
