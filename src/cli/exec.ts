@@ -108,6 +108,12 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
       // Lines of its logs the server skipped are said once, before the new turn's output.
       streams.stderr.write(formatLogDamage(snapshot.damage, paths.dataDir));
       sessionId = snapshot.conversation.rootSessionId;
+      // Its tools run there: a directory gone from this machine fails every one of them.
+      for (const location of snapshot.conversation.workLocation) {
+        if (location.executor === 'local' && !statSync(location.cwd, { throwIfNoEntry: false })?.isDirectory()) {
+          streams.stderr.write(`warning: the conversation's working directory ${location.cwd} is not a directory on this machine any more; its tools on executor "local" fail until it is back\n`);
+        }
+      }
       const model = options.model ?? snapshot.sessions.find((session) => session.id === sessionId)?.model;
       const missing = await missingServerEnvironment(client, server, paths.configDir, model);
       if (missing) throw new Error(missing);

@@ -296,6 +296,19 @@ responses:
     expect(third).toContain('alpha task');
     expect(third).not.toContain('beta task');
   });
+
+  it('warns when the working directory of the conversation it resumes is gone from this machine', async () => {
+    environment = await createTestEnvironment('responses:\n  - text: "one"\n  - text: "two"\n');
+    serve = await startServe(environment);
+    const project = path.join(environment.root, 'gone-soon');
+    mkdirSync(project);
+    const options = { env: environment.env, cwd: project };
+    expect((await runCli(['exec', 'first'], options)).code).toBe(0);
+    rmSync(project, { recursive: true });
+    const resumed = await runCli(['exec', '--resume', 'last', 'again'], { env: environment.env, cwd: environment.workDir });
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toContain(`warning: the conversation's working directory ${project} is not a directory on this machine any more`);
+  });
 });
 
 describe('exec --cwd on another executor', { timeout: 120_000 }, () => {
