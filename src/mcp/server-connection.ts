@@ -1,4 +1,5 @@
 import { pathToFileURL } from 'node:url';
+import { conciseFailureText } from './failure-text.js';
 /**
  * One conversation's connection to one MCP server (MCP specification 2025-06-18: lifecycle
  * `initialize`, `tools/list` with pagination, `notifications/tools/list_changed`,
@@ -53,11 +54,11 @@ async function listAllTools(client: Client, options: { signal?: AbortSignal; tim
   return tools;
 }
 
-/** An error's message with its cause's (`fetch failed` alone does not say that the connection was refused). */
+/** An error's message with its cause's (`fetch failed` alone does not say that the connection was refused), on one line (see `conciseFailureText`). */
 function errorText(error: unknown): string {
   const message = (error as Error)?.message ?? String(error);
   const cause = (error as { cause?: { message?: string } })?.cause?.message;
-  return cause && !message.includes(cause) ? `${message} (${cause})` : message;
+  return conciseFailureText(cause && !message.includes(cause) ? `${message} (${cause})` : message);
 }
 
 /**

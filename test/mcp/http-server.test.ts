@@ -155,4 +155,27 @@ servers:
       `mcp__stock__stock_level: MCP server "stock" is not available: headers.Authorization: environment variable ${TOKEN_VARIABLE} is not set (it is tried again at the start of the next turn)`,
     );
   });
+
+  it('that answers with a web page (a proxy, a login page) is reported on one line, naming the page, not with its markup', async () => {
+    const page = createServer((_request, response) => {
+      response.writeHead(404, { 'content-type': 'text/html' });
+      response.end(`<!DOCTYPE html>\n<html><head><title>Not Found - Example Proxy</title><style>${'body{}'.repeat(500)}</style></head><body><h1>Not Found</h1>${'<p>filler</p>'.repeat(200)}</body></html>`);
+    });
+    await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+    const port = (page.address() as { port: number }).port;
+    try {
+      harness = await startInProcessServer('responses:\n  - toolCalls: [{ name: mcp__stock__stock_level, arguments: { article: "bolts" } }]\n  - text: "no stock server"\n', {
+        beforeStart: writeConfig({ mcp: `\nservers:\n  stock: { transport: http, url: "http://127.0.0.1:${port}/mcp" }\n` }),
+      });
+      const conversationId = await harness.conversation();
+      await harness.client.request('session/input', { conversationId, input: 'how many bolts?' });
+      await harness.turnsCompleted(1);
+      const [call] = toolCalls(harness.completedItems());
+      expect(call?.output).toContain('(an HTML page: "Not Found - Example Proxy")');
+      expect(call?.output).not.toContain('<p>');
+      expect(call?.output.length).toBeLessThan(700);
+    } finally {
+      await new Promise((resolve) => page.close(resolve));
+    }
+  });
 });
