@@ -23,6 +23,19 @@ import { pluginDirectory } from './plugin-set.js';
 
 const run = promisify(execFile);
 
+/**
+ * The lines of npm's error output that say why (`npm error 404 Not Found - GET …`), without its
+ * bookkeeping (`code`, `errno`, `syscall`, the debug log's path); undefined when there are none.
+ * @param stderr what npm wrote on stderr
+ */
+export function npmErrorReason(stderr: string | undefined): string | undefined {
+  const lines = (stderr ?? '')
+    .split('\n')
+    .map((line) => line.replace(/^npm (?:error|ERR!)\s*/, '').trim())
+    .filter((line) => line !== '' && !/^(code|errno|syscall|path) /.test(line) && !line.startsWith('A complete log of this run') && !/^\w+$/.test(line));
+  return lines.length > 0 ? lines.slice(0, 3).join('; ') : undefined;
+}
+
 /** Time allowed for `npm pack` or `tar`, ms. */
 const TOOL_TIMEOUT_MS = 120_000;
 
@@ -72,10 +85,11 @@ async function stage(source: string, cwd: string): Promise<{ folder: string; tem
     if (isTarball(source) || source.startsWith('.') || source.startsWith('/')) throw new PluginOperationError(`${local} does not exist`);
     let packed: string;
     try {
-      const { stdout } = await run('npm', ['pack', source, '--pack-destination', temporary, '--silent'], { cwd: temporary, timeout: TOOL_TIMEOUT_MS });
+      // Errors only: they say why (a 404 from the registry, a missing package.json); --silent said nothing.
+      const { stdout } = await run('npm', ['pack', source, '--pack-destination', temporary, '--loglevel=error'], { cwd: temporary, timeout: TOOL_TIMEOUT_MS });
       packed = stdout.trim().split('\n').pop() ?? '';
     } catch (error) {
-      throw new PluginOperationError(`npm pack ${source} failed: ${((error as { stderr?: string }).stderr || (error as Error).message).trim().split('\n').slice(-3).join(' ')}`, { cause: error });
+      throw new PluginOperationError(`npm pack ${source} failed: ${npmErrorReason((error as { stderr?: string }).stderr) ?? (error as Error).message}`, { cause: error });
     }
     const unpacked = path.join(temporary, 'unpacked');
     await mkdir(unpacked);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { updateConfigurationFiles } from '../../src/config/config-writer.js';
 import { loadConfiguration } from '../../src/config/configuration.js';
-import { addPlugin, setPluginEnabled, type ApplyChanges } from '../../src/plugins/install.js';
+import { addPlugin, npmErrorReason, setPluginEnabled, type ApplyChanges } from '../../src/plugins/install.js';
 import { writePlugin } from './plugin-fixtures.js';
 
 let root: string;
@@ -117,5 +117,22 @@ describe('a project plugins.yaml that is a link', () => {
     await setPluginEnabled(configDir, 'kit', false, { kind: 'project', directory: project }, apply);
     expect(lstatSync(projectFile).isSymbolicLink()).toBe(true);
     expect(readFileSync(shared, 'utf8')).toContain('enabled: false');
+  });
+});
+
+describe('npmErrorReason', () => {
+  it('keeps the lines of npm pack that say why, not its bookkeeping', () => {
+    const notFound = [
+      'npm error code E404',
+      'npm error 404 Not Found - GET https://registry.npmjs.org/no-such-plugin-xyz - Not found',
+      'npm error 404',
+      "npm error 404  'no-such-plugin-xyz@*' is not in this registry.",
+      'npm error A complete log of this run can be found in: /home/user/.npm/_logs/debug-0.log',
+    ].join('\n');
+    expect(npmErrorReason(notFound)).toBe("404 Not Found - GET https://registry.npmjs.org/no-such-plugin-xyz - Not found; 404  'no-such-plugin-xyz@*' is not in this registry.");
+    const missing = ['npm error code ENOENT', 'npm error syscall open', 'npm error path /w/p/package.json', 'npm error errno -2', "npm error enoent Could not read package.json: Error: ENOENT: no such file or directory, open '/w/p/package.json'", 'npm error enoent'].join('\n');
+    expect(npmErrorReason(missing)).toBe("enoent Could not read package.json: Error: ENOENT: no such file or directory, open '/w/p/package.json'");
+    expect(npmErrorReason('')).toBeUndefined();
+    expect(npmErrorReason(undefined)).toBeUndefined();
   });
 });
