@@ -181,6 +181,7 @@ export function readStreamEntries(root: string, path: string, stream: string, on
       return false;
     };
     const reportSkipped = () => {
+      if (order.skipped.length === 0) return;
       for (const { offset, reason } of order.skipped.splice(0)) {
         onProblem({ path, stream, kind: 'corrupt_line', location: `${file}, line ${lineNumberAt(offset)} (byte offset ${offset})`, message: `corrupt line skipped: ${reason}` });
       }
