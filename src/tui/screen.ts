@@ -165,7 +165,8 @@ export class TuiScreen {
       else this.composer.deleteForward();
     } else if (key.escape) {
       if (this.suggestions.length > 0) this.suggestions = [];
-      else if (model.running) this.attempt(async () => ((await this.controller.interrupt()) ? this.notify('interrupting the turn…', 'warning') : undefined));
+      // Said only while the turn still runs: the server may announce its end before it answers.
+      else if (model.running) this.attempt(async () => ((await this.controller.interrupt()) && this.controller.model.running ? this.notify('interrupting the turn…', 'warning') : undefined));
       return;
     } else if (key.ctrl && input === 'r') {
       this.toggles = { ...this.toggles, reasoning: !this.toggles.reasoning };

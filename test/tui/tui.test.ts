@@ -116,6 +116,10 @@ responses:
     await tui.waitFor('Long');
     await tui.keys('Escape');
     await tui.waitFor('turn interrupted');
+    // The notice of the interruption in progress never comes after the turn's end.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const after = await tui.capture();
+    if (after.includes('interrupting the turn')) expect(after.lastIndexOf('interrupting the turn')).toBeLessThan(after.lastIndexOf('turn interrupted'));
     const turns = (await web.request('conversation/get', { conversationId })).turns;
     expect(turns.at(-1)?.status).toBe('interrupted');
   });
