@@ -21,6 +21,17 @@ export const EXEC_COMMAND_MAX_TIMEOUT_MS = 600_000;
 export const CLIENT_TERMINAL_ENVIRONMENT: Readonly<Record<string, string>> = { PAGER: 'cat', GIT_PAGER: 'cat', GH_PAGER: 'cat' };
 
 /** Arguments of `exec_command`. */
+/**
+ * The command line run so that its output and its errors reach the result in the order the
+ * command wrote them: the executors read stdout and stderr from two pipes (two buffers, two SSH
+ * streams), and a command alternating between them came back reordered. `exec 2>&1` first makes
+ * them one stream at the source; on the same line, so the command's own lines keep their numbers
+ * in the shell's messages, and valid for any command (one that is only a comment included).
+ */
+function inWriteOrder(command: string): string {
+  return `exec 2>&1; ${command}`;
+}
+
 export const execCommandParameters = z.object({
   command: z.string().min(1).describe('Shell command line, run by bash.'),
   cwd: z.string().min(1).optional().describe('Working directory relative to the workspace root. Default: the root.'),
@@ -103,7 +114,7 @@ export function createExecCommandTool(options: ExecCommandToolOptions = {}): Too
       const result =
         (await context.clientCommands?.run({ command: args.command, cwd, env: { ...CLIENT_TERMINAL_ENVIRONMENT }, timeoutMs, maxOutputBytes, signal: context.signal })) ??
         (await workspace.executor.run({
-          command: args.command,
+          command: inWriteOrder(args.command),
           cwd,
           workspaceRoot: workspace.root,
           timeoutMs,

@@ -62,7 +62,7 @@ describe('exec_command', () => {
     const streaming: ToolContext = { ...context, onOutput: (chunk) => chunks.push(chunk) };
     await execCommandTool.invoke({ command: 'echo streamed' }, streaming);
     const sent = executor.requests.at(-1) as CommandRequest;
-    expect(sent).toMatchObject({ command: 'echo streamed', cwd: root, timeoutMs: 120_000, maxOutputBytes: EXEC_COMMAND_DEFAULT_MAX_OUTPUT_BYTES });
+    expect(sent).toMatchObject({ command: 'exec 2>&1; echo streamed', cwd: root, timeoutMs: 120_000, maxOutputBytes: EXEC_COMMAND_DEFAULT_MAX_OUTPUT_BYTES });
     expect(sent.signal).toBe(context.signal);
     expect(chunks.join('')).toBe('streamed\n');
   });

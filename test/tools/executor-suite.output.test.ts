@@ -67,6 +67,12 @@ describe.each(EXECUTOR_VARIANTS)('command output on the %s executor', (variant) 
     expectHeadAndTailOf(`${BUILD_LOG}[exit code 2]`, forModel);
   }, 60_000);
 
+  it('keeps the order in which a command wrote its output and its errors', async () => {
+    const result = await call(execCommandTool, { command: 'i=1; while [ $i -le 300 ]; do echo "out $i"; echo "err $i" >&2; i=$((i+1)); done' }, { workspace, signal });
+    const expected = Array.from({ length: 300 }, (_, index) => `out ${index + 1}\nerr ${index + 1}\n`).join('');
+    expect(result.output).toBe(`${expected}[exit code 0]`);
+  }, 60_000);
+
   it('collects past its bound as head and tail around a marker, on the executor itself', async () => {
     const bounded = createExecCommandTool({ maxOutputBytes: 8192 });
     const result = await call(bounded, { command: BUILD_LOG_COMMAND }, { workspace, signal });
