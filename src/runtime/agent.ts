@@ -280,8 +280,8 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
       await environment.record({ ...items.base(), kind: 'interruption', status: 'completed', reason: 'limit', message: `stopped after ${steps} model calls (maxSteps)` });
       return { status: 'interrupted', steps, usage, stopReason: 'step_limit', error: `step limit of ${environment.maxSteps} reached` };
     }
-    const messages = () => buildModelMessages(environment.history(), { model: environment.model.name, toolOutputLimitBytes: environment.toolOutputLimitBytes, readAttachment: environment.readAttachment });
-    const estimate = environment.contextMeter.estimate(environment.history(), environment.system, messages);
+    const toMessages = (list: Item[]) => buildModelMessages(list, { model: environment.model.name, toolOutputLimitBytes: environment.toolOutputLimitBytes, readAttachment: environment.readAttachment });
+    const estimate = environment.contextMeter.estimate(environment.history(), environment.system, toMessages);
     const nothingNewToCompact = environment.history().at(-1)?.kind === 'context_summary';
     if (environment.tools !== toolList) {
       toolList = environment.tools;
@@ -322,7 +322,7 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
     try {
       result = await callModel(
         environment.model,
-        { system: environment.system, messages: messages(), tools, ...(environment.reasoningEffort ? { reasoningEffort: environment.reasoningEffort } : {}) },
+        { system: environment.system, messages: toMessages(environment.history()), tools, ...(environment.reasoningEffort ? { reasoningEffort: environment.reasoningEffort } : {}) },
         environment.signal,
         {
           onTextDelta: (text) => {

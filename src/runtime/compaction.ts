@@ -24,8 +24,41 @@ export function estimateTokens(value: unknown): number {
 }
 
 /**
+ * Tokens one image counts as, whatever its size in bytes: providers scale an image down before
+ * the model reads it (Anthropic: about width × height / 750 tokens, at most about 1,600;
+ * OpenAI: 85 plus 170 per 512-pixel tile of the scaled image, about 1,100 for 1024 × 1024).
+ */
+export const IMAGE_TOKENS = 1_600;
+
+/**
+ * Rough token count of model messages as the provider reads them: their text by
+ * {@link estimateTokens}, each image as {@link IMAGE_TOKENS}, each other file as its size in
+ * bytes / 4. Images and files travel as bytes; written out as JSON, a `Uint8Array` of 500 KB
+ * became millions of characters, which read as a context far over any window.
+ */
+export function estimateMessageTokens(messages: ModelMessage[]): number {
+  let images = 0;
+  let fileBytes = 0;
+  const text = JSON.stringify(messages, function (this: unknown, key: string, value: unknown) {
+    const part = this as { type?: unknown } | null;
+    if (key === 'image' && part?.type === 'image') {
+      images++;
+      return '';
+    }
+    if (key === 'data' && part?.type === 'file') {
+      fileBytes += value instanceof Uint8Array ? value.byteLength : typeof value === 'string' ? Math.ceil((value.length * 3) / 4) : 0;
+      return '';
+    }
+    return value;
+  });
+  return Math.ceil(text.length / 4) + images * IMAGE_TOKENS + Math.ceil(fileBytes / 4);
+}
+
+/**
  * Tracks how large the next request will be: the provider-reported size of the last request
- * and answer, plus an estimate of the items added since.
+ * and answer, plus an estimate of the items added since, measured as the model reads them (a
+ * tool result cut to its cap, an image as {@link IMAGE_TOKENS}), not as they are stored (a
+ * stored command's whole output, twice: in the item and in its details).
  */
 export class ContextMeter {
   private reportedTokens: number | undefined;
@@ -63,10 +96,14 @@ export class ContextMeter {
     return this.firstRequestAfterCompaction;
   }
 
-  /** Estimated tokens of a request built from these items (and the system prompt), in tokens. */
-  estimate(items: Item[], system: string, messages: () => ModelMessage[]): number {
-    if (this.reportedTokens === undefined) return estimateTokens(system) + estimateTokens(messages());
-    return this.reportedTokens + estimateTokens(items.slice(this.itemsAtReport));
+  /**
+   * Estimated size of a request built from these items and the system prompt, in tokens.
+   * @param toMessages converts items into the request's messages (as `buildModelMessages` does for this session)
+   */
+  estimate(items: Item[], system: string, toMessages: (items: Item[]) => ModelMessage[]): number {
+    if (this.reportedTokens === undefined) return estimateTokens(system) + estimateMessageTokens(toMessages(items));
+    const added = items.slice(this.itemsAtReport);
+    return this.reportedTokens + (added.length === 0 ? 0 : estimateMessageTokens(toMessages(added)));
   }
 }
 
@@ -96,11 +133,11 @@ export function measureKeptContext(items: Item[], system: string, tools: Tool[],
   ];
   for (const item of kept.standing) {
     if (item.kind !== 'instruction') continue;
-    parts.push({ label: item.source === 'skill' ? `skill "${item.name}"` : `AGENTS.md ${item.name}`, tokens: estimateTokens(buildModelMessages([item])) });
+    parts.push({ label: item.source === 'skill' ? `skill "${item.name}"` : `AGENTS.md ${item.name}`, tokens: estimateMessageTokens(buildModelMessages([item])) });
   }
-  if (kept.latestRequest) parts.push({ label: 'latest request', tokens: estimateTokens(buildModelMessages([kept.latestRequest])) });
+  if (kept.latestRequest) parts.push({ label: 'latest request', tokens: estimateMessageTokens(buildModelMessages([kept.latestRequest])) });
   const summary = withSummary ? items.findLast((item) => item.kind === 'context_summary') : undefined;
-  if (summary) parts.push({ label: 'summary', tokens: estimateTokens(buildModelMessages([summary])) });
+  if (summary) parts.push({ label: 'summary', tokens: estimateMessageTokens(buildModelMessages([summary])) });
   return parts.sort((left, right) => right.tokens - left.tokens);
 }
 

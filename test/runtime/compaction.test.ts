@@ -65,6 +65,29 @@ responses:
     expect(JSON.stringify(stored.items)).toContain('x'.repeat(1000));
   });
 
+  it('does not compact for a long command output the model reads only up to its cap', async () => {
+    // 100,000-token window: compaction at 80,000. `seq 1 40000` prints 229 KB, stored whole (twice,
+    // with its details); the model reads 64 KiB of it, about 20,000 tokens with the first step's 3,000.
+    harness = await startInProcessServer(
+      `
+responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "seq 1 40000" } }]
+    usage: { inputTokens: 3000, outputTokens: 10 }
+  - text: "LONG-OUTPUT-READ"
+    usage: { inputTokens: 20000, outputTokens: 10 }
+`,
+      { providersYaml: (baseURL) => `providers:\n  mock:\n    kind: openai\n    baseURL: ${baseURL}\n    apiKey: none\n    models: { mock-model: { contextWindow: 100000 } }\ndefaultModel: mock/mock-model\n` },
+    );
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'count to forty thousand' });
+    const [turn] = await harness.turnsCompleted(1);
+    expect(turn?.status).toBe('completed');
+    const items = harness.completedItems();
+    expect(items.map((item) => item.kind)).toEqual(['user_message', 'tool_call', 'assistant_message']);
+    expect(JSON.stringify(items[1]).length).toBeGreaterThan(400_000);
+    expect(harness.environment.mock.requests).toHaveLength(2);
+  });
+
   it('compacts on request, as a turn of its own', async () => {
     harness = await startInProcessServer(`
 responses:
