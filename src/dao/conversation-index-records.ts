@@ -3,6 +3,15 @@
  * `reindex`): writing a conversation's listing summary and its preview, removing it, and
  * telling the live list feed about each change. Kept apart from the store, which decides when
  * a record is written; this module only knows how.
+ *
+ * A new preview is not written at once: an agent step appends a message every few tens of ms,
+ * and writing the record for each (a read and a write transaction of the index, and an
+ * `updated` to every list watcher) was a fifth of the index work of a turn. Previews are put in
+ * the record at most once per {@link PREVIEW_WRITE_DELAY_MS}, by the next whole-record write
+ * (a turn's end) when that comes first, and before any read of the index, so a listing never
+ * shows a preview older than the items it was told about. A server that dies in between loses
+ * only index state: the turn it left running is recovered at the next start, which writes the
+ * record again with the preview read from the log.
  */
 import type { Conversation, ConversationSummary, Item } from '../protocol/index.js';
 import type { RecordStorage } from '../storage/record-storage.js';
@@ -30,6 +39,20 @@ export function summarize(state: ConversationState, preview = ''): ConversationS
 
 const noop = (): void => undefined;
 
+/** The longest a new preview waits before it is written to the index record (ms). */
+export const PREVIEW_WRITE_DELAY_MS = 250;
+
+/** Options of {@link ConversationIndexRecords}. */
+export interface ConversationIndexRecordsOptions {
+  /** How long a new preview may wait before it is written (ms); default {@link PREVIEW_WRITE_DELAY_MS}. */
+  previewWriteDelayMs?: number;
+  /**
+   * Told when a preview write that no caller awaits fails (the index keeps the previous
+   * preview until the record's next write); default: nothing is told.
+   */
+  onPreviewWriteError?: (conversationId: string, error: unknown) => void;
+}
+
 /** Reads the preview of a conversation's root session from its log. */
 export type PreviewReader = (conversationId: string, rootSessionId: string) => Promise<string>;
 
@@ -52,16 +75,24 @@ export class ConversationIndexRecords {
   /** The conversations indexed since start, so an item append that changes the preview needs no metadata read. */
   private readonly indexed = new Map<string, Conversation>();
   private readonly changeListeners = new Set<(change: ConversationIndexChange) => void>();
+  /** Conversations whose kept preview is newer than their record's, each with the timer that writes it. */
+  private readonly pendingPreviews = new Map<string, NodeJS.Timeout>();
+  private readonly previewWriteDelayMs: number;
+  private readonly onPreviewWriteError: (conversationId: string, error: unknown) => void;
 
   /**
    * @param index the listing index (its {@link CONVERSATION_INDEX} namespace, defined here)
    * @param readPreview reads a root session's preview from the log, once per conversation and process
+   * @param options when previews are written, and who is told of a failed one
    */
   constructor(
     private readonly index: Pick<RecordStorage, 'defineNamespace' | 'get' | 'mget' | 'set' | 'delete' | 'list'>,
     private readonly readPreview: PreviewReader,
+    options: ConversationIndexRecordsOptions = {},
   ) {
     index.defineNamespace({ name: CONVERSATION_INDEX, filterFields: INDEX_FILTER_FIELDS });
+    this.previewWriteDelayMs = options.previewWriteDelayMs ?? PREVIEW_WRITE_DELAY_MS;
+    this.onPreviewWriteError = options.onPreviewWriteError ?? noop;
   }
 
   /**
@@ -77,6 +108,7 @@ export class ConversationIndexRecords {
 
   /** The summary in a conversation's index record, if it has one. */
   async summaryOf(conversationId: string): Promise<ConversationSummary | undefined> {
+    await this.flushPreviews();
     const record = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversationId);
     return record ? fromIndexValue(record.value) : undefined;
   }
@@ -94,6 +126,7 @@ export class ConversationIndexRecords {
    */
   async page(sort: ConversationSort, limit: number, cursor: string | undefined, filters: ConversationFilters): Promise<{ conversations: ConversationSummary[]; nextCursor?: string }> {
     const storageCursor = cursor !== undefined ? unwrapCursor(sort, cursor) : undefined;
+    await this.flushPreviews();
     const page = await this.index.list<IndexedSummary>(CONVERSATION_INDEX, {
       orderBy: sort === 'created' ? 'key' : 'updatedAt',
       order: 'desc',
@@ -106,12 +139,14 @@ export class ConversationIndexRecords {
 
   /** The summaries of the given conversations that have an index record and match `filters`, in the given order. */
   async summariesOf(conversationIds: string[], filters: ConversationFilters): Promise<ConversationSummary[]> {
+    await this.flushPreviews();
     const records = await this.index.mget<IndexedSummary>(CONVERSATION_INDEX, conversationIds);
     return records.flatMap((record) => (record ? [fromIndexValue(record.value)] : [])).filter((summary) => matchesFilters(summary, filters));
   }
 
   /** Ids of the conversations whose index record shows a running last turn, in key order. */
   async runningIds(): Promise<string[]> {
+    await this.flushPreviews();
     const ids: string[] = [];
     let cursor: string | undefined;
     do {
@@ -131,6 +166,8 @@ export class ConversationIndexRecords {
     return this.serially(id, async () => {
       // A preview put in the record since the read is newer.
       const preview = this.previews.get(id) ?? read;
+      // The record written now holds the kept preview: a preview write waiting would repeat it.
+      this.cancelPreviewWrite(id);
       const summary = summarize(state, preview);
       const value = toIndexValue(summary);
       await this.index.set(CONVERSATION_INDEX, id, value, state.conversation.updatedAt);
@@ -140,14 +177,32 @@ export class ConversationIndexRecords {
   }
 
   /**
-   * Updates the preview after items were appended to a session, when they change it and the
+   * Keeps the new preview after items were appended to a session, when they change it and the
    * session is the root of a conversation indexed by this process (one not indexed yet gets
-   * its preview read from the log at its next index write).
+   * its preview read from the log at its next index write), and has it written to the index
+   * record within {@link PREVIEW_WRITE_DELAY_MS} (see the module's comment).
    */
-  async noteItems(conversationId: string, sessionId: string, items: Item[]): Promise<void> {
+  noteItems(conversationId: string, sessionId: string, items: Item[]): void {
     const preview = previewOfItems(items);
     const conversation = this.indexed.get(conversationId);
-    if (preview !== undefined && conversation?.rootSessionId === sessionId && preview !== this.previews.get(conversationId)) await this.writePreview(conversation, preview);
+    if (preview === undefined || conversation?.rootSessionId !== sessionId || preview === this.previews.get(conversationId)) return;
+    this.previewReads.delete(conversationId);
+    this.previews.set(conversationId, preview);
+    if (this.pendingPreviews.has(conversationId)) return;
+    const timer = setTimeout(() => void this.writePendingPreview(conversationId), this.previewWriteDelayMs);
+    // A pending preview must not keep a process alive: closing the store writes it.
+    timer.unref();
+    this.pendingPreviews.set(conversationId, timer);
+  }
+
+  /**
+   * Writes every preview still waiting (see {@link PREVIEW_WRITE_DELAY_MS}); resolves once
+   * they are in the index. A failed write is told to `onPreviewWriteError`, not thrown: the
+   * record keeps its previous preview until its next write.
+   */
+  async flushPreviews(): Promise<void> {
+    if (this.pendingPreviews.size === 0) return;
+    await Promise.all([...this.pendingPreviews.keys()].map((conversationId) => this.writePendingPreview(conversationId)));
   }
 
   /**
@@ -155,6 +210,7 @@ export class ConversationIndexRecords {
    * log was cut). Call it after the cut: a read still under way may have read the old log.
    */
   forgetPreview(conversationId: string): void {
+    this.cancelPreviewWrite(conversationId);
     this.previewReads.delete(conversationId);
     this.previews.delete(conversationId);
   }
@@ -175,17 +231,31 @@ export class ConversationIndexRecords {
     this.emit({ kind: 'deleted', conversationId, summary });
   }
 
-  /** Puts a new preview in a conversation's index record (same record time) and tells the listeners. */
-  private writePreview(conversation: Conversation, preview: string): Promise<void> {
-    this.previewReads.delete(conversation.id);
-    this.previews.set(conversation.id, preview);
-    return this.serially(conversation.id, async () => {
-      const record = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversation.id);
-      if (!record) return;
-      const summary = { ...fromIndexValue(record.value), preview };
-      await this.index.set(CONVERSATION_INDEX, conversation.id, toIndexValue(summary), record.updatedAt);
-      this.emit({ kind: 'updated', conversation, summary });
-    });
+  /** Puts the kept preview of a conversation in its index record (same record time), if one is waiting, and tells the listeners. */
+  private async writePendingPreview(conversationId: string): Promise<void> {
+    if (!this.pendingPreviews.has(conversationId)) return;
+    this.cancelPreviewWrite(conversationId);
+    try {
+      await this.serially(conversationId, async () => {
+        const conversation = this.indexed.get(conversationId);
+        const preview = this.previews.get(conversationId);
+        if (!conversation || preview === undefined) return;
+        const record = await this.index.get<IndexedSummary>(CONVERSATION_INDEX, conversationId);
+        if (!record) return;
+        const summary = { ...fromIndexValue(record.value), preview };
+        await this.index.set(CONVERSATION_INDEX, conversationId, toIndexValue(summary), record.updatedAt);
+        this.emit({ kind: 'updated', conversation, summary });
+      });
+    } catch (error) {
+      this.onPreviewWriteError(conversationId, error);
+    }
+  }
+
+  private cancelPreviewWrite(conversationId: string): void {
+    const timer = this.pendingPreviews.get(conversationId);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.pendingPreviews.delete(conversationId);
   }
 
   /** Runs a write of a conversation's record after the ones queued before it (see {@link recordWrites}). */
@@ -233,6 +303,7 @@ export class ConversationIndexRecords {
   }
 
   private forget(conversationId: string): void {
+    this.cancelPreviewWrite(conversationId);
     this.previewReads.delete(conversationId);
     this.previews.delete(conversationId);
     this.indexed.delete(conversationId);

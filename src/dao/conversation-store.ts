@@ -67,6 +67,12 @@ export interface ConversationStoreOptions {
    * `ensureDurable` calls it again.
    */
   onCommitted?: (conversationId: string) => void;
+  /**
+   * Told when the delayed write of a conversation's new preview to its index record fails
+   * (see `PREVIEW_WRITE_DELAY_MS`): the listing keeps the previous preview until the record's
+   * next write. Default: nothing is told.
+   */
+  onPreviewWriteError?: (conversationId: string, error: unknown) => void;
 }
 
 const ignore = (): void => undefined;
@@ -114,7 +120,9 @@ export class ConversationStore {
       onInvalidEntry(report);
     };
     this.onCommitted = options.onCommitted ?? ignore;
-    this.records = new ConversationIndexRecords(index, (conversationId, rootSessionId) => readPreview(logs, conversationPath(conversationId), rootSessionId));
+    this.records = new ConversationIndexRecords(index, (conversationId, rootSessionId) => readPreview(logs, conversationPath(conversationId), rootSessionId), {
+      ...(options.onPreviewWriteError ? { onPreviewWriteError: options.onPreviewWriteError } : {}),
+    });
     this.staging = ConversationStaging.of(logs, index, this.search !== undefined);
     this.writeTarget = {
       logs,
@@ -208,7 +216,7 @@ export class ConversationStore {
     return this.write(conversationId, async (staged) => {
       const stored = await this.logs.append(conversationPath(conversationId), sessionId, items);
       this.damage?.appended(conversationId, sessionId);
-      await this.records.noteItems(conversationId, sessionId, items);
+      this.records.noteItems(conversationId, sessionId, items);
       const search = this.searchFor(staged);
       if (search) {
         const messages = items.flatMap((item) => {
@@ -433,8 +441,12 @@ export class ConversationStore {
     return paths.map((entry) => entry.split('/').pop() ?? entry);
   }
 
-  /** Releases what the store itself opened (the in-memory search of staged conversations); the storages stay open. */
+  /**
+   * Writes the index changes still waiting (new previews), then releases what the store itself
+   * opened (the in-memory search of staged conversations); the storages stay open.
+   */
   async close(): Promise<void> {
+    await this.records.flushPreviews();
     await this.staging?.close();
   }
 

@@ -190,6 +190,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       logDamage,
       locateStream: storage.locateStream,
       onCommitted: (conversationId) => attachments.commitStaged(conversationId),
+      onPreviewWriteError: (conversationId, error) => logger.warn({ conversationId, error: error instanceof Error ? error.message : String(error) }, 'the new preview of a conversation could not be written to the index; the listing shows the previous one until its next write'),
     });
     if (storage.searchNeedsReindex() && (await store.listConversations({ limit: 1 })).conversations.length > 0) {
       logger.warn({ dataDir: paths.dataDir }, 'the conversation search index is new: run `openvaala reindex` (server stopped) to make existing conversations searchable');

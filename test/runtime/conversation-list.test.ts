@@ -96,7 +96,8 @@ describe('conversations/subscribe', () => {
     await expect.poll(() => feed(watcher.events, id).at(-1)?.summary).toMatchObject({ running: false, preview: 'first answer', lastTurnStatus: 'completed' });
     const summaries = feed(watcher.events, id).flatMap((entry) => (entry.summary ? [entry.summary] : []));
     expect(summaries.some((summary) => summary.running)).toBe(true);
-    expect(summaries.some((summary) => summary.preview === 'what is up')).toBe(true);
+    // A preview shown mid-turn is written at most every 250 ms (test/dao/preview-write-coalescing.test.ts):
+    // this turn is faster, so the watcher may see only the answer's.
 
     await actor.client.request('conversation/delete', { conversationId: id });
     await expect.poll(() => feed(watcher.events, id).at(-1)?.method).toBe('conversation/deleted');
