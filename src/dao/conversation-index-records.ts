@@ -189,7 +189,9 @@ export class ConversationIndexRecords {
     this.previewReads.delete(conversationId);
     this.previews.set(conversationId, preview);
     if (this.pendingPreviews.has(conversationId)) return;
-    const timer = setTimeout(() => void this.writePendingPreview(conversationId), this.previewWriteDelayMs);
+    const timer = setTimeout(() => {
+      this.writePendingPreview(conversationId).catch((error: unknown) => this.onPreviewWriteError(conversationId, error));
+    }, this.previewWriteDelayMs);
     // A pending preview must not keep a process alive: closing the store writes it.
     timer.unref();
     this.pendingPreviews.set(conversationId, timer);
