@@ -240,9 +240,10 @@ export class ConversationStore {
 
   /**
    * Folds a conversation's metadata log to open the conversation, telling a damaged
-   * conversation from one that does not exist: its metadata log cannot be read, or is there
-   * but holds no valid conversation entry (emptied, or every line damaged). The conversation's
-   * index record is removed then, so the listing holds only what can be opened (`reindex`
+   * conversation from one that does not exist: its metadata log cannot be read, is there but
+   * holds no valid conversation entry (emptied, or every line damaged), or is missing while
+   * session logs remain. The conversation's index record is removed then (and when no log of
+   * it is left at all), so the listing holds only what can be opened (`reindex`
    * lists it again once the log is repaired); the log itself is left as it is.
    * @returns undefined when the conversation does not exist or was deleted
    * @throws DamagedConversationError naming the metadata log and what is wrong with it
@@ -258,9 +259,15 @@ export class ConversationStore {
       throw new DamagedConversationError(conversationId, error.message, { cause: error });
     }
     const state = foldMetadata(conversationId, entries, this.onInvalidEntry);
-    if (state || endsDeleted(entries) || !(await this.logs.listStreams(path)).includes(METADATA_STREAM)) return state;
+    if (state || endsDeleted(entries)) return state;
+    const streams = await this.logs.listStreams(path);
+    // The listing holds only what can be opened: a record left by logs removed behind the
+    // server's back goes (`reindex` lists the conversation again once its logs are repaired).
     await this.dropIndexRecord(conversationId);
-    throw new DamagedConversationError(conversationId, `its metadata log ${this.locateStream(path, METADATA_STREAM)} holds no valid conversation entry`);
+    if (streams.includes(METADATA_STREAM)) throw new DamagedConversationError(conversationId, `its metadata log ${this.locateStream(path, METADATA_STREAM)} holds no valid conversation entry`);
+    if (streams.length === 0) return undefined;
+    const left = streams.map((stream) => this.locateStream(path, stream));
+    throw new DamagedConversationError(conversationId, `its metadata log ${this.locateStream(path, METADATA_STREAM)} is missing; its other logs remain: ${left.slice(0, 5).join(', ')}${left.length > 5 ? ` and ${left.length - 5} more` : ''}`);
   }
 
   /**

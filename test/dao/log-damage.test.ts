@@ -131,6 +131,29 @@ describe('a conversation whose metadata log is damaged beyond what reads skip', 
     expect(fs.existsSync(metadataLog)).toBe(true);
   });
 
+  it('missing while its session logs remain: fails to open naming the missing file and the logs left, and leaves the listing', async () => {
+    const { id, metadataLog, sessionLog } = await storedConversation();
+    fs.rmSync(metadataLog);
+    const { store } = await openStore();
+    expect((await store.listConversations()).conversations.map((summary) => summary.id)).toEqual([id]);
+    const failure = store.openConversationState(id);
+    await expect(failure).rejects.toThrow(DamagedConversationError);
+    await expect(failure).rejects.toThrow(`conversation "${id}" cannot be opened: its metadata log ${metadataLog} is missing`);
+    await expect(failure).rejects.toThrow(sessionLog);
+    expect((await store.listConversations()).conversations).toEqual([]);
+    // Nothing is removed: the session log keeps the messages for a repair.
+    expect(fs.existsSync(sessionLog)).toBe(true);
+  });
+
+  it('gone with its whole directory: does not exist, and leaves the listing', async () => {
+    const { id, metadataLog } = await storedConversation();
+    fs.rmSync(path.dirname(metadataLog), { recursive: true });
+    const { store } = await openStore();
+    expect((await store.listConversations()).conversations.map((summary) => summary.id)).toEqual([id]);
+    expect(await store.openConversationState(id)).toBeUndefined();
+    expect((await store.listConversations()).conversations).toEqual([]);
+  });
+
   it('is no damage when it was deleted, or never written: the conversation does not exist', async () => {
     const { id } = await storedConversation();
     const { store } = await openStore();
