@@ -10,6 +10,7 @@ import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpFile, McpServerConfig } from '../config/mcp.js';
 import type { Logger } from '../logger.js';
 import { defineTool, type Tool } from '../tools/tool.js';
+import { McpArgumentCheck } from './argument-check.js';
 import { McpServerConnection } from './server-connection.js';
 import { nameServerTools, serverToolPrefix } from './tool-names.js';
 import type { McpServerPlacement } from './transports.js';
@@ -39,13 +40,16 @@ export interface BuiltInMcpServer {
   onRestartNeeded?(listener: () => void): () => void;
 }
 
-/** Arguments of an MCP tool: any JSON object; the server validates them against its own schema. */
+/**
+ * Arguments of an MCP tool as zod sees them: any JSON object. The server's own schema is
+ * JSON Schema, which zod cannot check; `McpArgumentCheck` does, when the tool is called.
+ */
 const anyArguments = (): z.ZodType<Record<string, unknown>> => z.looseObject({});
 
 /**
- * The argument schema of one MCP tool: accepts any object (the server validates), and carries
- * the server's JSON Schema as metadata, which zod's JSON Schema export merges into its output,
- * so the model sees the server's schema unchanged.
+ * The argument schema of one MCP tool: accepts any object (the tool's `inputSchema` is checked
+ * by `McpArgumentCheck`), and carries the server's JSON Schema as metadata, which zod's JSON
+ * Schema export merges into its output, so the model sees the server's schema unchanged.
  */
 function argumentsSchema(inputSchema: McpTool['inputSchema']): z.ZodType<Record<string, unknown>> {
   // `$schema` names the dialect of the whole document and `$id`/`id` would register the schema
@@ -66,6 +70,7 @@ export class McpClientManager {
   private built: { version: number; tools: Tool[] } | undefined;
   private readonly combined = new WeakMap<Tool[], { version: number; tools: Tool[] }>();
   private readonly logger: Logger | undefined;
+  private readonly argumentCheck: McpArgumentCheck;
   private readonly unsubscribers: (() => void)[] = [];
 
   /**
@@ -81,6 +86,7 @@ export class McpClientManager {
     builtIn: readonly BuiltInMcpServer[] = [],
   ) {
     this.logger = settings?.logger;
+    this.argumentCheck = new McpArgumentCheck(settings?.logger);
     for (const [name, config] of Object.entries(settings?.servers ?? {})) {
       if (config.enabled === false) continue;
       this.connections.push(
@@ -150,7 +156,12 @@ export class McpClientManager {
             name,
             description: tool.description ?? tool.title ?? `Tool "${tool.name}" of MCP server "${connection.name}".`,
             parameters: argumentsSchema(tool.inputSchema),
-            execute: (args, context) => connection.call(tool.name, args, context.signal),
+            execute: async (args, context) => {
+              // Refused before the server sees them: many servers would run on whatever came.
+              const problems = await this.argumentCheck.problems(connection.name, tool, args);
+              if (problems.length > 0) return { output: problems.map((problem) => `${name}: ${problem}`).join('\n'), isError: true };
+              return connection.call(tool.name, args, context.signal);
+            },
             describe: async () => ({ kind: 'mcp', server: connection.name, tool: tool.name }),
             declaredDetails: { kind: 'mcp' },
           }),

@@ -58,9 +58,9 @@ servers:
     expect(Buffer.from(images[0]?.data ?? '', 'base64').subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
     expect(image?.output).toMatch(/^Here's the image you requested:\n\[image image\/png, \d+ bytes\]\nThe image above is the MCP logo\.$/);
 
-    // The server validates arguments against its own schema; its answer is an error result.
+    // Arguments outside the tool's input schema are refused before the server sees them.
     expect(invalid).toMatchObject({ status: 'failed', isError: true });
-    expect(invalid?.output).toMatch(/location/);
+    expect(invalid?.output).toBe('mcp__everything__get-structured-content: argument "location" must be one of "New York", "Chicago", "Los Angeles" (got "Atlantis")');
 
     // The model saw the placeholder, not the image bytes.
     const second = JSON.stringify(harness.environment.mock.requests[1]?.body);

@@ -1,6 +1,6 @@
 /**
  * Helpers for the MCP tests: where the real MCP server packages' programs are, the fixture
- * server, and writing `mcp.yaml` into a test installation.
+ * servers, and writing `mcp.yaml` into a test installation.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -25,6 +25,9 @@ export function packageBin(packageName: string): string {
 
 /** The fixture server of `fixtures/growing-server.mjs`. */
 export const GROWING_SERVER = fileURLToPath(new URL('./fixtures/growing-server.mjs', import.meta.url));
+
+/** The fixture server of `fixtures/lax-server.mjs`, which never checks its arguments. */
+export const LAX_SERVER = fileURLToPath(new URL('./fixtures/lax-server.mjs', import.meta.url));
 
 /** YAML for a string (JSON is valid YAML and quotes everything that needs it). */
 export const yamlString = (value: string): string => JSON.stringify(value);
