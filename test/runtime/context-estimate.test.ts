@@ -25,8 +25,8 @@ function commandResult(output: string): Item {
     isError: false,
     exitCode: 0,
     durationMs: 69,
-    details: { type: 'command', command: 'seq 1 40000', cwd: '/home/user/project', exitCode: 0, output },
-  } as Item;
+    details: { kind: 'command', command: 'seq 1 40000', cwd: '/home/user/project', exitCode: 0, output },
+  };
 }
 
 function userMessageWithAttachment(attachmentId: string): Item {
@@ -46,7 +46,7 @@ describe('the context meter measures what the model reads', () => {
   it('counts a long command result at its cap, not twice its stored length', () => {
     const meter = new ContextMeter();
     const user: Item = { ...base('item_01juser00000000000000000'), kind: 'user_message', mode: 'input', content: [{ type: 'text', text: 'count' }] } as Item;
-    meter.report({ inputTokens: 30_000, outputTokens: 20 }, 1);
+    meter.report({ inputTokens: 30_000, outputTokens: 20, totalTokens: 30_020 }, 1);
     const output = Array.from({ length: 40_000 }, (_, index) => `${index + 1}\n`).join('');
     expect(output.length).toBeGreaterThan(200_000);
     const items = [user, commandResult(output)];
@@ -69,7 +69,7 @@ describe('the context meter measures what the model reads', () => {
 
   it('adds nothing for no new items and counts file parts by their bytes', () => {
     const meter = new ContextMeter();
-    meter.report({ inputTokens: 1_000, outputTokens: 0 }, 3);
+    meter.report({ inputTokens: 1_000, outputTokens: 0, totalTokens: 1_000 }, 3);
     expect(meter.estimate([], 'system', () => [])).toBe(1_000);
     const pdf = new Uint8Array(40_000);
     expect(estimateMessageTokens([{ role: 'user', content: [{ type: 'file', data: pdf, mediaType: 'application/pdf' }] }])).toBeGreaterThanOrEqual(10_000);
