@@ -4,7 +4,8 @@
  * elements are built with `createElement` so the module needs no JSX step.
  */
 import { createElement as h, useEffect, useReducer } from 'react';
-import { Box, Text, useApp, useInput, useStdout } from 'ink';
+import { Box, render, Text, useApp, useInput, useStdout, type Instance } from 'ink';
+import { PasteSeparatingInput } from './bracketed-paste.js';
 import type { TuiScreen } from './screen.js';
 
 /** Most redraws per second caused by streaming (each delta would otherwise redraw). */
@@ -63,4 +64,22 @@ export function App({ screen }: AppProps) {
     { flexDirection: 'column', width: screen.size.columns },
     lines.map((line, index) => h(Text, { key: index, wrap: 'truncate' }, line === '' ? ' ' : line)),
   );
+}
+
+/** The terminal streams the UI is drawn on and reads keys from. */
+export interface TuiStreams {
+  stdin: NodeJS.ReadStream;
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+}
+
+/**
+ * Draws the UI with Ink on `streams`. Ink reads the terminal through `PasteSeparatingInput`,
+ * which gives the screen each bracketed paste whole however many reads it arrives in; the
+ * terminal is read from Ink's raw mode on until it leaves it (when the instance unmounts).
+ * @returns Ink's instance
+ */
+export function renderApp(screen: TuiScreen, streams: TuiStreams): Instance {
+  const input = new PasteSeparatingInput(streams.stdin, (text) => screen.queuePaste(text));
+  return render(h(App, { screen }), { stdin: input.stream, stdout: streams.stdout, stderr: streams.stderr, exitOnCtrlC: false, patchConsole: false });
 }

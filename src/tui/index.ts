@@ -6,14 +6,12 @@
  * reattaching shows it live. Imported only by these commands, so others never load Ink.
  */
 import path from 'node:path';
-import { createElement } from 'react';
-import { render } from 'ink';
 import { RuntimeClient } from '../client/runtime-client.js';
 import { resolvePaths } from '../config/paths.js';
 import { resolveConversationId } from '../cli/conversation-reference.js';
 import { ensureServer } from '../cli/server-discovery.js';
 import { UsageError } from '../cli/usage-error.js';
-import { App } from './app.js';
+import { renderApp } from './app.js';
 import { ConversationController } from './conversation-controller.js';
 import { TuiScreen } from './screen.js';
 import { colorDisabled } from './styled-text.js';
@@ -60,7 +58,7 @@ export async function runTui(options: TuiOptions, streams: { stdin: NodeJS.ReadS
     let lost: Error | undefined;
     const stdout = streams.stdout;
     stdout.write('\u001b[?1049h\u001b[?2004h');
-    const instance = render(createElement(App, { screen }), { stdin: streams.stdin, stdout, stderr: streams.stderr, exitOnCtrlC: false, patchConsole: false });
+    const instance = renderApp(screen, streams);
     client.onClose((error) => {
       lost = error;
       instance.unmount();

@@ -43,7 +43,7 @@ export class TuiScreen {
   spinnerFrame = 0;
   size = { columns: 80, rows: 24 };
   exitRequested = false;
-  private pasting = false;
+  private readonly pastes: string[] = [];
   private lastTop = { index: 0, line: 0 };
   private lastTranscriptHeight = 10;
   private listener: (() => void) | undefined;
@@ -94,21 +94,24 @@ export class TuiScreen {
     }
   }
 
-  /** Handles one key (or a paste) as Ink's `useInput` reports it. */
+  /**
+   * Keeps a whole paste (from `PasteSeparatingInput`) until Ink reports the `ESC[200~` that
+   * marks its place among the keys, so that keys typed before it are handled first.
+   */
+  queuePaste(text: string): void {
+    this.pastes.push(text);
+  }
+
+  /** Handles one key (or the place of a paste) as Ink's `useInput` reports it. */
   handleInput(input: string, key: Key): void {
     if (input === '[200~') {
-      this.pasting = true;
-      return;
-    }
-    if (input === '[201~') {
-      this.pasting = false;
+      const text = this.pastes.shift();
+      if (text !== undefined) (this.activeQuestion ? this.answer : this.composer).insert(text);
       this.changed();
       return;
     }
-    if (this.pasting) {
-      (this.activeQuestion ? this.answer : this.composer).insert(key.return ? '\n' : input);
-      return;
-    }
+    // Ink reports an end marker itself only when stdin is not read through `PasteSeparatingInput`: it is no key.
+    if (input === '[201~') return;
     // Keys typed faster than they are read arrive as one chunk; real pastes come bracketed.
     if (holdsSeveralKeys(input) && !key.ctrl && !key.meta) {
       for (const [one, itsKey] of splitKeystrokes(input)) this.handleInput(one, itsKey);
