@@ -2,9 +2,14 @@
  * How `openvaala exec` shows a turn: the answer streamed as it is written, reasoning summaries
  * as they arrive, tool calls with their output live (the first lines, then the last ones when
  * the call ends), retries with their wait, errors on stderr — or, with `--json`, one event per
- * line.
+ * line. Only the answer of exec's own session streams as the answer: a compaction summary, a
+ * subagent's answer and hook output are said in one line each, when at all.
  */
-import type { AnyNotification, Item, ItemKind, ItemOf, NotificationParams, PlanStep } from '../protocol/index.js';
+import type { AnyNotification, Item, NotificationParams } from '../protocol/index.js';
+import { describeHookRun, hookUpdatedArguments } from './exec-hook-runs.js';
+import { describeRetry, execItemDisplay, firstLine, formatItem, itemFormats, summarizeArguments } from './exec-item-formats.js';
+
+export { describeRetry, execItemDisplay, formatDelay, formatItem, formatPlan, itemFormats, planStepMark } from './exec-item-formats.js';
 
 /** Where the renderer writes. */
 export interface OutputStreams {
@@ -17,119 +22,16 @@ const LIVE_LINES = 12;
 /** Lines shown from the end of an output when more than {@link LIVE_LINES} were hidden. */
 const TAIL_LINES = 4;
 
-function summarizeArguments(toolName: string, args: unknown): string {
-  if (args && typeof args === 'object') {
-    const record = args as Record<string, unknown>;
-    if (toolName === 'exec_command' && typeof record.command === 'string') return record.command;
-    if (toolName === 'apply_patch' && typeof record.patch === 'string') {
-      const files = [...record.patch.matchAll(/^\*\*\* (?:Add|Update|Delete) File: (.+)$/gm)].map((match) => match[1]);
-      return files.join(', ');
-    }
-    if (typeof record.path === 'string') return record.path;
-  }
-  const text = JSON.stringify(args);
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
-}
-
-/** A wait in words: "500 ms", "8 s". */
-export function formatDelay(ms: number): string {
-  return ms < 1000 ? `${Math.round(ms)} ms` : `${Math.round(ms / 1000)} s`;
-}
-
-/** The one-line notice of a retry, e.g. `retrying in 8 s: HTTP 429 rate limited (retry 1 of 4)`. */
-export function describeRetry(retry: NotificationParams<'turn/retrying'>): string {
-  const status = retry.httpStatus !== null ? `HTTP ${retry.httpStatus} ` : '';
-  return `retrying in ${formatDelay(retry.delayMs)}: ${status}${retry.message} (retry ${retry.attempt} of ${retry.maxRetries})`;
-}
-
-function indent(text: string, prefix: string): string {
-  return text.replace(/\n$/, '').split('\n').map((line) => `${prefix}${line}`).join('\n');
-}
-
-/** The mark of a plan step's status: `[x]` completed, `[>]` in progress, `[ ]` pending. */
-export function planStepMark(status: PlanStep['status']): string {
-  return status === 'completed' ? '[x]' : status === 'in_progress' ? '[>]' : '[ ]';
-}
-
-/** A plan as exec and `conversations show` print it: `plan: <explanation>`, then one line per step with its mark. */
-export function formatPlan(plan: { explanation?: string | undefined; steps: PlanStep[] }): string {
-  const explanation = plan.explanation?.trim();
-  const steps = plan.steps.map((step) => `  ${planStepMark(step.status)} ${step.step}`);
-  return [`plan${explanation ? `: ${explanation}` : ''}`, ...(steps.length > 0 ? steps : ['  (no steps)'])].join('\n');
-}
-
-/** The first line of a text, with `…` when more follows. */
-function firstLine(text: string): string {
-  const lines = text.trim().split('\n');
-  return `${lines[0] ?? ''}${lines.length > 1 ? ' …' : ''}`;
-}
-
-/**
- * How each kind of item reads in a transcript (`openvaala conversations show`), one entry per
- * kind of the protocol's `ItemSchema`; `undefined` when an item has nothing to show (a
- * reasoning item without a summary). `openvaala exec` uses the same form for the kinds it
- * prints as lines (see {@link execItemDisplay}).
- */
-export const itemFormats: { [K in ItemKind]: (item: ItemOf<K>) => string | undefined } = {
-  user_message: (item) => `› ${item.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join(' ')}`,
-  assistant_message: (item) => item.text,
-  reasoning: (item) => (item.summary.trim() ? `∴ ${item.summary.trim()}` : undefined),
-  tool_call: (item) => {
-    const status = item.status === 'interrupted' ? '■ interrupted' : item.isError ? '✗' : '✓';
-    // The same summary as exec shows live (the command, the files a patch touches, the path), not the raw JSON.
-    const args = summarizeArguments(item.toolName, item.arguments);
-    const lines = item.output.replace(/\n$/, '').split('\n');
-    const shown = lines.length > 8 ? [...lines.slice(0, 6), `… ${lines.length - 7} more lines`, lines.at(-1) ?? ''] : lines;
-    return `▸ ${item.toolName} ${args}\n${item.output.trim() ? `${indent(shown.join('\n'), '  │ ')}\n` : ''}  ${status}${item.exitCode !== undefined && item.exitCode !== null ? ` exit ${item.exitCode}` : ''}`;
-  },
-  agent_message: (item) => `✉ ${item.fromSessionId} → ${item.toSessionId}: ${firstLine(item.text)}`,
-  approval: (item) => `  approval: ${item.decision}${item.prefix ? ` "${item.prefix.join(' ')}"` : ''} by ${item.decidedBy}${item.automatic ? ' (automatic, no one was asked)' : ''}`,
-  // The model as configured (`provider/model`), not "<provider> model …", which read oddly for a provider named like a word.
-  model_error: (item) => `error: model ${item.model.includes('/') ? item.model : `${item.provider}/${item.model}`}${item.httpStatus !== null ? ` (HTTP ${item.httpStatus})` : ''}: ${item.message}`,
-  context_summary: () => '⋯ earlier context compacted into a summary',
-  model_change: (item) => `model: ${item.from} → ${item.to}`,
-  agent_change: (item) => `agent: ${item.from} → ${item.to}`,
-  executor_change: (item) => `work location: ${item.from} → ${item.to}`,
-  instruction: (item) => `instructions: ${item.name} (${item.source})`,
-  plan: (item) => formatPlan(item),
-  hook_run: (item) => `hook ${item.event}: ${item.command}${item.exitCode !== null ? ` exit ${item.exitCode}` : ''}${item.decision ? ` (${item.decision})` : ''}`,
-  interruption: (item) => `■ interrupted (${item.reason})${item.message ? `: ${item.message}` : ''}`,
-};
-
-/** One item in its transcript form (see {@link itemFormats}); `undefined` when it has nothing to show. */
-export function formatItem(item: Item): string | undefined {
-  return (itemFormats[item.kind] as (item: Item) => string | undefined)(item);
-}
-
-/**
- * What `openvaala exec` prints when an item of each kind completes: `streamed` — shown as it
- * arrives (answer, reasoning, tool calls) or on its own terms (errors on stderr, interruptions);
- * `line` — its transcript form ({@link itemFormats}); `hidden` — not printed (the prompt exec
- * sent itself, approvals exec asked about on the terminal, instructions, which
- * `conversations show` lists).
- */
-export const execItemDisplay: Record<ItemKind, 'streamed' | 'line' | 'hidden'> = {
-  user_message: 'hidden',
-  assistant_message: 'streamed',
-  reasoning: 'streamed',
-  tool_call: 'streamed',
-  agent_message: 'line',
-  approval: 'hidden',
-  model_error: 'streamed',
-  context_summary: 'line',
-  model_change: 'line',
-  agent_change: 'line',
-  executor_change: 'line',
-  instruction: 'hidden',
-  plan: 'line',
-  hook_run: 'hidden',
-  interruption: 'streamed',
-};
-
 /** Output of one tool call while it runs. */
 interface LiveOutput {
+  toolName: string;
+  /** The arguments the model gave, as its header showed them. */
+  arguments: unknown;
+  sessionId: string;
   /** What its header showed after the tool's name (the command, the files, the path). */
   label: string;
+  /** What a hook's line said the call runs instead, when a hook rewrote it. */
+  announced?: string;
   /** Text after the last newline, not shown yet. */
   partial: string;
   shown: number;
@@ -138,9 +40,19 @@ interface LiveOutput {
   concurrent: boolean;
 }
 
+/** Options of a {@link HumanRenderer}. */
+export interface HumanRendererOptions {
+  /**
+   * The session exec sent its prompt to: only its assistant messages stream as the answer (and
+   * its reasoning as reasoning); another session's (a subagent's) answer is one labelled line.
+   * Without it, every session's answer streams.
+   */
+  sessionId?: string;
+}
+
 /**
- * Renders the events of one turn in human form. Text deltas go straight to stdout so the
- * answer appears as it is written; each tool call gets a header, its output as it comes and a
+ * Renders the events of one turn in human form. Text deltas of the answer go straight to stdout
+ * so it appears as it is written; each tool call gets a header, its output as it comes and a
  * closing line with how it ended.
  */
 export class HumanRenderer {
@@ -149,8 +61,25 @@ export class HumanRenderer {
   private readonly reasoningStreamed = new Set<string>();
   /** True while the last thing written is streamed reasoning. */
   private reasoningOpen = false;
+  /** Model errors of exec's own session already printed: the turn's end does not repeat them. */
+  private readonly errorsShown = new Set<string>();
+  private readonly sessionId: string | undefined;
 
-  constructor(private readonly streams: OutputStreams) {}
+  /**
+   * @param streams where the turn is written
+   * @param options which session's answer is exec's own
+   */
+  constructor(
+    private readonly streams: OutputStreams,
+    options: HumanRendererOptions = {},
+  ) {
+    this.sessionId = options.sessionId;
+  }
+
+  /** Whether `message` was printed already as an error of exec's own session (a failed model call). */
+  hasShownError(message: string): boolean {
+    return this.errorsShown.has(message);
+  }
 
   /** Handles one event. */
   render(event: AnyNotification): void {
@@ -158,15 +87,16 @@ export class HumanRenderer {
       case 'item/started':
         if (event.params.kind === 'tool_call') {
           const partial = event.params.partial as { toolName?: string; arguments?: unknown };
-          const label = summarizeArguments(partial.toolName ?? '', partial.arguments);
+          const toolName = partial.toolName ?? '';
+          const label = summarizeArguments(toolName, partial.arguments);
           this.line(`▸ ${partial.toolName} ${label}`);
           const concurrent = this.live.size > 0;
           for (const other of this.live.values()) other.concurrent = true;
-          this.live.set(event.params.itemId, { label, partial: '', shown: 0, hidden: 0, concurrent });
+          this.live.set(event.params.itemId, { toolName, arguments: partial.arguments, sessionId: event.params.sessionId, label, partial: '', shown: 0, hidden: 0, concurrent });
         }
         break;
       case 'item/delta':
-        this.delta(event.params.itemId, event.params.delta);
+        this.delta(event.params);
         break;
       case 'item/completed':
         this.completed(event.params.item);
@@ -184,8 +114,14 @@ export class HumanRenderer {
     }
   }
 
-  private delta(itemId: string, delta: { text?: string; reasoning?: string; reasoningRaw?: string; output?: string }): void {
-    if (delta.text) {
+  /** Whether `sessionId` is exec's own session (every session is, when none was given). */
+  private own(sessionId: string): boolean {
+    return this.sessionId === undefined || sessionId === this.sessionId;
+  }
+
+  private delta({ itemId, kind, sessionId, delta }: NotificationParams<'item/delta'>): void {
+    // Other kinds stream text too (a compaction's summary): it is not the answer, and is said in one line when it completes.
+    if (delta.text && kind === 'assistant_message' && this.own(sessionId)) {
       // The answer starts on its own line after streamed reasoning.
       if (this.reasoningOpen) this.endLine();
       this.reasoningOpen = false;
@@ -194,7 +130,7 @@ export class HumanRenderer {
     }
     // Raw reasoning (Chat Completions servers) is shown like a summary: it is all the provider gives.
     const reasoning = delta.reasoning ?? delta.reasoningRaw;
-    if (reasoning) {
+    if (reasoning && this.own(sessionId)) {
       if (!this.reasoningStreamed.has(itemId)) {
         this.endLine();
         this.streams.stdout.write('∴ ');
@@ -225,16 +161,28 @@ export class HumanRenderer {
   }
 
   private completed(item: Item): void {
-    if (item.kind === 'assistant_message' && this.midLine) {
-      this.endLine();
+    if (item.kind === 'assistant_message') {
+      if (this.own(item.sessionId)) this.endLine();
+      // A subagent's answer goes to the session that asked for it; here it only says what came back.
+      else if (item.text.trim()) this.line(`subagent ${item.sessionId}: ${firstLine(item.text)}`);
     } else if (item.kind === 'reasoning') {
+      // A subagent's thinking would read as exec's own: it is left to `conversations show`.
+      if (!this.own(item.sessionId)) return;
       if (!this.reasoningStreamed.delete(item.id) && item.summary.trim()) this.line(`∴ ${item.summary.trim().replace(/\n/g, '\n  ')}`);
       else this.endLine();
     } else if (item.kind === 'tool_call') {
       this.toolCallEnded(item);
     } else if (item.kind === 'model_error') {
       this.endLine();
-      this.streams.stderr.write(`${itemFormats.model_error(item)}${item.retries ? ` (after ${item.retries} retries)` : ''}\n`);
+      // A subagent's failure is not exec's turn failing: it is named.
+      const whose = this.own(item.sessionId) ? '' : `subagent ${item.sessionId}: `;
+      this.streams.stderr.write(`${whose}${itemFormats.model_error(item)}${item.retries ? ` (after ${item.retries} retries)` : ''}\n`);
+      if (!whose) this.errorsShown.add(item.message);
+    } else if (item.kind === 'context_summary') {
+      // The summary is the model's notes for itself, often long: its size says enough here.
+      this.line(`${itemFormats.context_summary(item)} (${item.text.length} characters)`);
+    } else if (item.kind === 'hook_run') {
+      this.hookRun(item);
     } else if (item.kind === 'interruption') {
       this.line(formatItem(item) ?? '');
     } else if (execItemDisplay[item.kind] === 'line') {
@@ -243,9 +191,32 @@ export class HumanRenderer {
     }
   }
 
+  /**
+   * A hook run, when it failed or changed something. A `pre_tool_use` hook that rewrote a call's
+   * arguments runs while that call waits to start: when it is the only call of the session
+   * running, the rewrite is that call's, and the line names what it runs now.
+   */
+  private hookRun(item: Extract<Item, { kind: 'hook_run' }>): void {
+    const updated = hookUpdatedArguments(item);
+    const running = updated ? [...this.live.values()].filter((live) => live.sessionId === item.sessionId) : [];
+    const call = running.length === 1 ? running[0] : undefined;
+    const rewritten = call ? summarizeArguments(call.toolName, updated) : undefined;
+    const notice = describeHookRun(item, rewritten);
+    if (!notice) return;
+    if (notice.kind === 'warning') {
+      this.endLine();
+      this.streams.stderr.write(`${notice.text}\n`);
+    } else this.line(notice.text);
+    if (call && rewritten !== undefined) call.announced = rewritten;
+  }
+
   private toolCallEnded(item: Extract<Item, { kind: 'tool_call' }>): void {
-    const live = this.live.get(item.id) ?? { label: '', partial: '', shown: 0, hidden: 0, concurrent: false };
+    const live = this.live.get(item.id) ?? { toolName: item.toolName, arguments: item.arguments, sessionId: item.sessionId, label: '', partial: '', shown: 0, hidden: 0, concurrent: false };
     this.live.delete(item.id);
+    // The item holds the arguments that ran; a pre_tool_use hook may have replaced those its header showed.
+    const rewritten = item.arguments !== undefined && live.arguments !== undefined && JSON.stringify(item.arguments) !== JSON.stringify(live.arguments);
+    const ran = rewritten ? summarizeArguments(item.toolName, item.arguments) : live.label;
+    if (rewritten && live.announced !== ran) this.line(`  ↻ rewritten by a hook: ${ran}`);
     const lines = item.output.replace(/\n$/, '').split('\n');
     if (item.output.trim() === '') {
       // Nothing to show.
@@ -270,7 +241,8 @@ export class HumanRenderer {
     // A call cut short by an interruption is never shown as a success, whatever its output said.
     const status = item.status === 'interrupted' ? '■' : item.isError ? '✗' : '✓';
     const note = item.status === 'interrupted' ? ' interrupted' : '';
-    const name = live.concurrent && live.label ? `${item.toolName} ${live.label}` : item.toolName;
+    // A rewritten call is always named: its header shows what the model asked for, not what ran.
+    const name = (rewritten || live.concurrent) && ran ? `${item.toolName} ${ran}` : item.toolName;
     this.line(`  ${status} ${name}${exit}${note} (${item.durationMs} ms)`);
   }
 

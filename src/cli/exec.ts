@@ -1,7 +1,9 @@
 /**
  * `openvaala exec [PROMPT]` (SPEC §2): a one-shot run. Finds or starts the local server,
  * creates a conversation in the working directory (or continues one with `--resume`), sends
- * the prompt (or stdin), streams the turn and exits with the turn's outcome.
+ * the prompt (or stdin), streams the turn and exits with the turn's outcome. Only the turn the
+ * prompt started is shown (and only its questions are answered): a conversation continued while
+ * busy runs other turns first, whose output is for their own clients (see `exec-turn-events.ts`).
  *
  * Ctrl-C (or SIGTERM, SIGHUP): the first interrupts the turn (recorded as interrupted on the
  * server) and, once it has ended, prints how to resume; a second leaves at once, leaving the
@@ -13,9 +15,11 @@ import path from 'node:path';
 import { RuntimeClient, RuntimeClientError } from '../client/runtime-client.js';
 import { resolvePaths } from '../config/paths.js';
 import { ErrorCodes } from '../protocol/error-codes.js';
-import type { Turn } from '../protocol/index.js';
+import type { AnyNotification, Turn } from '../protocol/index.js';
 import { ApprovalPrompt } from './approval-prompt.js';
 import { HumanRenderer, JsonRenderer, type OutputStreams } from './exec-output.js';
+import { describeTurnEnd } from './exec-turn-end.js';
+import { OwnTurnEvents } from './exec-turn-events.js';
 import { resolveConversationId } from './conversation-reference.js';
 import { ensureServer } from './server-discovery.js';
 import { configurationReloadWarning, missingServerEnvironment } from './server-environment.js';
@@ -73,10 +77,11 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
   const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'openvaala-exec', capabilities: { approvals: true, userInput: true, deltas: true } });
   // The turn's output waits while a question is on the terminal; the question itself and the notices about leaving do not.
   const held = new HeldOutput(streams);
-  const renderer = options.json ? new JsonRenderer(held.streams) : new HumanRenderer(held.streams);
+  // Made once the session is known: only its answer streams as the answer.
+  let renderer: HumanRenderer | JsonRenderer | undefined;
   const approvals = new ApprovalPrompt(streams, process.stdin, {
     hold: () => {
-      renderer.endLine();
+      renderer?.endLine();
       held.hold();
     },
     release: () => held.release(),
@@ -86,7 +91,7 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
   let interruptTurn: (() => void) | undefined;
   const onSigint = () => {
     interrupts++;
-    renderer.endLine();
+    renderer?.endLine();
     if (interrupts > 1 || !conversationId || !interruptTurn) {
       streams.stderr.write(`left at once${conversationId ? `; the server finishes interrupting the turn. ${resumeHint(conversationId)}` : ''}\n`);
       process.exit(ExecExitCode.leftAtOnce);
@@ -140,17 +145,46 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
       sessionId = created.session.id;
     }
     const id = conversationId;
+    // Only this run's own prompt is stopped: in a busy conversation the running turn may be
+    // another client's, and this prompt may still wait in the queue behind it.
+    const sent: { ownInput?: { inputId: string; turnId: string } } = {};
+    let withdrawn!: (turn: Turn) => void;
+    const withdrawal = new Promise<Turn>((resolve) => (withdrawn = resolve));
+    const couldNotInterrupt = (error: unknown) => {
+      // The turn goes on on the server; say so rather than wait silently for its end.
+      streams.stderr.write(`could not interrupt the turn (${(error as Error).message}); Ctrl-C again to leave at once. ${resumeHint(id)}\n`);
+    };
     interruptTurn = () => {
-      client.request('session/interrupt', { conversationId: id, sessionId }).catch((error: unknown) => {
-        // The turn goes on on the server; say so rather than wait silently for its end.
-        streams.stderr.write(`could not interrupt the turn (${(error as Error).message}); Ctrl-C again to leave at once. ${resumeHint(id)}\n`);
-      });
+      if (!sent.ownInput) {
+        // The prompt was not taken yet: nothing of this run is running to interrupt.
+        streams.stderr.write('left before the prompt was sent\n');
+        process.exit(ExecExitCode.interrupted);
+      }
+      const { inputId, turnId } = sent.ownInput;
+      stopOwnTurn(client, { conversationId: id, sessionId, inputId, turnId }).then((outcome) => {
+        if (outcome === 'dequeued') withdrawn(withdrawnTurn(turnId, sessionId, id));
+      }, couldNotInterrupt);
     };
 
-    // The turn this prompt starts is known once session/input answers; its end may come first.
-    const ended = new Map<string, Turn>();
-    let ours: { turnId: string; resolve: (turn: Turn) => void } | undefined;
+    const shown = options.json ? new JsonRenderer(held.streams) : new HumanRenderer(held.streams, { sessionId });
+    renderer = shown;
+    // The turn this prompt starts is known once session/input answers; until then its events are kept back.
+    const own = new OwnTurnEvents(sessionId);
+    let turnStarted!: (turnId: string) => void;
+    const turnKnown = new Promise<string>((resolve) => (turnStarted = resolve));
+    let turnEnded!: (turn: Turn) => void;
+    const ownTurn = new Promise<Turn>((resolve) => (turnEnded = resolve));
     let rendering = true;
+    const show = (event: AnyNotification) => {
+      if (!rendering) return;
+      shown.render(event);
+      // The turn's end is the last thing exec prints; later state events are not its output. The
+      // only turn of its session let through is its own; a subagent's turns end in theirs.
+      if (event.method === 'turn/completed' && event.params.turn.sessionId === sessionId) {
+        rendering = false;
+        turnEnded(event.params.turn);
+      }
+    };
     const closed = new Promise<never>((_resolve, reject) => {
       // The turn may go on (a network break) or be recorded as interrupted at the server's next start (it stopped): either way it can be continued.
       client.onClose((error) => reject(new Error(`the server closed the connection before the turn ended (${error.message}); ${resumeHint(id)}`)));
@@ -159,18 +193,19 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
     closed.catch(() => undefined);
     client.onNotification((event) => {
       if (event.method === 'approval/resolved') approvals.withdraw(event.params.approvalId, describeResolution(event.params));
-      if (!rendering) return;
-      renderer.render(event);
-      if (event.method !== 'turn/completed') return;
-      ended.set(event.params.turn.id, event.params.turn);
-      // The turn's end is the last thing exec prints; later state events are not its output.
-      if (ours?.turnId === event.params.turn.id) {
-        rendering = false;
-        ours.resolve(event.params.turn);
-      }
+      for (const ownEvent of own.receive(event)) show(ownEvent);
     });
-    client.handleServerRequest('approval/request', (request) => approvals.ask(request));
-    client.handleServerRequest('input/request', (request) => approvals.askQuestion(request));
+    // Another turn's questions are for its own clients: answered here, they would be asked (or, without a terminal, denied) by the wrong run.
+    client.handleServerRequest('approval/request', async (request) => {
+      await turnKnown;
+      if (!own.asksFor(request)) throw new Error('not a question of the turn this openvaala exec started');
+      return approvals.ask(request);
+    });
+    client.handleServerRequest('input/request', async (request) => {
+      await turnKnown;
+      if (!own.asksFor(request)) throw new Error('not a question of the turn this openvaala exec started');
+      return approvals.askQuestion(request);
+    });
     // On resume, only what happens from now on is shown: the stored items are skipped.
     const afterSeq = options.resume ? await lastSeqs(client, id) : undefined;
     await client.request('conversation/subscribe', { conversationId: id, ...(afterSeq ? { afterSeq } : {}) });
@@ -179,24 +214,14 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
     const input = await client.request('session/input', { conversationId: id, sessionId, input: options.prompt });
     const turnId = input.turnId;
     if (!turnId) throw new Error('the server started no turn for the prompt');
+    sent.ownInput = { inputId: input.inputId, turnId };
     if (input.queued) streams.stderr.write('the conversation is busy: the prompt waits for the running turn to end\n');
-    const turn = await Promise.race([
-      closed,
-      new Promise<Turn>((resolve) => {
-        const done = ended.get(turnId);
-        if (done) {
-          rendering = false;
-          resolve(done);
-        } else ours = { turnId, resolve };
-      }),
-    ]);
-    renderer.endLine();
-    if (!options.json) {
-      const usage = turn.usage;
-      const calls = `${turn.steps} model ${turn.steps === 1 ? 'call' : 'calls'}`;
-      streams.stderr.write(`turn ${turn.status} · ${calls} · ${usage.inputTokens} input + ${usage.outputTokens} output tokens · conversation ${id}\n`);
-      if (turn.error && turn.status !== 'failed') streams.stderr.write(`${turn.error}\n`);
-      if (turn.status !== 'completed') streams.stderr.write(`${resumeHint(id)}\n`);
+    for (const event of own.start(turnId)) show(event);
+    turnStarted(turnId);
+    const turn = await Promise.race([closed, ownTurn, withdrawal]);
+    shown.endLine();
+    if (shown instanceof HumanRenderer) {
+      streams.stderr.write(describeTurnEnd(turn, { conversationId: id, resumeCommand: resumeCommand('exec', id, paths), shown: (reason) => shown.hasShownError(reason) }));
     }
     return turn.status === 'completed' ? ExecExitCode.completed : turn.status === 'interrupted' ? ExecExitCode.interrupted : ExecExitCode.failed;
   } catch (error) {
@@ -213,6 +238,54 @@ export function describeResolution(resolved: { decision: string; decidedBy: stri
   if (resolved.decidedBy === 'interruption') return 'no longer asked: the turn was interrupted';
   const decided = resolved.decision.startsWith('allow') ? 'allowed' : 'denied';
   return `${decided} elsewhere (${resolved.decidedBy.replace(/^client:/, 'by ')})`;
+}
+
+/**
+ * Stops the turn a prompt started, and only that one (docs/protocol.md, `session/interrupt`
+ * with `turnId`, `session/dequeue`): interrupted when it runs; withdrawn from the queue when it
+ * waits behind another turn (then it never starts); interrupted after all when it started
+ * between the two requests.
+ * @returns `interrupted` or `dequeued`
+ * @throws RuntimeClientError when the server refuses both for another reason
+ */
+export async function stopOwnTurn(
+  client: Pick<RuntimeClient, 'request'>,
+  prompt: { conversationId: string; sessionId: string; inputId: string; turnId: string },
+): Promise<'interrupted' | 'dequeued'> {
+  const notRunning = (error: unknown) => error instanceof RuntimeClientError && error.code === ErrorCodes.conflict && ['no_running_turn', 'turn_mismatch'].includes((error.data as { reason?: string } | undefined)?.reason ?? '');
+  const interrupt = () => client.request('session/interrupt', { conversationId: prompt.conversationId, sessionId: prompt.sessionId, turnId: prompt.turnId });
+  try {
+    await interrupt();
+    return 'interrupted';
+  } catch (error) {
+    if (!notRunning(error)) throw error;
+  }
+  try {
+    await client.request('session/dequeue', { conversationId: prompt.conversationId, sessionId: prompt.sessionId, inputId: prompt.inputId });
+    return 'dequeued';
+  } catch (error) {
+    const started = error instanceof RuntimeClientError && error.code === ErrorCodes.conflict && (error.data as { reason?: string } | undefined)?.reason === 'input_started';
+    if (!started) throw error;
+  }
+  await interrupt();
+  return 'interrupted';
+}
+
+/** The outcome exec reports for a prompt withdrawn from the queue before its turn started. */
+function withdrawnTurn(turnId: string, sessionId: string, conversationId: string): Turn {
+  const now = Date.now();
+  return {
+    id: turnId,
+    sessionId,
+    conversationId,
+    status: 'interrupted',
+    steps: 0,
+    usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+    startedAt: now,
+    completedAt: now,
+    stopReason: 'user_interrupt',
+    error: 'the prompt was withdrawn from the queue before its turn started',
+  };
 }
 
 /** For each session of a conversation, the seq of its last stored item (for `afterSeq`). */
