@@ -3,7 +3,7 @@
  * the secret's name, the key file's checks, the `.env` managed block that keeps the user's
  * lines, and the redactor.
  */
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
@@ -132,4 +132,47 @@ it('creates the key on a file system without hard links, by a rename', async () 
   }
   expect(readdirSync(dataDir)).toEqual([SECRETS_KEY_FILE]);
   expect(statSync(path.join(dataDir, SECRETS_KEY_FILE)).mode & 0o777).toBe(0o600);
+});
+
+it('a server starting with a secrets.key readable by others tightens it to 0600, logs from and to, and starts', async () => {
+  const { createTestEnvironment } = await import('../helpers/environment.js');
+  const { startPlatformServer } = await import('./two-users.js');
+  const { pino } = await import('pino');
+  const environment = await createTestEnvironment('responses: []\n');
+  const dataDir = environment.paths.dataDir;
+  const key = path.join(dataDir, SECRETS_KEY_FILE);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const sealed = SecretCipher.open(dataDir).encrypt('value-before', 'proj_a/TOKEN');
+  chmodSync(key, 0o644);
+  const serverLog = path.join(environment.root, 'server.log');
+  const harness = await startPlatformServer('responses: []\n', { environment, logger: pino({ level: 'info' }, pino.destination({ dest: serverLog, sync: true })) });
+  try {
+    expect(statSync(key).mode & 0o777).toBe(0o600);
+    const lines = readFileSync(serverLog, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('permissions were open to other users: tightened'))
+      .map((line) => JSON.parse(line) as { path: string; from: string; to: string });
+    expect(lines).toContainEqual(expect.objectContaining({ path: key, from: '0644', to: '0600' }));
+    // The same key: what it sealed before still opens.
+    expect(SecretCipher.open(dataDir).decrypt(sealed, 'proj_a/TOKEN')).toBe('value-before');
+  } finally {
+    await harness.stop();
+    await environment.dispose();
+  }
+});
+
+it('a secrets.key that cannot be tightened (a symbolic link to a file readable by others) is still refused', async () => {
+  const { symlinkSync } = await import('node:fs');
+  const { tightenPermissions } = await import('../../src/server/private-files.js');
+  const { createLogger } = await import('../../src/logger.js');
+  const root = temporaryDirectory();
+  const dataDir = path.join(root, 'data');
+  mkdirSync(dataDir, { mode: 0o700 });
+  const elsewhere = path.join(root, 'key-elsewhere');
+  writeFileSync(elsewhere, Buffer.alloc(32, 7), { mode: 0o644 });
+  chmodSync(elsewhere, 0o644);
+  symlinkSync(elsewhere, path.join(dataDir, SECRETS_KEY_FILE));
+  tightenPermissions({ dataDir, stateDir: path.join(root, 'state'), configDir: path.join(root, 'config') }, createLogger('silent'));
+  expect(statSync(elsewhere).mode & 0o777).toBe(0o644);
+  expect(() => SecretCipher.open(dataDir)).toThrow('the secrets key is readable by other users (mode 644)');
 });

@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Executor } from '../../executors/executor.js';
 import { shellQuote } from '../../shell-quote.js';
+import { envFileValue } from './secret-encodings.js';
 
 /** First line of the managed block. */
 export const ENV_BLOCK_BEGIN = '# >>> openvaala project secrets (managed by the server; edits inside this block are replaced) >>>';
@@ -18,13 +19,6 @@ export const ENV_BLOCK_BEGIN = '# >>> openvaala project secrets (managed by the 
 export const ENV_BLOCK_END = '# <<< openvaala project secrets <<<';
 /** Name of the file in the workspace directory. */
 export const ENV_FILE = '.env';
-
-/** A value as a `.env` line writes it: bare when safe, else single-quoted (double-quoted when it holds a `'`). */
-function envValue(value: string): string {
-  if (/^[A-Za-z0-9_\-./:@+,=%]*$/.test(value)) return value;
-  if (!value.includes("'")) return `'${value}'`;
-  return `"${value.replace(/[\\"$`]/g, (character) => `\\${character}`)}"`;
-}
 
 /**
  * The text of `.env` after replacing its managed block with one holding `secrets` (none:
@@ -45,7 +39,8 @@ export function withManagedBlock(current: string, secrets: ReadonlyMap<string, s
   }
   if (secrets.size > 0) {
     kept.push(ENV_BLOCK_BEGIN);
-    for (const name of [...secrets.keys()].sort()) kept.push(`${name}=${envValue(secrets.get(name) ?? '')}`);
+    // Quoted and escaped values do not appear as themselves: the redactor hides this form too (`encodedForms`).
+    for (const name of [...secrets.keys()].sort()) kept.push(`${name}=${envFileValue(secrets.get(name) ?? '')}`);
     kept.push(ENV_BLOCK_END);
   }
   return kept.length === 0 ? '' : `${kept.join('\n')}\n`;

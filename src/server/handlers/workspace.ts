@@ -136,26 +136,35 @@ export function createWorkspaceHandlers(connection: RpcConnection): WorkspaceHan
       if (!fileSystem.readRange && stat.size > FS_READ_MAX_FILE_BYTES) {
         throw RpcError.conflict(`fs/read: "${params.path.slice(0, 500)}" has ${stat.size} bytes; executor "${workspace.executor.name}" reads whole files, and files over ${FS_READ_MAX_FILE_BYTES} bytes (64 MiB) cannot be read through the protocol there`, 'file_too_large');
       }
+      // Secret values are redacted with the bytes around the piece: a value its edges cut
+      // would otherwise go out in parts (see `SecretRedactor.redactByteRange`).
+      const redactor = connection.platform?.redactor;
+      const context = redactor?.active ? redactor.rangeContextBytes : 0;
       let size: number;
       let offset: number;
-      let rest: Uint8Array;
+      let window: Uint8Array;
+      let windowStart: number;
       let wanted: number;
       if (fileSystem.readRange) {
         size = stat.size;
         offset = Math.min(params.offset ?? 0, size);
         wanted = Math.min(params.length ?? FS_READ_MAX_BYTES, FS_READ_MAX_BYTES, size - offset);
-        rest = await fileSystem.readRange(absolute, offset, wanted);
-        wanted = Math.min(wanted, rest.byteLength);
+        windowStart = Math.max(0, offset - context);
+        window = await fileSystem.readRange(absolute, windowStart, offset - windowStart + wanted + context);
       } else {
         const bytes = await fileSystem.readFile(absolute);
         size = bytes.byteLength;
         offset = Math.min(params.offset ?? 0, size);
         wanted = Math.min(params.length ?? FS_READ_MAX_BYTES, FS_READ_MAX_BYTES, size - offset);
-        rest = bytes.subarray(offset);
+        windowStart = Math.max(0, offset - context);
+        window = bytes.subarray(windowStart, offset + wanted + context);
       }
+      const from = offset - windowStart;
+      const rest = window.subarray(from);
+      wanted = Math.min(wanted, rest.byteLength);
       // A text file read in pieces stays text: a piece never ends inside a character.
       const length = offset + wanted < size ? utf8Boundary(rest, wanted) || wanted : wanted;
-      const slice = rest.subarray(0, length);
+      const slice = redactor?.active ? redactor.redactByteRange(window, from, from + length) : rest.subarray(0, length);
       return { path: absolute, size, offset, length, truncated: offset + length < size, ...encode(slice) };
     },
 
