@@ -214,6 +214,14 @@ export class ConfigService {
     return this.targets.configDir;
   }
 
+  /**
+   * The server's own directories (configuration, data, state), which hold its token and keys:
+   * sandboxes hide them, and members may not place projects or conversations over them.
+   */
+  get protectedDirectories(): readonly string[] {
+    return this.targets.protectedDirectories ?? [this.targets.configDir];
+  }
+
   /** Reloads from disk and applies the result; on failure the previous configuration stays in force. */
   reload(): Promise<ConfigurationStatus> {
     return this.writes.run(async () => {

@@ -31,6 +31,7 @@ import { createBrowserHandlers } from './handlers/browser.js';
 import { createPlatformIdentityHandlers } from './handlers/platform-identity.js';
 import { createProjectHandlers } from './handlers/projects.js';
 import { listForCaller } from './handlers/project-conversations.js';
+import { confineProjectLocation } from './handlers/project-confinement.js';
 import { createScheduleHandlers } from './handlers/schedules.js';
 import { createNotificationHandlers } from './handlers/notifications.js';
 import { createCostHandlers } from './handlers/costs.js';
@@ -76,16 +77,24 @@ async function invalidParamsOnBadLocation<T>(method: string, field: string, work
 }
 
 /**
- * The params of `conversation/create` with the project's workspace as work location when it
- * names a project and no location of its own.
- * @throws RpcError notFound for an unknown project
+ * The params of `conversation/create` for a project: the project's workspace as work location
+ * when the request gives none, the project's executor for a `cwd` given without one, and a
+ * location the caller may use (`confineProjectLocation`).
+ * @throws RpcError notFound for an unknown project; invalidParams naming the param of a
+ *   location outside the project's workspace
  */
-function projectWorkLocation(connection: RpcConnection, params: Omit<MethodParams<'conversation/create'>, 'clientMessageId'>): Omit<MethodParams<'conversation/create'>, 'clientMessageId'> {
+async function projectWorkLocation(connection: RpcConnection, params: Omit<MethodParams<'conversation/create'>, 'clientMessageId'>): Promise<Omit<MethodParams<'conversation/create'>, 'clientMessageId'>> {
   if (params.projectId === undefined) return params;
   const project = connection.platform?.projects.find(params.projectId);
   if (!project) throw new RpcError(ErrorCodes.notFound, `conversation/create: params.projectId: project "${params.projectId}" does not exist`);
-  if (params.cwd !== undefined || params.workLocation !== undefined) return params;
-  return { ...params, cwd: project.workspace.directory, executor: project.workspace.executor };
+  const { executor, directory } = project.workspace;
+  if (params.workLocation !== undefined) {
+    await confineProjectLocation(connection, 'conversation/create', project, params.workLocation, 'workLocation');
+    return params;
+  }
+  const location = params.cwd !== undefined ? { executor: params.executor ?? executor, cwd: params.cwd } : { executor, cwd: directory };
+  await confineProjectLocation(connection, 'conversation/create', project, [location], params.cwd !== undefined ? 'cwd' : 'projectId');
+  return { ...params, ...location };
 }
 
 /** Builds the handlers bound to one connection. */
@@ -125,7 +134,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     async 'conversation/create'(params) {
       const { clientMessageId, ...given } = params;
       return createOnce(runtime, clientMessageId, async () => {
-        const options = projectWorkLocation(connection, given);
+        const options = await projectWorkLocation(connection, given);
         const context = conversationContext(options, Object.keys(runtime.mcp?.servers ?? {}));
         const created = runtime.createConversation({ ...options, context }).catch((error: unknown) => {
           // A worktree fault in the directory names the field the directory came from.
@@ -141,6 +150,9 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
 
     async 'conversation/update'(params) {
       const { conversationId, ...changes } = params;
+      const projectId = connection.platform?.projects.projectOf(conversationId);
+      const project = projectId !== undefined ? connection.platform?.projects.find(projectId) : undefined;
+      if (project && changes.workLocation) await confineProjectLocation(connection, 'conversation/update', project, changes.workLocation, 'workLocation');
       return { conversation: await invalidParamsOnBadLocation('conversation/update', 'workLocation', runtime.updateConversation(conversationId, changes)) };
     },
 

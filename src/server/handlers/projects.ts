@@ -11,6 +11,7 @@ import { REDACTED } from '../../platform/secrets/secret-redactor.js';
 import { stateOwner } from '../../platform/settings/user-state.js';
 import { checkWorkspace, deleteProject, startProject, syncEnvFile, WorkspaceUnavailableError } from '../project-operations.js';
 import type { RequestContext } from '../method-handlers.js';
+import { confineProjectWorkspace } from './project-confinement.js';
 import type { RpcConnection } from '../rpc-connection.js';
 
 type PlatformMethod = Extract<MethodName, `projects/${string}` | `settings/${string}` | 'conversations/markRead'>;
@@ -51,6 +52,8 @@ export function createProjectHandlers(connection: RpcConnection): PlatformHandle
 
     async 'projects/create'(params) {
       const platform = platformOf(connection, 'projects/create');
+      // Before the workspace check, which opens the directory to a sandboxed executor's file operations.
+      await confineProjectWorkspace(connection, 'projects/create', params.workspace);
       try {
         await checkWorkspace(runtime, params.workspace);
       } catch (error) {
@@ -92,7 +95,14 @@ export function createProjectHandlers(connection: RpcConnection): PlatformHandle
 
     async 'projects/members/add'(params) {
       const platform = platformOf(connection, 'projects/members/add');
-      const member = await named('projects/members/add', () => platform.projects.addMember(params.projectId, params.userId, params.role ?? 'member'));
+      const member = await named('projects/members/add', async () => {
+        platform.projects.get(params.projectId);
+        // With platform mode on, members are accounts; without it there are none to name.
+        if (platform.signInEnabled && !(await platform.users.get(params.userId))) {
+          throw new RpcError(ErrorCodes.notFound, `projects/members/add: params.userId: no user ${JSON.stringify(params.userId.slice(0, 100))}`);
+        }
+        return platform.projects.addMember(params.projectId, params.userId, params.role ?? 'member');
+      });
       return { userId: member.userId, role: member.role };
     },
 
