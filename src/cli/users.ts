@@ -20,13 +20,16 @@ async function readPassword(input: NodeJS.ReadableStream): Promise<string> {
 /**
  * Claims the platform of the running server.
  * @returns 0 when the administrator was created
- * @throws UsageError when no server runs; Error with the server's message when it refuses
+ * @throws UsageError when no server runs, or when standard input gives no password (empty, or an
+ *   empty first line); Error with the server's message when it refuses
  */
 export async function runUsersClaim(paths: OpenVaalaPaths, options: { email: string; displayName?: string }, input: NodeJS.ReadableStream, streams: OutputStreams): Promise<number> {
   const server = await findServer(paths);
   if (!server) throw new UsageError('no runtime server runs for this data directory; start one with `openvaala serve --platform`');
   if ((input as { isTTY?: boolean }).isTTY) streams.stderr.write('password of the new administrator (one line, then Enter and Ctrl-D): ');
   const password = await readPassword(input);
+  // An empty password would reach the server and be refused as too short, which hides that nothing was read.
+  if (password.trim() === '') throw new UsageError(`no password on standard input: give the new administrator's password as its first line, e.g. printf '%s\\n' "$PASSWORD" | openvaala users claim --email <address>`);
   const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'openvaala-users' });
   try {
     const { user } = await client.request('users/claim', { email: options.email, password, ...(options.displayName !== undefined ? { displayName: options.displayName } : {}) });

@@ -8,6 +8,32 @@ import { ApprovalPolicyParamSchema, McpServersParamSchema } from './conversation
 import { ClientMessageIdSchema, SessionHeadsSchema } from './turn-control.js';
 import { conversationIdParam, cwdParam, idParam, sessionIdParam, workLocationParam } from './request-params.js';
 
+/**
+ * Longest conversation title, in UTF-16 code units as JavaScript counts them (an emoji counts
+ * two): the cap of project names, so a title prints as a line a person can read.
+ */
+export const CONVERSATION_TITLE_MAX_LENGTH = 200;
+
+const titleParam = z.string().max(CONVERSATION_TITLE_MAX_LENGTH, { error: (issue) => `at most ${CONVERSATION_TITLE_MAX_LENGTH} characters (got ${typeof issue.input === 'string' ? issue.input.length : '?'})` });
+
+/**
+ * A title made up by the server or a client (a directory's name, a fork's `(fork)`) cut so it
+ * fits {@link CONVERSATION_TITLE_MAX_LENGTH}: where it has to be cut, whole characters are kept
+ * (never half a surrogate pair) and `…` marks the cut, before `suffix`.
+ * @param title the text to fit
+ * @param suffix kept whole after the (cut) title, e.g. ` (fork)`
+ */
+export function fitConversationTitle(title: string, suffix = ''): string {
+  if (title.length + suffix.length <= CONVERSATION_TITLE_MAX_LENGTH) return `${title}${suffix}`;
+  const room = Math.max(0, CONVERSATION_TITLE_MAX_LENGTH - suffix.length - 1);
+  let kept = '';
+  for (const character of title) {
+    if (kept.length + character.length > room) break;
+    kept += character;
+  }
+  return `${kept}…${suffix}`;
+}
+
 /** The `conversation/*` request methods: name → params and result schemas. */
 export const conversationMethods = {
   'conversation/create': {
@@ -21,7 +47,8 @@ export const conversationMethods = {
       /** `provider/model`; default from configuration. */
       model: z.string().optional(),
       agent: z.string().optional(),
-      title: z.string().optional(),
+      /** At most `CONVERSATION_TITLE_MAX_LENGTH` (200) characters; default the working directory's name, cut to fit. */
+      title: titleParam.optional(),
       /** The client's id for this request: a repeat answers the first result and creates nothing. */
       clientMessageId: ClientMessageIdSchema.optional(),
       /** MCP servers for this conversation only, each shaped like one entry of `mcp.yaml` `servers`. */
@@ -44,7 +71,7 @@ export const conversationMethods = {
   },
   /** Renames a conversation or changes its work location (recorded as `executor_change` at each session's next turn). */
   'conversation/update': {
-    params: z.object({ conversationId: conversationIdParam, title: z.string().min(1).optional(), workLocation: workLocationParam.optional() }),
+    params: z.object({ conversationId: conversationIdParam, title: titleParam.min(1).optional(), workLocation: workLocationParam.optional() }),
     result: z.object({ conversation: ConversationSchema }),
   },
   'conversation/list': {

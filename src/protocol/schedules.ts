@@ -71,6 +71,12 @@ export const ScheduledTaskSchema = z.object({
   retry: RetryPolicySchema,
   /** A disabled task never runs on its schedule; `runNow` still runs it. */
   enabled: z.boolean(),
+  /**
+   * Why the server disabled the task, when it did: the user it acts for can no longer reach its
+   * conversation (removed, out of the project, the project deleted, a role that lost access).
+   * Cleared by `schedules/resume` and `schedules/pause`.
+   */
+  disabledReason: z.string().optional(),
   /** Created by the agent (`schedule_task`): disabled until a person enables it. */
   createdByAgent: z.boolean(),
   /** ms since the epoch. */
@@ -86,7 +92,8 @@ export type ScheduledTask = z.infer<typeof ScheduledTaskSchema>;
  * Status of a run: `queued` (kept by the `queue` overlap policy until the run in progress ends),
  * `claimed` (recorded, not yet delivered), `dispatched` (prompt delivered, turn
  * running), `retrying` (waiting for a retry), `completed`, `failed` (retries exhausted),
- * `skipped` (overlap), `missed` (server down, `markMissed`), `abandoned` (claim of a process
+ * `skipped` (overlap, or not run because the task's user can no longer reach its conversation:
+ * the task is then disabled), `missed` (server down, `markMissed`), `abandoned` (claim of a process
  * that died before delivering), `interrupted` (the server stopped during its turn).
  */
 export const ScheduleRunStatusSchema = z.enum(['queued', 'claimed', 'dispatched', 'retrying', 'completed', 'failed', 'skipped', 'missed', 'abandoned', 'interrupted']);
@@ -162,7 +169,7 @@ export const scheduleMethods = {
     params: z.object({ taskId: taskIdParam }),
     result: z.object({ taskId: z.string() }),
   },
-  /** Runs a task now (also when disabled), subject to its overlap policy. */
+  /** Runs a task now (also when disabled), subject to its overlap policy and to its user's access to the conversation. */
   'schedules/runNow': {
     params: z.object({ taskId: taskIdParam }),
     result: z.object({ run: ScheduleRunSchema }),

@@ -24,6 +24,15 @@ export const STAGING_DIRECTORY = 'staging';
 const INCOMING_DIRECTORY = '.incoming';
 /** Longest stored file name (without the id prefix), in characters. */
 const MAX_NAME_LENGTH = 100;
+/**
+ * Longest stored file name (without the id prefix), in UTF-8 bytes: file systems allow 255 bytes
+ * per name, and the file is `<attachment id>-<name>`, the id being `att_` and a 26-character ULID.
+ */
+const MAX_NAME_BYTES = 255 - 'att_'.length - 26 - '-'.length;
+/** Longest extension kept whole when a name is cut, in UTF-8 bytes (its dot included). */
+const MAX_KEPT_EXTENSION_BYTES = 16;
+/** The name of an upload whose own name has no letter or digit (only emoji, `..`). */
+export const FALLBACK_FILE_NAME = 'file';
 
 /** An attachment id: `att_` then letters and digits. */
 export const ATTACHMENT_ID_PATTERN = /^att_[0-9A-Za-z]{1,64}$/;
@@ -71,20 +80,46 @@ export function attachmentMediaType(bytes: Uint8Array): string {
 }
 
 /**
+ * The longest start of `text` of at most `characters` characters and `bytes` UTF-8 bytes:
+ * whole characters only, so a surrogate pair is never split.
+ */
+function leadingCharacters(text: string, characters: number, bytes: number): string {
+  let kept = '';
+  let keptCharacters = 0;
+  let keptBytes = 0;
+  for (const character of text) {
+    const size = Buffer.byteLength(character, 'utf8');
+    if (keptCharacters + 1 > characters || keptBytes + size > bytes) break;
+    kept += character;
+    keptCharacters += 1;
+    keptBytes += size;
+  }
+  return kept;
+}
+
+/**
  * A file name made safe to store and show: only the last path segment, control characters,
  * slashes, backslashes and characters outside letters, digits, `.`, `-`, `_`, space, `+`, `@`
- * replaced by `_`, no leading dots, at most 100 characters.
- * @returns the safe name, or undefined when nothing usable is left (`..`, `""`, only dots)
+ * replaced by `_`, no leading dots, at most 100 characters and 224 UTF-8 bytes (so the stored
+ * `<attachment id>-<name>` fits the 255 bytes of a file name), cut before a short extension so
+ * the extension stays. A name with no letter or digit left (only emoji, `..`, `/`) becomes
+ * {@link FALLBACK_FILE_NAME}: the upload is still usable, and its media type comes from its bytes anyway.
  */
-export function sanitizeFileName(name: string): string | undefined {
+export function sanitizeFileName(name: string): string {
   const last = name.split(/[/\\]/).at(-1) ?? '';
   const cleaned = last
     .normalize('NFC')
     .replace(/[^\p{L}\p{N}._\-+@ ]/gu, '_')
     .replace(/^[.\s]+/, '')
-    .trim()
-    .slice(0, MAX_NAME_LENGTH);
-  return cleaned === '' || /^_+$/.test(cleaned) ? undefined : cleaned;
+    .trim();
+  if (!/[\p{L}\p{N}]/u.test(cleaned)) return FALLBACK_FILE_NAME;
+  if ([...cleaned].length <= MAX_NAME_LENGTH && Buffer.byteLength(cleaned, 'utf8') <= MAX_NAME_BYTES) return cleaned;
+  const dot = cleaned.lastIndexOf('.');
+  const extension = dot > 0 ? cleaned.slice(dot) : '';
+  const kept = extension !== '' && Buffer.byteLength(extension, 'utf8') <= MAX_KEPT_EXTENSION_BYTES ? extension : '';
+  const stem = leadingCharacters(cleaned.slice(0, cleaned.length - kept.length), MAX_NAME_LENGTH - [...kept].length, MAX_NAME_BYTES - Buffer.byteLength(kept, 'utf8')).trimEnd();
+  const cut = `${stem}${kept}`;
+  return /[\p{L}\p{N}]/u.test(cut) ? cut : FALLBACK_FILE_NAME;
 }
 
 /** What an `AttachmentStore` needs to know about conversations. */
@@ -191,7 +226,8 @@ export class AttachmentStore {
   restore(conversationId: string, fileName: string, bytes: Uint8Array): void {
     const incoming = path.join(this.dataDir, STAGING_DIRECTORY, INCOMING_DIRECTORY);
     makeDirectorySync(incoming, 0o700);
-    const partial = path.join(incoming, `${newId('att')}-${path.basename(fileName)}`);
+    // Its own id only: the restored name may already fill the 255 bytes of a file name.
+    const partial = path.join(incoming, `${newId('att')}-restoring`);
     const directory = this.directory(conversationId);
     try {
       writeDurably(partial, bytes);

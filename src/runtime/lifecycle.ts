@@ -6,6 +6,7 @@
 import type { ConversationStore, MetadataEntry } from '../dao/conversation-store.js';
 import { newId } from '../ids.js';
 import type { Conversation, Item, Session, StateConflictReason, Turn } from '../protocol/index.js';
+import { fitConversationTitle } from '../protocol/conversations.js';
 import type { LiveConversation } from './conversation.js';
 import { NotFoundError } from './runtime.js';
 import type { LiveSession } from './session.js';
@@ -103,7 +104,7 @@ export async function forkConversation(host: LifecycleHost, source: { conversati
   const session: Session = { id: newId('sess'), conversationId, parentSessionId: null, agent: rootSession.agent, model: rootSession.model, status: 'idle', activeTurnId: null, queuedInputs: [], pendingApprovals: [], pendingUserInputs: [], createdAt: now, updatedAt: now };
   const conversation: Conversation = {
     id: conversationId,
-    title: `${state.conversation.title} (fork)`,
+    title: fitConversationTitle(state.conversation.title, ' (fork)'),
     workLocation: state.conversation.workLocation,
     rootSessionId: session.id,
     createdAt: now,

@@ -21,6 +21,7 @@ import type { ScheduleService } from '../platform/schedules/schedule-service.js'
 import { newId } from '../ids.js';
 import type { ModelRegistry } from '../models/model-registry.js';
 import type { Conversation, Item, Session, WorkLocationEntry } from '../protocol/index.js';
+import { fitConversationTitle } from '../protocol/conversations.js';
 import { DEFAULT_TOOL_OUTPUT_LIMIT_BYTES, type Tool } from '../tools/tool.js';
 import { LiveConversation } from './conversation.js';
 import { ConversationListFeed } from './conversation-list-feed.js';
@@ -280,7 +281,7 @@ export class Runtime {
       // The ULID's random tail: unique among conversations made in the same millisecond.
       const made = await createWorktree(this.executors.get(first.executor), first.cwd, conversationId.slice(-10), options.worktree.baseBranch);
       worktree = made.worktree;
-      const title = options.title ?? path.posix.basename(first.cwd);
+      const title = options.title ?? fitConversationTitle(path.posix.basename(first.cwd));
       workLocation = [{ executor: first.executor, cwd: made.cwd }, ...workLocation.slice(1)];
       first = { executor: first.executor, cwd: made.cwd };
       options = { ...options, title };
@@ -301,7 +302,7 @@ export class Runtime {
     };
     const conversation: Conversation = {
       id: conversationId,
-      title: options.title ?? path.posix.basename(first.cwd),
+      title: options.title ?? fitConversationTitle(path.posix.basename(first.cwd)),
       workLocation,
       rootSessionId: session.id,
       createdAt: now,

@@ -28,6 +28,7 @@ import { PACKAGE_ROOT, VERSION } from '../package-info.js';
 import { applyConfiguration, buildServerExecutors, ConfigService, type ConfigurationTargets } from './config-service.js';
 import { loadPluginSet } from '../plugins/plugin-set.js';
 import { startSchedules } from './schedules.js';
+import { taskUserRefusal } from '../platform/schedules/task-user-access.js';
 import { sameSecret } from './server-token.js';
 import { openServerStorage, type ServerStorage } from './server-storage.js';
 import { tightenPermissions } from './private-files.js';
@@ -234,9 +235,17 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
     applyConfiguration(runtime, configuration, targets, configuration, await loadPluginSet(paths.configDir, configuration.plugins));
     connectProjectsToRuntime(opened, runtime, processRecords, options.discoverModels ?? opened.signInEnabled);
     connectCostsToRuntime(opened, runtime, logger);
-    // A scheduled run's cost counts for the user its task acts for.
-    const schedules = await startSchedules(paths.dataDir, runtime, logger, undefined, (turnId, userId) => {
-      if (userId !== undefined) opened.costs.attribute(turnId, userId);
+    const schedules = await startSchedules(paths.dataDir, runtime, logger, {
+      // A scheduled run's cost counts for the user its task acts for.
+      taskTurnStarted: (turnId, userId) => {
+        if (userId !== undefined) opened.costs.attribute(turnId, userId);
+      },
+      // A task runs only while its user can still reach its conversation.
+      runRefusal: taskUserRefusal(opened),
+    });
+    opened.onUserRemoved(async (userId) => {
+      const disabled = await schedules.service.disableTasksOfUser(userId, `user ${userId} was removed`);
+      if (disabled.length > 0) logger.info({ userId, tasks: disabled.length }, 'scheduled tasks of the removed user disabled');
     });
     // Methods naming only a task id are checked against the task's conversation.
     opened.access.taskConversations = schedules.service;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Logger } from '../logger.js';
 import type { ScheduleDispatcher, TurnOutcome } from '../platform/schedules/dispatcher.js';
 import { systemClock, type SchedulerClock } from '../platform/schedules/clock.js';
-import { Scheduler } from '../platform/schedules/scheduler.js';
+import { Scheduler, type SchedulerOptions } from '../platform/schedules/scheduler.js';
 import { ScheduleService } from '../platform/schedules/schedule-service.js';
 import { ScheduleStore } from '../platform/schedules/schedule-store.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -69,6 +69,16 @@ export function runtimeDispatcher(runtime: Runtime, delivered?: (turnId: string,
   };
 }
 
+/** How the server's scheduled tasks are started. */
+export interface ScheduleStartOptions {
+  /** Default: the system clock. */
+  clock?: SchedulerClock;
+  /** Told of the turn each delivered prompt started, with the user its task acts for (if any). */
+  taskTurnStarted?: (turnId: string, userId: string | undefined) => void;
+  /** Why a task may not run now as its user (the scheduler's `runRefusal`); without it every task runs. */
+  runRefusal?: SchedulerOptions['runRefusal'];
+}
+
 /** The running scheduled tasks of a server. */
 export interface ServerSchedules {
   service: ScheduleService;
@@ -86,12 +96,13 @@ export interface ServerSchedules {
  * and the conversations deleted meanwhile would keep tasks that fire into nothing once the file
  * is restored. The one who starts the server sees the refusal at once, with the command that
  * moves the file aside if they choose to go on without the tasks.
- * @param taskTurnStarted told of the turn each delivered prompt started, with the user its task acts for (if any)
+ * @param options the clock, who is told of delivered turns, and the check of a task's user before each run
  * @throws DamagedDatabaseError when the file is not a database SQLite can read (or a directory is
  *   in its place): names it and says to restore it from a backup or move it aside; it is neither moved nor replaced
  * @throws Error naming the file when the database cannot be opened otherwise
  */
-export async function startSchedules(dataDir: string, runtime: Runtime, logger: Logger, clock: SchedulerClock = systemClock, taskTurnStarted?: (turnId: string, userId: string | undefined) => void): Promise<ServerSchedules> {
+export async function startSchedules(dataDir: string, runtime: Runtime, logger: Logger, options: ScheduleStartOptions = {}): Promise<ServerSchedules> {
+  const { clock = systemClock, taskTurnStarted } = options;
   const database = openStoredDatabase(
     { file: path.join(dataDir, SCHEDULES_DATABASE_FILE), holds: 'the scheduled tasks and the record of their runs', withoutIt: 'the scheduled tasks (the conversations are not in it)' },
     'FULL',
@@ -115,6 +126,7 @@ export async function startSchedules(dataDir: string, runtime: Runtime, logger: 
     clock,
     instanceId: `${process.pid}-${randomUUID()}`,
     logger,
+    ...(options.runRefusal ? { runRefusal: options.runRefusal } : {}),
     ...(hold
       ? {
           afterClaim: (run) => {

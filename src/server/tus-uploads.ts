@@ -19,7 +19,7 @@ import { placeInWorkspace } from '../runtime/workspace-attachments.js';
 import { mayWrite, type Caller } from '../platform/caller.js';
 import { originAllowed } from './http-server.js';
 import { HttpRefusal } from './web/platform-http.js';
-import { uploadCaller, type UploadOptions } from './uploads.js';
+import { messageExcerpt, uploadCaller, type UploadOptions } from './uploads.js';
 import { DamagedUploadRecordError, newUploadId, TusUploadStore } from './tus-upload-store.js';
 
 import { TUS_UPLOAD_PATH } from './tus-upload-paths.js';
@@ -63,7 +63,7 @@ export interface TusUploads {
  * HEAD with `Upload-Offset`, 204 DELETE and OPTIONS), 200 with JSON `{ attachment, contentPart,
  * workspacePath }` for the request that completes an upload; refusals carry JSON `{ error }`:
  * 403 foreign Origin, CSRF, read-only token or conversation outside the caller's projects; 401
- * no or wrong credentials; 400 missing or unusable metadata; 404 unknown conversation or upload;
+ * no or wrong credentials; 400 missing or malformed metadata; 404 unknown conversation or upload;
  * 413 over the limit (naming it in bytes); 500 when the file cannot be stored.
  */
 export function createTusUploads(options: TusUploadOptions): TusUploads {
@@ -117,7 +117,7 @@ export function createTusUploads(options: TusUploadOptions): TusUploads {
       const caller = callerOf(request);
       if (request.method === 'POST') return;
       const info = await uploadInfo(uploadId);
-      if (!info) throw refusal(404, `upload ${uploadId.slice(0, 100)} does not exist`);
+      if (!info) throw refusal(404, `upload ${messageExcerpt(uploadId)} does not exist`);
       checkAccess(caller, info.conversationId, `upload ${uploadId}`);
       // A complete upload whose hand-over failed (its answer was an error) is handed over when
       // its client comes back to ask the offset, so the HEAD can name the attachment.
@@ -130,9 +130,8 @@ export function createTusUploads(options: TusUploadOptions): TusUploads {
         if (!metadata[key]) throw refusal(400, `Upload-Metadata ${key}: missing (send conversationId and filename, base64 encoded)`);
       }
       const conversationId = metadata.conversationId as string;
-      if (!/^conv_[0-9A-Za-z]{1,64}$/.test(conversationId)) throw refusal(400, `Upload-Metadata conversationId: ${JSON.stringify(conversationId.slice(0, 100))} is not a conversation id (expected conv_ followed by letters and digits)`);
+      if (!/^conv_[0-9A-Za-z]{1,64}$/.test(conversationId)) throw refusal(400, `Upload-Metadata conversationId: ${JSON.stringify(messageExcerpt(conversationId))} is not a conversation id (expected conv_ followed by letters and digits)`);
       const name = sanitizeFileName(metadata.filename as string);
-      if (name === undefined) throw refusal(400, `Upload-Metadata filename: ${JSON.stringify((metadata.filename as string).slice(0, 200))} is not a usable file name`);
       if (upload.size !== undefined && upload.size > options.maxBytes()) throw refusal(413, overLimit());
       // Access before existence, so an unknown conversation and one of another project look alike.
       checkAccess(caller, conversationId, 'Upload-Metadata conversationId');

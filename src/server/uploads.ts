@@ -56,6 +56,15 @@ export interface UploadPlatform {
   access: AccessControl;
 }
 
+/**
+ * A value a client sent, cut for quoting in a refusal: at most `limit` characters, whole ones
+ * (never half a surrogate pair), `…` marking the cut, so a long value does not fill the answer.
+ */
+export function messageExcerpt(text: string, limit = 80): string {
+  const characters = [...text.slice(0, 2 * limit + 2)];
+  return characters.length <= limit ? text : `${characters.slice(0, limit - 1).join('')}…`;
+}
+
 function answer(response: ServerResponse, status: number, body: object): void {
   if (response.headersSent) return;
   response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
@@ -79,7 +88,8 @@ function refuseBody(request: IncomingMessage, response: ServerResponse, status: 
  * POST; 403 for a foreign `Origin`; 401 without the token (and without a web UI session
  * cookie) or with a wrong one; 403 (platform mode) for a session cookie without the CSRF header,
  * a read-only API token, or a caller who is not a member of the conversation's project; 400 when
- * `conversationId` or `name` is missing or unusable; 404 for an unknown conversation; 413
+ * `conversationId` is missing or malformed or `name` is missing (a name is otherwise made usable
+ * by `sanitizeFileName`); 404 for an unknown conversation; 413
  * when the body is over `maxBytes()`; 500 when it cannot be stored (details in the log).
  */
 export function handleUpload(request: IncomingMessage, response: ServerResponse, options: UploadOptions): void {
@@ -133,7 +143,6 @@ function checkTarget(request: IncomingMessage, response: ServerResponse, options
   const givenName = query.get('name');
   if (givenName === null || givenName === '') return refuseBody(request, response, 400, 'query name: the file name is missing');
   const name = sanitizeFileName(givenName);
-  if (name === undefined) return refuseBody(request, response, 400, `query name: ${JSON.stringify(givenName.slice(0, 200))} is not a usable file name`);
   const maxBytes = options.maxBytes();
   const tooLarge = `the body is over the upload limit of ${maxBytes} bytes (server.yaml limits.maxUploadBytes)`;
   const declared = Number(request.headers['content-length'] ?? Number.NaN);

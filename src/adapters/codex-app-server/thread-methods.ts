@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { toCodexId } from '../../protocol/codex-ids.js';
+import { fitConversationTitle } from '../../protocol/conversations.js';
 import type { MethodResult } from '../../protocol/index.js';
 import { approvalPolicyOf, REPORTED_SANDBOX, reportedApprovalPolicy, threadOf, threadOfSummary } from './entities.js';
 import { openVaalaId, type CodexMethodContext, type CodexMethodHandler } from './method-context.js';
@@ -150,9 +151,11 @@ const threadUnarchive: CodexMethodHandler = async (raw, context) => {
 const threadNameSet: CodexMethodHandler = async (raw, context) => {
   const params = parseParams('thread/name/set', threadIdParams.extend({ name: z.string() }), raw);
   const conversationId = openVaalaId('thread/name/set', 'threadId', params.threadId, 'conv');
-  await context.runtime.request('conversation/update', { conversationId, title: params.name });
+  // Codex clients know no cap on thread names (they may name a thread after its first prompt): cut to fit rather than fail.
+  const title = fitConversationTitle(params.name);
+  await context.runtime.request('conversation/update', { conversationId, title });
   // A followed thread learns its new name from the runtime's `conversation/updated`, like every other client.
-  if (!context.followed().includes(conversationId)) context.notify('thread/name/updated', { threadId: params.threadId, threadName: params.name });
+  if (!context.followed().includes(conversationId)) context.notify('thread/name/updated', { threadId: params.threadId, threadName: title });
   return {};
 };
 

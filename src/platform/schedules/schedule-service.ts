@@ -128,17 +128,40 @@ export class ScheduleService {
     return this.save(task);
   }
 
-  /** Disables a task. @throws UnknownTaskError */
+  /** Disables a task (a person's decision: a reason the server gave before is dropped). @throws UnknownTaskError */
   async pause(taskId: string): Promise<StoredTask> {
-    return this.save({ ...this.get(taskId), enabled: false, updatedAt: this.clock.now() });
+    const { disabledReason: _reason, ...task } = this.get(taskId);
+    return this.save({ ...task, enabled: false, updatedAt: this.clock.now() });
   }
 
-  /** Enables a task; its next occurrence is the first after now. @throws UnknownTaskError */
+  /**
+   * Enables a task; its next occurrence is the first after now. A task the server disabled
+   * loses its `disabledReason`; if its user still cannot reach the conversation, its next run
+   * disables it again. @throws UnknownTaskError
+   */
   async resume(taskId: string): Promise<StoredTask> {
     const now = this.clock.now();
-    const task = { ...this.get(taskId), enabled: true, updatedAt: now };
+    const { disabledReason: _reason, ...current } = this.get(taskId);
+    const task = { ...current, enabled: true, updatedAt: now };
     this.setNext(task, nextOccurrence(task.schedule, now, task.createdAt));
     return this.save(task);
+  }
+
+  /**
+   * Disables every enabled task acting for `userId` (the user is being removed), giving
+   * `reason` as each one's `disabledReason`. Their runs in progress go on to their end; what
+   * would come after is refused by the scheduler's run check anyway.
+   * @returns the tasks disabled
+   */
+  async disableTasksOfUser(userId: string, reason: string): Promise<StoredTask[]> {
+    const now = this.clock.now();
+    const disabled: StoredTask[] = [];
+    for (const stored of await this.scheduler.store.listTasks()) {
+      const task = this.scheduler.task(stored.id) ?? stored;
+      if (task.userId !== userId || !task.enabled) continue;
+      disabled.push(await this.save({ ...task, enabled: false, disabledReason: reason, updatedAt: now }));
+    }
+    return disabled;
   }
 
   /** Deletes a task and its history. @throws UnknownTaskError */

@@ -8,7 +8,7 @@ import type { Logger } from '../../logger.js';
 import type { SchedulerClock, ClockTimer } from './clock.js';
 import type { ScheduleDispatcher } from './dispatcher.js';
 import { nextOccurrence } from './next-occurrence.js';
-import { attemptRun, nextRetryAt } from './run-attempts.js';
+import { attemptRun, nextRetryAt, type AttemptResult } from './run-attempts.js';
 import { runKey, type ScheduleStore } from './schedule-store.js';
 import type { StoredRun, StoredTask } from './task-types.js';
 import { MAX_TIMER_DELAY_MS } from './clock.js';
@@ -26,6 +26,13 @@ export interface SchedulerOptions {
   logger?: Logger;
   /** Called after a run is claimed (recorded) and before its prompt is delivered. */
   afterClaim?: (run: StoredRun) => Promise<void>;
+  /**
+   * Asked before each delivery (first attempt, retry, or a claim taken over at start): why the
+   * task may not run now (its user can no longer reach its conversation, see
+   * `task-user-access.ts`), or undefined when it may. A refused run is recorded `skipped` with
+   * the reason and the task is disabled, with the reason as its `disabledReason`.
+   */
+  runRefusal?: (task: StoredTask) => Promise<string | undefined>;
 }
 
 /** Arms timers for tasks and runs their occurrences. */
@@ -218,11 +225,25 @@ export class Scheduler {
   private async execute(task: StoredTask, run: StoredRun, resume: boolean): Promise<void> {
     this.active.set(task.id, run);
     const save = (changed: StoredRun) => this.options.store.saveRun(changed);
-    const result = await attemptRun(run, task.prompt, this.options.dispatcher, save, resume, {
-      ...(this.options.afterClaim ? { beforeDelivery: this.options.afterClaim } : {}),
-      // Waiting for a turn is not scheduler work: `settled` does not wait for it.
-      waitForTurn: (waiting) => this.untracked(waiting),
-    });
+    let refusal: string | undefined;
+    let unchecked: AttemptResult | undefined;
+    try {
+      refusal = await this.options.runRefusal?.(this.tasks.get(task.id) ?? task);
+    } catch (error) {
+      // Not run unchecked, nor disabled for what may pass (a storage error): retried like a failed delivery.
+      unchecked = { status: 'failed', error: `the access of the task's user could not be checked: ${(error as Error).message}` };
+    }
+    if (refusal !== undefined) {
+      await this.refuse(task.id, run, refusal);
+      return;
+    }
+    const result =
+      unchecked ??
+      (await attemptRun(run, task.prompt, this.options.dispatcher, save, resume, {
+        ...(this.options.afterClaim ? { beforeDelivery: this.options.afterClaim } : {}),
+        // Waiting for a turn is not scheduler work: `settled` does not wait for it.
+        waitForTurn: (waiting) => this.untracked(waiting),
+      }));
     const now = this.options.clock.now();
     if (result.status === 'failed') {
       run.error = result.error;
@@ -241,6 +262,30 @@ export class Scheduler {
     delete run.retryAt;
     if (this.tasks.has(task.id)) await save(run);
     this.finished(task.id);
+  }
+
+  /**
+   * Records a run its task may no longer make (`skipped`, naming why) and disables the task. The
+   * task is changed in place, as `tick` moves its next occurrence in place, so neither change
+   * is lost whichever is saved last.
+   */
+  private async refuse(taskId: string, run: StoredRun, reason: string): Promise<void> {
+    const now = this.options.clock.now();
+    run.status = 'skipped';
+    run.error = `not run, and the task was disabled: ${reason}`;
+    run.finishedAt = now;
+    delete run.retryAt;
+    const task = this.tasks.get(taskId);
+    if (task) {
+      await this.options.store.saveRun(run);
+      task.enabled = false;
+      task.disabledReason = reason;
+      task.updatedAt = now;
+      await this.options.store.saveTask(task);
+      this.options.logger?.warn({ taskId, runId: run.id, reason }, 'scheduled task disabled: its user can no longer reach its conversation');
+    }
+    this.finished(taskId);
+    this.arm();
   }
 
   /** A run of the task is over: start the occurrence kept by the `queue` policy, if any. */

@@ -1,0 +1,53 @@
+/**
+ * Whether a scheduled task may still run as the user it acts for (docs/platform.md, "Scheduled
+ * tasks", "Whose access a run needs"). A task is a standing instruction of its user: once that
+ * user can no longer reach its conversation (removed, taken out of the project, the project
+ * deleted, a role change that lost the access), a run would act, and spend, in their name
+ * where they have no right to. The scheduler asks just before each delivery, because that is
+ * the one point every way of losing access passes through, whatever changed it.
+ */
+import type { AccessControl } from '../access/access-control.js';
+import type { PlatformRole } from '../caller.js';
+import type { ProjectStore } from '../projects/project-store.js';
+import type { StoredTask } from './task-types.js';
+
+/** The id the local owner's own state (and a task acting for them) is kept under. */
+const LOCAL_OWNER_ID = 'local-owner';
+
+/** What the check reads of the platform (a `Platform` is one). */
+export interface TaskUserDirectory {
+  /** The accounts and their roles. */
+  users: { get(userId: string): Promise<{ role: PlatformRole } | undefined> };
+  /** The access rules every connection goes through. */
+  access: AccessControl;
+  /** The projects and their members, to say which access was lost. */
+  projects: ProjectStore;
+  /**
+   * Whether platform mode is on. Off, nobody signs in and the account store may hold no one,
+   * so a user without an account is checked as a member of the projects (the memberships still
+   * hold) rather than as removed.
+   */
+  signInEnabled: boolean;
+}
+
+/**
+ * Builds the scheduler's run check (`SchedulerOptions.runRefusal`) over the platform.
+ * @returns a function giving why `task` may not run now as its user, or undefined when it may
+ *   (always for a task acting for nobody or for the local owner, who reaches everything)
+ */
+export function taskUserRefusal(platform: TaskUserDirectory): (task: StoredTask) => Promise<string | undefined> {
+  return async (task) => {
+    const userId = task.userId;
+    if (userId === undefined || userId === LOCAL_OWNER_ID) return undefined;
+    const account = await platform.users.get(userId);
+    if (!account && platform.signInEnabled) return `user ${userId} no longer exists (removed)`;
+    const role = account?.role ?? 'member';
+    // The caller a signed-in session of the user would be: the access rules never read the session id.
+    if (platform.access.mayReadConversation({ kind: 'user', userId, role, webSessionId: '' }, task.conversationId)) return undefined;
+    const projectId = platform.projects.projectOf(task.conversationId);
+    if (projectId === undefined || !platform.projects.find(projectId)) {
+      return `user ${userId} can no longer reach conversation ${task.conversationId}: it is in no project, and only administrators reach those`;
+    }
+    return `user ${userId} is no longer a member of project ${projectId}, which conversation ${task.conversationId} belongs to`;
+  };
+}
