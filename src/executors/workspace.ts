@@ -68,7 +68,8 @@ export class Workspace {
    * @returns the absolute path, spelled lexically under `root` (symlinks kept, for display)
    * @throws Error naming the path: `is outside the workspace` (lexical), `leads outside the
    *   workspace … through a symlink`, `goes through a symlink that cannot be resolved` (a
-   *   broken link could be created outside), or when the root itself cannot be resolved
+   *   broken link could be created outside), or when the root itself cannot be resolved; the
+   *   executor's own error as it is when it fails otherwise (an SSH host that cannot be reached)
    */
   async resolveSafe(toolPath: string, intent: PathIntent = 'follow'): Promise<string> {
     const absolute = this.resolve(toolPath);
@@ -83,6 +84,10 @@ export class Workspace {
     try {
       realPath = await fileSystem.realPath(existing);
     } catch (error) {
+      // Only a link that leads nowhere (or in a loop) is the path's fault; an executor that
+      // cannot be reached says so itself, and blaming a symlink would send the model looking for one.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR' && code !== 'ELOOP') throw error;
       throw new Error(`path "${toolPath}" goes through a symlink that cannot be resolved (${(error as Error).message})`, { cause: error });
     }
     if (!isInside(rootRealPath, realPath)) {

@@ -100,14 +100,20 @@ export class RuntimeExecutors {
       if (!path.posix.isAbsolute(entry.cwd)) throw new InvalidWorkLocationError(`cwd must be an absolute path, got "${entry.cwd}" for executor "${entry.executor}"`);
       if (names.has(entry.executor)) throw new InvalidWorkLocationError(`executor "${entry.executor}" appears twice in the work location`);
       names.add(entry.executor);
+      // Only a missing path is "does not exist": any other failure (an SSH host that cannot be
+      // reached, a changed host key, a sandbox that cannot start) is told as it is.
+      const cannotCheck = (error: unknown) => new InvalidWorkLocationError(`cwd ${entry.cwd} cannot be checked on executor "${entry.executor}": ${(error as Error).message}`);
+      const missing = (error: unknown) => ['ENOENT', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? '');
       let stat;
       try {
         // A symlink to a directory is a fine working directory: look at what it points to.
         stat = await executor.fs.stat(await executor.fs.realPath(entry.cwd));
       } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code !== undefined && code !== 'ENOENT' && code !== 'ENOTDIR') throw new InvalidWorkLocationError(`cwd ${entry.cwd} cannot be checked on executor "${entry.executor}": ${(error as Error).message}`);
-        stat = await executor.fs.stat(entry.cwd).catch(() => undefined);
+        if (!missing(error)) throw cannotCheck(error);
+        stat = await executor.fs.stat(entry.cwd).catch((statError: unknown) => {
+          if (missing(statError)) return undefined;
+          throw cannotCheck(statError);
+        });
       }
       if (!stat) throw new InvalidWorkLocationError(`cwd ${entry.cwd} does not exist on executor "${entry.executor}"`);
       if (stat.kind !== 'directory') throw new InvalidWorkLocationError(`cwd ${entry.cwd} is not a directory on executor "${entry.executor}" (it is a ${stat.kind})`);
