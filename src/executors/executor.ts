@@ -242,6 +242,13 @@ export interface Executor {
    * the commands run for it; other executors do not need it.
    */
   useWorkspace?(root: string): void;
+  /**
+   * The file system a new work location's directory is checked on, when not `fs`: a sandboxed
+   * local executor binds that directory from this machine into each of its commands' sandboxes,
+   * so it must exist here, while `fs` outside every workspace shows `/tmp` and the home
+   * directory empty, as the sandbox does.
+   */
+  readonly workLocationFileSystem?: ExecutorFileSystem;
   /** Releases connections and kills what is still running. */
   close(): Promise<void>;
 }

@@ -104,13 +104,14 @@ export class RuntimeExecutors {
       // reached, a changed host key, a sandbox that cannot start) is told as it is.
       const cannotCheck = (error: unknown) => new InvalidWorkLocationError(`cwd ${entry.cwd} cannot be checked on executor "${entry.executor}": ${(error as Error).message}`);
       const missing = (error: unknown) => ['ENOENT', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? '');
+      const fileSystem = executor.workLocationFileSystem ?? executor.fs;
       let stat;
       try {
         // A symlink to a directory is a fine working directory: look at what it points to.
-        stat = await executor.fs.stat(await executor.fs.realPath(entry.cwd));
+        stat = await fileSystem.stat(await fileSystem.realPath(entry.cwd));
       } catch (error) {
         if (!missing(error)) throw cannotCheck(error);
-        stat = await executor.fs.stat(entry.cwd).catch((statError: unknown) => {
+        stat = await fileSystem.stat(entry.cwd).catch((statError: unknown) => {
           if (missing(statError)) return undefined;
           throw cannotCheck(statError);
         });

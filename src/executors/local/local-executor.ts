@@ -49,6 +49,8 @@ export class LocalExecutor implements Executor {
   readonly kind = 'local' as const;
   readonly name: string;
   readonly fs: ExecutorFileSystem;
+  /** The file system a new work location is checked on (see `Executor.workLocationFileSystem`); set when sandboxed. */
+  readonly workLocationFileSystem?: ExecutorFileSystem;
   /** The bubblewrap policy, or undefined for unsandboxed commands. */
   readonly sandbox: BubblewrapPolicy | undefined;
   private readonly bwrapPath: string | undefined;
@@ -76,6 +78,7 @@ export class LocalExecutor implements Executor {
       }
       this.sandbox = { network: options.network ?? false, writablePaths, readablePaths, hiddenPaths: options.hiddenPaths ?? [], homeDirectory: options.homeDirectory };
       this.fs = new SandboxFileSystem({ executorName: this.name, policy: this.sandbox, bwrap: () => this.requireBubblewrap() });
+      this.workLocationFileSystem = new LocalFileSystem();
     } else {
       if (options.network !== undefined || options.writablePaths !== undefined || options.readablePaths !== undefined) {
         throw new Error(`executor "${this.name}": network, writablePaths and readablePaths only apply with sandbox: bwrap`);
