@@ -77,6 +77,26 @@ describe('local executor with sandbox: bwrap', () => {
     expect((await sandboxed.run(request('touch /usr/openvaala-escape'))).output).toContain('Read-only file system');
   });
 
+  it('refuses writes into a hidden directory inside the workspace, which would otherwise vanish', async () => {
+    const hidden = path.join(workspaceRoot, 'server-data');
+    await mkdir(hidden, { recursive: true });
+    await writeFile(path.join(hidden, 'token.txt'), 'secret');
+    const hiding = new LocalExecutor({ name: 'hiding', sandbox: 'bwrap', hiddenPaths: [hidden] });
+    try {
+      const listed = await hiding.run(request('ls -A server-data | wc -l'));
+      expect(listed.output.trim()).toBe('0');
+      const written = await hiding.run(request('echo note > server-data/note.txt && echo wrote'));
+      expect(written.exitCode).not.toBe(0);
+      expect(written.output).toContain('Read-only file system');
+      expect(written.output).not.toContain('wrote');
+      expect(existsSync(path.join(hidden, 'note.txt'))).toBe(false);
+      // The rest of the workspace stays writable.
+      expect((await hiding.run(request('echo ok > beside.txt && cat beside.txt'))).output).toBe('ok\n');
+    } finally {
+      await hiding.close();
+    }
+  });
+
   it('has a private /tmp: what it writes there never reaches the host', async () => {
     const name = `openvaala-private-${process.pid}.txt`;
     const result = await sandboxed.run(request(`echo secret > /tmp/${name} && cat /tmp/${name}`));

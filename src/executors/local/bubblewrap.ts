@@ -95,9 +95,9 @@ function existingDirectory(directory: string): string | undefined {
  * @param writable absolute directories to make writable (the workspace first)
  * @param policy the executor's policy (readable, hidden and home directories)
  * @param executorName named in errors
- * @param readOnlyScratch true to make the private `/tmp`, the emptied home and the emptied
- *   hidden directories read-only too (for the file server, whose writes must fail rather
- *   than vanish into a private tmpfs)
+ * @param readOnlyScratch true to make the private `/tmp` and the emptied home read-only too
+ *   (for the file server, whose writes must fail rather than vanish into a private tmpfs);
+ *   the emptied hidden directories are read-only either way
  * @throws Error naming the path when a readable path does not exist (writable ones are checked by the caller)
  */
 export function sandboxMountArguments(writable: string[], policy: BubblewrapPolicy, executorName: string, readOnlyScratch = false): string[] {
@@ -120,10 +120,10 @@ export function sandboxMountArguments(writable: string[], policy: BubblewrapPoli
     else args.push(mount.option, mount.target, mount.target);
   }
   // Remounting a tmpfs read-only leaves the binds below it writable: they are mounts of their own.
-  if (readOnlyScratch) {
-    args.push('--remount-ro', '/tmp');
-    for (const { mount } of ordered) if (mount.option === '--tmpfs') args.push('--remount-ro', mount.target);
-  }
+  // A hidden directory is read-only for commands too: what a command wrote there would seem
+  // written and vanish with the sandbox (the directory shown is not the real one).
+  if (readOnlyScratch) args.push('--remount-ro', '/tmp');
+  for (const { mount } of ordered) if (mount.option === '--tmpfs' && (readOnlyScratch || mount.rank === 2)) args.push('--remount-ro', mount.target);
   return args;
 }
 
