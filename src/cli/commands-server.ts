@@ -33,6 +33,8 @@ function declareReindex(program: Command): void {
     .command('reindex')
     .description('rebuild metadata.db from the conversation logs (the server must not be running)')
     .option('--data-dir <dir>', 'data directory')
+    // Taken as every other command takes it, so a command line copied from them works; the index and its logs are all in the data directory.
+    .option('--config-dir <dir>', 'configuration directory (not needed: the logs and the index are in the data directory)')
     .action(async (options: { dataDir?: string }) => {
       const { dataDir } = resolvePaths(options);
       try {

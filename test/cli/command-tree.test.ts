@@ -48,3 +48,14 @@ it('names a mistyped subcommand of conversations, whose default is list, rather 
   expect(extra.code).toBe(64);
   expect(extra.stderr).toContain("too many arguments for 'list'");
 });
+
+it('takes --config-dir wherever it takes --data-dir, so one command line fits every command', () => {
+  const lacking: string[] = [];
+  const visit = (command: ReturnType<typeof buildProgram>, prefix: string) => {
+    const longs = command.options.map((option) => option.long);
+    if (longs.includes('--data-dir') && !longs.includes('--config-dir')) lacking.push(`${prefix}${command.name()}`);
+    for (const child of command.commands) visit(child, `${prefix}${command.name()} `);
+  };
+  for (const command of buildProgram().commands) visit(command, '');
+  expect(lacking).toEqual([]);
+});
