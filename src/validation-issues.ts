@@ -5,6 +5,7 @@
  * zod's bare "Invalid input").
  */
 import type { z } from 'zod';
+import { similarNames } from './similar-names.js';
 
 /** One issue: where (the key path) and what. */
 export interface ExplainedIssue {
@@ -20,14 +21,42 @@ function receivedType(issue: z.core.$ZodIssue): string | undefined {
   return /received (\w+)/.exec(issue.message)?.[1];
 }
 
+/** The value at `keyPath` in `root`, or undefined when the path leads nowhere. */
+function valueAt(root: unknown, keyPath: readonly PropertyKey[]): unknown {
+  let value = root;
+  for (const key of keyPath) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/**
+ * A tag (`kind: dockr`, or none) that selects none of a discriminated union's forms, said with
+ * the value found and the values allowed, instead of zod's "Invalid discriminator value".
+ */
+function explainDiscriminator(issue: z.core.$ZodIssue & { options?: unknown[] }, parsed: { root: unknown } | undefined): ExplainedIssue {
+  const options = (issue.options ?? []).map(String);
+  const allowed = options.map((option) => `"${option}"`).join(', ');
+  if (!parsed) return { keyPath: issue.path, message: `must be one of ${allowed}` };
+  const value = valueAt(parsed.root, issue.path);
+  if (value === undefined) return { keyPath: issue.path, message: `required, but missing (one of ${allowed})` };
+  const near = typeof value === 'string' ? similarNames(value, options)[0] : undefined;
+  return { keyPath: issue.path, message: `${JSON.stringify(value)} is not one of ${allowed}${near ? ` (did you mean "${near}"?)` : ''}` };
+}
+
 /**
  * Says a schema's issue in the words a person editing the file needs: an unknown key at the
  * key itself (each at its own line, not at the mapping holding it); a bad record key with the
  * naming rule it broke, not "Invalid key in record"; a value matching none of a union's forms
  * with the problems of the one form of its type (`reasoning: { effort: extreme }` is told the
- * efforts allowed), or the types allowed when its type fits none, not "Invalid input".
+ * efforts allowed), or the types allowed when its type fits none, not "Invalid input"; a
+ * discriminator (`kind`) missing or naming no form, with the value found and those allowed.
+ * @param issue one of the issues of a failed parse
+ * @param parsed the whole value that was parsed (to quote a bad discriminator); omit when unknown
  */
-export function explainIssue(issue: z.core.$ZodIssue): ExplainedIssue[] {
+export function explainIssue(issue: z.core.$ZodIssue, parsed?: { root: unknown }): ExplainedIssue[] {
+  if (issue.code === 'invalid_union' && (issue as { note?: string }).note === 'No matching discriminator') return [explainDiscriminator(issue, parsed)];
   // "expected record, received undefined" is zod's way of saying a required key is not there.
   if (issue.code === 'invalid_type' && receivedType(issue) === 'undefined') return [{ keyPath: issue.path, message: `required, but missing (${TYPE_WORDS[issue.expected] ?? issue.expected} expected)` }];
   if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ keyPath: [...issue.path, key], message: `Unrecognized key: "${key}"` }));
@@ -35,7 +64,7 @@ export function explainIssue(issue: z.core.$ZodIssue): ExplainedIssue[] {
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
     const wrongType = (branch: z.core.$ZodIssue[]): boolean => branch.some((inner) => inner.code === 'invalid_type' && inner.path.length === 0);
     const fitting = issue.errors.filter((branch) => !wrongType(branch));
-    if (fitting.length === 1) return (fitting[0] as z.core.$ZodIssue[]).flatMap((inner) => explainIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue));
+    if (fitting.length === 1) return (fitting[0] as z.core.$ZodIssue[]).flatMap((inner) => explainIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue, parsed));
     if (fitting.length === 0) {
       const expected = [...new Set(issue.errors.flatMap((branch) => branch.flatMap((inner) => (inner.code === 'invalid_type' && inner.path.length === 0 ? [inner.expected] : []))))];
       const received = receivedType(issue.errors[0]?.[0] as z.core.$ZodIssue);

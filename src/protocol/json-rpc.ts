@@ -136,9 +136,10 @@ export type ResponseMessage = z.infer<typeof ResponseMessageSchema>;
 /**
  * Formats zod issues as `method: params.a.b: message` lines, one per problem.
  * @param method the JSON-RPC method whose params failed
+ * @param params the params that failed (to quote a bad discriminator), when known
  */
-export function describeParamsErrors(method: string, error: z.ZodError): string {
-  return describeIssues(method, paramsIssues(error));
+export function describeParamsErrors(method: string, error: z.ZodError, params?: unknown): string {
+  return describeIssues(method, paramsIssues(error, params));
 }
 
 /** Issues as `method: params.a.b: message`, joined by `; `. */
@@ -147,8 +148,8 @@ function describeIssues(method: string, issues: readonly { path: readonly string
 }
 
 /** The issues of params that failed validation, as said to the client (see `validation-issues.ts`): path and message each. */
-function paramsIssues(error: z.ZodError): { path: string[]; message: string }[] {
-  return error.issues.flatMap(explainIssue).map((issue) => ({ path: issue.keyPath.map(String), message: issue.message }));
+function paramsIssues(error: z.ZodError, params?: unknown): { path: string[]; message: string }[] {
+  return error.issues.flatMap((issue) => explainIssue(issue, params === undefined ? undefined : { root: params })).map((issue) => ({ path: issue.keyPath.map(String), message: issue.message }));
 }
 
 /**
@@ -158,8 +159,8 @@ function paramsIssues(error: z.ZodError): { path: string[]; message: string }[] 
 export function parseParams<T>(method: string, schema: z.ZodType<T>, params: unknown): T {
   const parsed = schema.safeParse(params ?? {});
   if (!parsed.success) {
-    throw new RpcError(ErrorCodes.invalidParams, describeParamsErrors(method, parsed.error), {
-      issues: paramsIssues(parsed.error),
+    throw new RpcError(ErrorCodes.invalidParams, describeParamsErrors(method, parsed.error, params ?? {}), {
+      issues: paramsIssues(parsed.error, params ?? {}),
     });
   }
   return parsed.data;

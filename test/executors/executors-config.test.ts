@@ -45,7 +45,10 @@ describe('executors.yaml', () => {
   });
 
   it.each([
-    ['executors:\n  x: { kind: docker }\n', "executors.yaml:2: executors.x.kind: Invalid discriminator value. Expected 'local' | 'ssh' | 'virtual'"],
+    ['executors:\n  x: { kind: docker }\n', 'executors.yaml:2: executors.x.kind: "docker" is not one of "local", "ssh", "virtual"'],
+    ['executors:\n  x: { kind: sssh }\n', 'executors.yaml:2: executors.x.kind: "sssh" is not one of "local", "ssh", "virtual" (did you mean "ssh"?)'],
+    ['executors:\n  x: {}\n', 'executors.yaml:2: executors.x.kind: required, but missing (one of "local", "ssh", "virtual")'],
+    ['executors:\n  x: { kind: 3 }\n', 'executors.yaml:2: executors.x.kind: 3 is not one of "local", "ssh", "virtual"'],
     ['executors:\n  box:\n    kind: ssh\n    user: dev\n    agent: true\n', 'executors.yaml:3: executors.box.host: required, but missing (a string expected)'],
     ['executors:\n  box: { kind: ssh, host: h, user: dev }\n', 'executors.yaml:2: executors.box.identityFile: give identityFile, or agent: true, to authenticate with'],
     ['executors:\n  box: { kind: ssh, host: h, user: dev, agent: true, port: 70000 }\n', 'executors.yaml:2: executors.box.port: Too big'],
