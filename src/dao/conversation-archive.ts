@@ -22,6 +22,7 @@ import { z } from 'zod';
 import { ItemSchema } from '../protocol/index.js';
 import { METADATA_STREAM, MetadataEntrySchema } from './metadata-log.js';
 import { jsonSyntaxProblem } from '../printable-text.js';
+import { explainIssue } from '../validation-issues.js';
 
 /** `format` of the manifest line. */
 export const ARCHIVE_FORMAT = 'openvaala.conversation-archive';
@@ -96,10 +97,12 @@ export class ArchiveFormatError extends Error {
   }
 }
 
-function describeIssues(error: z.ZodError, prefix: string): string {
+/** At most three of a line's problems, each at its key path (in the words of `validation-issues.ts`). */
+function describeIssues(error: z.ZodError, prefix: string, value: unknown): string {
   return error.issues
+    .flatMap((issue) => explainIssue(issue, { root: value }))
     .slice(0, 3)
-    .map((issue) => `${[prefix, ...issue.path.map(String)].filter(Boolean).join('.') || '(line)'}: ${issue.message}`)
+    .map((issue) => `${[prefix, ...issue.keyPath.map(String)].filter(Boolean).join('.') || '(line)'}: ${issue.message}`)
     .join('; ');
 }
 
@@ -149,7 +152,7 @@ function parseLine(text: string, line: number): Record<string, unknown> {
 
 function checked<T>(schema: z.ZodType<T>, value: unknown, line: number, prefix = ''): T {
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new ArchiveFormatError(describeIssues(parsed.error, prefix), line);
+  if (!parsed.success) throw new ArchiveFormatError(describeIssues(parsed.error, prefix, value), line);
   return parsed.data;
 }
 
