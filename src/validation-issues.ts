@@ -56,7 +56,8 @@ function explainDiscriminator(issue: z.core.$ZodIssue & { options?: unknown[] },
  * @param parsed the whole value that was parsed (to quote a bad discriminator); omit when unknown
  */
 export function explainIssue(issue: z.core.$ZodIssue, parsed?: { root: unknown }): ExplainedIssue[] {
-  if (issue.code === 'invalid_union' && (issue as { note?: string }).note === 'No matching discriminator') return [explainDiscriminator(issue, parsed)];
+  // A schema's own message for it (`mcp.yaml`'s transport) says more than the generic one.
+  if (issue.code === 'invalid_union' && (issue as { note?: string }).note === 'No matching discriminator' && issue.message.startsWith('Invalid discriminator value')) return [explainDiscriminator(issue, parsed)];
   // "expected record, received undefined" is zod's way of saying a required key is not there.
   if (issue.code === 'invalid_type' && receivedType(issue) === 'undefined') return [{ keyPath: issue.path, message: `required, but missing (${TYPE_WORDS[issue.expected] ?? issue.expected} expected)` }];
   if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ keyPath: [...issue.path, key], message: `Unrecognized key: "${key}"` }));
