@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { withManagedBlock } from '../../src/platform/secrets/env-file.js';
 import { SecretRedactor } from '../../src/platform/secrets/secret-redactor.js';
+import { redactorOf, seededRandom } from './redaction-helpers.js';
 import { startPlatformServer, type PlatformHarness } from './two-users.js';
 
 const TOKEN = 'supersecret123';
@@ -20,22 +21,6 @@ const SECRETS = new Map([
   ['WEIRD', WEIRD],
 ]);
 
-/** A small seeded generator (mulberry32), so a failing case can be reproduced. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = Math.imul(state ^ (state >>> 15), 1 | state);
-    value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value;
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function redactorOf(...values: string[]): SecretRedactor {
-  const redactor = new SecretRedactor();
-  redactor.setValues(values);
-  return redactor;
-}
 
 /** Bytes [offset, offset + length) of `file` redacted as `fs/read` does: from a window holding only the context the redactor asks for. */
 function piece(redactor: SecretRedactor, file: Uint8Array, offset: number, length: number): string {

@@ -6,24 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import type { AnyNotification } from '../../src/protocol/index.js';
 import { SecretRedactor } from '../../src/platform/secrets/secret-redactor.js';
+import { redactorOf, seededRandom } from './redaction-helpers.js';
 import { StreamRedaction } from '../../src/platform/secrets/stream-redaction.js';
 
-/** A small seeded generator (mulberry32), so a failing chunking can be reproduced. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = Math.imul(state ^ (state >>> 15), 1 | state);
-    value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value;
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function redactorOf(...values: string[]): SecretRedactor {
-  const redactor = new SecretRedactor();
-  redactor.setValues(values);
-  return redactor;
-}
 
 /** What a client assembles from `chunks` streamed through the redactor, and every piece it received. */
 function streamed(redactor: SecretRedactor, chunks: string[]): { text: string; pieces: string[] } {
