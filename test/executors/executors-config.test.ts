@@ -100,6 +100,7 @@ describe('createExecutors', () => {
       // The server's own directories are never shown to the sandbox; the home is emptied.
       hiddenPaths: [configDir, defaults.configDir, defaults.dataDir, defaults.stateDir],
       homeDirectory: home,
+      accountHomeDirectory: os.userInfo().homedir,
     });
     const box = executors.get('build-box') as SshExecutor;
     expect(box).toBeInstanceOf(SshExecutor);
@@ -136,6 +137,8 @@ describe('createExecutors', () => {
       readablePaths: [],
       hiddenPaths: ['/srv/openvaala'],
       homeDirectory: '/home/someone',
+      // The account's own home is emptied too, wherever HOME points.
+      accountHomeDirectory: os.userInfo().homedir,
     });
   });
 });

@@ -77,3 +77,32 @@ describe('the file system of a sandboxed executor', () => {
     await expect(executor.fs.readFile('relative.txt')).rejects.toThrow('path must be absolute, got "relative.txt"');
   });
 });
+
+describe('a server whose HOME is not its account\'s home', () => {
+  it('hides the account\'s home too: its keys are not readable through commands or file operations', async () => {
+    const accountHome = path.join(base, 'account-home');
+    await mkdir(path.join(accountHome, '.ssh'), { recursive: true });
+    await writeFile(path.join(accountHome, '.ssh', 'id_ed25519'), 'PRIVATE KEY\n');
+    const otherHome = path.join(base, 'other-home');
+    await mkdir(otherHome);
+    const moved = new LocalExecutor({ name: 'moved-home', sandbox: 'bwrap', homeDirectory: otherHome, accountHomeDirectory: accountHome });
+    try {
+      new Workspace(moved, workspaceRoot);
+      const key = path.join(accountHome, '.ssh', 'id_ed25519');
+      const run = (command: string) => moved.run({ command, cwd: workspaceRoot, workspaceRoot, timeoutMs: 10_000, maxOutputBytes: 4096 });
+      expect(await run(`ls -A ${accountHome}`)).toMatchObject({ exitCode: 0, output: '' });
+      const read = await run(`cat ${key}`);
+      expect(read.exitCode).not.toBe(0);
+      expect(read.output).not.toContain('PRIVATE KEY');
+      await expect(moved.fs.readFile(key)).rejects.toThrow(/ENOENT/);
+    } finally {
+      await moved.close();
+    }
+  });
+
+  it('looks the account\'s home up by default when a home is to be emptied, and leaves it alone otherwise', () => {
+    const withHome = new LocalExecutor({ name: 'with-home', sandbox: 'bwrap', homeDirectory: home });
+    expect(withHome.sandbox?.accountHomeDirectory).toBe(os.userInfo().homedir);
+    expect(new LocalExecutor({ name: 'no-home', sandbox: 'bwrap' }).sandbox?.accountHomeDirectory).toBeUndefined();
+  });
+});

@@ -5,6 +5,7 @@
  * network unless allowed.
  */
 import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { CommandRequest } from '../executor.js';
 import type { CommandProgram } from './run-command.js';
@@ -22,8 +23,25 @@ export interface BubblewrapPolicy {
    * state directories): each is replaced by an empty tmpfs, even inside the workspace.
    */
   hiddenPaths?: string[];
-  /** The home directory of the server's user, replaced by an empty tmpfs (unless it is `/`). */
+  /** The home directory of the server's user (`$HOME`), replaced by an empty tmpfs (unless it is `/`). */
   homeDirectory?: string;
+  /**
+   * The home of the server's account in the password database (`getpwuid(3)`), emptied as well
+   * when it differs from `homeDirectory`: a server started with `HOME` pointing elsewhere (a
+   * service manager, a wrapper script) would otherwise show its account's real home, keys and
+   * credentials included, to every sandboxed command.
+   */
+  accountHomeDirectory?: string;
+}
+
+/** The home of the current account in the password database, or undefined when it has none (`os.userInfo` throws then). */
+export function accountHomeDirectory(): string | undefined {
+  try {
+    const home = os.userInfo().homedir;
+    return home === '' ? undefined : home;
+  } catch {
+    return undefined;
+  }
 }
 /**
  * The absolute path of `bwrap`: `explicitPath` when given, else the first `bwrap` on `PATH`.
@@ -93,7 +111,7 @@ function existingDirectory(directory: string): string | undefined {
  * directory wins over a bind, which wins over the emptied home.
  *
  * @param writable absolute directories to make writable (the workspace first)
- * @param policy the executor's policy (readable, hidden and home directories)
+ * @param policy the executor's policy (readable, hidden and home directories; both homes are emptied)
  * @param executorName named in errors
  * @param readOnlyScratch true to make the private `/tmp` and the emptied home read-only too
  *   (for the file server, whose writes must fail rather than vanish into a private tmpfs);
@@ -102,8 +120,12 @@ function existingDirectory(directory: string): string | undefined {
  */
 export function sandboxMountArguments(writable: string[], policy: BubblewrapPolicy, executorName: string, readOnlyScratch = false): string[] {
   const mounts: Mount[] = [];
-  const home = policy.homeDirectory !== undefined ? existingDirectory(policy.homeDirectory) : undefined;
-  if (home !== undefined && home !== '/') mounts.push({ option: '--tmpfs', target: home, rank: 0 });
+  const homes = new Set<string>();
+  for (const configured of [policy.homeDirectory, policy.accountHomeDirectory]) {
+    const home = configured !== undefined ? existingDirectory(configured) : undefined;
+    if (home !== undefined && home !== '/') homes.add(home);
+  }
+  for (const home of homes) mounts.push({ option: '--tmpfs', target: home, rank: 0 });
   for (const directory of writable) mounts.push({ option: '--bind', target: directory, rank: 1 });
   for (const readable of policy.readablePaths ?? []) {
     if (!existsSync(readable)) throw new Error(`executor "${executorName}": the readable path ${readable} does not exist, so it cannot be shown in the bwrap sandbox`);

@@ -4,7 +4,7 @@ import type { CommandRequest, CommandResult, Executor, ExecutorFileSystem, Piped
 import { shellQuote } from '../../shell-quote.js';
 import { startLocalPipedProcess } from './piped-process.js';
 import { bashProgram, startCommand, type CommandProgram, type RunningCommand } from './run-command.js';
-import { bubblewrapProgram, findBubblewrap, missingBubblewrapError, type BubblewrapPolicy } from './bubblewrap.js';
+import { accountHomeDirectory, bubblewrapProgram, findBubblewrap, missingBubblewrapError, type BubblewrapPolicy } from './bubblewrap.js';
 import type { ProcessTracker } from '../process-tracker.js';
 import { LocalFileSystem } from './local-file-system.js';
 import { SandboxFileSystem } from './sandbox-file-system.js';
@@ -31,6 +31,11 @@ export interface LocalExecutorOptions {
   hiddenPaths?: string[];
   /** With `sandbox: bwrap`: the home directory, emptied in the sandbox (default: none emptied). */
   homeDirectory?: string;
+  /**
+   * With `sandbox: bwrap` and a `homeDirectory`: the account's home in the password database,
+   * emptied too when it differs (default: looked up, see `accountHomeDirectory`).
+   */
+  accountHomeDirectory?: string;
   /** Which variables of the server's environment commands receive (default: all but credentials, see `CommandEnvironment`). */
   environment?: EnvironmentPolicy;
 }
@@ -76,7 +81,16 @@ export class LocalExecutor implements Executor {
       for (const [what, list] of [['writable', writablePaths], ['readable', readablePaths], ['hidden', options.hiddenPaths ?? []]] as const) {
         for (const entry of list) if (!path.isAbsolute(entry)) throw new Error(`executor "${this.name}": ${what} path "${entry}" must be absolute`);
       }
-      this.sandbox = { network: options.network ?? false, writablePaths, readablePaths, hiddenPaths: options.hiddenPaths ?? [], homeDirectory: options.homeDirectory };
+      // A home to empty was asked for: the account's own home is emptied with it, wherever HOME points.
+      const accountHome = options.homeDirectory !== undefined ? (options.accountHomeDirectory ?? accountHomeDirectory()) : undefined;
+      this.sandbox = {
+        network: options.network ?? false,
+        writablePaths,
+        readablePaths,
+        hiddenPaths: options.hiddenPaths ?? [],
+        homeDirectory: options.homeDirectory,
+        ...(accountHome !== undefined ? { accountHomeDirectory: accountHome } : {}),
+      };
       this.fs = new SandboxFileSystem({ executorName: this.name, policy: this.sandbox, bwrap: () => this.requireBubblewrap() });
       this.workLocationFileSystem = new LocalFileSystem();
     } else {
