@@ -78,6 +78,28 @@ describe('VirtualExecutor', () => {
     expect((await executor.run(request('echo alive'))).output).toBe('alive\n');
   });
 
+  it('says plainly that a program is missing because the executor is virtual, naming each once', async () => {
+    const executor = new VirtualExecutor({ name: 'scratch' });
+    try {
+      const python = await executor.run(request('python3 -c "print(1)"'));
+      expect(python.exitCode).toBe(127);
+      expect(python.output).not.toContain('browser');
+      expect(python.output).toContain('bash: python3: command not found\n');
+      expect(python.output).toContain('executor "scratch" is virtual');
+      const several = await executor.run(request('git status; npm test; git log'));
+      expect(several.exitCode).toBe(127);
+      expect(several.output.match(/is virtual/g)).toHaveLength(1);
+      expect(several.output).toMatch(/git, npm are not among them/);
+      // Also when a later command succeeds and the exit code no longer shows it.
+      expect((await executor.run(request('python3 run.py; echo carried on'))).output).toMatch(/^carried on\nbash: python3: command not found\n\(executor "scratch" is virtual/);
+      // A command that exists and fails keeps its own output untouched.
+      const failing = await executor.run(request('cat missing.txt'));
+      expect(failing.output).not.toContain('is virtual');
+    } finally {
+      await executor.close();
+    }
+  });
+
   it('rejects a cwd that is not a directory and refuses work after close', async () => {
     const executor = new VirtualExecutor({ name: 'scratch', files: { 'file.txt': 'x' } });
     await expect(executor.run(request('pwd', { cwd: '/workspace/missing' }))).rejects.toThrow('cannot run command in "/workspace/missing": no such directory in virtual executor "scratch"');

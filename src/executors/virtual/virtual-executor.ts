@@ -20,8 +20,34 @@ export const VIRTUAL_DEFAULT_ROOT = '/workspace';
 export const VIRTUAL_MAX_SEED_BYTES = 256 * 1024 * 1024;
 /** How just-bash words the end of a run stopped by its own deadline. */
 const DEADLINE_MESSAGE = /exceeded (?:its )?execution deadline/;
+/**
+ * How just-bash words a program it does not simulate: `command not found`, or, for the
+ * interpreters it leaves switched off (python3, js-exec), a hint about its browser bundle that
+ * means nothing here.
+ */
+const MISSING_COMMAND = /^bash: ([^\s:]+): command not (?:found|available in browser environments\.[^\n]*)$/gm;
 /** Longest delay `setTimeout` honours, in ms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The error output of a run with each missing program said plainly (`bash: NAME: command not
+ * found`) and, once, what this executor is: a model or a user who expects a real machine learns
+ * why `python3`, `git` or `npm` are not there instead of guessing at the environment.
+ * @param stderr the simulation's error output
+ * @param executorName named in the explanation
+ * @returns the error output, unchanged when no program was missing
+ */
+export function explainMissingCommands(stderr: string, executorName: string): string {
+  const missing = new Set<string>();
+  const plain = stderr.replace(MISSING_COMMAND, (_line, name: string) => {
+    missing.add(name);
+    return `bash: ${name}: command not found`;
+  });
+  if (missing.size === 0) return stderr;
+  const names = [...missing].join(', ');
+  const note = `(executor "${executorName}" is virtual: an in-memory shell with simulated commands only (ls, cat, grep, sed, awk, find, jq…), no other programs; ${names} ${missing.size === 1 ? 'is' : 'are'} not among them)\n`;
+  return `${plain}${plain.endsWith('\n') || plain === '' ? '' : '\n'}${note}`;
+}
 
 /** Options of `VirtualExecutor`. */
 export interface VirtualExecutorOptions {
@@ -181,7 +207,7 @@ export class VirtualExecutor implements Executor {
         if (result.exitCode === 124 && DEADLINE_MESSAGE.test(result.stderr)) return stopped('timedOut');
         const collector = new OutputCollector(request.maxOutputBytes, request.onOutput);
         collector.add(result.stdout);
-        collector.add(result.stderr);
+        collector.add(explainMissingCommands(result.stderr, this.name));
         return {
           exitCode: result.exitCode,
           signal: null,
