@@ -52,7 +52,13 @@ export function createScheduleHandlers(connection: RpcConnection): ScheduleHandl
       await runtime.getConversation(params.conversationId);
       const { userId, ...task } = params;
       const actingFor = taskUserId(connection.caller, userId);
-      return answer('schedules/create', async () => ({ task: publicTask(await service('schedules/create').create({ ...task, ...(actingFor !== undefined ? { userId: actingFor } : {}) })) }));
+      return answer('schedules/create', async () => {
+        const created = await service('schedules/create').create({ ...task, ...(actingFor !== undefined ? { userId: actingFor } : {}) });
+        // A task is a use of its conversation: one that had no input yet lived only in memory
+        // and would be gone after a restart, leaving the task pointing at nothing.
+        await runtime.store.ensureDurable(params.conversationId);
+        return { task: publicTask(created) };
+      });
     },
     async 'schedules/update'(params) {
       const { taskId, ...changes } = params;

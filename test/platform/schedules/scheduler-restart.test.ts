@@ -82,6 +82,25 @@ describe('scheduled tasks across a server killed with SIGKILL', () => {
     expect(environment.mock.requests.length).toBe(2);
   });
 
+  it('a task set on a conversation that has had no input yet keeps its conversation across a restart', async () => {
+    environment = await createTestEnvironment(SCRIPT);
+    const { workDir } = environment;
+    serve = await startServe(environment);
+    client = await connect(serve);
+    // A new conversation lives in memory until its first input; the task is its first use.
+    const { conversation } = await client.request('conversation/create', { cwd: workDir, title: 'nightly checks' });
+    const { task } = await client.request('schedules/create', { conversationId: conversation.id, name: 'nightly', prompt: 'run the nightly check', schedule: { kind: 'cron', expression: '0 3 * * *', timeZone: 'UTC' } });
+
+    await serve.stop();
+    await client.close();
+    serve = await startServe(environment);
+    client = await connect(serve);
+    expect((await client.request('conversation/get', { conversationId: conversation.id })).conversation).toMatchObject({ id: conversation.id, title: 'nightly checks' });
+    expect((await client.request('schedules/list', { conversationId: conversation.id })).tasks.map((listed) => listed.id)).toEqual([task.id]);
+    await client.request('schedules/runNow', { taskId: task.id });
+    await expect.poll(async () => (await connected(client).request('schedules/history', { taskId: task.id })).runs[0]?.status, { timeout: 15_000 }).toBe('completed');
+  });
+
   it('deleting a conversation deletes its tasks and their runs from schedules.db', async () => {
     environment = await createTestEnvironment(SCRIPT);
     const { paths, workDir } = environment;
