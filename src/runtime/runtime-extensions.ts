@@ -1,7 +1,8 @@
 /**
  * What the runtime server plugs into the runtime beyond its configuration: built-in MCP servers
  * (the agent's browser), cluster ownership, observers of every published event (notifications),
- * a check before each new turn (cost thresholds), and work after each turn (the cost ledger) or
+ * a check before each new turn (cost thresholds), a check of the agent of each subagent the
+ * model starts (a project's sandbox), and work after each turn (the cost ledger) or
  * after a conversation's deletion (its scheduled tasks). Each is set by the part of the server
  * that owns it (src/server); the runtime only calls them.
  */
@@ -47,6 +48,13 @@ export class RuntimeExtensions {
    * refuses by throwing (e.g. a project over its pausing cost threshold). Absent: never refused.
    */
   newTurnCheck: ((conversation: LiveConversation) => Promise<void>) | undefined = undefined;
+  /**
+   * Asked before a subagent the model starts (`spawn_agent`) is created with `agent`: why that
+   * agent may not run in this conversation (e.g. an external agent, which would run outside the
+   * sandbox of a project's executor), or undefined. The model, not a person, chose the agent,
+   * so no caller's rights apply. Absent: never refused.
+   */
+  subagentRefusal: ((conversation: LiveConversation, agent: string) => string | undefined) | undefined = undefined;
   /**
    * Work done after each turn of any session ended and was recorded (e.g. adding its cost to
    * the ledger), in order; a failing one is logged and the others still run.

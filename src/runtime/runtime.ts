@@ -263,10 +263,12 @@ export class Runtime {
   modelDiscovery: ModelDiscovery | undefined;
 
   /**
-   * Creates a conversation with its root session and opens it.
+   * Creates a conversation with its root session and opens it. With `worktree.within` (a
+   * directory the conversation must stay in, such as a project's workspace), the worktree is
+   * made inside it or refused (see `createWorktree`).
    * @throws NotFoundError for an unknown executor; Error for a relative cwd or an unknown model
    */
-  async createConversation(options: { cwd?: string; executor?: string; workLocation?: WorkLocationEntry[]; model?: string; agent?: string; title?: string; projectId?: string; context?: Pick<Conversation, 'mcpServers' | 'instructions' | 'approvalPolicy'>; worktree?: { baseBranch?: string } }): Promise<LiveConversation> {
+  async createConversation(options: { cwd?: string; executor?: string; workLocation?: WorkLocationEntry[]; model?: string; agent?: string; title?: string; projectId?: string; context?: Pick<Conversation, 'mcpServers' | 'instructions' | 'approvalPolicy'>; worktree?: { baseBranch?: string; within?: string } }): Promise<LiveConversation> {
     let workLocation = options.workLocation ?? (options.cwd !== undefined ? [{ executor: options.executor ?? 'local', cwd: options.cwd }] : []);
     let first = workLocation[0];
     if (!first) throw new InvalidWorkLocationError('give cwd (with an optional executor) or a non-empty workLocation');
@@ -279,7 +281,7 @@ export class Runtime {
     let worktree: Conversation['worktree'];
     if (options.worktree) {
       // The ULID's random tail: unique among conversations made in the same millisecond.
-      const made = await createWorktree(this.executors.get(first.executor), first.cwd, conversationId.slice(-10), options.worktree.baseBranch);
+      const made = await createWorktree(this.executors.get(first.executor), first.cwd, conversationId.slice(-10), options.worktree.baseBranch, options.worktree.within);
       worktree = made.worktree;
       const title = options.title ?? fitConversationTitle(path.posix.basename(first.cwd));
       workLocation = [{ executor: first.executor, cwd: made.cwd }, ...workLocation.slice(1)];

@@ -50,10 +50,13 @@ export class SubagentManager implements CollaborationHost {
     if (open >= this.limits.maxOpenPerSession) {
       throw new Error(`this session already has ${open} open subagents (limit ${this.limits.maxOpenPerSession}); close one with close_agent first`);
     }
+    const agent = options.agent ?? this.parent.state.agent;
+    const refusal = this.conversation.runtime.extensions.subagentRefusal?.(this.conversation, agent);
+    if (refusal !== undefined) throw new Error(refusal);
     const model = options.model ?? this.parent.state.model;
     // Resolving first refuses an unknown model before a session is created.
     this.conversation.runtime.models.resolve(model);
-    const child = await this.conversation.createSession({ parentSessionId: this.parent.id, agent: options.agent ?? this.parent.state.agent, model });
+    const child = await this.conversation.createSession({ parentSessionId: this.parent.id, agent, model });
     await child.receiveAgentMessage(this.parent.id, task);
     return child.id;
   }

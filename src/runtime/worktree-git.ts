@@ -5,6 +5,7 @@
  * fixed scripts run; the values in them (paths, branch names) are shell-quoted and branch
  * names are checked first.
  */
+import path from 'node:path';
 import type { Executor } from '../executors/executor.js';
 import { shellQuote } from '../shell-quote.js';
 import { WORKTREE_DIFF_MAX_BYTES, type ConversationWorktree, type WorktreeFileChange } from '../protocol/index.js';
@@ -22,6 +23,7 @@ const EXIT = {
   conflict: 94,
   notOnBase: 95,
   gitFailed: 96,
+  outsideBound: 97,
   noGit: 127,
 } as const;
 
@@ -49,7 +51,7 @@ export class WorktreeError extends Error {
 const BRANCH = /^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*@\{)[A-Za-z0-9._/-]{1,200}(?<![./])$/;
 
 /** Runs `body` in `cwd` on the executor after checking git and the repository; returns its result. */
-async function runScript(executor: Executor, cwd: string, body: string, maxOutputBytes = 4 * 1024 * 1024): Promise<{ exitCode: number | null; output: string }> {
+async function runScript(executor: Executor, cwd: string, body: string, maxOutputBytes = 4 * 1024 * 1024, workspaceRoot = cwd): Promise<{ exitCode: number | null; output: string }> {
   const script = [
     `cd ${shellQuote(cwd)} 2>/dev/null || exit ${EXIT.noDirectory}`,
     `command -v git >/dev/null 2>&1 || exit ${EXIT.noGit}`,
@@ -59,7 +61,7 @@ async function runScript(executor: Executor, cwd: string, body: string, maxOutpu
   const result = await executor.run({
     command: script,
     cwd: '/',
-    workspaceRoot: cwd,
+    workspaceRoot,
     // No credential prompts, no editor for merge messages, stable messages to match.
     env: { GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: 'true', GIT_MERGE_AUTOEDIT: 'no', LC_ALL: 'C' },
     timeoutMs: GIT_TIMEOUT_MS,
@@ -77,6 +79,31 @@ function failed(what: string, output: string): WorktreeError {
   return new WorktreeError('git_failed', `${what} failed: ${output.trim().slice(0, 500)}`);
 }
 
+/** Where worktrees go inside a checkout that is the directory they must stay in (kept out of `git status` by `info/exclude`). */
+export const NESTED_WORKTREES_DIRECTORY = '.openvaala/worktrees';
+
+/**
+ * Script lines choosing the worktree's `path` and making its folder: next to the checkout in
+ * `<checkout>.worktrees/<shortId>`; with `within`, only inside that directory (real paths
+ * compared): next to the checkout when that lies below `within`, in the checkout's own
+ * `.openvaala/worktrees/<shortId>` (excluded from git) when the checkout is `within`, and
+ * refused when the checkout is above it, as a worktree of it would hold what lies outside.
+ */
+function placement(shortId: string, within: string | undefined): string[] {
+  const beside = [`path="$top.worktrees/${shortId}"`, 'mkdir -p "$top.worktrees" || exit 96'];
+  if (within === undefined) return beside;
+  return [
+    `within=$(cd ${shellQuote(within)} 2>/dev/null && pwd -P) || { printf '%s' ${shellQuote(within)}; exit ${EXIT.outsideBound}; }`,
+    'case "$top" in',
+    `  "$within") path="$top/${NESTED_WORKTREES_DIRECTORY}/${shortId}"; mkdir -p "$top/${NESTED_WORKTREES_DIRECTORY}" || exit 96`,
+    `    exclude=$(git rev-parse --git-path info/exclude) || exit 96; mkdir -p "$(dirname "$exclude")" || exit 96`,
+    `    grep -qxF '/${NESTED_WORKTREES_DIRECTORY}/' "$exclude" 2>/dev/null || printf '\n/${NESTED_WORKTREES_DIRECTORY}/\n' >> "$exclude" || exit 96 ;;`,
+    `  "$within"/*) ${beside.join('; ')} ;;`,
+    `  *) printf '%s' "$top"; exit ${EXIT.outsideBound} ;;`,
+    'esac',
+  ];
+}
+
 /**
  * Creates a worktree and branch `openvaala/<shortId>` for a conversation, from the base branch
  * (default: the branch checked out in `cwd`'s checkout, or its commit when detached), next to
@@ -85,11 +112,14 @@ function failed(what: string, output: string): WorktreeError {
  * @param cwd a directory inside the main checkout (a subdirectory maps to the same one in the worktree)
  * @param shortId the conversation's short id (letters and digits)
  * @param baseBranch a local branch name to start from
+ * @param within a directory the worktree and the checkout it comes from must lie in (a project's
+ *   workspace, for a caller held to it); the worktree is then placed inside it (see `placement`)
+ *   and git may write only there in a sandbox
  * @returns the worktree record and the working directory for the conversation
- * @throws WorktreeError `invalid` naming `cwd` (not a repository, no commit yet) or
- *   `worktree.baseBranch` (not a branch name, unknown branch)
+ * @throws WorktreeError `invalid` naming `cwd` (not a repository, no commit yet, a checkout
+ *   reaching outside `within`) or `worktree.baseBranch` (not a branch name, unknown branch)
  */
-export async function createWorktree(executor: Executor, cwd: string, shortId: string, baseBranch: string | undefined): Promise<{ worktree: ConversationWorktree; cwd: string }> {
+export async function createWorktree(executor: Executor, cwd: string, shortId: string, baseBranch: string | undefined, within?: string): Promise<{ worktree: ConversationWorktree; cwd: string }> {
   if (baseBranch !== undefined && !BRANCH.test(baseBranch)) throw new WorktreeError('invalid', `"${baseBranch.slice(0, 200)}" is not a branch name git accepts`, 'worktree.baseBranch');
   const branch = `openvaala/${shortId}`;
   const body = [
@@ -99,12 +129,18 @@ export async function createWorktree(executor: Executor, cwd: string, shortId: s
       ? `base=${shellQuote(baseBranch)}; git rev-parse -q --verify "refs/heads/$base^{commit}" >/dev/null || exit ${EXIT.unknownBranch}`
       : 'base=$(git symbolic-ref -q --short HEAD || true)',
     `commit=$(git rev-parse -q --verify "\${base:-HEAD}^{commit}") || { echo 'the repository has no commit yet'; exit ${EXIT.notRepository}; }`,
-    `path="$top.worktrees/${shortId}"`,
-    'mkdir -p "$top.worktrees" || exit 96',
+    ...placement(shortId, within),
     `git worktree add -q -b ${shellQuote(branch)} "$path" "$commit" 2>&1 || exit ${EXIT.gitFailed}`,
     `printf '${RECORD}%s${RECORD}%s${RECORD}%s${RECORD}%s${RECORD}%s' "$top" "$path" "$prefix" "$base" "$commit"`,
   ].join('\n');
-  const result = await runScript(executor, cwd, body);
+  const result = await runScript(executor, cwd, body, undefined, within ?? cwd);
+  if (result.exitCode === EXIT.outsideBound) {
+    throw new WorktreeError(
+      'invalid',
+      `the git repository holding ${cwd} on executor "${executor.name}" has its checkout at ${result.output.trim()}, which is not inside ${within}; a worktree of it would hold and change what lies outside that directory, so it is refused; make the worktree from a repository of its own inside it`,
+      'cwd',
+    );
+  }
   if (result.exitCode === EXIT.unknownBranch) throw new WorktreeError('invalid', `no local branch "${baseBranch}" in the repository of ${cwd} on executor "${executor.name}"`, 'worktree.baseBranch');
   if (result.exitCode !== 0) throw failed(`git worktree add in ${cwd} on executor "${executor.name}"`, result.output);
   const [, repositoryRoot = '', worktreePath = '', prefix = '', base = '', commit = ''] = result.output.slice(result.output.indexOf(RECORD)).split(RECORD);
@@ -223,7 +259,7 @@ export async function removeWorktree(executor: Executor, worktree: ConversationW
     `if [ -e ${shellQuote(worktree.path)} ]; then git worktree remove --force ${shellQuote(worktree.path)} 2>&1 || exit 96; else git worktree prune; fi`,
     `if git rev-parse -q --verify ${shellQuote(`refs/heads/${worktree.branch}`)} >/dev/null; then git branch -q -D ${shellQuote(worktree.branch)} 2>&1 || exit 96; fi`,
     // The folder holding worktrees goes once the last one does (rmdir keeps a non-empty one).
-    `rmdir ${shellQuote(`${worktree.repositoryRoot}.worktrees`)} 2>/dev/null || true`,
+    `rmdir ${shellQuote(path.posix.dirname(worktree.path))} 2>/dev/null || true`,
   ].join('\n');
   const result = await runScript(executor, worktree.repositoryRoot, body);
   if (result.exitCode !== 0) throw failed(`removing worktree ${worktree.path}`, result.output);

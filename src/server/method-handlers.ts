@@ -31,7 +31,8 @@ import { createBrowserHandlers } from './handlers/browser.js';
 import { createPlatformIdentityHandlers } from './handlers/platform-identity.js';
 import { createProjectHandlers } from './handlers/projects.js';
 import { listForCaller } from './handlers/project-conversations.js';
-import { confineProjectLocation } from './handlers/project-confinement.js';
+import { confineNewProjectConversation, confineProjectLocation } from './handlers/project-confinement.js';
+import { withConfinedUse } from './handlers/confined-use.js';
 import { createScheduleHandlers } from './handlers/schedules.js';
 import { createNotificationHandlers } from './handlers/notifications.js';
 import { createCostHandlers } from './handlers/costs.js';
@@ -105,7 +106,7 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     const damage = runtime.store.logDamage(conversationId).map((entry) => ({ ...entry, location: hideDataDirectory(entry.location) }));
     return damage.length > 0 ? { damage } : {};
   };
-  return {
+  return withConfinedUse(connection, {
     ...createLifecycleHandlers(connection),
     ...createTransferHandlers(connection),
     ...turnControlHandlers(connection),
@@ -134,8 +135,9 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
     async 'conversation/create'(params) {
       const { clientMessageId, ...given } = params;
       return createOnce(runtime, clientMessageId, async () => {
-        const options = await projectWorkLocation(connection, given);
-        const context = conversationContext(options, Object.keys(runtime.mcp?.servers ?? {}));
+        const located = await projectWorkLocation(connection, given);
+        const context = conversationContext(located, Object.keys(runtime.mcp?.servers ?? {}));
+        const options = await confineNewProjectConversation(connection, 'conversation/create', located, context);
         const created = runtime.createConversation({ ...options, context }).catch((error: unknown) => {
           // A worktree fault in the directory names the field the directory came from.
           if (error instanceof WorktreeError && error.field === 'cwd' && options.cwd === undefined) throw worktreeRpcError('conversation/create', new WorktreeError(error.kind, error.message, 'workLocation[0].cwd'));
@@ -305,5 +307,5 @@ export function createMethodHandlers(connection: RpcConnection): MethodHandlers 
       const last = items.at(-1);
       return { items, ...(items.length === limit && last ? { nextCursor: last.seq } : {}) };
     },
-  };
+  });
 }

@@ -11,6 +11,7 @@ import { ModelDiscovery } from '../models/model-discovery.js';
 import type { Caller } from '../platform/caller.js';
 import { accessEndedFor, type Platform } from '../platform/platform.js';
 import { resourceLimitPrefix } from '../platform/projects/resource-limits.js';
+import { unsandboxedAgentRefusal } from '../platform/access/external-agent-confinement.js';
 import type { ProcessTracker } from '../executors/process-tracker.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { recoverProjects } from './project-operations.js';
@@ -40,6 +41,16 @@ export function connectProjectsToRuntime(platform: Platform, runtime: Runtime, p
     if ((executor as { sandbox?: unknown }).sandbox === undefined) return undefined;
     const projectId = projectOf(conversation);
     return projectId === undefined ? undefined : resourceLimitPrefix(platform.projects.find(projectId)?.resources);
+  };
+  // A subagent the model starts in a sandboxed or remote project is never an external agent,
+  // which would run on the server's machine outside the sandbox, whoever sent the prompt.
+  runtime.extensions.subagentRefusal = (conversation, agent) => {
+    const projectId = projectOf(conversation.state);
+    const project = projectId !== undefined ? platform.projects.find(projectId) : undefined;
+    if (!project) return undefined;
+    const projectExecutor = runtime.findExecutor(project.workspace.executor);
+    const executors = [...(projectExecutor ? [projectExecutor] : []), ...conversation.workspaces.map((workspace) => workspace.executor)];
+    return unsandboxedAgentRefusal(agent, runtime.agentDefinitions[agent], executors, project.id);
   };
   runtime.processTracker = processTracker;
   // Each project keeps its external agents' state in its own home (Codex reads CODEX_HOME).

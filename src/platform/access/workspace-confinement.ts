@@ -156,6 +156,28 @@ export async function checkProjectLocation(caller: Caller, project: StoredProjec
 }
 
 /**
+ * Why a caller held to projects may not use a project conversation where it works now. The
+ * location was checked when it was set, but by the rules of the one who set it: it may predate
+ * these rules, or an administrator may have placed it (docs/platform.md, "Where members work").
+ * So whatever acts in the location for such a caller (a turn, files, a terminal, a worktree)
+ * checks it again, as `checkProjectLocation` would for a new one.
+ * @param workLocation where the conversation works (its stored entries, or its worktree's checkout)
+ * @param what how the location is named in the reason (`conversation conv_… works in`)
+ * @returns the reason, or undefined when the caller may use it
+ */
+export async function storedLocationRefusal(caller: Caller, project: StoredProject, workLocation: readonly WorkLocationEntry[], what: string, context: ConfinementContext): Promise<string | undefined> {
+  if (!confinedToProjects(caller)) return undefined;
+  try {
+    await checkProjectLocation(caller, project, workLocation, 'workLocation', context);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ConfinementError)) throw error;
+    const place = workLocation.map((entry) => `"${entry.cwd}" on executor "${entry.executor}"`).join(', ');
+    return `${what} ${place}, where members of project ${project.id} may not work: ${error.message}; an administrator, or a manager moving it into the workspace with conversation/update workLocation, can make it usable again`;
+  }
+}
+
+/**
  * Resolves `cwd` and the workspace `directory` on the executor, as its commands will see them
  * (symlinks followed, a `..` after a link taken from where the link leads).
  * @throws ConfinementError naming `field` when `cwd` leads outside the workspace or cannot be

@@ -6,6 +6,7 @@ import type { AgentDefinition } from '../../config/agents.js';
 import { ErrorCodes, RpcError, type AgentInfo } from '../../protocol/index.js';
 import type { MethodHandlers } from '../method-handlers.js';
 import type { RpcConnection } from '../rpc-connection.js';
+import { confineAgent } from './project-confinement.js';
 
 /** How `agents/list` describes one definition of `agents.yaml`. */
 export function describeAgent(name: string, definition: AgentDefinition, isDefault: boolean): AgentInfo {
@@ -26,7 +27,8 @@ export function describeAgent(name: string, definition: AgentDefinition, isDefau
 /**
  * Builds the agent handlers bound to one connection (spread into `createMethodHandlers`).
  * `session/setAgent` refuses an agent `agents.yaml` does not define with `invalidParams` naming
- * `params.agent` and the defined agents, and an unknown session with `notFound`.
+ * `params.agent` and the defined agents, an unknown session with `notFound`, and an agent the
+ * caller may not run in the conversation's project with `forbidden` (`confineAgent`).
  */
 export function createAgentHandlers(connection: RpcConnection): Pick<MethodHandlers, 'agents/list' | 'session/setAgent'> {
   const runtime = connection.runtime;
@@ -54,6 +56,10 @@ export function createAgentHandlers(connection: RpcConnection): Pick<MethodHandl
           throw new RpcError(ErrorCodes.invalidParams, `session/setAgent: params.agent: agent "${params.agent}" cannot run: ${(error as Error).message}`);
         }
       }
+      // A member may not pick an agent that would run outside the project's sandbox or machine.
+      const projectId = connection.platform?.projects.projectOf(conversation.id);
+      const project = projectId !== undefined ? connection.platform?.projects.find(projectId) : undefined;
+      if (project) confineAgent(connection, 'session/setAgent', 'params.agent', project, params.agent, conversation.workspaces.map((workspace) => workspace.executor));
       const deferred = session.isRunning;
       return { session: await session.setAgent(params.agent, definition.model), deferred };
     },
