@@ -7,6 +7,24 @@
 import type { z } from 'zod';
 import { similarNames } from './similar-names.js';
 
+/** The value a failed parse was given, and the schema it was parsed with (when the caller has it). */
+export interface ParsedInput {
+  /** The whole value that was parsed. */
+  root: unknown;
+  /** The schema `root` was parsed with: where the known keys of a mapping are found. */
+  schema?: z.ZodType;
+}
+
+/**
+ * The known key an unknown one most likely meant: the nearest by edit distance, letter case
+ * ignored (`baseUrl` for `baseURL` is the commonest slip), or undefined when none is near.
+ */
+function nearestKey(key: string, known: readonly string[]): string | undefined {
+  const lower = known.map((name) => name.toLowerCase());
+  const near = similarNames(key.toLowerCase(), lower)[0];
+  return near === undefined ? undefined : known[lower.indexOf(near)];
+}
+
 /** One issue: where (the key path) and what. */
 export interface ExplainedIssue {
   keyPath: PropertyKey[];
@@ -35,7 +53,7 @@ function valueAt(root: unknown, keyPath: readonly PropertyKey[]): unknown {
  * A tag (`kind: dockr`, or none) that selects none of a discriminated union's forms, said with
  * the value found and the values allowed, instead of zod's "Invalid discriminator value".
  */
-function explainDiscriminator(issue: z.core.$ZodIssue & { options?: unknown[] }, parsed: { root: unknown } | undefined): ExplainedIssue {
+function explainDiscriminator(issue: z.core.$ZodIssue & { options?: unknown[] }, parsed: ParsedInput | undefined): ExplainedIssue {
   const options = (issue.options ?? []).map(String);
   const allowed = options.map((option) => `"${option}"`).join(', ');
   if (!parsed) return { keyPath: issue.path, message: `must be one of ${allowed}` };
@@ -51,16 +69,24 @@ function explainDiscriminator(issue: z.core.$ZodIssue & { options?: unknown[] },
  * naming rule it broke, not "Invalid key in record"; a value matching none of a union's forms
  * with the problems of the one form of its type (`reasoning: { effort: extreme }` is told the
  * efforts allowed), or the types allowed when its type fits none, not "Invalid input"; a
- * discriminator (`kind`) missing or naming no form, with the value found and those allowed.
+ * discriminator (`kind`) missing or naming no form, with the value found and those allowed;
+ * an unknown key with the known key of its mapping it most likely meant, when the schema is given.
  * @param issue one of the issues of a failed parse
- * @param parsed the whole value that was parsed (to quote a bad discriminator); omit when unknown
+ * @param parsed the whole value that was parsed (to quote a bad discriminator) and the schema
+ *   it was parsed with (to suggest a known key); omit when unknown
  */
-export function explainIssue(issue: z.core.$ZodIssue, parsed?: { root: unknown }): ExplainedIssue[] {
+export function explainIssue(issue: z.core.$ZodIssue, parsed?: ParsedInput): ExplainedIssue[] {
   // A schema's own message for it (`mcp.yaml`'s transport) says more than the generic one.
   if (issue.code === 'invalid_union' && (issue as { note?: string }).note === 'No matching discriminator' && issue.message.startsWith('Invalid discriminator value')) return [explainDiscriminator(issue, parsed)];
   // "expected record, received undefined" is zod's way of saying a required key is not there.
   if (issue.code === 'invalid_type' && receivedType(issue) === 'undefined') return [{ keyPath: issue.path, message: `required, but missing (${TYPE_WORDS[issue.expected] ?? issue.expected} expected)` }];
-  if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ keyPath: [...issue.path, key], message: `Unrecognized key: "${key}"` }));
+  if (issue.code === 'unrecognized_keys') {
+    const known = parsed?.schema ? knownKeysAt(parsed.schema, issue.path, parsed.root).filter((name) => !issue.keys.includes(name)) : [];
+    return issue.keys.map((key) => {
+      const near = nearestKey(key, known);
+      return { keyPath: [...issue.path, key], message: `Unrecognized key: "${key}"${near ? ` (did you mean "${near}"?)` : ''}` };
+    });
+  }
   if (issue.code === 'invalid_key') return [{ keyPath: issue.path, message: issue.issues.map((inner) => inner.message).join('; ') }];
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
     const wrongType = (branch: z.core.$ZodIssue[]): boolean => branch.some((inner) => inner.code === 'invalid_type' && inner.path.length === 0);
@@ -74,4 +100,73 @@ export function explainIssue(issue: z.core.$ZodIssue, parsed?: { root: unknown }
     }
   }
   return [{ keyPath: issue.path, message: issue.message }];
+}
+
+/** What a schema's definition holds, of the parts the walk below reads (zod 4's `_zod.def`). */
+interface SchemaDefinition {
+  type: string;
+  shape?: Record<string, SchemaNode>;
+  innerType?: SchemaNode;
+  in?: SchemaNode;
+  valueType?: SchemaNode;
+  element?: SchemaNode;
+  options?: SchemaNode[];
+  discriminator?: string;
+  getter?: () => SchemaNode;
+  left?: SchemaNode;
+  right?: SchemaNode;
+}
+
+/** A schema as the walk below sees it. */
+interface SchemaNode {
+  _zod: { def: SchemaDefinition };
+}
+
+/** Schemas that wrap another without changing which keys a mapping may hold. */
+const WRAPPERS = new Set(['optional', 'nullable', 'default', 'prefault', 'catch', 'readonly', 'nonoptional', 'success']);
+
+/**
+ * The schemas `value` is checked against at this point, wrappers removed: for a union, the
+ * forms that could apply (for a discriminated one, those whose tag matches `value`'s).
+ */
+function formsOf(schema: SchemaNode, value: unknown, depth = 0): SchemaNode[] {
+  const definition = schema._zod.def;
+  if (depth > 64) return [];
+  if (WRAPPERS.has(definition.type) && definition.innerType) return formsOf(definition.innerType, value, depth + 1);
+  if (definition.type === 'pipe' && definition.in) return formsOf(definition.in, value, depth + 1);
+  if (definition.type === 'lazy' && definition.getter) return formsOf(definition.getter(), value, depth + 1);
+  if (definition.type === 'intersection' && definition.left && definition.right) return [...formsOf(definition.left, value, depth + 1), ...formsOf(definition.right, value, depth + 1)];
+  if (definition.type === 'union' && definition.options) {
+    const tag = definition.discriminator;
+    const tagValue = tag !== undefined && value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[tag] : undefined;
+    const matching = definition.options.filter((option) => {
+      const tagSchema = tag !== undefined ? option._zod.def.shape?.[tag] : undefined;
+      return tagSchema === undefined || (tagSchema as unknown as z.ZodType).safeParse(tagValue).success;
+    });
+    return (matching.length > 0 ? matching : definition.options).flatMap((option) => formsOf(option, value, depth + 1));
+  }
+  return [schema];
+}
+
+/**
+ * The keys the schema knows for the mapping at `keyPath` of `root` (those of every form that
+ * could apply there), for "did you mean" suggestions on an unknown key.
+ * @param schema the schema `root` was parsed with
+ * @param keyPath where the mapping is: keys of mappings and records, indexes of lists
+ * @returns the known keys, each once; empty when the path leads to no mapping of fixed keys
+ */
+export function knownKeysAt(schema: z.ZodType, keyPath: readonly PropertyKey[], root: unknown): string[] {
+  let nodes = formsOf(schema as unknown as SchemaNode, root);
+  let value = root;
+  for (const key of keyPath) {
+    value = value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+    const next: SchemaNode[] = [];
+    for (const node of nodes) {
+      const definition = node._zod.def;
+      const child = definition.type === 'object' ? definition.shape?.[String(key)] : definition.type === 'record' ? definition.valueType : definition.type === 'array' ? definition.element : undefined;
+      if (child) next.push(...formsOf(child, value));
+    }
+    nodes = next;
+  }
+  return [...new Set(nodes.flatMap((node) => (node._zod.def.type === 'object' ? Object.keys(node._zod.def.shape ?? {}) : [])))];
 }

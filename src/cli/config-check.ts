@@ -3,13 +3,18 @@
  * directory and prints every problem of every file, with its file, line and key path, in one
  * run. PATH is the configuration directory, or one of its files: then that file is checked,
  * with its references to the other files of its directory, and only its problems are listed.
+ * Warnings (what a server started from this shell would lack although the configuration is
+ * valid: provider keys, configured paths, plugins) are printed before the problems, or the
+ * verdict, whether or not there are problems.
  */
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { CONFIGURATION_FILES, ConfigurationError, loadConfiguration } from '../config/configuration.js';
+import { CONFIGURATION_FILES, ConfigurationError, loadConfiguration, type Configuration, type ConfigurationFileKey } from '../config/configuration.js';
+import { configuredPathWarnings } from '../config/configured-paths.js';
+import { PluginsFileSchema, type PluginsFile } from '../config/plugins.js';
+import { isRecord } from '../config/yaml-file.js';
 import type { OutputStreams } from './exec-output.js';
 import { loadPluginSet } from '../plugins/plugin-set.js';
-import type { PluginsFile } from '../config/plugins.js';
 
 /** What to check: a directory (from --config-dir or the default), or a path given by the user. */
 export interface ConfigCheckTarget {
@@ -28,7 +33,8 @@ function countProblems(error: ConfigurationError, onlyFile?: string): number {
 }
 
 /**
- * Validates a configuration directory, or one file of it.
+ * Validates a configuration directory, or one file of it, and warns about what the machine
+ * lacks (see {@link configurationWarnings}); a check of one file warns only about that file.
  * @returns exit code: 0 valid, 1 invalid (or a path that is neither a directory nor a configuration file)
  */
 export async function runConfigCheck(target: ConfigCheckTarget | string, streams: OutputStreams): Promise<number> {
@@ -57,14 +63,27 @@ export async function runConfigCheck(target: ConfigCheckTarget | string, streams
     streams.stdout.write(`${configDir}: no configuration directory; the built-in defaults apply (no providers configured)\n`);
     return 0;
   }
+  let failure: ConfigurationError | undefined;
+  let values: Partial<Record<ConfigurationFileKey, unknown>>;
   try {
-    const configuration = await loadConfiguration(configDir);
-    if (onlyFile === undefined || path.basename(onlyFile) === CONFIGURATION_FILES.providers.fileName) streams.stderr.write(await keyWarnings(configuration.providers.providers, configDir));
+    values = await loadConfiguration(configDir);
+  } catch (error) {
+    if (!(error instanceof ConfigurationError)) throw error;
+    failure = error;
+    values = error.values;
+  }
+  // Warnings are told with the problems too: fixing the problems must not reveal more to fix.
+  const warnings = (await configurationWarnings(configDir, values))
+    .filter((warning) => onlyFile === undefined || warning.file === path.basename(onlyFile))
+    .map((warning) => warning.line)
+    .join('');
+  streams.stderr.write(warnings);
+  if (failure === undefined) {
     if (onlyFile !== undefined) {
       streams.stdout.write(`${onlyFile}: valid (its references checked against ${configDir})\n`);
       return 0;
     }
-    streams.stderr.write(await pluginWarnings(configDir, configuration.plugins));
+    const configuration = values as Configuration;
     const providers = Object.keys(configuration.providers.providers);
     const agents = Object.keys(configuration.agents.agents);
     streams.stdout.write(
@@ -73,37 +92,58 @@ export async function runConfigCheck(target: ConfigCheckTarget | string, streams
         `  agents: ${agents.join(', ')}\n`,
     );
     return 0;
-  } catch (error) {
-    if (!(error instanceof ConfigurationError)) throw error;
-    if (onlyFile === undefined) {
-      streams.stderr.write(`${error.message}\n${problems(countProblems(error))} in ${configDir}\n`);
-      return 1;
-    }
-    const own = error.errors.find((fileError) => fileError.file === onlyFile);
-    const others = countProblems(error) - countProblems(error, onlyFile);
-    const elsewhere = others > 0 ? `${problems(others)} in other files of ${configDir} (run config check ${configDir} to see them)\n` : '';
-    if (own === undefined) {
-      streams.stdout.write(`${onlyFile}: valid (its references checked against ${configDir})\n`);
-      streams.stderr.write(elsewhere);
-      return 0;
-    }
-    streams.stderr.write(`${own.message}\n${problems(own.problems.length)} in ${onlyFile}\n${elsewhere}`);
+  }
+  if (onlyFile === undefined) {
+    streams.stderr.write(`${failure.message}\n${problems(countProblems(failure))} in ${configDir}\n`);
     return 1;
   }
+  const own = failure.errors.find((fileError) => fileError.file === onlyFile);
+  const others = countProblems(failure) - countProblems(failure, onlyFile);
+  const elsewhere = others > 0 ? `${problems(others)} in other files of ${configDir} (run config check ${configDir} to see them)\n` : '';
+  if (own === undefined) {
+    streams.stdout.write(`${onlyFile}: valid (its references checked against ${configDir})\n`);
+    streams.stderr.write(elsewhere);
+    return 0;
+  }
+  streams.stderr.write(`${own.message}\n${problems(own.problems.length)} in ${onlyFile}\n${elsewhere}`);
+  return 1;
+}
+
+/** One warning line of `config check`, with the configuration file it is about. */
+interface Warning {
+  /** File name (`providers.yaml`): a check of one file shows only its own. */
+  file: string;
+  /** `warning: …\n`. */
+  line: string;
+}
+
+/**
+ * Everything a server started from this shell would lack although the configuration is
+ * valid: provider keys, configured paths, plugins. Runs on what the files hold whether or not
+ * they passed validation (entries that are not mappings are left to the problems).
+ */
+async function configurationWarnings(configDir: string, values: Partial<Record<ConfigurationFileKey, unknown>>): Promise<Warning[]> {
+  const providersFile = CONFIGURATION_FILES.providers.fileName;
+  const providerEntries = isRecord(values.providers) && isRecord(values.providers.providers) ? Object.entries(values.providers.providers) : [];
+  const providers = Object.fromEntries(providerEntries.filter((entry): entry is [string, { apiKey?: string }] => isRecord(entry[1]) && (entry[1].apiKey === undefined || typeof entry[1].apiKey === 'string')));
+  const keys = (await keyWarnings(providers, configDir)).map((line) => ({ file: providersFile, line }));
+  const paths = configuredPathWarnings(values, { configDir }).map(({ file, keyPath, message }) => ({ file, line: `warning: ${file}: ${keyPath.join('.')}: ${message}\n` }));
+  const plugins = PluginsFileSchema.safeParse(values.plugins ?? {});
+  const pluginLines = plugins.success ? (await pluginWarnings(configDir, plugins.data)).map((line) => ({ file: CONFIGURATION_FILES.plugins.fileName, line })) : [];
+  return [...keys, ...paths, ...pluginLines];
 }
 
 /**
  * Warnings (the check still passes: the server starts without them) for enabled plugins that
  * cannot be loaded, naming the file, the key path and the problem, as `plugin list` shows them.
- * @returns one `warning: …` line per broken plugin, or ''
+ * @returns one `warning: …` line per broken plugin
  */
-async function pluginWarnings(configDir: string, file: PluginsFile): Promise<string> {
-  if (Object.keys(file.plugins).length === 0) return '';
+async function pluginWarnings(configDir: string, file: PluginsFile): Promise<string[]> {
+  if (Object.keys(file.plugins).length === 0) return [];
   const { statuses } = await loadPluginSet(configDir, file);
   return statuses
     .filter((status) => status.enabled && status.problem !== undefined)
-    .map(({ name, problem }) => `warning: plugin "${name}" is not loaded (the server runs without it): ${problem!.file}${problem!.keyPath ? `: ${problem!.keyPath}` : ''}: ${problem!.message}\n`)
-    .join('');
+    .map(({ name, problem }) => `warning: plugin "${name}" is not loaded (the server runs without it): ${problem!.file}${problem!.keyPath ? `: ${problem!.keyPath}` : ''}: ${problem!.message}\n`);
 }
 
 /** `1 problem`, `2 problems`. */
@@ -117,9 +157,9 @@ function problems(count: number): string {
  * env:NAME` with NAME unset or empty here and no key stored with `openvaala auth set`, or stored
  * keys that cannot be read. A server reads the variable from its own environment at each turn,
  * so the configuration is valid; the first turn would fail.
- * @returns one `warning: …` line per provider, or ''
+ * @returns one `warning: …` line per provider
  */
-async function keyWarnings(providers: Record<string, { apiKey?: string }>, configDir: string): Promise<string> {
+async function keyWarnings(providers: Record<string, { apiKey?: string }>, configDir: string): Promise<string[]> {
   const [{ resolveProviderApiKey }, { CredentialsFileError }, { MissingSecretError }] = await Promise.all([import('../config/provider-keys.js'), import('../config/credentials.js'), import('../config/providers.js')]);
   const lines: string[] = [];
   for (const [name, provider] of Object.entries(providers)) {
@@ -135,5 +175,5 @@ async function keyWarnings(providers: Record<string, { apiKey?: string }>, confi
       }
     }
   }
-  return lines.join('');
+  return lines;
 }

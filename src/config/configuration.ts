@@ -55,7 +55,15 @@ export type Configuration = { [K in ConfigurationFileKey]: (typeof CONFIGURATION
 
 /** Every problem of a failed load, across files (one `ConfigError` per file with problems). */
 export class ConfigurationError extends Error {
-  constructor(readonly errors: ConfigError[]) {
+  /**
+   * @param errors one per file with problems
+   * @param values what each file that could be read held (validated, or as written when it
+   *   failed validation), so checks that only warn still run on them
+   */
+  constructor(
+    readonly errors: ConfigError[],
+    readonly values: Partial<Record<ConfigurationFileKey, unknown>> = {},
+  ) {
     super(errors.map((error) => error.message).join('\n'));
     this.name = 'ConfigurationError';
   }
@@ -143,6 +151,6 @@ export async function loadConfiguration(configDir: string, environment: LoadEnvi
     if (existing) errors[index] = new ConfigError(existing.file, [...existing.problems, ...problem.problems].sort((a, b) => (a.line ?? 0) - (b.line ?? 0)));
     else errors.push(problem);
   }
-  if (errors.length > 0) throw new ConfigurationError(errors);
+  if (errors.length > 0) throw new ConfigurationError(errors, Object.fromEntries(Object.entries(read).map(([key, file]) => [key, file.value])));
   return Object.fromEntries(Object.entries(loaded).map(([key, file]) => [key, file.value])) as Configuration;
 }

@@ -19,6 +19,9 @@ import { BrowserOriginSchema } from './web-addresses.js';
 import { DEFAULT_PLATFORM_SETTINGS, PlatformSettingsSchema } from './platform-settings.js';
 import { DEFAULT_NOTIFICATION_SETTINGS, NotificationSettingsSchema } from './notification-settings.js';
 
+/** The browser executable used when `browser.executablePath` is not given. */
+export const DEFAULT_BROWSER_EXECUTABLE = '/usr/bin/chromium';
+
 /** Default idle time after which the agent's browser is stopped, ms. */
 export const DEFAULT_BROWSER_IDLE_TIMEOUT_MS = 600_000;
 
@@ -70,7 +73,7 @@ export const ServerSettingsSchema = z.strictObject({
       /** A browser nobody used for this long is stopped, ms (default 600000 = 10 minutes). */
       idleTimeoutMs: z.number().int().min(1_000).max(86_400_000).default(DEFAULT_BROWSER_IDLE_TIMEOUT_MS),
       /** The Chromium or Chrome executable (default /usr/bin/chromium). */
-      executablePath: z.string().min(1, 'must not be empty').default('/usr/bin/chromium'),
+      executablePath: z.string().min(1, 'must not be empty').default(DEFAULT_BROWSER_EXECUTABLE),
       /** Run the browser without a window (default true; the web UI shows its screenshots). */
       headless: z.boolean().default(true),
     })
