@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Workspace } from '../executors/workspace.js';
+import { LINE_SHORTENED_MARKER } from './cut-markers.js';
 import { loadToolDescription } from './descriptions.js';
 import { defineTool, type Tool } from './tool.js';
 
@@ -44,7 +45,7 @@ function numberLine(lineNumber: number, line: string): string {
     // Do not split a surrogate pair.
     const code = text.charCodeAt(cut - 1);
     if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
-    text = `${text.slice(0, cut)} [… line shortened: ${text.length - cut} more characters]`;
+    text = `${text.slice(0, cut)}${LINE_SHORTENED_MARKER}${text.length - cut} more characters]`;
   }
   return `${String(lineNumber).padStart(6)}\t${text}`;
 }

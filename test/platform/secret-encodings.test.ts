@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ENV_BLOCK_BEGIN, ENV_BLOCK_END, withManagedBlock } from '../../src/platform/secrets/env-file.js';
-import { SecretRedactor } from '../../src/platform/secrets/secret-redactor.js';
+import { SecretRedactor, type StreamHeld } from '../../src/platform/secrets/secret-redactor.js';
 
 const WEIRD = `pa ss#word "q" $HOME 'x'`;
 /** Values that `.env` and JSON write differently from their raw text. */
@@ -78,9 +78,9 @@ describe('secret values in the encodings the server writes', () => {
     const redactor = redactorOf(WEIRD);
     const text = `cat says ${JSON.stringify({ line: `WEIRD="${WEIRD.replace(/["$\\]/g, (c) => `\\${c}`)}"` })} ok`;
     for (let cut = 0; cut <= text.length; cut++) {
-      const first = redactor.redactStreamChunk('', text.slice(0, cut));
+      const first = redactor.redactStreamChunk(undefined, text.slice(0, cut));
       const second = redactor.redactStreamChunk(first.held, text.slice(cut));
-      const whole = first.text + second.text + redactor.redactText(second.held);
+      const whole = first.text + second.text + redactor.endStream(second.held);
       expect(whole, `cut at ${cut}`).toBe(redactor.redactText(text));
       expect(whole).not.toContain('pa ss#word');
     }
@@ -96,16 +96,18 @@ describe('secret values in the encodings the server writes', () => {
 });
 
 describe('long values', () => {
-  /** Leftmost match first, the longest form where several begin: what the redactor does, done naively. */
+  /**
+   * Every occurrence of every form hidden, overlapping ones included, and a run of hidden
+   * positions that overlapping occurrences join given as one `***`: what the redactor does, done naively.
+   */
   function naiveRedact(text: string, forms: string[]): string {
-    const sorted = [...forms].sort((a, b) => b.length - a.length);
     let out = '';
-    for (let index = 0; index < text.length; ) {
-      const form = sorted.find((candidate) => text.startsWith(candidate, index));
-      if (form) {
-        out += '***';
-        index += form.length;
-      } else out += text[index++];
+    let runEnd = 0;
+    for (let index = 0; index < text.length; index++) {
+      const end = Math.max(0, ...forms.filter((form) => text.startsWith(form, index)).map((form) => index + form.length));
+      if (end > 0 && index >= runEnd) out += '***';
+      if (index >= runEnd && end === 0) out += text[index];
+      runEnd = Math.max(runEnd, end);
     }
     return out;
   }
@@ -121,7 +123,7 @@ describe('long values', () => {
     expect(redactor.redactText(asciiJson(asciiJson({ big })))).toBe(JSON.stringify('{"big":"***"}'));
     // Streamed in pieces of 1000 characters: never a piece of it out, and the whole redacted.
     const text = `before ${big} after`;
-    let held = '';
+    let held: StreamHeld | undefined;
     let out = '';
     for (let start = 0; start < text.length; start += 1000) {
       const result = redactor.redactStreamChunk(held, text.slice(start, start + 1000));
@@ -129,7 +131,7 @@ describe('long values', () => {
       out += result.text;
       expect(out).not.toContain(big.slice(0, 50));
     }
-    expect(out + redactor.redactText(held)).toBe('before *** after');
+    expect(out + redactor.endStream(held)).toBe('before *** after');
     // A piece of a file from inside it.
     const bytes = Buffer.from(envText);
     const at = bytes.indexOf('BIG="') + 5;
@@ -137,7 +139,7 @@ describe('long values', () => {
     expect(Buffer.from(redactor.redactByteRange(bytes, 0, bytes.length)).toString()).toBe(redactor.redactText(envText));
   });
 
-  it('long and short forms together are matched leftmost first, the longest where several begin', () => {
+  it('long and short forms together are all found, overlapping ones joined into one run', () => {
     const long = 'L'.repeat(1500) + 'tail-secret';
     const values = [long, 'L'.repeat(1030), 'LLLL-x', 'tail-secret', 'x'.repeat(1100)];
     const redactor = redactorOf(...values);

@@ -5,21 +5,21 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { AnyNotification } from '../../src/protocol/index.js';
-import { SecretRedactor } from '../../src/platform/secrets/secret-redactor.js';
+import { SecretRedactor, type StreamHeld } from '../../src/platform/secrets/secret-redactor.js';
 import { redactorOf, seededRandom } from './redaction-helpers.js';
 import { StreamRedaction } from '../../src/platform/secrets/stream-redaction.js';
 
 
 /** What a client assembles from `chunks` streamed through the redactor, and every piece it received. */
 function streamed(redactor: SecretRedactor, chunks: string[]): { text: string; pieces: string[] } {
-  let held = '';
+  let held: StreamHeld | undefined;
   const pieces: string[] = [];
   for (const chunk of chunks) {
     const result = redactor.redactStreamChunk(held, chunk);
     held = result.held;
     pieces.push(result.text);
   }
-  pieces.push(redactor.redactText(held));
+  pieces.push(redactor.endStream(held));
   return { text: pieces.join(''), pieces };
 }
 
@@ -52,10 +52,11 @@ describe('SecretRedactor.redactStreamChunk', () => {
 
   it('catches a value split across two chunks', () => {
     const redactor = redactorOf(SECRET);
-    const first = redactor.redactStreamChunk('', 'key tok_AB');
-    expect(first).toEqual({ text: 'key ', held: 'tok_AB' });
+    const first = redactor.redactStreamChunk(undefined, 'key tok_AB');
+    expect(first.text).toBe('key ');
+    expect(first.held?.text.slice(first.held.from)).toBe('tok_AB');
     const second = redactor.redactStreamChunk(first.held, 'CD123 done');
-    expect(second).toEqual({ text: '*** done', held: '' });
+    expect(second).toEqual({ text: '*** done', held: undefined });
   });
 
   it('catches a value split at every position, and across three or more chunks', () => {
@@ -89,7 +90,9 @@ describe('SecretRedactor.redactStreamChunk', () => {
     expect(streamed(redactor, ['abc', 'd']).text).toBe('ab***');
     // A value that begins a longer one: the longer wins when it completes (longest first).
     const nested = redactorOf('tok_AB', SECRET);
-    expect(nested.redactStreamChunk('', 'x tok_AB')).toEqual({ text: 'x ', held: 'tok_AB' });
+    const held = nested.redactStreamChunk(undefined, 'x tok_AB');
+    expect(held.text).toBe('x ');
+    expect(held.held?.text.slice(held.held.from)).toBe('tok_AB');
     expect(streamed(nested, ['x tok_AB', 'CD123 y']).pieces).toEqual(['x ', '*** y', '']);
     expect(streamed(nested, ['x tok_AB', 'CD y']).text).toBe('x ***CD y');
   });

@@ -3,17 +3,21 @@
  * every string leaving the server (protocol answers and notifications), every entry written
  * to a conversation log and every server log line has each known secret value replaced by
  * `***`. A value is matched literally in each of its forms (itself, its `.env` quoting, its
- * JSON escaping: see `secret-encodings.ts`), longest first, so a value containing another is
- * replaced whole.
+ * JSON escaping: see `secret-encodings.ts`); every occurrence is hidden, overlapping ones
+ * included, and a run of them becomes one `***` (see `range-redaction.ts`), so no part of a
+ * value survives next to another.
  *
- * Streamed text (`item/delta`) is redacted as a stream, not chunk by chunk, so a value split
- * across chunks is caught too: {@link SecretRedactor.redactStreamChunk} holds back a chunk's
- * tail while it could be the beginning of a value (see `stream-redaction.ts`). A piece of a
- * file is redacted within the bytes around it ({@link SecretRedactor.redactByteRange}), so a
- * value its edges cut is caught as well.
+ * Text the server cut before it is redacted is redacted with its cuts: what a cut left of a
+ * value is hidden too (see `cut-pieces.ts`). Streamed text (`item/delta`) is redacted as a
+ * stream, not chunk by chunk, so a value split across chunks is caught too:
+ * {@link SecretRedactor.redactStreamChunk} holds back a chunk's tail while it could be the
+ * beginning of a value. A piece of a file is redacted within the bytes around it
+ * ({@link SecretRedactor.redactByteRange}), so a value its edges cut is caught as well.
  */
+import { PieceFinder } from './cut-pieces.js';
+import { commandReadCuts, isCutPreview } from './cut-texts.js';
 import { FormMatcher } from './form-matcher.js';
-import { redactRange } from './range-redaction.js';
+import { redactRange, type Span } from './range-redaction.js';
 import { encodedForms } from './secret-encodings.js';
 
 /** What replaces a secret value. */
@@ -26,13 +30,33 @@ interface ByteForms {
   longest: number;
 }
 
+/** Which ends of a text are cuts: it is a part of a longer text that continues before it (`start`) or after it (`end`). */
+export interface TextCuts {
+  start?: boolean;
+  end?: boolean;
+}
+
+/**
+ * What a stream's redaction holds between chunks ({@link SecretRedactor.redactStreamChunk}):
+ * the raw end of the stream so far, of which the part from `from` on is not given out yet (it
+ * could still become a value) and the part before is kept as context (a value overlapping it
+ * may still continue a run).
+ */
+export interface StreamHeld {
+  /** Raw text: context already given out, then the text not given out yet. */
+  text: string;
+  /** Where the text not given out yet begins in `text`. */
+  from: number;
+  /** Spans of `text` hidden as a piece of a value that the stream's start cut. */
+  hidden: Span[];
+  /** True while the stream's start is a cut and the piece it begins with is not known yet. */
+  leadingCut: boolean;
+}
+
 /** The set of secret values to hide, and the functions that hide them. */
 export class SecretRedactor {
   private matcher: FormMatcher | undefined;
-  /** The forms of every value, by their first UTF-16 unit: a stream's tail that begins one may still become it. */
-  private formsByFirstUnit = new Map<string, string[]>();
-  /** Length of the longest form, characters. */
-  private longest = 0;
+  private pieces: PieceFinder | undefined;
   /** The forms of every value. */
   private forms: string[] = [];
   /** Built on the first byte range redacted after the values change. */
@@ -45,14 +69,7 @@ export class SecretRedactor {
     const distinct = [...new Set(values)].filter((value) => value.length > 0);
     this.forms = [...new Set(distinct.flatMap(encodedForms))].filter((form) => form.length > 0);
     this.matcher = this.forms.length > 0 ? new FormMatcher(this.forms) : undefined;
-    this.formsByFirstUnit = new Map();
-    for (const form of this.forms) {
-      const first = form[0] as string;
-      const list = this.formsByFirstUnit.get(first);
-      if (list) list.push(form);
-      else this.formsByFirstUnit.set(first, [form]);
-    }
-    this.longest = this.forms.reduce((longest, form) => Math.max(longest, form.length), 0);
+    this.pieces = this.forms.length > 0 ? new PieceFinder(this.forms) : undefined;
     this.byteForms = undefined;
     this.shared = new WeakMap();
   }
@@ -74,58 +91,95 @@ export class SecretRedactor {
     return this.matcher !== undefined;
   }
 
-  /** `text` with every secret value, in each of its forms, replaced by `***`. */
+  /**
+   * `text` with every occurrence of a secret value, in each of its forms, hidden (a run of
+   * overlapping ones as one `***`), and the pieces of values left next to the cuts its markers
+   * show (see `cut-pieces.ts`).
+   */
   redactText(text: string): string {
-    if (!this.matcher) return text;
-    const scanner = this.matcher.scanner(text);
-    let match = scanner.next(0);
-    if (!match) return text;
-    const parts: string[] = [];
-    let end = 0;
-    for (; match; match = scanner.next(end)) {
-      parts.push(text.slice(end, match.index), REDACTED);
-      end = match.index + match.length;
-    }
-    parts.push(text.slice(end));
-    return parts.join('');
+    return this.redactPiece(text);
+  }
+
+  /**
+   * {@link redactText} of a text that is a part of a longer one: where `cuts` says it
+   * continues, what could be a piece of a value at that end (a leading proper suffix of a form,
+   * a trailing proper prefix) is hidden too.
+   * @param text the part
+   * @param cuts which of its ends are cuts (none: a whole text)
+   */
+  redactPiece(text: string, cuts: TextCuts = {}): string {
+    const matcher = this.matcher;
+    const pieces = this.pieces;
+    if (!matcher || !pieces) return text;
+    const spans = pieces.markedCutPieces(text);
+    if (cuts.start) spans.push({ start: 0, end: pieces.suffixPieceEnd(text, 0) });
+    if (cuts.end) spans.push({ start: pieces.prefixPieceStart(text, text.length), end: text.length });
+    if (!spans.some((span) => span.end > span.start) && matcher.scanner(text).next(0) === undefined) return text;
+    return redactRange(text, matcher, 0, text.length, REDACTED, spans);
+  }
+
+  /**
+   * What a stream whose start is a cut (it continues text given out before, such as the next
+   * read of a command's output) begins its redaction with, in place of `undefined`: the piece
+   * of a value it may begin with is hidden too.
+   */
+  cutStreamStart(): StreamHeld {
+    return { text: '', from: 0, hidden: [], leadingCut: true };
   }
 
   /**
    * One chunk of a stream of text, redacted so that the concatenation of what every chunk
-   * gives, followed by {@link redactText} of what is held at the end, equals `redactText` of
-   * the whole stream. A value split across chunks is therefore caught: the end of
-   * `held + chunk` that could still be the beginning of a value's form (at most the longest
-   * form's length − 1 characters) is not given yet but returned as `held`, for the next chunk.
-   * The matching is the one of {@link redactText} (leftmost, longest form first).
-   * @param held what the previous chunk of the stream held back (`''` at the start)
+   * gives, followed by {@link endStream}, equals {@link redactPiece} of the whole stream (with
+   * its start a cut when it began with {@link cutStreamStart}, its end when `endStream` is told
+   * so). A value split across chunks is therefore caught: from the first position where the
+   * rest of the text so far could still be the beginning of a form (at most the longest form's
+   * length − 1 characters from the end), nothing is given yet; it is held for the next chunk,
+   * with as much text before it as a value may span.
+   * @param held what the previous chunk of the stream held (`undefined` at the start)
    * @param chunk the new text of the stream
-   * @returns `text`, the redacted text that may go out now, and `held`, the raw text held back
+   * @returns `text`, the redacted text that may go out now, and `held`, what to pass with the next chunk
    */
-  redactStreamChunk(held: string, chunk: string): { text: string; held: string } {
-    const buffer = held + chunk;
+  redactStreamChunk(held: StreamHeld | undefined, chunk: string): { text: string; held: StreamHeld | undefined } {
+    const buffer = (held?.text ?? '') + chunk;
+    const from = held?.from ?? 0;
     const matcher = this.matcher;
-    if (!matcher) return { text: buffer, held: '' };
-    // Undecided positions: where the rest of the buffer is a proper prefix of a form, so what
-    // matches there depends on text not seen yet. Only the last `longest - 1` can be.
-    const undecided: number[] = [];
-    for (let index = Math.max(0, buffer.length - this.longest + 1); index < buffer.length; index++) {
-      if (this.beginsForm(buffer, index)) undecided.push(index);
+    const pieces = this.pieces;
+    if (!matcher || !pieces) return { text: buffer.slice(from), held: undefined };
+    const hidden = [...(held?.hidden ?? [])];
+    if (held?.leadingCut) {
+      // The piece a cut start leaves is known once no form could make it longer.
+      if (pieces.suffixCouldGrow(buffer)) return { text: '', held: { text: buffer, from: 0, hidden: [], leadingCut: true } };
+      hidden.push({ start: 0, end: pieces.suffixPieceEnd(buffer, 0) });
     }
-    if (undecided.length === 0) return { text: this.redactText(buffer), held: '' };
-    let text = '';
-    let end = 0;
-    let next = 0;
-    const scanner = matcher.scanner(buffer);
-    for (let match = scanner.next(0); match !== undefined; match = scanner.next(end)) {
-      // An undecided position inside an earlier match is never scanned (as in `redactText`).
-      while (next < undecided.length && (undecided[next] as number) < end) next++;
-      if (next < undecided.length && (undecided[next] as number) <= match.index) break;
-      text += buffer.slice(end, match.index) + REDACTED;
-      end = match.index + match.length;
+    let undecided = buffer.length;
+    for (let index = Math.max(from, buffer.length - pieces.longest + 1); index < buffer.length; index++) {
+      if (pieces.beginsForm(buffer, index)) {
+        undecided = index;
+        break;
+      }
     }
-    while (next < undecided.length && (undecided[next] as number) < end) next++;
-    const stop = undecided[next] ?? buffer.length;
-    return { text: text + buffer.slice(end, stop), held: buffer.slice(stop) };
+    const text = redactRange(buffer, matcher, from, undecided, REDACTED, hidden);
+    if (undecided === buffer.length) return { text, held: undefined };
+    const keep = Math.max(0, undecided - pieces.longest);
+    const shifted = hidden.filter((span) => span.end > keep).map((span) => ({ start: Math.max(0, span.start - keep), end: span.end - keep }));
+    return { text, held: { text: buffer.slice(keep), from: undecided - keep, hidden: shifted, leadingCut: false } };
+  }
+
+  /**
+   * What a stream held at its end, redacted: the last text of the stream to give out.
+   * @param held what the last chunk held
+   * @param cuts `end: true` when the stream stops where its text goes on (an output bound, a
+   *   command that keeps running): what could begin a value is then hidden, not given out
+   */
+  endStream(held: StreamHeld | undefined, cuts: Pick<TextCuts, 'end'> = {}): string {
+    if (!held) return '';
+    const matcher = this.matcher;
+    const pieces = this.pieces;
+    if (!matcher || !pieces) return held.text.slice(held.from);
+    const hidden = [...held.hidden];
+    if (held.leadingCut) hidden.push({ start: 0, end: pieces.suffixPieceEnd(held.text, 0) });
+    if (cuts.end) hidden.push({ start: Math.max(held.from, pieces.prefixPieceStart(held.text, held.text.length)), end: held.text.length });
+    return redactRange(held.text, matcher, held.from, held.text.length, REDACTED, hidden);
   }
 
   /**
@@ -152,14 +206,6 @@ export class SecretRedactor {
     if (!this.matcher) return window.subarray(from, to);
     const text = Buffer.from(window.buffer, window.byteOffset, window.byteLength).toString('latin1');
     return Buffer.from(redactRange(text, this.bytes().matcher, from, to, REDACTED), 'latin1');
-  }
-
-  /** Whether `text` from `index` on could still become a form: it is a proper prefix of one. */
-  private beginsForm(text: string, index: number): boolean {
-    const candidates = this.formsByFirstUnit.get(text[index] as string);
-    if (!candidates) return false;
-    const rest = text.slice(index);
-    return candidates.some((form) => form.length > rest.length && form.startsWith(rest));
   }
 
   private bytes(): ByteForms {
@@ -191,15 +237,7 @@ export class SecretRedactor {
       return changed ? next : value;
     }
     if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype) {
-      let changed = false;
-      const next: Record<string, unknown> = {};
-      for (const [key, entry] of Object.entries(value)) {
-        const redactedKey = this.redactText(key);
-        const redacted = this.walk(entry);
-        if (redacted !== entry || redactedKey !== key) changed = true;
-        next[redactedKey] = redacted;
-      }
-      return changed ? next : value;
+      return this.walkObject(value as Record<string, unknown>, commandReadCuts(value as Record<string, unknown>));
     }
     if (value instanceof Error) {
       const message = this.redactText(value.message);
@@ -210,5 +248,38 @@ export class SecretRedactor {
       return copy;
     }
     return value;
+  }
+
+  /**
+   * An object redacted entry by entry. Texts that are parts of longer ones are redacted with
+   * their cuts (see `cut-texts.ts`): a conversation's `preview`, and the output of a read of a
+   * background command (`output`, whose status lines follow the read text, and `details.output`).
+   * @param readCuts the cuts of the command output the object reports, when it is such a `tool_call`
+   */
+  private walkObject(value: Record<string, unknown>, readCuts: TextCuts | undefined): Record<string, unknown> {
+    let changed = false;
+    const next: Record<string, unknown> = {};
+    const readText = readCuts ? (value.details as { output?: unknown } | undefined)?.output : undefined;
+    for (const [key, entry] of Object.entries(value)) {
+      const redactedKey = this.redactText(key);
+      let redacted: unknown;
+      if (readCuts && key === 'output' && typeof entry === 'string') {
+        // The status lines after the read text are the tool's own: only the read text is cut.
+        const read = typeof readText === 'string' && entry.startsWith(readText) ? readText : undefined;
+        redacted = read !== undefined ? this.redactPiece(read, readCuts) + this.redactText(entry.slice(read.length)) : this.redactPiece(entry, { start: readCuts.start === true });
+      } else if (readCuts && key === 'details' && typeof readText === 'string') {
+        const details = entry as Record<string, unknown>;
+        const others = this.walkObject(details, undefined);
+        const output = this.redactPiece(readText, readCuts);
+        redacted = others === details && output === readText ? details : { ...others, output };
+      } else if (key === 'preview' && typeof entry === 'string') {
+        redacted = this.redactPiece(entry, { end: isCutPreview(entry) });
+      } else {
+        redacted = this.walk(entry);
+      }
+      if (redacted !== entry || redactedKey !== key) changed = true;
+      next[redactedKey] = redacted;
+    }
+    return changed ? next : value;
   }
 }

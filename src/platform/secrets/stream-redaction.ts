@@ -6,14 +6,18 @@
  * be put back together by the client. What a stream holds back goes out (redacted) as a last
  * `item/delta` just before the item's `item/completed`, or at `turn/completed` for an item
  * that never completed; so the deltas a client receives still concatenate to the item's text,
- * redacted.
+ * redacted. A tool's output stream may stop where the output goes on (the streaming bound, a
+ * command still running when the call returns): what it holds at its end is hidden, not given
+ * out. The output of a background command read again (`write_stdin`, `kill_command`) begins
+ * where an earlier call's stopped: a piece of a value it may begin with is hidden too.
  *
  * One instance per connection: it sees exactly the deltas that connection receives, a
  * replay's included (`item/started`, then the text so far in slices, then live deltas), so
  * the streams it follows are the connection's own.
  */
 import type { AnyNotification, ItemDelta } from '../../protocol/index.js';
-import type { SecretRedactor } from './secret-redactor.js';
+import { streamContinuesEarlierOutput } from './cut-texts.js';
+import type { SecretRedactor, StreamHeld } from './secret-redactor.js';
 
 type DeltaEvent = Extract<AnyNotification, { method: 'item/delta' }>;
 type StreamedField = 'text' | 'reasoning' | 'reasoningRaw' | 'output';
@@ -24,8 +28,8 @@ const STREAMED_FIELDS: readonly StreamedField[] = ['reasoning', 'text', 'reasoni
 interface ItemStreams {
   /** The last delta's params (ids, kind, seq), for the delta that gives out what is held. */
   params: DeltaEvent['params'];
-  /** Held text per stream key (`text`, `reasoningRaw`, `output`, `reasoning:<partIndex>`). */
-  held: Map<string, string>;
+  /** What each stream holds, per stream key (`text`, `reasoningRaw`, `output`, `reasoning:<partIndex>`). */
+  held: Map<string, StreamHeld>;
 }
 
 function streamKey(field: StreamedField, partIndex: number | undefined): string {
@@ -53,10 +57,15 @@ export class StreamRedaction {
     switch (event.method) {
       case 'item/delta':
         return this.redactDelta(event);
-      case 'item/started':
+      case 'item/started': {
         // A new subscription replays the item from its start: what an earlier one held is stale.
-        this.items.delete(`${event.params.conversationId}\n${event.params.itemId}`);
+        const { partial, ...ids } = event.params;
+        this.items.delete(`${ids.conversationId}\n${ids.itemId}`);
+        if (streamContinuesEarlierOutput(ids.kind, partial)) {
+          this.items.set(`${ids.conversationId}\n${ids.itemId}`, { params: { ...ids, delta: {} }, held: new Map([['output', this.redactor.cutStreamStart()]]) });
+        }
         return [event];
+      }
       case 'item/completed':
         return [...this.flush((key) => key === `${event.params.conversationId}\n${event.params.item.id}`), event];
       case 'turn/completed':
@@ -84,14 +93,14 @@ export class StreamRedaction {
     const fields = STREAMED_FIELDS.filter((field) => typeof params.delta[field] === 'string');
     if (fields.length === 0) return [event];
     const key = `${params.conversationId}\n${params.itemId}`;
-    const streams = this.items.get(key) ?? { params, held: new Map<string, string>() };
+    const streams = this.items.get(key) ?? { params, held: new Map<string, StreamHeld>() };
     streams.params = params;
     this.items.set(key, streams);
     const delta: ItemDelta = { ...params.delta };
     let empty = true;
     for (const field of fields) {
       const stream = streamKey(field, params.delta.partIndex);
-      const redacted = this.redactor.redactStreamChunk(streams.held.get(stream) ?? '', params.delta[field] as string);
+      const redacted = this.redactor.redactStreamChunk(streams.held.get(stream), params.delta[field] as string);
       if (redacted.held) streams.held.set(stream, redacted.held);
       else streams.held.delete(stream);
       if (redacted.text) {
@@ -114,7 +123,9 @@ export class StreamRedaction {
       this.items.delete(key);
       for (const [stream, held] of streams.held) {
         const [field, partIndex] = stream.split(':') as [StreamedField, string | undefined];
-        const delta: ItemDelta = { [field]: this.redactor.redactText(held), ...(partIndex !== undefined ? { partIndex: Number(partIndex) } : {}) };
+        const text = this.redactor.endStream(held, { end: field === 'output' });
+        if (text === '') continue;
+        const delta: ItemDelta = { [field]: text, ...(partIndex !== undefined ? { partIndex: Number(partIndex) } : {}) };
         events.push({ method: 'item/delta', params: { ...streams.params, delta } });
       }
     }
@@ -130,7 +141,7 @@ export class StreamRedaction {
  * @returns `push(chunk)` giving what may go out now, and `end()` giving what was held
  */
 export function textStreamRedaction(redactor: SecretRedactor): { push(chunk: string): string; end(): string } {
-  let held = '';
+  let held: StreamHeld | undefined;
   return {
     push(chunk) {
       const result = redactor.redactStreamChunk(held, chunk);
@@ -138,8 +149,8 @@ export function textStreamRedaction(redactor: SecretRedactor): { push(chunk: str
       return result.text;
     },
     end() {
-      const rest = redactor.redactText(held);
-      held = '';
+      const rest = redactor.endStream(held);
+      held = undefined;
       return rest;
     },
   };
