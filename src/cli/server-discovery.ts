@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { get } from 'node:http';
 import path from 'node:path';
-import { dataDirServerInfoFile, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
+import { dataDirServerInfoFile, resolvePaths, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
 import { makeDirectorySync } from '../make-directory.js';
 import { CLI_EXECUTABLE } from '../package-info.js';
 import { lockHolder, processExists } from '../server/data-dir-lock.js';
@@ -132,9 +132,12 @@ export async function ensureServer(paths: OpenVaalaPaths, options: { idleExitMs?
   const log = openSync(logFile, 'a', 0o600);
   // What this start writes comes after this offset (the log holds earlier servers' lines too).
   const startOffset = fstatSync(log).size;
+  // The default configuration directory is left for serve to find from the same environment:
+  // serve creates it when missing, but refuses an explicit --config-dir that does not exist.
+  const configArguments = paths.configDir === resolvePaths({}, process.env).configDir ? [] : ['--config-dir', paths.configDir];
   const child = spawn(
     process.execPath,
-    [CLI_EXECUTABLE, 'serve', '--port', '0', '--data-dir', paths.dataDir, '--config-dir', paths.configDir, '--exit-when-idle', String(options.idleExitMs ?? DEFAULT_AUTO_SERVER_IDLE_MS)],
+    [CLI_EXECUTABLE, 'serve', '--port', '0', '--data-dir', paths.dataDir, ...configArguments, '--exit-when-idle', String(options.idleExitMs ?? DEFAULT_AUTO_SERVER_IDLE_MS)],
     { detached: true, stdio: ['ignore', log, log], env: process.env },
   );
   closeSync(log);

@@ -61,6 +61,17 @@ responses:
     expect(JSON.stringify(environment.mock.requests[0]?.body)).toContain('say hello');
   });
 
+  it('on a first run, with no configuration directory at all, starts a server and says what to configure', async () => {
+    environment = await createTestEnvironment(`responses: []\n`);
+    rmSync(path.dirname(environment.paths.configDir), { recursive: true, force: true });
+    const result = await runCli(['exec', 'hi'], { env: environment.env, cwd: environment.workDir, timeoutMs: 20_000 });
+    // The server came up (it is the one that answers) and names the file to create.
+    expect(readServerInfo(serverInfoFile(environment.paths))?.configDir).toBe(environment.paths.configDir);
+    expect(result.stderr).not.toContain('did not start');
+    expect(result.stderr).toContain(`${path.join(environment.paths.configDir, 'providers.yaml')} does not exist`);
+    expect(result.code).toBe(64);
+  });
+
   it('reads the prompt from stdin and prints JSON Lines with --json', async () => {
     environment = await createTestEnvironment(`responses:\n  - text: "json answer"\n`);
     serve = await startServe(environment);
