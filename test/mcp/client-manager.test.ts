@@ -5,7 +5,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { McpServerConfig } from '../../src/config/mcp.js';
 import type { Executor } from '../../src/executors/executor.js';
 import { LocalExecutor } from '../../src/executors/local/local-executor.js';
@@ -61,6 +61,25 @@ describe('McpClientManager', () => {
     expect(tools.withTools(base)).toBe(tools.withTools(base));
     expect(await invoke(tools, 'mcp__fixture__add_tool', {})).toMatchObject({ output: 'added extra_1', isError: false });
     expect(tools.tools().map((tool) => tool.name)).toContain('mcp__fixture__extra_1');
+  });
+
+  it('starts a stdio server with the environment of its executor\'s commands: credentials removed, its own env added', async () => {
+    const environmentFile = path.join(root, 'environment');
+    process.env.MCP_TEST_PLAIN_VARIABLE = 'plain';
+    process.env.MCP_TEST_API_KEY = 'must-not-reach-the-server';
+    onTestFinished(() => {
+      delete process.env.MCP_TEST_PLAIN_VARIABLE;
+      delete process.env.MCP_TEST_API_KEY;
+    });
+    const tools = manager({
+      fixture: fixture({ command: '/bin/sh', args: ['-c', 'env > "$ENVIRONMENT_FILE"; exec "$0" "$1"', process.execPath, GROWING_SERVER], env: { PID_FILE: path.join(root, 'pids'), ENVIRONMENT_FILE: environmentFile } }),
+    });
+    await tools.prepare();
+    expect(tools.servers[0]?.state).toBe('running');
+    const names = readFileSync(environmentFile, 'utf8').split('\n').map((line) => line.slice(0, line.indexOf('=')));
+    expect(names).toContain('MCP_TEST_PLAIN_VARIABLE');
+    expect(names).toContain('ENVIRONMENT_FILE');
+    expect(names).not.toContain('MCP_TEST_API_KEY');
   });
 
   it('starts a server that died again when one of its tools is called', async () => {
