@@ -119,7 +119,7 @@ interface Warning {
 
 /**
  * Everything a server started from this shell would lack although the configuration is
- * valid: provider keys, configured paths, plugins. Runs on what the files hold whether or not
+ * valid: provider keys, configured paths, plugins, personal skills. Runs on what the files hold whether or not
  * they passed validation (entries that are not mappings are left to the problems).
  */
 async function configurationWarnings(configDir: string, values: Partial<Record<ConfigurationFileKey, unknown>>): Promise<Warning[]> {
@@ -130,7 +130,25 @@ async function configurationWarnings(configDir: string, values: Partial<Record<C
   const paths = configuredPathWarnings(values, { configDir }).map(({ file, keyPath, message }) => ({ file, line: `warning: ${file}: ${keyPath.join('.')}: ${message}\n` }));
   const plugins = PluginsFileSchema.safeParse(values.plugins ?? {});
   const pluginLines = plugins.success ? (await pluginWarnings(configDir, plugins.data)).map((line) => ({ file: CONFIGURATION_FILES.plugins.fileName, line })) : [];
-  return [...keys, ...paths, ...pluginLines];
+  const skills = (await skillWarnings(configDir)).map((line) => ({ file: 'skills', line }));
+  return [...keys, ...paths, ...pluginLines, ...skills];
+}
+
+/**
+ * Warnings for the personal skills (`<configDir>/skills/`) a turn would skip, each naming the
+ * `SKILL.md`, its line and front matter field, as the conversation is told of them.
+ * @returns one `warning: …` line per problem
+ */
+async function skillWarnings(configDir: string): Promise<string[]> {
+  const directory = path.join(configDir, 'skills');
+  if (!existsSync(directory)) return [];
+  const [{ LocalFileSystem }, { discoverSkills }, { describeSkillProblem }] = await Promise.all([
+    import('../executors/local/local-file-system.js'),
+    import('../runtime/skills/skill-discovery.js'),
+    import('../runtime/skills/skill-file.js'),
+  ]);
+  const { problems } = await discoverSkills([{ fileSystem: new LocalFileSystem(), directory, location: 'server' }]);
+  return problems.map((problem) => `warning: skill skipped by every turn: ${describeSkillProblem(problem)}\n`);
 }
 
 /**

@@ -58,6 +58,16 @@ const SYNTAX_MESSAGES: Record<string, string> = {
   MULTIPLE_DOCS: 'the file holds more than one YAML document (a line "---" starts another); a configuration file is one document',
 };
 
+/**
+ * The first line of a `yaml` library error, without the "at line L, column C:" it ends with:
+ * callers give the line themselves, counted in the whole file (a front matter's YAML starts
+ * on the file's second line, so the library's own count would be off).
+ * @param error an error of `parseDocument` (`document.errors`) or of `parse` (thrown)
+ */
+export function yamlSyntaxMessage(error: { code?: string; message: string }): string {
+  return (error.code !== undefined ? SYNTAX_MESSAGES[error.code] : undefined) ?? (error.message.split('\n')[0] ?? error.message).replace(/\s*at line \d+, column \d+:?\s*$/, '');
+}
+
 /** The most a configuration file may hold, in bytes: far above any real one, and it keeps a mistaken path from being read whole. */
 export const CONFIGURATION_FILE_MAX_BYTES = 4 * 1024 * 1024;
 
@@ -151,8 +161,7 @@ export function parseYamlDocument<T>(file: string, input: string | Uint8Array, s
     const syntaxProblems = document.errors.map((error) => ({
       line: error.linePos?.[0]?.line,
       keyPath: '(YAML syntax)',
-      // The library appends "at line L, column C:" and a code excerpt; the line is given separately.
-      message: SYNTAX_MESSAGES[error.code] ?? (error.message.split('\n')[0] ?? error.message).replace(/\s*at line \d+, column \d+:?\s*$/, ''),
+      message: yamlSyntaxMessage(error),
     }));
     throw new ConfigError(file, [...shellVariableHints(text, syntaxProblems), ...syntaxProblems]);
   }

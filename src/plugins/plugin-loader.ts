@@ -14,6 +14,7 @@ import { DEFAULT_HOOK_TIMEOUT_MS, MAX_HOOK_TIMEOUT_MS, TOOL_HOOK_EVENTS, compile
 import { McpServerConfigSchema, type McpServerConfig } from '../config/mcp.js';
 import { expandPluginRoot, keyPathOf, KNOWN_MANIFEST_KEYS, MANIFEST_PATH, PluginHooksFileSchema, PluginManifestSchema, PluginMcpServerSchema, type PluginManifest } from './manifest.js';
 import { jsonSyntaxProblem } from '../printable-text.js';
+import { yamlSyntaxMessage } from '../config/yaml-file.js';
 
 /** Claude Code hook event names and the events they run as here. */
 const HOOK_EVENT_NAMES: Record<string, HookEvent> = {
@@ -121,7 +122,9 @@ function frontMatter(text: string, file: string): { fields: Record<string, unkno
   try {
     fields = parseYaml(match[1] as string);
   } catch (error) {
-    throw new ProblemFound({ file, keyPath: '(front matter)', message: `is not valid YAML: ${(error as Error).message.split('\n')[0]}` });
+    // The front matter's YAML begins on the file's second line, after "---".
+    const line = (error as { linePos?: { line: number }[] }).linePos?.[0]?.line;
+    throw new ProblemFound({ file, keyPath: '(front matter)', message: `is not valid YAML${line !== undefined ? ` (line ${line + 1})` : ''}: ${yamlSyntaxMessage(error as Error)}` });
   }
   if (fields !== null && (typeof fields !== 'object' || Array.isArray(fields))) throw new ProblemFound({ file, keyPath: '(front matter)', message: 'must be a mapping of fields' });
   return { fields: (fields ?? {}) as Record<string, unknown>, body: text.slice(match[0].length).trim() };

@@ -3,7 +3,7 @@
  * provider keys this shell lacks and configured paths this machine lacks. Warnings are printed
  * with the problems too, so fixing the problems never reveals more to fix.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -83,6 +83,24 @@ describe('config check warnings', () => {
     const providers = await check(path.join(directory, 'providers.yaml'));
     expect(providers.stderr).toContain(KEY_WARNING);
     expect(providers.stderr).not.toContain('executors.yaml');
+  });
+
+  it('warns about each personal skill every turn would skip, naming its SKILL.md, line and field', async () => {
+    write({ 'providers.yaml': 'providers: {}\n' });
+    for (const [folder, text] of [
+      ['broken', '---\nname: [oops\n---\nbody\n'],
+      ['renamed', '---\nname: other-name\ndescription: fine\n---\nbody\n'],
+      ['good', '---\nname: good\ndescription: fine\n---\nbody\n'],
+    ]) {
+      mkdirSync(path.join(directory, 'skills', folder as string), { recursive: true });
+      writeFileSync(path.join(directory, 'skills', folder as string, 'SKILL.md'), text as string);
+    }
+    const result = await check();
+    expect(result.code).toBe(0);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines).toContain(`warning: skill skipped by every turn: ${path.join(directory, 'skills', 'renamed', 'SKILL.md')}:2: name: "other-name" does not match the folder name "renamed"`);
+    expect(lines.find((line) => line.includes(path.join('broken', 'SKILL.md')))).toMatch(/:2: \(front matter\): invalid YAML: [^\n]*[^:]$/);
   });
 
   it('suggests the known key an unknown one most likely meant', async () => {

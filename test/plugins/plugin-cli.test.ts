@@ -112,6 +112,14 @@ describe('the Claude Code plugin format', () => {
       expect(problem, what).toMatchObject({ file: path.join(directory, file), keyPath });
     }
   });
+
+  it('counts the line of a front matter YAML mistake in the whole file', async () => {
+    const directory = claudeCodePlugin(path.join(root, 'front-matter-line'));
+    write(path.join(directory, 'agents', 'broken.md'), '---\ndescription: fine\nname: [unclosed\n---\nbody\n');
+    const { problem } = await loadPlugin(directory);
+    expect(problem?.message).toMatch(/^is not valid YAML \(line [34]\): /);
+    expect(problem?.message).not.toMatch(/at line \d+, column/);
+  });
 });
 
 describe('openvaala plugin', () => {

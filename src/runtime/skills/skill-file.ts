@@ -13,6 +13,7 @@
  * ```
  */
 import { isMap, LineCounter, parseDocument, type Node } from 'yaml';
+import { yamlSyntaxMessage } from '../../config/yaml-file.js';
 
 /** A skill name: 1–64 lowercase letters and digits in groups joined by single hyphens (the Agent Skills rule). */
 export const SKILL_NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -66,7 +67,7 @@ export function parseSkillFile(file: string, folderName: string, text: string): 
   const fileLine = (offset: number | undefined): number | undefined => (offset === undefined ? undefined : lineCounter.linePos(offset).line + 1);
   if (document.errors.length > 0) {
     return {
-      problems: document.errors.map((error) => ({ file, field: '(front matter)', line: fileLine(error.pos[0]), message: `invalid YAML: ${error.message.split('\n')[0] ?? error.message}` })),
+      problems: document.errors.map((error) => ({ file, field: '(front matter)', line: fileLine(error.pos[0]), message: `invalid YAML: ${yamlSyntaxMessage(error)}` })),
     };
   }
   if (!isMap(document.contents)) {
