@@ -93,15 +93,17 @@ export class InvalidSearchQueryError extends Error {
 
 /**
  * The searchable text of a stored item value: the text parts of a `user_message`, the text
- * of an `assistant_message`, undefined for every other kind (SPEC §3 item kinds). Checks
+ * of an `assistant_message`, undefined for every other kind (SPEC §3 item kinds) and for a
+ * `user_message` with status `failed` (a prompt a `user_prompt_submit` hook refused, as logs
+ * written before refused prompts were left out still hold them). Checks
  * only the fields it reads instead of validating the whole item, so `reindex` can call it on
  * every stored line cheaply; anything of an unexpected shape yields undefined.
  */
 export function searchableText(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  const item = value as { kind?: unknown; text?: unknown; content?: unknown };
+  const item = value as { kind?: unknown; text?: unknown; content?: unknown; status?: unknown };
   if (item.kind === 'assistant_message') return typeof item.text === 'string' && item.text !== '' ? item.text : undefined;
-  if (item.kind !== 'user_message' || !Array.isArray(item.content)) return undefined;
+  if (item.kind !== 'user_message' || !Array.isArray(item.content) || item.status === 'failed') return undefined;
   const texts: string[] = [];
   for (const part of item.content as unknown[]) {
     const text = (part as { type?: unknown; text?: unknown } | null)?.text;

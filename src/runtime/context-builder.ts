@@ -135,7 +135,7 @@ function convertItems(items: Item[], options: ModelMessageOptions & { toolOutput
   for (const item of items) {
     switch (item.kind) {
       case 'user_message':
-        // A prompt refused by a user_prompt_submit hook stays in the transcript, not in the context.
+        // A prompt refused by a user_prompt_submit hook (recorded `failed` in logs written before refused prompts were left out) is not context.
         if (item.status === 'failed') break;
         flush();
         messages.push({ role: 'user', content: userContent(item.content, options.readAttachment) });

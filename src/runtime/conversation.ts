@@ -15,6 +15,7 @@ import { UserInputBroker } from './user-input/broker.js';
 import { ClientCommandServers } from './client-commands.js';
 import { ClientFileServers } from './client-files.js';
 import { EventBus, type EventListener } from './event-bus.js';
+import { storedSessionState } from './input-queue.js';
 import type { Runtime } from './runtime.js';
 import { SerialQueue } from './serial-queue.js';
 import { LiveSession } from './session.js';
@@ -241,7 +242,7 @@ export class LiveConversation {
   async recordSession(state: Session): Promise<void> {
     let seq = this.metadataSeq;
     try {
-      seq = await this.recordState({ type: 'session', session: state });
+      seq = await this.recordState({ type: 'session', session: storedSessionState(state) });
     } finally {
       this.publish({ method: 'session/updated', params: { conversationId: this.id, session: state, seq } });
     }

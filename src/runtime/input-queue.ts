@@ -189,6 +189,16 @@ export class InputQueue {
   }
 }
 
+/**
+ * A session's state as written to the metadata log: queued inputs keep their ids but not their
+ * text. What waits has not been through `user_prompt_submit` hooks yet, and a prompt they refuse
+ * must be kept nowhere; the queue lives in memory, so clients read its text from `session/updated`.
+ */
+export function storedSessionState(state: Session): Session {
+  if (state.queuedInputs.every((input) => input.text === '')) return state;
+  return { ...state, queuedInputs: state.queuedInputs.map((input) => ({ ...input, text: '' })) };
+}
+
 /** The queued work for a user's input: the turn it will start, with the input's own model, effort and origin. */
 export function inputWork(inputId: string, turnId: string, content: ContentPart[], options: InputOptions): PendingWork {
   return { id: inputId, turnId, kind: 'input', content, ...(options.reasoningEffort ? { reasoningEffort: options.reasoningEffort } : {}), ...(options.model ? { model: options.model } : {}), ...originOf(options) };

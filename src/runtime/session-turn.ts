@@ -177,7 +177,8 @@ async function runLoopTurn(host: TurnHost, turn: Turn, work: PendingWork, contro
   const extensions = await beginTurn(conversation, { sessionId: host.id, turnId, signal: controller.signal, history: () => host.items, record: (item) => host.record(item), carriesInput: work.kind !== 'compact' });
   let refusal: string | undefined;
   if (work.kind === 'input') {
-    refusal = await extensions.submitPrompt(work.content, (status) => host.record({ ...base(), kind: 'user_message', content: work.content, mode: 'input', status, inputId: work.id, ...originOf(work) }));
+    // A refused prompt is not recorded (its text and attachments are kept nowhere): only the hook's run and the turn's error say it was refused.
+    refusal = await extensions.submitPrompt(work.content, () => host.record({ ...base(), kind: 'user_message', content: work.content, mode: 'input', status: 'completed', inputId: work.id, ...originOf(work) }));
   } else if (work.kind === 'agent') {
     await host.record({ ...base(), kind: 'agent_message', fromSessionId: work.fromSessionId, toSessionId: host.id, text: work.text });
   }

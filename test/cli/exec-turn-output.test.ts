@@ -55,7 +55,7 @@ describe('exec: why a turn ended failed or interrupted', () => {
     const run = await execAgainst(harness, 'do the FORBIDDEN thing');
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('turn failed');
-    expect(run.stderr).toContain('the prompt was refused by a user_prompt_submit hook: prompt contains FORBIDDEN');
+    expect(run.stderr).toMatch(/the prompt was refused by the user_prompt_submit hook "[^"]*refuse\.sh": prompt contains FORBIDDEN/);
     expect(occurrences(run.stdout + run.stderr, 'prompt contains FORBIDDEN')).toBe(1);
     expect(run.stderr).not.toContain('continue it with');
     expect(run.stderr).toMatch(/not run.*another prompt.*openvaala exec --resume conv_\w+ "…"/);

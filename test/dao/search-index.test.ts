@@ -2,13 +2,14 @@
  * SqliteConversationSearchIndex: the behaviour every search index shares (search-index.suite.ts:
  * matching, prefix words, title replacement, removal, paging, and clear errors for bad queries
  * and bad input that leave the stored index untouched), sharing the database file with the
- * conversation index, and searchableText.
+ * conversation index, and searchableText (which previews share).
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { previewOfItems } from '../../src/dao/conversation-listing.js';
 import { searchableText } from '../../src/dao/conversation-search-index.js';
 import { SqliteConversationSearchIndex } from '../../src/dao/sqlite-conversation-search-index.js';
 import { SqliteRecordStorage } from '../../src/storage/sqlite/sqlite-record-storage.js';
@@ -85,5 +86,12 @@ describe('searchableText', () => {
     expect(searchableText({ kind: 'user_message', content: 'not an array' })).toBeUndefined();
     expect(searchableText({ kind: 'user_message', content: [null, { type: 'text' }] })).toBeUndefined();
     expect(searchableText(null)).toBeUndefined();
+  });
+
+  it('skips a prompt refused by a user_prompt_submit hook (status failed, as older logs hold them), in search and in previews', () => {
+    const refused = { kind: 'user_message', status: 'failed', content: [{ type: 'text', text: 'refused words' }] };
+    expect(searchableText(refused)).toBeUndefined();
+    expect(searchableText({ ...refused, status: 'completed' })).toBe('refused words');
+    expect(previewOfItems([{ kind: 'assistant_message', text: 'earlier answer' }, refused])).toBe('earlier answer');
   });
 });

@@ -208,7 +208,9 @@ esac`,
     expect(refused).toMatchObject({ status: 'failed', steps: 0, stopReason: 'hook_refused' });
     expect(refused?.error).toContain('prompts about secrets are refused here');
     expect(harness!.environment.mock.requests).toHaveLength(0);
-    expect(itemsOf('user_message')[0]).toMatchObject({ status: 'failed' });
+    expect(refused?.error).toMatch(/^the prompt was refused by the user_prompt_submit hook "[^"]*screen\.sh": /);
+    // The refused prompt is not recorded (refused-prompt.test.ts follows it everywhere else).
+    expect(itemsOf('user_message')).toEqual([]);
     expect(itemsOf('hook_run')[0]).toMatchObject({ event: 'user_prompt_submit', decision: 'block', exitCode: 2 });
 
     await harness!.client.request('session/input', { conversationId, input: 'just say hello' });

@@ -73,6 +73,8 @@ export interface HookEventDetails {
 export interface HookOutcome {
   /** Set when a hook blocked: the reason (a hook's stderr, or its `reason`). */
   block?: string;
+  /** Set with `block`: the command of the hook that blocked. */
+  blockedBy?: string;
   /** `pre_tool_use`: `allow` skips asking; `ask` asks a person even where the policy allows (`ask` wins). */
   permission?: 'allow' | 'ask';
   /** `pre_tool_use`: the arguments to run with instead of the model's. */
@@ -170,6 +172,17 @@ function recordedOutput(result: HookProcessResult, notes: string[]): string {
   return truncateOutput(parts.filter((part) => part !== '').join('\n'), RECORDED_OUTPUT_LIMIT_BYTES).text;
 }
 
+/** Longest hook command named in a message; longer ones keep their start and their end (the script's name). */
+const NAMED_COMMAND_CHARS = 80;
+
+/** A hook's command as named in a message: on one line, at most {@link NAMED_COMMAND_CHARS} characters. */
+export function hookCommandName(command: string): string {
+  const line = command.trim().split(/\s*\n\s*/).join(' ');
+  if (line.length <= NAMED_COMMAND_CHARS) return line;
+  const head = Math.floor((NAMED_COMMAND_CHARS - 1) / 2);
+  return `${line.slice(0, head)}…${line.slice(line.length - (NAMED_COMMAND_CHARS - 1 - head))}`;
+}
+
 /** The configured hooks, run for events of the agent loop. */
 export class HookRunner {
   /** @param hooks the loaded `hooks.yaml` */
@@ -221,6 +234,7 @@ export class HookRunner {
       if (verdict.permission && outcome.permission !== 'ask') outcome.permission = verdict.permission;
       if (verdict.block !== undefined) {
         outcome.block = verdict.block;
+        outcome.blockedBy = hook.command;
         break;
       }
     }

@@ -13,7 +13,7 @@ import type { Tool } from '../../tools/tool.js';
 import { itemsInContext } from '../context-builder.js';
 import type { LiveConversation } from '../conversation.js';
 import { createAgentHooks, type AgentHooks } from '../hooks/agent-hooks.js';
-import { HookRunner, type HookRunContext } from '../hooks/hook-runner.js';
+import { hookCommandName, HookRunner, type HookRunContext } from '../hooks/hook-runner.js';
 import { describeSkillProblem, type SkillProblem } from '../skills/skill-file.js';
 import { discoverSkills, workLocationSkillDirectories, type Skill, type SkillRoot } from '../skills/skill-discovery.js';
 import { createLoadSkillTool, findSkillMentions, skillCatalog, skillInstructionBody } from '../skills/skill-tool.js';
@@ -49,21 +49,27 @@ export interface TurnExtensions {
   /** The hooks the agent loop calls. */
   hooks: AgentHooks;
   /**
-   * Runs `user_prompt_submit` hooks for a user's prompt, then has it recorded (`completed`, or
-   * `failed` when refused), then records the hooks' context and the skills it mentions.
-   * @param recordMessage records the `user_message` item with the given status
-   * @returns the refusal (a hook's reason) when the prompt must not reach the model
+   * Runs `user_prompt_submit` hooks for a user's prompt, then has it recorded, then records
+   * the hooks' context and the skills it mentions. A refused prompt is not recorded at all:
+   * its text (and any attachment it names) is kept nowhere; the `hook_run` item of the hook
+   * that refused it, with the hook's reason, is what stays of it.
+   * @param recordMessage records the `user_message` item (only for a prompt that was not refused)
+   * @returns the refusal, naming the hook and its reason, when the prompt must not reach the model
    */
-  submitPrompt(content: ContentPart[], recordMessage: (status: 'completed' | 'failed') => Promise<void>): Promise<string | undefined>;
+  submitPrompt(content: ContentPart[], recordMessage: () => Promise<void>): Promise<string | undefined>;
 }
 
 function textOf(content: ContentPart[]): string {
   return content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n');
 }
 
-/** True before the session's first input is recorded. */
+/**
+ * True before the session's first turn with input: no input recorded and no prompt screened by
+ * `user_prompt_submit` hooks (a refused prompt leaves only its `hook_run` items, and its turn
+ * already recorded the first turn's instructions).
+ */
 function isFirstTurn(history: Item[]): boolean {
-  return !history.some((item) => item.kind === 'user_message' || item.kind === 'agent_message');
+  return !history.some((item) => item.kind === 'user_message' || item.kind === 'agent_message' || (item.kind === 'hook_run' && item.event === 'user_prompt_submit'));
 }
 
 /** Problem lines already reported to this session (so each is reported once, also across restarts). */
@@ -149,10 +155,11 @@ export async function beginTurn(conversation: LiveConversation, options: TurnSta
       const prompt = textOf(content);
       const outcome = await runner.run('user_prompt_submit', hookContext, { prompt });
       if (outcome.block !== undefined) {
-        await recordMessage('failed');
-        return `the prompt was refused by a user_prompt_submit hook: ${outcome.block}`;
+        // Like Claude Code: a refused prompt is erased, not kept; the sender hears the hook and its reason.
+        const hook = outcome.blockedBy !== undefined ? `the user_prompt_submit hook "${hookCommandName(outcome.blockedBy)}"` : 'a user_prompt_submit hook';
+        return `the prompt was refused by ${hook}: ${outcome.block}`;
       }
-      await recordMessage('completed');
+      await recordMessage();
       for (const text of outcome.additionalContext) await recordInstruction('agent', 'hook:user_prompt_submit', text);
       // A prompt command's text is recorded like a loaded skill: standing instructions for this prompt.
       const invocation = findPromptCommand(prompt, turnPlugins.plugins);
