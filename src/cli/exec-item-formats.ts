@@ -2,7 +2,10 @@
  * How items read as text: their transcript form (`openvaala conversations show`) and which of
  * them `openvaala exec` prints as that form, on its own terms, or not at all.
  */
-import type { Item, ItemKind, ItemOf, NotificationParams, PlanStep } from '../protocol/index.js';
+import { toolCallOutcome, type Item, type ItemKind, type ItemOf, type NotificationParams, type PlanStep, type ToolCallOutcome } from '../protocol/index.js';
+
+/** The mark of how a tool call ended: `✓` succeeded, `✗` failed (see {@link toolCallOutcome}), `■` interrupted. */
+export const OUTCOME_MARKS: Record<ToolCallOutcome['state'], string> = { succeeded: '✓', failed: '✗', interrupted: '■' };
 
 /**
  * What a tool call's header shows after the tool's name: the command, the files a patch
@@ -66,12 +69,13 @@ export const itemFormats: { [K in ItemKind]: (item: ItemOf<K>) => string | undef
   assistant_message: (item) => item.text,
   reasoning: (item) => (item.summary.trim() ? `∴ ${item.summary.trim()}` : undefined),
   tool_call: (item) => {
-    const status = item.status === 'interrupted' ? '■ interrupted' : item.isError ? '✗' : '✓';
+    const outcome = toolCallOutcome(item);
+    const status = `${OUTCOME_MARKS[outcome.state]}${outcome.state === 'interrupted' ? ' interrupted' : ''}${outcome.detail ? ` ${outcome.detail}` : ''}`;
     // The same summary as exec shows live (the command, the files a patch touches, the path), not the raw JSON.
     const args = summarizeArguments(item.toolName, item.arguments);
     const lines = item.output.replace(/\n$/, '').split('\n');
     const shown = lines.length > 8 ? [...lines.slice(0, 6), `… ${lines.length - 7} more lines`, lines.at(-1) ?? ''] : lines;
-    return `▸ ${item.toolName} ${args}\n${item.output.trim() ? `${indent(shown.join('\n'), '  │ ')}\n` : ''}  ${status}${item.exitCode !== undefined && item.exitCode !== null ? ` exit ${item.exitCode}` : ''}`;
+    return `▸ ${item.toolName} ${args}\n${item.output.trim() ? `${indent(shown.join('\n'), '  │ ')}\n` : ''}  ${status}`;
   },
   agent_message: (item) => `✉ ${item.fromSessionId} → ${item.toSessionId}: ${firstLine(item.text)}`,
   approval: (item) => `  approval: ${item.decision}${item.prefix ? ` "${item.prefix.join(' ')}"` : ''} by ${item.decidedBy}${item.automatic ? ' (automatic, no one was asked)' : ''}`,

@@ -5,9 +5,9 @@
  * line. Only the answer of exec's own session streams as the answer: a compaction summary, a
  * subagent's answer and hook output are said in one line each, when at all.
  */
-import type { AnyNotification, Item, NotificationParams } from '../protocol/index.js';
+import { toolCallOutcome, type AnyNotification, type Item, type NotificationParams } from '../protocol/index.js';
 import { describeHookRun, hookUpdatedArguments } from './exec-hook-runs.js';
-import { describeRetry, execItemDisplay, firstLine, formatItem, itemFormats, summarizeArguments } from './exec-item-formats.js';
+import { describeRetry, execItemDisplay, firstLine, formatItem, itemFormats, OUTCOME_MARKS, summarizeArguments } from './exec-item-formats.js';
 
 export { describeRetry, execItemDisplay, formatDelay, formatItem, formatPlan, itemFormats, planStepMark } from './exec-item-formats.js';
 
@@ -237,13 +237,14 @@ export class HumanRenderer {
       const tail = Math.min(hidden, TAIL_LINES);
       if (tail > 0) for (const line of lines.slice(-tail)) this.line(`  │ ${line}`);
     }
-    const exit = item.exitCode !== undefined && item.exitCode !== null ? ` exit ${item.exitCode}` : '';
-    // A call cut short by an interruption is never shown as a success, whatever its output said.
-    const status = item.status === 'interrupted' ? '■' : item.isError ? '✗' : '✓';
-    const note = item.status === 'interrupted' ? ' interrupted' : '';
+    // A call cut short by an interruption is never shown as a success, whatever its output said;
+    // nor is a command that exited non-zero or was killed, which the model reads as a normal result.
+    const outcome = toolCallOutcome(item);
+    const detail = outcome.detail ? ` ${outcome.detail}` : '';
+    const note = outcome.state === 'interrupted' ? ' interrupted' : '';
     // A rewritten call is always named: its header shows what the model asked for, not what ran.
     const name = (rewritten || live.concurrent) && ran ? `${item.toolName} ${ran}` : item.toolName;
-    this.line(`  ${status} ${name}${exit}${note} (${item.durationMs} ms)`);
+    this.line(`  ${OUTCOME_MARKS[outcome.state]} ${name}${detail}${note} (${item.durationMs} ms)`);
   }
 
   /** Ends a line left open by streamed text. */

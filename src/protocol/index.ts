@@ -22,6 +22,7 @@ export * from './worktrees.js';
 export * from './transport.js';
 export * from './codex-ids.js';
 export * from './tool-details.js';
+export * from './tool-call-outcome.js';
 export * from './capabilities.js';
 export * from './approval-options.js';
 export * from './user-input.js';

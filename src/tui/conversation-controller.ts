@@ -177,6 +177,8 @@ export class ConversationController {
   async rewind(afterItemId: string): Promise<number> {
     const conversationId = this.requireConversation();
     const result = await this.client.request('conversation/rewind', { conversationId, afterItemId });
+    // The server tells subscribers too, but not necessarily before it answers: what is said next belongs after the rewind.
+    this.model.rewind(result.session.id, result.afterSeq, result.rewoundTurnIds);
     return result.dropped;
   }
 

@@ -8,7 +8,7 @@ import { diffSpan } from './code-highlight.js';
 import { renderMarkdown } from './markdown.js';
 import { plainLines, sanitize, wrapLine, type StyledLine, type TextStyle } from './styled-text.js';
 import type { TranscriptEntry } from './transcript-model.js';
-import type { Item, ToolDetails } from '../protocol/index.js';
+import { toolCallOutcome, type Item, type ToolDetails } from '../protocol/index.js';
 
 /** What the reader chose to see in full. */
 export interface RenderToggles {
@@ -77,9 +77,9 @@ function diffLines(details: Extract<ToolDetails, { kind: 'fileChange' }>, width:
   return lines;
 }
 
-function toolCallLines(fields: { toolName: string; details: ToolDetails | undefined; args: unknown; output: string; end?: StyledLine }, width: number, toggles: RenderToggles): StyledLine[] {
+function toolCallLines(fields: { toolName: string; details: ToolDetails | undefined; args: unknown; output: string; end?: StyledLine; failed?: boolean }, width: number, toggles: RenderToggles): StyledLine[] {
   const running = fields.end === undefined;
-  const head: StyledLine = [{ text: running ? '◌ ' : '● ', style: { color: running ? 'yellow' : 'green' } }, ...toolTitle(fields.toolName, fields.details, fields.args)];
+  const head: StyledLine = [{ text: running ? '◌ ' : '● ', style: { color: running ? 'yellow' : fields.failed ? 'red' : 'green' } }, ...toolTitle(fields.toolName, fields.details, fields.args)];
   const lines = wrapLine(head, width, [{ text: '  ' }]);
   if (fields.details?.kind === 'fileChange') lines.push(...diffLines(fields.details, width, toggles.output));
   const shownOutput = fields.details?.kind === 'command' && fields.details.output !== undefined ? fields.details.output : fields.output;
@@ -106,10 +106,13 @@ function itemLines(item: Item, width: number, toggles: RenderToggles): StyledLin
     case 'reasoning':
       return reasoningLines(item.summaryParts ?? [item.summary], width, toggles.reasoning);
     case 'tool_call': {
-      const status = item.status === 'interrupted' ? '■ interrupted' : item.isError ? '✗ failed' : '✓';
-      const exit = item.exitCode !== undefined && item.exitCode !== null ? ` exit ${item.exitCode}` : '';
-      const end: StyledLine = [{ text: `  ${status}${exit} · ${seconds(item.durationMs)}`, style: { dim: !item.isError && item.status === 'completed', color: item.isError || item.status !== 'completed' ? 'red' : 'green' } }];
-      return toolCallLines({ toolName: item.toolName, details: item.details, args: item.arguments, output: item.isError || item.details?.kind !== 'command' ? item.output : '', end }, width, toggles);
+      // A command that exited non-zero or was killed is a normal result for the model, a failed call here.
+      const outcome = toolCallOutcome(item);
+      const succeeded = outcome.state === 'succeeded';
+      const mark = outcome.state === 'interrupted' ? '■ interrupted' : succeeded ? '✓' : '✗ failed';
+      const detail = outcome.detail ? `${succeeded ? ' ' : ' · '}${outcome.detail}` : '';
+      const end: StyledLine = [{ text: `  ${mark}${detail} · ${seconds(item.durationMs)}`, style: { dim: succeeded, color: succeeded ? 'green' : 'red' } }];
+      return toolCallLines({ toolName: item.toolName, details: item.details, args: item.arguments, output: item.isError || item.details?.kind !== 'command' ? item.output : '', end, failed: !succeeded }, width, toggles);
     }
     case 'approval': {
       const allowed = item.decision.startsWith('allow');

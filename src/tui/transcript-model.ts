@@ -34,6 +34,12 @@ export interface TranscriptEntry {
   sessionId?: string;
   /** Seq in its session's log, once stored. */
   seq?: number;
+  /**
+   * For entries outside the root session's log (notices, subagent work): the seq of the root
+   * session's newest item held when the entry came, so a rewind of the root session drops
+   * what came after the items it drops.
+   */
+  rootSeq?: number;
   item?: Item;
   live?: LiveItem;
   notice?: Notice;
@@ -66,6 +72,8 @@ export class TranscriptModel {
   /** Bumped on every change. */
   revision = 0;
   private readonly index = new Map<string, TranscriptEntry>();
+  /** Seq of the newest root item held (0 before any). */
+  private newestRootSeq = 0;
   private notices = 0;
   private listener: (() => void) | undefined;
 
@@ -127,6 +135,7 @@ export class TranscriptModel {
     this.index.clear();
     this.hasOlder = false;
     this.oldestSeq = undefined;
+    this.newestRootSeq = 0;
     this.usage = undefined;
     this.changed();
   }
@@ -140,6 +149,7 @@ export class TranscriptModel {
     const added = sorted.map((stored) => this.makeEntry({ key: stored.item.id, sessionId: stored.item.sessionId, seq: stored.seq, item: stored.item }));
     this.entries = [...added, ...this.entries];
     if (sorted[0]) this.oldestSeq = sorted[0].seq;
+    for (const stored of sorted) this.noteSeq(stored.item.sessionId, stored.seq);
     this.hasOlder = moreBefore;
     this.changed();
   }
@@ -210,7 +220,7 @@ export class TranscriptModel {
         this.itemCompleted(event.params.item, event.params.seq);
         break;
       case 'session/rewound':
-        this.rewound(event.params.sessionId, event.params.afterSeq);
+        this.dropRewound(event.params.sessionId, event.params.afterSeq, event.params.rewoundTurnIds);
         break;
       case 'plan/updated':
       case 'approval/requested':
@@ -226,6 +236,7 @@ export class TranscriptModel {
   }
 
   private itemCompleted(item: Item, seq: number): void {
+    this.noteSeq(item.sessionId, seq);
     const existing = this.index.get(item.id);
     if (existing) {
       existing.item = item;
@@ -260,16 +271,37 @@ export class TranscriptModel {
     this.addNotice(`turn ${turn.status} · ${calls} · ${turn.usage.inputTokens} in / ${turn.usage.outputTokens} out${seconds ? ` · ${seconds} s` : ''}${turn.error ? ` · ${turn.error}` : ''}`, tone);
   }
 
-  private rewound(sessionId: string, afterSeq: number): void {
-    this.entries = this.entries.filter((entry) => {
-      const drop = entry.sessionId === sessionId && ((entry.seq !== undefined && entry.seq > afterSeq) || entry.live !== undefined);
-      if (drop) this.index.delete(entry.key);
-      return !drop;
-    });
+  /**
+   * Applies a rewind of `sessionId` to `afterSeq` (`session/rewound`, or the answer to
+   * `conversation/rewind`; applying it twice changes nothing more): its items after `afterSeq`
+   * and those in progress are dropped, and the rewound turns forgotten. A rewind of the root
+   * session also drops what came after the dropped items: subagent work, the turns' end lines
+   * and other notices, so the transcript shows exactly the kept turns.
+   */
+  rewind(sessionId: string, afterSeq: number, rewoundTurnIds: readonly string[]): void {
+    this.dropRewound(sessionId, afterSeq, rewoundTurnIds);
+    this.changed();
   }
 
-  private makeEntry(fields: Omit<TranscriptEntry, 'version'>): TranscriptEntry {
-    const entry: TranscriptEntry = { ...fields, version: 0 };
+  private dropRewound(sessionId: string, afterSeq: number, rewoundTurnIds: readonly string[]): void {
+    const root = sessionId === this.rootSessionId;
+    this.entries = this.entries.filter((entry) => {
+      const own = entry.sessionId === sessionId && ((entry.seq !== undefined && entry.seq > afterSeq) || entry.live !== undefined);
+      const after = root && entry.rootSeq !== undefined && entry.rootSeq > afterSeq;
+      if (own || after) this.index.delete(entry.key);
+      return !(own || after);
+    });
+    for (const turnId of rewoundTurnIds) this.turns.delete(turnId);
+    if (root) this.newestRootSeq = Math.min(this.newestRootSeq, afterSeq);
+  }
+
+  private noteSeq(sessionId: string, seq: number): void {
+    if (sessionId === this.rootSessionId) this.newestRootSeq = Math.max(this.newestRootSeq, seq);
+  }
+
+  private makeEntry(fields: Omit<TranscriptEntry, 'version' | 'rootSeq'>): TranscriptEntry {
+    const outside = fields.sessionId === undefined || fields.sessionId !== this.rootSessionId;
+    const entry: TranscriptEntry = { ...fields, ...(outside ? { rootSeq: this.newestRootSeq } : {}), version: 0 };
     this.index.set(entry.key, entry);
     return entry;
   }

@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import type * as acp from '@agentclientprotocol/sdk';
-import type { FileChange, ItemOf, ToolDetails } from '../../protocol/index.js';
+import { toolCallOutcome, type FileChange, type ItemOf, type ToolDetails } from '../../protocol/index.js';
 
 /** What is known of a call: its tool, arguments and details (at start, in an approval request, or completed). */
 export interface ToolCallFacts {
@@ -120,9 +120,13 @@ export function diffContent(facts: ToolCallFacts, root: string): acp.ToolCallCon
   return facts.details.changes.map((change) => ({ type: 'diff', path: absolute(root, change.movePath ?? change.path), ...diffTexts(change) }));
 }
 
-/** The ACP status of a completed call. */
+/**
+ * The ACP status of a completed call: `failed` when the tool failed or the command it ran
+ * exited non-zero or was killed (`toolCallOutcome`), as agents reporting a shell call's
+ * non-zero exit as an error do.
+ */
 export function completedStatus(item: ItemOf<'tool_call'>): acp.ToolCallStatus {
-  return item.status === 'completed' && !item.isError ? 'completed' : 'failed';
+  return toolCallOutcome(item).state === 'succeeded' ? 'completed' : 'failed';
 }
 
 /** What a completed call shows: its diffs for file changes, else its output as text. */

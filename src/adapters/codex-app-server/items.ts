@@ -9,6 +9,7 @@ import path from 'node:path';
 import { toCodexId } from '../../protocol/codex-ids.js';
 import type { ContentPart, Item, ItemOf } from '../../protocol/index.js';
 import type { ToolDetails } from '../../protocol/tool-details.js';
+import { toolCallOutcome } from '../../protocol/tool-call-outcome.js';
 import { shellQuote } from '../../shell-quote.js';
 
 /** A Codex `ThreadItem` (its `type` and the fields of that variant). */
@@ -67,11 +68,14 @@ function subagentTool(toolName: string): string {
   return 'sendInput';
 }
 
-/** Status of a finished tool call in Codex terms: a denied call (not run) is `declined` where the variant has it. */
+/**
+ * Status of a finished tool call in Codex terms: a denied call (not run) is `declined` where
+ * the variant has it; a command that exited non-zero or was killed is `failed`, as Codex
+ * reports it (`toolCallOutcome`).
+ */
 function finishedStatus(item: ItemOf<'tool_call'>, declinable: boolean): string {
-  if (item.status === 'completed') return 'completed';
-  if (declinable && item.output.includes(': not run: ')) return 'declined';
-  return 'failed';
+  if (declinable && item.status !== 'completed' && item.output.includes(': not run: ')) return 'declined';
+  return toolCallOutcome(item).state === 'succeeded' ? 'completed' : 'failed';
 }
 
 /**

@@ -72,7 +72,8 @@ responses:
     const toolCallId = updates[0]?.toolCallId;
     expect(updates.find((update) => update.content?.some((content) => content.type === 'terminal'))).toMatchObject({ toolCallId, content: [{ type: 'terminal', terminalId: 'term-1' }] });
     const finished = updates.at(-1);
-    expect(finished).toMatchObject({ toolCallId, status: 'completed', rawOutput: { exitCode: 3 } });
+    // A command that exited non-zero is a failed call for the editor, as agents report a shell call's non-zero exit.
+    expect(finished).toMatchObject({ toolCallId, status: 'failed', rawOutput: { exitCode: 3 } });
     // The embedded terminal stays: the update that finishes the call does not replace it.
     expect(finished?.content).toBeUndefined();
     expect(editorTerminals.released).toEqual(['term-1']);

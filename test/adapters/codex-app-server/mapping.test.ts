@@ -42,6 +42,17 @@ describe('Codex ThreadItems of OpenVaala items', () => {
     expect(threadItemOf(cases[5]![0], place)).toMatchObject({ text: 'why\n[x] one\n[~] two' });
   });
 
+  it('says failed, as Codex does, for a command that ran and exited non-zero or was killed, and for an MCP tool error', () => {
+    const command = (fields: Partial<ItemOf<'tool_call'>>, details: Record<string, unknown> = {}) =>
+      threadItemOf(toolCall({ toolName: 'exec_command', details: { kind: 'command', command: 'make test', cwd: '/w', ...details }, ...fields }), place);
+    expect(command({ exitCode: 0 }, { exitCode: 0 })).toMatchObject({ status: 'completed', exitCode: 0 });
+    expect(command({ exitCode: 127 }, { exitCode: 127 })).toMatchObject({ status: 'failed', exitCode: 127 });
+    expect(command({}, { exitCode: null, signal: 'SIGKILL' })).toMatchObject({ status: 'failed' });
+    const mcpError = threadItemOf(toolCall({ toolName: 'mcp__docs__search', isError: true, output: 'no index', details: { kind: 'mcp', server: 'docs', tool: 'search' } }), place);
+    expect(mcpError).toMatchObject({ status: 'failed', error: { message: 'no index' } });
+    for (const item of [command({ exitCode: 127 }, { exitCode: 127 }), mcpError]) expect(schema.errorsAgainst(ITEM, item)).toEqual([]);
+  });
+
   it('drops the kinds Codex has no item for', () => {
     expect(threadItemOf({ ...ids, kind: 'approval', callId: 'c', toolName: 't', decision: 'allow_once', decidedBy: 'client:x' }, place)).toBeUndefined();
     expect(threadItemOf({ ...ids, kind: 'model_change', from: 'a/b', to: 'c/d' }, place)).toBeUndefined();
