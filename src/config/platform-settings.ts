@@ -10,6 +10,8 @@
  *   trustedProxies: [127.0.0.1, 10.0.0.0/8]   # X-Forwarded-For is read only from these
  *   sessionTtlHours: 168
  *   signInAttempts: { max: 10, windowSeconds: 300 }
+ *   memberWorkspaces:                         # where members may make projects, per executor
+ *     local: [/srv/projects]
  *   oidc:
  *     - name: company
  *       label: Company account
@@ -71,6 +73,18 @@ export const PlatformSettingsSchema = z.strictObject({
     })
     .default({ max: 10, windowSeconds: 300 }),
   oidc: z.array(OidcProviderSettingsSchema).default([]),
+  /**
+   * Directories members (not administrators) may make projects in, per executor name: a
+   * member's project workspace on a listed executor must be one of them or lie inside one.
+   * The plain `local` executor, which runs members' commands unsandboxed as the server's own
+   * user, is refused to members unless it is listed (docs/platform.md, "Where members work").
+   */
+  memberWorkspaces: z
+    .record(
+      z.string().min(1).max(200),
+      z.array(z.string().min(1).max(4096).refine((value) => value.startsWith('/') && !value.includes('\0'), { message: 'must be an absolute path (starting with /)' })).min(1, { message: 'list at least one directory, or leave the executor out' }),
+    )
+    .default({}),
 });
 /** The `platform:` section of `server.yaml`, defaults applied. */
 export type PlatformSettings = z.infer<typeof PlatformSettingsSchema>;

@@ -39,3 +39,11 @@ export function isAdministrator(caller: Caller): boolean {
 export function mayWrite(caller: Caller): boolean {
   return !(caller.kind === 'api-token' && caller.scope.kind === 'read-only');
 }
+
+/**
+ * The one project a project-scoped API token may reach (docs/platform.md, "Sessions and
+ * tokens"); undefined for every other caller, whose reach is not limited to one project.
+ */
+export function tokenProject(caller: Caller): string | undefined {
+  return caller.kind === 'api-token' && caller.scope.kind === 'project' ? caller.scope.projectId : undefined;
+}

@@ -69,12 +69,18 @@ export async function recoverProjects(platform: Platform, runtime: Runtime, logg
   }
 }
 
-/** Writes a project's secrets to its workspace `.env` (managed block only). */
+/**
+ * Writes a project's secrets to its workspace `.env` (managed block only), kept out of the
+ * workspace's git repository (docs/platform.md, "Secrets"); when it cannot be, the server log
+ * says why (the secrets are written all the same).
+ * @throws NotFoundError when the project's executor is not configured; Error naming the file when it cannot be written
+ */
 export async function syncEnvFile(platform: Platform, runtime: Runtime, projectId: string): Promise<void> {
   const project = platform.projects.get(projectId);
   const executor = runtime.findExecutor(project.workspace.executor);
   if (!executor) throw new NotFoundError(`executor "${project.workspace.executor}" of project ${projectId} is not configured`);
-  await writeEnvFile(executor, project.workspace.directory, platform.secrets.environment(projectId));
+  const { gitWarning } = await writeEnvFile(executor, project.workspace.directory, platform.secrets.environment(projectId));
+  if (gitWarning !== undefined) runtime.logger?.warn({ projectId, problem: gitWarning }, "the project's secrets file is not kept out of git");
 }
 
 /**

@@ -98,9 +98,8 @@ export function createTusUploads(options: TusUploadOptions): TusUploads {
    */
   const checkAccess = (caller: Caller, conversationId: string, where: string): void => {
     if (!mayWrite(caller)) throw refusal(403, 'this API token is read-only; an upload changes state');
-    if (caller.kind !== 'local-owner' && options.platform && !options.platform.access.mayReadConversation(caller, conversationId)) {
-      throw refusal(403, `${where}: conversation ${conversationId} is not in a project you are a member of`);
-    }
+    const reason = caller.kind !== 'local-owner' ? options.platform?.access.conversationRefusal(caller, conversationId) : undefined;
+    if (reason !== undefined) throw refusal(403, `${where}: ${reason}`);
   };
 
   const tusOptions: ConstructorParameters<typeof Server>[0] = {

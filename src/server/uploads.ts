@@ -151,9 +151,8 @@ function checkTarget(request: IncomingMessage, response: ServerResponse, options
   // An upload writes to the conversation: the rule of every conversation method (access-control.ts).
   // Checked before the conversation is looked up, so an unknown id and one of another project
   // get the same answer: a caller learns nothing about conversations outside their projects.
-  if (caller.kind !== 'local-owner' && options.platform && !options.platform.access.mayReadConversation(caller, conversationId)) {
-    return refuseBody(request, response, 403, `query conversationId: conversation ${conversationId} is not in a project you are a member of`);
-  }
+  const refusal = caller.kind !== 'local-owner' ? options.platform?.access.conversationRefusal(caller, conversationId) : undefined;
+  if (refusal !== undefined) return refuseBody(request, response, 403, `query conversationId: ${refusal}`);
   options.runtime.getConversation(conversationId).then(
     () => receive(request, response, options, { conversationId, name, maxBytes, tooLarge }),
     (error: unknown) => {

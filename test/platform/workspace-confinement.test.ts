@@ -24,7 +24,9 @@ let users: SignedInUsers;
 let bob: RpcSocket;
 
 beforeAll(async () => {
-  platform = await startPlatformServer();
+  // Members may use every directory of the machine on `local` here (docs/configuration.md,
+  // `platform.memberWorkspaces`): what is left to refuse is the server's own directories.
+  platform = await startPlatformServer('  memberWorkspaces:\n    local: [/]\n');
   ({ environment, server } = platform);
   users = await signInAdministratorAndMember(new ProxiedBrowsers(server.url));
   bob = await users.member.connect();

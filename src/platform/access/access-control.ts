@@ -13,7 +13,7 @@
  */
 import { ErrorCodes, RpcError, type AnyNotification, type MethodName } from '../../protocol/index.js';
 import type { ProjectRole } from '../../protocol/projects.js';
-import { isAdministrator, mayWrite, type Caller } from '../caller.js';
+import { isAdministrator, mayWrite, tokenProject, type Caller } from '../caller.js';
 import type { ProjectStore } from '../projects/project-store.js';
 import { UnknownTaskError } from '../schedules/schedule-service.js';
 import { METHOD_RULES, NOTIFICATION_RULES, methodChangesState } from './access-rules.js';
@@ -74,6 +74,35 @@ export class AccessControl {
   }
 
   /**
+   * Why `caller` may not reach a conversation, for a refusal (the conversation's id is given
+   * as the caller wrote it: an unknown one and one of another project get the same words).
+   * A project-scoped API token is told that it is limited to its project, which is true
+   * whatever its user's memberships; anyone else, that the conversation is not in a project
+   * they are a member of.
+   * @returns the reason, or undefined when the caller may read the conversation
+   */
+  conversationRefusal(caller: Caller, conversationId: string): string | undefined {
+    if (this.mayReadConversation(caller, conversationId)) return undefined;
+    const scope = tokenProject(caller);
+    const projectId = this.projects.projectOf(conversationId);
+    if (scope !== undefined && projectId !== scope) return `this API token is limited to project ${scope}; conversation ${conversationId} is not in it`;
+    return `conversation ${conversationId} is not in a project you are a member of`;
+  }
+
+  /**
+   * Why `caller` may not reach project `projectId`, for a refusal: a project-scoped API token
+   * used on another project is told that it is limited to its own (its user may well be a
+   * member of both); anyone else, that they are not a member.
+   * @returns the reason, or undefined when the caller reaches the project
+   */
+  projectRefusal(caller: Caller, projectId: string): string | undefined {
+    if (this.projectAccess(caller, projectId) !== undefined) return undefined;
+    const scope = tokenProject(caller);
+    if (scope !== undefined && scope !== projectId) return `this API token is limited to project ${scope}; project ${projectId} is outside it`;
+    return `you are not a member of project ${projectId}`;
+  }
+
+  /**
    * Refuses to a read-only API token every method that changes state (its rule's `write` in
    * access-rules.ts, which every method must have). Cheap and independent of the params, so
    * the connection runs it before validating them.
@@ -86,7 +115,9 @@ export class AccessControl {
   /**
    * Refuses a request the caller may not make, before its handler runs: a read-only token
    * anything that writes (by {@link checkReadOnly} and by the method's rule), a project-scoped
-   * token anything outside its project, a member anything outside their projects.
+   * token anything outside its project (creating a project included; the refusal says the
+   * token is limited to its project, docs/platform.md "Sessions and tokens"), a member
+   * anything outside their projects.
    *
    * A method naming only a scheduled task (`params.taskId`) follows the task's conversation.
    * A task the caller may not reach is answered as if it did not exist, with the handler's own
@@ -105,16 +136,23 @@ export class AccessControl {
     if (caller.kind === 'local-owner') return;
     this.checkReadOnly(caller, method);
     const rule = METHOD_RULES[method];
+    const scope = tokenProject(caller);
     switch (rule.kind) {
       case 'open':
+        // A project token reaches one project: a new one would be outside it.
+        if (method === 'projects/create' && scope !== undefined) throw refuse(method, `this API token is limited to project ${scope}; it cannot create projects`);
+        return;
       case 'own-terminal':
         return;
       case 'administrator':
-        if (!isAdministrator(caller)) throw refuse(method, 'only administrators may do this');
+        if (!isAdministrator(caller)) {
+          // An administrator's project token is not an administrator's token: say what limits it.
+          throw refuse(method, scope !== undefined ? `this API token is limited to project ${scope}; only administrators, signed in or with an admin-scoped token, may do this` : 'only administrators may do this');
+        }
         return;
       case 'conversation': {
-        const conversationId = stringParam(params, 'conversationId') ?? '';
-        if (!this.mayReadConversation(caller, conversationId)) throw refuse(method, `params.conversationId: conversation ${conversationId} is not in a project you are a member of`);
+        const refusal = this.conversationRefusal(caller, stringParam(params, 'conversationId') ?? '');
+        if (refusal !== undefined) throw refuse(method, `params.conversationId: ${refusal}`);
         return;
       }
       case 'task-conversation': {
@@ -128,16 +166,18 @@ export class AccessControl {
       case 'create-conversation': {
         const projectId = stringParam(params, 'projectId');
         if (projectId === undefined) {
-          if (!isAdministrator(caller) || (caller.kind === 'api-token' && caller.scope.kind === 'project')) throw refuse(method, 'params.projectId: only administrators create conversations outside a project; name a project you are a member of');
+          if (scope !== undefined) throw refuse(method, `params.projectId: this API token is limited to project ${scope}; give projectId ${scope}`);
+          if (!isAdministrator(caller)) throw refuse(method, 'params.projectId: only administrators create conversations outside a project; name a project you are a member of');
           return;
         }
-        if (this.projectAccess(caller, projectId) === undefined) throw refuse(method, `params.projectId: you are not a member of project ${projectId}`);
+        const refusal = this.projectRefusal(caller, projectId);
+        if (refusal !== undefined) throw refuse(method, `params.projectId: ${refusal}`);
         return;
       }
       case 'project': {
         const projectId = stringParam(params, 'projectId') ?? '';
         const access = this.projectAccess(caller, projectId);
-        if (access === undefined) throw refuse(method, `params.projectId: you are not a member of project ${projectId}`);
+        if (access === undefined) throw refuse(method, `params.projectId: ${this.projectRefusal(caller, projectId) ?? `you are not a member of project ${projectId}`}`);
         if (rule.need === 'manager' && access === 'member') throw refuse(method, `only managers of project ${projectId} may do this`);
         return;
       }

@@ -57,8 +57,12 @@ export function confinedToProjects(caller: Caller): boolean {
 
 const SERVER_DIRECTORIES = "the server's own directories (its configuration, data and state directories, which hold its token and keys)";
 
-/** Whether `candidate` is `root` or lies inside it (both absolute and normalized). */
-function isInside(root: string, candidate: string, paths: path.PlatformPath = path): boolean {
+/**
+ * Whether `candidate` is `root` or lies inside it (both absolute and normalized), compared as
+ * paths: `/srv/app-other` is not inside `/srv/app`.
+ * @param paths the path flavour (POSIX for executors' paths)
+ */
+export function isInside(root: string, candidate: string, paths: path.PlatformPath = path): boolean {
   const relative = paths.relative(root, candidate);
   return relative === '' || (relative !== '..' && !relative.startsWith(`..${paths.sep}`) && !paths.isAbsolute(relative));
 }
@@ -69,7 +73,7 @@ function isInside(root: string, candidate: string, paths: path.PlatformPath = pa
  * exist: its deepest existing ancestor resolved, the missing parts appended (they cannot be
  * links).
  */
-async function realPathOnHost(target: string): Promise<string> {
+export async function realPathOnHost(target: string): Promise<string> {
   try {
     return await realpath(target);
   } catch {

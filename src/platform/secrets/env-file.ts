@@ -4,13 +4,15 @@
  * lines; every other line of the file is the user's and is kept byte for byte. The file is
  * replaced atomically (a temporary file with mode 0600 in the same directory, then a rename),
  * so a failed write leaves the previous file whole and no copy of a removed secret survives
- * a successful one.
+ * a successful one. In a git repository the file is named in `info/exclude` before it is
+ * written (`env-git-exclude.ts`), so it is never committed.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Executor } from '../../executors/executor.js';
 import { shellQuote } from '../../shell-quote.js';
+import { excludeFromGit } from './env-git-exclude.js';
 import { envFileValue } from './secret-encodings.js';
 
 /** First line of the managed block. */
@@ -46,19 +48,34 @@ export function withManagedBlock(current: string, secrets: ReadonlyMap<string, s
   return kept.length === 0 ? '' : `${kept.join('\n')}\n`;
 }
 
+/** What writing `.env` left to report. */
+export interface EnvFileWrite {
+  /** Why the file is not kept out of git although its workspace is in a repository (see `excludeFromGit`), for the server log. */
+  gitWarning?: string;
+}
+
 /**
  * Rewrites the managed block of `<directory>/.env` on an executor, atomically and with mode
- * 0600. A file that does not exist and would hold nothing is not created.
+ * 0600. A file that does not exist and would hold nothing is not created. Before a file with
+ * secrets is written, it is added to the `info/exclude` of the git repository holding the
+ * workspace, if any (`excludeFromGit`), so the agent's `git add -A` never stages it.
+ * @returns a warning when the file could not be kept out of git (the file is written all the same)
  * @throws Error naming the file when it cannot be read or replaced (the old file is then unchanged)
  */
-export async function writeEnvFile(executor: Executor, directory: string, secrets: ReadonlyMap<string, string>): Promise<void> {
+export async function writeEnvFile(executor: Executor, directory: string, secrets: ReadonlyMap<string, string>): Promise<EnvFileWrite> {
   const file = path.posix.join(directory, ENV_FILE);
   const exists = (await executor.fs.stat(file)) !== undefined;
   const current = exists ? Buffer.from(await executor.fs.readFile(file)).toString('utf8') : '';
-  if (!exists && secrets.size === 0) return;
+  if (!exists && secrets.size === 0) return {};
   const next = withManagedBlock(current, secrets);
-  if (next === current) return;
-  if (executor.kind === 'local') return writeLocalAtomically(file, next);
+  if (next === current) return {};
+  // Excluded first, so the file is never there with secrets and visible to git.
+  const gitWarning = next.includes(ENV_BLOCK_BEGIN) ? await excludeFromGit(executor, directory, ENV_FILE) : undefined;
+  const written = gitWarning !== undefined ? { gitWarning } : {};
+  if (executor.kind === 'local') {
+    writeLocalAtomically(file, next);
+    return written;
+  }
   // Other executors: the shell writes the temporary file with umask 077, then renames it.
   const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
   const result = await executor.run({
@@ -69,6 +86,7 @@ export async function writeEnvFile(executor: Executor, directory: string, secret
     maxOutputBytes: 4096,
   });
   if (result.exitCode !== 0) throw new Error(`${file} on executor "${executor.name}": could not be replaced: ${result.output.trim().slice(0, 500)}`);
+  return written;
 }
 
 function writeLocalAtomically(file: string, text: string): void {

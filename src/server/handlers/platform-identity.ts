@@ -93,6 +93,11 @@ export function createPlatformIdentityHandlers(connection: RpcConnection): Handl
       const { platform, caller } = userOf(connection, 'account/tokens/create');
       // A token cannot mint a token with more reach than itself.
       if (caller.kind === 'api-token' && caller.scope.kind !== 'admin') throw new RpcError(ErrorCodes.forbidden, 'account/tokens/create: only a web session or an admin-scoped token may create tokens');
+      // A token limited to a project its user cannot reach would reach nothing: a mistaken id.
+      if (params.scope.kind === 'project') {
+        const refusal = platform.access.projectRefusal(caller, params.scope.projectId);
+        if (refusal !== undefined) throw new RpcError(ErrorCodes.invalidParams, `account/tokens/create: params.scope.projectId: ${refusal}`);
+      }
       const { token, secret } = await platform.tokens.create(caller.userId, caller.role, params);
       return { token: secret, info: summarizeToken(token) };
     },

@@ -7,6 +7,7 @@ import type { McpServerConfig } from '../../config/mcp.js';
 import type { Executor } from '../../executors/executor.js';
 import { externalAgentRefusal } from '../../platform/access/external-agent-confinement.js';
 import { checkConversationMcpServers } from '../../platform/access/mcp-confinement.js';
+import { checkMemberWorkspace } from '../../platform/access/member-workspaces.js';
 import { checkProjectLocation, checkProjectWorkspace, ConfinementError, type ConfinementContext, type LocationSource } from '../../platform/access/workspace-confinement.js';
 import type { StoredProject } from '../../platform/projects/project-store.js';
 import { ErrorCodes, RpcError, type MethodParams, type WorkLocationEntry } from '../../protocol/index.js';
@@ -32,12 +33,18 @@ async function refusedAsInvalidParams(method: string, check: Promise<void>): Pro
 }
 
 /**
- * Refuses a new project's workspace the connection's caller may not use (see `checkProjectWorkspace`).
- * @throws RpcError invalidParams naming `params.workspace.directory`
+ * Refuses a new project's workspace the connection's caller may not use: one over the server's
+ * own directories (`checkProjectWorkspace`), outside the directories `platform.memberWorkspaces`
+ * lets members use, or over another project's workspace (`checkMemberWorkspace`).
+ * @throws RpcError invalidParams naming `params.workspace.executor` or `params.workspace.directory`
  */
-export function confineProjectWorkspace(connection: RpcConnection, method: string, workspace: StoredProject['workspace']): Promise<void> {
+export async function confineProjectWorkspace(connection: RpcConnection, method: string, workspace: StoredProject['workspace']): Promise<void> {
   const context = confinementContext(connection);
-  return refusedAsInvalidParams(method, checkProjectWorkspace(connection.caller, workspace, context.executor(workspace.executor), context.serverDirectories));
+  await refusedAsInvalidParams(method, checkProjectWorkspace(connection.caller, workspace, context.executor(workspace.executor), context.serverDirectories));
+  const platform = connection.platform;
+  if (!platform) return;
+  const members = { executor: context.executor, allowed: platform.settings.memberWorkspaces, projects: platform.projects.list(), reaches: (projectId: string) => platform.access.projectAccess(connection.caller, projectId) !== undefined };
+  await refusedAsInvalidParams(method, checkMemberWorkspace(connection.caller, workspace, members));
 }
 
 /**
