@@ -71,6 +71,21 @@ function escapeCell(text: string): string {
   return text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 }
 
+/**
+ * The fields of which an object schema requires at least one (an `anyOf` whose branches each
+ * only require fields), or undefined when the schema is not such an object.
+ */
+export function requiredAlternatives(schema: JsonSchema | undefined): string[] | undefined {
+  if (schema?.type !== 'object' || !Array.isArray(schema.anyOf)) return undefined;
+  const names = (schema.anyOf as JsonSchema[]).map((branch) => (Array.isArray(branch.required) && branch.required.length === 1 ? String(branch.required[0]) : undefined));
+  return names.every((name) => name !== undefined) ? (names as string[]) : undefined;
+}
+
+/** The sentence naming the fields of which at least one is required. */
+function alternativesNote(names: string[]): string {
+  return `at least one of ${names.map((name) => `\`${name}\``).join(', ')} is required`;
+}
+
 /** A compact, readable type for a schema (links to named definitions). */
 export function renderType(schema: JsonSchema | undefined, depth = 0): string {
   if (schema === undefined) return 'any';
@@ -80,6 +95,8 @@ export function renderType(schema: JsonSchema | undefined, depth = 0): string {
   }
   if ('const' in schema) return `\`${JSON.stringify(schema.const)}\``;
   if (Array.isArray(schema.enum)) return (schema.enum as unknown[]).map((value) => `\`${JSON.stringify(value)}\``).join(' | ');
+  const alternatives = requiredAlternatives(schema);
+  if (alternatives) return `${renderType({ ...schema, anyOf: undefined }, depth)} (${alternativesNote(alternatives)})`;
   const union = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
   if (union) return union.map((option) => renderType(option, depth)).join(' | ');
   const type = schema.type;
@@ -109,7 +126,9 @@ function fieldTable(schema: JsonSchema | undefined): string {
   // A notes column only where some field has a description (zod `.describe()` / `.meta()`).
   const notes = Object.values(properties).some((value) => typeof value.description === 'string');
   const rows = Object.entries(properties).map(([key, value]) => `| \`${key}\` | ${escapeCell(renderType(value))} | ${required.has(key) ? 'yes' : 'no'} |${notes ? ` ${escapeCell(String(value.description ?? ''))} |` : ''}`);
-  return [`| field | type | required |${notes ? ' notes |' : ''}`, `| --- | --- | --- |${notes ? ' --- |' : ''}`, ...rows].join('\n') + '\n';
+  const alternatives = requiredAlternatives(schema);
+  const table = [`| field | type | required |${notes ? ' notes |' : ''}`, `| --- | --- | --- |${notes ? ' --- |' : ''}`, ...rows].join('\n') + '\n';
+  return alternatives ? `${table}\nOf the optional fields, ${alternativesNote(alternatives)}.\n` : table;
 }
 
 /** The definition a `$ref` points to (the schema itself when it is not a reference). */
@@ -155,7 +174,7 @@ export function renderReference(schema: JsonSchema): string {
     // An exported `<Name>Schema` is an entity even when its name ends like an envelope (ApprovalRequest).
     if (envelopes.test(name) && !Object.prototype.hasOwnProperty.call(protocolExports, `${name}Schema`)) continue;
     out.push(`#### ${name}`, '');
-    const variants = (definition.oneOf ?? definition.anyOf) as JsonSchema[] | undefined;
+    const variants = requiredAlternatives(definition) ? undefined : ((definition.oneOf ?? definition.anyOf) as JsonSchema[] | undefined);
     if (variants) out.push(`One of: ${variants.map((variant) => renderType(variant)).join(', ')}.`, '');
     else out.push(fieldTable(definition));
   }

@@ -43,6 +43,22 @@ function hasRequired(schema: JsonSchema | undefined): boolean {
 }
 
 /**
+ * `schema` with the `required` lists of `input` (the same schema generated as zod's input),
+ * at every depth; everything else (`additionalProperties: false` above all) stays as it is.
+ */
+function withRequiredOf(schema: unknown, input: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map((entry, index) => withRequiredOf(entry, Array.isArray(input) ? input[index] : undefined));
+  if (typeof schema !== 'object' || schema === null || typeof input !== 'object' || input === null) return schema;
+  const other = input as JsonSchema;
+  const merged: JsonSchema = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key !== 'required') merged[key] = withRequiredOf(value, other[key]);
+    else if (other.required !== undefined) merged.required = other.required;
+  }
+  return merged;
+}
+
+/**
  * Builds the protocol's JSON Schema document (JSON Schema 2020-12).
  * @throws Error when two definitions would get the same name (two exports, or a method and a
  *   notification, mapping to one PascalCase name), so no definition silently replaces another
@@ -56,7 +72,9 @@ export function buildProtocolJsonSchema(): JsonSchema {
     if (existing !== undefined) return existing;
     if (taken.has(id)) throw new Error(`two protocol definitions are both named ${id}`);
     taken.add(id);
-    registry.add(schema, { id });
+    // Metadata given with `.meta()` (JSON Schema keywords zod cannot infer, such as an `anyOf`
+    // of required fields) goes into the definition too.
+    registry.add(schema, { ...z.globalRegistry.get(schema), id });
     return id;
   };
 
@@ -82,7 +100,14 @@ export function buildProtocolJsonSchema(): JsonSchema {
     serverRequestIds[name] = { params: register(request.params, `${pascalName(name)}ServerRequestParams`), result: register(request.result, `${pascalName(name)}ServerRequestResult`) };
   }
 
-  const generated = z.toJSONSchema(registry, { target: 'draft-2020-12', unrepresentable: 'any', uri: (id) => `#/$defs/${id}` }).schemas;
+  const jsonSchemaOptions = { target: 'draft-2020-12', unrepresentable: 'any', uri: (id: string) => `#/$defs/${id}` } as const;
+  const generated = z.toJSONSchema(registry, jsonSchemaOptions).schemas;
+  // What clients send is read as zod's input: there a field with a default may be left out
+  // (`users/invite` without `role`), where what the server sends always has it.
+  const asInput = z.toJSONSchema(registry, { ...jsonSchemaOptions, io: 'input' }).schemas;
+  for (const id of [...Object.values(methodIds).map((ids) => ids.params), ...Object.values(serverRequestIds).map((ids) => ids.result)]) {
+    if (asInput[id] !== undefined && generated[id] !== undefined) generated[id] = withRequiredOf(generated[id], asInput[id]) as typeof generated[string];
+  }
   const defs: Record<string, JsonSchema> = {};
   for (const [id, schema] of Object.entries(generated)) {
     const { $schema: _schema, $id: _id, id: _registryId, ...rest } = schema as JsonSchema;

@@ -22,6 +22,37 @@ export const ContentPartSchema = z.discriminatedUnion('type', [
 /** A part of user content. */
 export type ContentPart = z.infer<typeof ContentPartSchema>;
 
+/** A JSON Schema branch requiring one string property (each branch of an `anyOf` of alternatives must define what it requires). */
+function requiredString(name: string): Record<string, unknown> {
+  return { properties: { [name]: { type: 'string', minLength: 1 } }, required: [name] };
+}
+
+/**
+ * A `file` part as a client sends it in `session/input`: an upload named by `attachmentId`
+ * (the server fills in `path`, `name` and `mediaType` from the stored file, whatever the client
+ * wrote there), or a file named by `path`. At least one of the two is required (the JSON Schema
+ * says so with `anyOf`).
+ */
+export const InputFilePartSchema = z
+  .object({ type: z.literal('file'), path: z.string().min(1).optional(), name: z.string().optional(), mediaType: z.string().optional(), attachmentId: z.string().min(1).optional() })
+  .refine((part) => part.path !== undefined || part.attachmentId !== undefined, { message: 'a file part needs `attachmentId` (an upload) or `path`' })
+  .meta({ anyOf: [requiredString('attachmentId'), requiredString('path')] });
+/** A `file` part as a client sends it in `session/input`. */
+export type InputFilePart = z.infer<typeof InputFilePartSchema>;
+
+/**
+ * A part of the input a client sends (`session/input`): as {@link ContentPartSchema}, except
+ * that a `file` part naming an upload needs no `path` (see {@link InputFilePartSchema}). The
+ * recorded `user_message` always holds complete {@link ContentPart}s.
+ */
+export const InputContentPartSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({ type: z.literal('image'), url: z.string(), mediaType: z.string().optional() }),
+  InputFilePartSchema,
+]);
+/** A part of the input a client sends. */
+export type InputContentPart = z.infer<typeof InputContentPartSchema>;
+
 /** Token counts reported by the provider. */
 export const TokenUsageSchema = z.object({
   inputTokens: z.number().int().nonnegative(),

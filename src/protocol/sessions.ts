@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { SessionSchema } from './entities.js';
-import { ContentPartSchema } from './items.js';
+import { InputContentPartSchema } from './items.js';
 import { ClientMessageIdSchema } from './turn-control.js';
 import { conversationIdParam, ReasoningEffortSchema, sessionIdParam } from './request-params.js';
 
@@ -15,8 +15,8 @@ export const sessionMethods = {
       conversationId: conversationIdParam,
       /** Default: the conversation's root session. */
       sessionId: sessionIdParam.optional(),
-      /** Text, or content parts. */
-      input: z.union([z.string().min(1), z.array(ContentPartSchema).min(1)]),
+      /** Text, or content parts (a `file` part may name an upload by `attachmentId` alone). */
+      input: z.union([z.string().min(1), z.array(InputContentPartSchema).min(1)]),
       /** `queue` (default): next turn; `steer`: read before the running turn's next model call. */
       mode: z.enum(['queue', 'steer']).optional(),
       /**

@@ -11,6 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { LOCAL_OWNER, type Caller } from '../platform/caller.js';
+import { routeEntry, type HttpRoute, type HttpRouteEntry } from './http-routes.js';
 
 // Defined with the protocol (clients need them); re-exported for the server's modules.
 export { API_PATH, MAX_MESSAGE_BYTES, TOKEN_SUBPROTOCOL_PREFIX } from '../protocol/transport.js';
@@ -52,7 +53,7 @@ export interface HttpServerOptions {
   /** Logs problems no client can be told about. */
   logger: { warn(details: object, message: string): void };
   /** More HTTP endpoints by exact path, or by prefix for a key ending with `/` (after the Host check; each checks its own token and Origin). */
-  routes?: Record<string, (request: IncomingMessage, response: ServerResponse) => void>;
+  routes?: Record<string, HttpRoute>;
   /**
    * More WebSocket endpoints by exact path (after the Host check; each checks its own
    * credentials): the internal endpoint of a cluster's servers.
@@ -60,6 +61,8 @@ export interface HttpServerOptions {
   upgrades?: Record<string, (request: IncomingMessage, socket: Duplex, head: Buffer) => void>;
   /** Handles `/` and every path under `/web/` (the web UI), after the Host and Origin checks. */
   web?: (request: IncomingMessage, response: ServerResponse, pathname: string) => void;
+  /** The routes `web` serves (for {@link HttpServer.routes}). */
+  webRoutes?: () => HttpRouteEntry[];
   /**
    * Whether a request carries a live web UI session (its cookie): such an upgrade without a
    * token is authenticated. Default: never.
@@ -81,6 +84,12 @@ export interface HttpServerOptions {
    */
   loadWebSocketEndpoint?: () => Promise<WebSocketServer>;
 }
+
+/** The routes this module answers itself: the health check and the protocol's WebSocket endpoint. */
+export const BUILT_IN_ROUTES: readonly HttpRouteEntry[] = [
+  { methods: ['GET'], path: '/healthz' },
+  { methods: ['GET'], path: API_PATH },
+];
 
 /** Methods that never change state (RFC 9110 §9.2.1); other ones from a foreign `Origin` are refused. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -200,12 +209,23 @@ export interface WebSocketClients {
   readonly clients: ReadonlySet<WebSocket>;
 }
 
+/** What {@link createHttpServer} makes. */
+export interface HttpServer {
+  server: Server;
+  webSockets: WebSocketClients;
+  /**
+   * Every route the server answers at this moment: the built-in ones, those of `routes` and
+   * `upgrades` (WebSocket endpoints, listed as `GET`), and those `webRoutes` names.
+   */
+  routes(): HttpRouteEntry[];
+}
+
 /**
  * Creates the HTTP server (not yet listening). The WebSocket endpoint's code
  * (`web-socket-endpoint.ts` and `ws`) is imported meanwhile, not before: upgrades wait for
  * `ready` in any case, and listening sooner is what lets `/healthz` answer sooner.
  */
-export function createHttpServer(options: HttpServerOptions): { server: Server; webSockets: WebSocketClients } {
+export function createHttpServer(options: HttpServerOptions): HttpServer {
   let endpoint: WebSocketServer | undefined;
   const load = options.loadWebSocketEndpoint ?? (async () => (await import('./web-socket-endpoint.js')).createWebSocketEndpoint());
   const endpointLoaded = load().then((loaded) => (endpoint = loaded));
@@ -261,7 +281,7 @@ export function createHttpServer(options: HttpServerOptions): { server: Server; 
       return;
     }
     const route = pathname !== undefined && options.routes ? routeFor(options.routes, pathname) : undefined;
-    if (route) return route(request, response);
+    if (route) return route.handle(request, response);
     if (options.web && pathname !== undefined && (pathname === '/' || pathname === '/web' || pathname.startsWith('/web/'))) return options.web(request, response, pathname);
     if (pathname === API_PATH) {
       response.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket' });
@@ -314,5 +334,11 @@ export function createHttpServer(options: HttpServerOptions): { server: Server; 
         refuse(socket, 500, 'Internal Server Error', 'authentication failed inside the server; see its log');
       });
   };
-  return { server, webSockets };
+  const routes = (): HttpRouteEntry[] => [
+    ...BUILT_IN_ROUTES,
+    ...Object.entries(options.routes ?? {}).map(([key, route]) => routeEntry(key, route)),
+    ...Object.keys(options.upgrades ?? {}).map((path) => ({ methods: ['GET'], path })),
+    ...(options.webRoutes?.() ?? []),
+  ];
+  return { server, webSockets, routes };
 }

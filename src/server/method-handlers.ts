@@ -4,7 +4,7 @@
  */
 import { InvalidSearchQueryError } from '../dao/conversation-search-index.js';
 import { decodeRecordCursor } from '../storage/record-validation.js';
-import { ErrorCodes, PROTOCOL_VERSION, resolveClientCapabilities, RpcError, type ContentPart, type LogDamage, type MethodName, type MethodParams, type MethodResult } from '../protocol/index.js';
+import { ErrorCodes, PROTOCOL_VERSION, resolveClientCapabilities, RpcError, type InputContentPart, type LogDamage, type MethodName, type MethodParams, type MethodResult } from '../protocol/index.js';
 import { serverCapabilities } from './handlers/capabilities.js';
 import { createUserInputHandlers } from './handlers/user-input.js';
 import { createClientFileHandlers } from './handlers/client-files.js';
@@ -55,7 +55,7 @@ export interface RequestContext {
 /** One handler per method. */
 export type MethodHandlers = { [M in MethodName]: (params: MethodParams<M>, request: RequestContext) => Promise<MethodResult<M>> };
 
-function toContent(input: string | ContentPart[]): ContentPart[] {
+function toContent(input: string | InputContentPart[]): InputContentPart[] {
   return typeof input === 'string' ? [{ type: 'text', text: input }] : input;
 }
 

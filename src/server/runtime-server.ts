@@ -9,7 +9,7 @@
  * until then); every other request and WebSocket upgrade waits until the services are open, and
  * is refused with 503 when they fail to open (the server then stops, as before).
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { dataDirServerInfoFile, resolvePaths, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
@@ -19,6 +19,7 @@ import type { LogStorage } from '../storage/log-storage.js';
 import type { PriceLookup } from '../runtime/usage.js';
 import { acquireDataDirLock, processExists } from './data-dir-lock.js';
 import { createHttpServer } from './http-server.js';
+import type { HttpRoute, HttpRouteEntry } from './http-routes.js';
 import type { ConnectionLimits } from './rpc-connection.js';
 import type { RuntimeServices, SignInLink } from './runtime-services.js';
 import { WEB_PATH } from './web/static-files.js';
@@ -96,6 +97,8 @@ export interface RunningServer {
   webUrl: string;
   /** Makes a new one-time sign-in link of the web UI (single use, valid 5 minutes). */
   signInLink(): SignInLink;
+  /** Every HTTP route the server answers (docs/http.md documents each one). */
+  httpRoutes(): HttpRouteEntry[];
   /** Resolves when the server has stopped (by `stop`, a signal or idleness). */
   stopped: Promise<void>;
   /** Stops the server cleanly: running turns interrupted and recorded, logs synced, lock and server file removed. */
@@ -138,11 +141,11 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   // Nothing but /healthz reaches these before `ready` has resolved, and then `services` is set.
   const opened = (): RuntimeServices => services!;
   // Filled with the services' endpoints once they are open (no request reaches them before).
-  const routes: Record<string, (request: IncomingMessage, response: ServerResponse) => void> = {};
+  const routes: Record<string, HttpRoute> = {};
   const upgrades: Record<string, (request: IncomingMessage, socket: Duplex, head: Buffer) => void> = {};
   // Grows by the host of `storage.yaml` `cluster.advertiseUrl`, which the other servers name.
   const allowedHosts = [listenHost, ...(options.allowedHosts ?? [])];
-  const { server, webSockets } = createHttpServer({
+  const { server, webSockets, routes: httpRoutes } = createHttpServer({
     isServerToken: (given) => sameSecret!(given, token),
     allowedOrigins,
     allowedHosts,
@@ -152,6 +155,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     logger,
     routes,
     web: (request, response, pathname) => opened().web(request, response, pathname),
+    webRoutes: () => services?.webRoutes() ?? [],
     hasSession: (request) => opened().hasSession(request),
     apiTokenCaller: (given) => opened().apiTokenCaller?.(given) ?? Promise.resolve(undefined),
     sessionCaller: (request) => opened().sessionCaller?.(request) ?? Promise.resolve(undefined),
@@ -262,5 +266,5 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     throw error;
   }
   logger.info({ url, dataDir: paths.dataDir }, 'runtime server listening');
-  return { url, token, port, runtime, platform: services.platform, webUrl: `${webBase}${WEB_PATH}`, signInLink: () => services.signInLink(), stopped, stop };
+  return { url, token, port, runtime, platform: services.platform, webUrl: `${webBase}${WEB_PATH}`, signInLink: () => services.signInLink(), httpRoutes, stopped, stop };
 }

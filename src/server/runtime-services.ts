@@ -38,7 +38,9 @@ import { DEFAULT_MAX_UPLOAD_BYTES, handleUpload, UPLOAD_PATH, type UploadOptions
 import { AttachmentStore } from '../runtime/attachments.js';
 import type { TusUploads } from './tus-uploads.js';
 import { TUS_UPLOAD_MAX_AGE_MS, TUS_UPLOAD_PATH, TUS_UPLOAD_SWEEP_MS, TUS_UPLOADS_DIRECTORY } from './tus-upload-paths.js';
-import { handleWebRequest, hasWebSession, SIGN_IN_PATH, type WebRouteOptions } from './web/web-routes.js';
+import { handleWebRequest, hasWebSession, SIGN_IN_PATH, webRoutes, type WebRouteOptions } from './web/web-routes.js';
+import { FAVICON_PATH, serveFavicon } from './web/favicon.js';
+import type { HttpRoute, HttpRouteEntry } from './http-routes.js';
 import { sessionCookieName, WEB_SESSIONS_FILE, WebSessions } from './web/web-sessions.js';
 import { Platform } from '../platform/platform.js';
 import { redactingLogger } from '../platform/secrets/redacting-outputs.js';
@@ -109,14 +111,16 @@ export interface RuntimeServices {
   health(): Record<string, unknown>;
   /** Serves one accepted WebSocket as a JSON-RPC connection. */
   onConnection(socket: WebSocket, transport: Duplex, request: IncomingMessage, authenticated: boolean, caller: Caller): void;
-  /** HTTP endpoints by exact path (uploads). */
-  routes: Record<string, (request: IncomingMessage, response: ServerResponse) => void>;
+  /** HTTP endpoints by exact path, or by prefix for a key ending with `/` (uploads, the favicon). */
+  routes: Record<string, HttpRoute>;
   /** More WebSocket endpoints by exact path (a cluster's internal endpoint). */
   upgrades: Record<string, (request: IncomingMessage, socket: Duplex, head: Buffer) => void>;
   /** Host names requests may name besides the configured ones (a cluster's advertised host). */
   allowedHosts: string[];
   /** Handles the web UI's paths. */
   web(request: IncomingMessage, response: ServerResponse, pathname: string): void;
+  /** The routes `web` answers. */
+  webRoutes(): HttpRouteEntry[];
   /** Whether a request carries a live web UI session. */
   hasSession(request: IncomingMessage): boolean;
   /** Makes a new one-time sign-in link of the web UI (single use, valid 5 minutes). */
@@ -321,10 +325,16 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
         connections.add(connection);
         socket.on('close', () => connections.delete(connection));
       },
-      routes: { [UPLOAD_PATH]: (request, response) => handleUpload(request, response, uploads), [TUS_UPLOAD_PATH]: handleTusUpload, [`${TUS_UPLOAD_PATH}/`]: handleTusUpload },
+      routes: {
+        [UPLOAD_PATH]: { methods: ['POST'], handle: (request, response) => handleUpload(request, response, uploads) },
+        [TUS_UPLOAD_PATH]: { methods: ['POST', 'OPTIONS'], handle: handleTusUpload },
+        [`${TUS_UPLOAD_PATH}/`]: { methods: ['HEAD', 'PATCH', 'DELETE', 'OPTIONS'], pattern: `${TUS_UPLOAD_PATH}/{uploadId}`, handle: handleTusUpload },
+        [FAVICON_PATH]: { methods: ['GET', 'HEAD'], handle: serveFavicon },
+      },
       upgrades: cluster?.upgrades ?? {},
       allowedHosts: cluster?.allowedHosts ?? [],
       web: (request, response, pathname) => handleWebRequest(request, response, pathname, web),
+      webRoutes: () => webRoutes(web),
       hasSession,
       signInLink,
       shutdown: async () => {

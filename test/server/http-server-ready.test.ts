@@ -43,9 +43,12 @@ async function gatedServer(extra: Partial<Parameters<typeof createHttpServer>[0]
     health: () => ({ pid: process.pid }),
     logger: { warn: (_details, message) => void warnings.push(message) },
     routes: {
-      '/api/v1/uploads': (_request, response) => {
-        reached.push('upload');
-        response.end('uploaded');
+      '/api/v1/uploads': {
+        methods: ['POST'],
+        handle: (_request, response) => {
+          reached.push('upload');
+          response.end('uploaded');
+        },
       },
     },
     onConnection: (socket) => {

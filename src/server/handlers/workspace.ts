@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import type { Workspace } from '../../executors/workspace.js';
-import { ErrorCodes, forbidden, FS_LIST_MAX_ENTRIES, FS_READ_MAX_BYTES, RpcError, type ContentPart, type MethodName, type MethodParams, type MethodResult } from '../../protocol/index.js';
+import { ErrorCodes, forbidden, FS_LIST_MAX_ENTRIES, FS_READ_MAX_BYTES, RpcError, type ContentPart, type InputContentPart, type MethodName, type MethodParams, type MethodResult } from '../../protocol/index.js';
 import { classifyAttachment, type AttachmentStore } from '../../runtime/attachments.js';
 import type { RpcConnection } from '../rpc-connection.js';
 import { ConnectionTerminals, TerminalError } from '../terminals.js';
@@ -227,11 +227,16 @@ export function createWorkspaceHandlers(connection: RpcConnection): WorkspaceHan
  * each such part's stored path, name and media type (whatever the client wrote there).
  * @returns the content with attachment parts completed
  * @throws RpcError invalidParams naming `params.input.<index>` when an attachment does not
- *   exist in this conversation or is neither an image (PNG, JPEG, GIF, WebP) nor UTF-8 text
+ *   exist in this conversation or is neither an image (PNG, JPEG, GIF, WebP) nor UTF-8 text,
+ *   or when a file part names neither an upload nor a path
  */
-export function checkAttachments(store: AttachmentStore | undefined, conversationId: string, content: ContentPart[]): ContentPart[] {
-  return content.map((part, index) => {
-    if (part.type !== 'file' || part.attachmentId === undefined) return part;
+export function checkAttachments(store: AttachmentStore | undefined, conversationId: string, content: InputContentPart[]): ContentPart[] {
+  return content.map((part, index): ContentPart => {
+    if (part.type !== 'file') return part;
+    if (part.attachmentId === undefined) {
+      if (part.path === undefined) throw new RpcError(ErrorCodes.invalidParams, `session/input: params.input.${index}: a file part needs \`attachmentId\` (an upload) or \`path\``);
+      return { ...part, path: part.path };
+    }
     const found = store?.read(conversationId, part.attachmentId);
     if (!found) throw new RpcError(ErrorCodes.invalidParams, `session/input: params.input.${index}.attachmentId: no attachment "${part.attachmentId.slice(0, 100)}" was uploaded to conversation ${conversationId}`);
     const kind = classifyAttachment(found.bytes).kind;

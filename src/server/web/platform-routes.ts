@@ -19,12 +19,30 @@ import { newSecret } from '../../platform/platform-secrets.js';
 import { clientAddress } from '../../platform/sign-in/client-address.js';
 import { OidcSignInError, type OidcSignIn } from '../../platform/sign-in/oidc.js';
 import { checkEmail, summarizeUser, type UserRecord } from '../../platform/users/user-store.js';
+import type { HttpRouteEntry } from '../http-routes.js';
 import { WEB_PATH } from './static-files.js';
 import { answerJson, checkStateChangingRequest, HttpRefusal, platformCookie, readJsonObject, stringField } from './platform-http.js';
 import { cookieValues, reachedOverHttps } from './web-sessions.js';
 
 /** Path prefix of the platform's sign-in routes. */
 export const PLATFORM_API_PATH = `${WEB_PATH}api/platform/`;
+/** Path of the sign-in state (answered `{ platform: false }` by a server without platform mode). */
+export const PLATFORM_STATE_PATH = `${PLATFORM_API_PATH}state`;
+
+/** The POST routes under {@link PLATFORM_API_PATH}. */
+const POST_ROUTES: readonly string[] = ['claim', 'sign-in', 'sign-out', 'invitation', 'pairing'];
+/** The OpenID Connect routes under {@link PLATFORM_API_PATH}: `oidc/<issuer name>/<step>`. */
+const OIDC_ROUTE = /^oidc\/([A-Za-z0-9_-]{1,40})\/(start|callback)$/;
+
+/** The routes {@link handlePlatformRequest} answers (`{name}`: an OpenID Connect issuer's name). */
+export function platformRoutes(): HttpRouteEntry[] {
+  return [
+    { methods: ['GET'], path: PLATFORM_STATE_PATH },
+    ...POST_ROUTES.map((route) => ({ methods: ['POST'], path: `${PLATFORM_API_PATH}${route}` })),
+    { methods: ['GET'], path: `${PLATFORM_API_PATH}oidc/{name}/start` },
+    { methods: ['GET'], path: `${PLATFORM_API_PATH}oidc/{name}/callback` },
+  ];
+}
 
 /** What the routes need from the server. */
 export interface PlatformRouteOptions {
@@ -76,7 +94,7 @@ async function handlePost(route: string, request: IncomingMessage, response: Ser
     }
     return answerJson(response, 200, { signedIn: false }, { 'set-cookie': platformCookie(options.cookies.session, '', 0, secureCookies(request, options)) });
   }
-  if (!['claim', 'sign-in', 'invitation', 'pairing'].includes(route)) throw new HttpRefusal(404, `no such platform route: POST ${route.slice(0, 100)}`);
+  if (!POST_ROUTES.includes(route)) throw new HttpRefusal(404, `no such platform route: POST ${route.slice(0, 100)}`);
   countAttempt(request, options);
   const body = await readJsonObject(request);
   if (route === 'claim') return signInAnswer(request, response, options, await platform.users.claim({ email: body.email, password: body.password, displayName: body.displayName }), 'claim');
@@ -165,7 +183,7 @@ async function handleState(request: IncomingMessage, response: ServerResponse, o
 export async function handlePlatformRequest(request: IncomingMessage, response: ServerResponse, pathname: string, options: PlatformRouteOptions): Promise<void> {
   const route = pathname.slice(PLATFORM_API_PATH.length);
   try {
-    const oidc = /^oidc\/([A-Za-z0-9_-]{1,40})\/(start|callback)$/.exec(route);
+    const oidc = OIDC_ROUTE.exec(route);
     if (request.method === 'GET' && oidc) return await handleOidc(oidc[1] as string, oidc[2] as string, request, response, options);
     if (request.method === 'GET' && route === 'state') return await handleState(request, response, options);
     if (request.method === 'POST') return await handlePost(route, request, response, options);

@@ -12,7 +12,8 @@ import { sameSecret } from '../server-token.js';
 import { setSecurityHeaders } from './security-headers.js';
 import { serveWebFile, WEB_PATH } from './static-files.js';
 import { cookieValues, reachedOverHttps, sessionCookie, WEB_SESSION_TTL_MS, type WebSessions } from './web-sessions.js';
-import { handlePlatformRequest, PLATFORM_API_PATH, sessionSecrets, type PlatformRouteOptions } from './platform-routes.js';
+import { handlePlatformRequest, PLATFORM_API_PATH, PLATFORM_STATE_PATH, platformRoutes, sessionSecrets, type PlatformRouteOptions } from './platform-routes.js';
+import type { HttpRouteEntry } from '../http-routes.js';
 
 /** Path of the sign-in page; the link carries the code in its fragment: `#token=<code>`. */
 export const SIGN_IN_PATH = `${WEB_PATH}sign-in`;
@@ -20,6 +21,8 @@ export const SIGN_IN_PATH = `${WEB_PATH}sign-in`;
 export const SESSION_PATH = `${WEB_PATH}api/session`;
 /** Path where a token holder gets a new sign-in link. */
 export const SIGN_IN_LINK_PATH = `${WEB_PATH}api/sign-in-link`;
+/** Path of the sign-in page's script. */
+export const SIGN_IN_SCRIPT_PATH = `${WEB_PATH}sign-in.js`;
 /** Largest JSON body the exchange reads, bytes (a code is 43 characters). */
 const MAX_EXCHANGE_BODY_BYTES = 4096;
 
@@ -138,6 +141,24 @@ function handleSignInLink(request: IncomingMessage, response: ServerResponse, op
 }
 
 /**
+ * The routes {@link handleWebRequest} answers: the redirects, the sign-in page, its script and
+ * exchanges, the platform's sign-in routes (a server without platform mode answers only
+ * `GET …/platform/state`, with `{ platform: false }`), and the files of the built UI.
+ */
+export function webRoutes(options: Pick<WebRouteOptions, 'platform'>): HttpRouteEntry[] {
+  return [
+    { methods: ['GET', 'HEAD'], path: '/' },
+    { methods: ['GET', 'HEAD'], path: WEB_PATH.slice(0, -1) },
+    { methods: ['GET', 'POST', 'DELETE'], path: SESSION_PATH },
+    { methods: ['POST'], path: SIGN_IN_LINK_PATH },
+    { methods: ['GET', 'HEAD'], path: SIGN_IN_PATH },
+    { methods: ['GET', 'HEAD'], path: SIGN_IN_SCRIPT_PATH },
+    ...(options.platform ? platformRoutes() : [{ methods: ['GET'], path: PLATFORM_STATE_PATH }]),
+    { methods: ['GET', 'HEAD'], path: `${WEB_PATH}{file}` },
+  ];
+}
+
+/**
  * Handles `/` (redirect) and every path under `/web/`. Requests that change state from a
  * foreign `Origin` are refused before this runs (by the HTTP server), and again here for the
  * exchange so the rule holds wherever this is mounted.
@@ -168,6 +189,11 @@ export function handleWebRequest(request: IncomingMessage, response: ServerRespo
     });
     return;
   }
+  if (pathname === PLATFORM_STATE_PATH && request.method === 'GET') {
+    // Without platform mode the sign-in page learns so here (and shows that its link lacks a code).
+    request.resume();
+    return answerJson(response, 200, { platform: false });
+  }
   if (pathname.startsWith(`${WEB_PATH}api/`)) {
     request.resume();
     return answerJson(response, 404, { error: `no such web API path: ${pathname.slice(0, 200)}` });
@@ -177,7 +203,7 @@ export function handleWebRequest(request: IncomingMessage, response: ServerRespo
     return refuseMethod(response, pathname.slice(0, 200), 'GET, HEAD');
   }
   if (pathname === SIGN_IN_PATH) return sendStatic(request, response, SIGN_IN_FILES.html, 'text/html; charset=utf-8');
-  if (pathname === `${WEB_PATH}sign-in.js`) return sendStatic(request, response, SIGN_IN_FILES.script, 'text/javascript; charset=utf-8');
+  if (pathname === SIGN_IN_SCRIPT_PATH) return sendStatic(request, response, SIGN_IN_FILES.script, 'text/javascript; charset=utf-8');
   if (!pathname.startsWith(WEB_PATH)) {
     return answerJson(response, 404, { error: `no such path: ${pathname.slice(0, 200)}; the web UI is at ${WEB_PATH}` });
   }

@@ -83,12 +83,12 @@
 
   fetch('/web/v1/api/platform/state', { credentials: 'same-origin', cache: 'no-store' })
     .then(async (response) => {
-      if (response.status === 404) {
+      if (!response.ok) return show(`The server answered ${response.status}.`, true);
+      const state = await response.json();
+      if (state.platform !== true) {
         show('This sign-in link has no code. Run `openvaala open` for a new link.', true);
         return;
       }
-      if (!response.ok) return show(`The server answered ${response.status}.`, true);
-      const state = await response.json();
       csrfToken = state.csrfToken;
       const error = fragment.get('error');
       const invitation = fragment.get('invitation');
