@@ -13,6 +13,7 @@ import type { Executor } from '../executors/executor.js';
 import { LocalExecutor } from '../executors/local/local-executor.js';
 import type { ProcessTracker } from '../executors/process-tracker.js';
 import type { Logger } from '../logger.js';
+import { makeDirectorySync } from '../make-directory.js';
 import { ModelRegistry } from '../models/model-registry.js';
 import { DEFAULT_LIMITS, type Runtime, type RuntimeLimits } from '../runtime/runtime.js';
 import { SerialQueue } from '../runtime/serial-queue.js';
@@ -262,9 +263,14 @@ export class ConfigService {
     });
   }
 
-  /** Reloads (debounced by `debounceMs`) whenever a file in the directory changes. */
+  /**
+   * Reloads (debounced by `debounceMs`) whenever a file in the directory changes. A missing
+   * directory (only the default one may be: `serve` refuses a given one that does not exist) is
+   * made first, so that files written after the start, as on a first run, are read.
+   */
   watch(debounceMs = 300): void {
     try {
+      makeDirectorySync(this.targets.configDir, 0o700);
       this.watcher = watch(this.targets.configDir, () => {
         clearTimeout(this.debounce);
         this.debounce = setTimeout(() => {
@@ -273,7 +279,7 @@ export class ConfigService {
       });
       this.watcher.on('error', (error) => this.logger.warn({ error: error.message }, 'configuration watch failed'));
     } catch (error) {
-      // A missing directory cannot be watched; config/reload still works once it exists.
+      // A directory that cannot be made or watched leaves config/reload, which still works once it exists.
       this.logger.warn({ configDir: this.targets.configDir, error: (error as Error).message }, 'not watching the configuration directory');
     }
   }

@@ -61,8 +61,9 @@ responses:
     expect(JSON.stringify(environment.mock.requests[0]?.body)).toContain('say hello');
   });
 
-  it('on a first run, with no configuration directory at all, starts a server and says what to configure', async () => {
-    environment = await createTestEnvironment(`responses: []\n`);
+  it('on a first run, with no configuration directory at all, starts a server, says what to configure, and reads it once written', async () => {
+    environment = await createTestEnvironment(`responses:\n  - text: "configured at last"\n`);
+    const providers = readFileSync(path.join(environment.paths.configDir, 'providers.yaml'), 'utf8');
     rmSync(path.dirname(environment.paths.configDir), { recursive: true, force: true });
     const result = await runCli(['exec', 'hi'], { env: environment.env, cwd: environment.workDir, timeoutMs: 20_000 });
     // The server came up (it is the one that answers) and names the file to create.
@@ -70,6 +71,16 @@ responses:
     expect(result.stderr).not.toContain('did not start');
     expect(result.stderr).toContain(`${path.join(environment.paths.configDir, 'providers.yaml')} does not exist`);
     expect(result.code).toBe(64);
+    // The server made the default directory and watches it: the file written now is used without a restart.
+    expect(existsSync(environment.paths.configDir)).toBe(true);
+    writeFileSync(path.join(environment.paths.configDir, 'providers.yaml'), providers);
+    let again = await runCli(['exec', 'hi again'], { env: environment.env, cwd: environment.workDir, timeoutMs: 20_000 });
+    for (let attempt = 0; again.code !== 0 && attempt < 20; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      again = await runCli(['exec', 'hi again'], { env: environment.env, cwd: environment.workDir, timeoutMs: 20_000 });
+    }
+    expect(again.stderr).toContain('turn completed');
+    expect(again.stdout).toContain('configured at last');
   });
 
   it('reads the prompt from stdin and prints JSON Lines with --json', async () => {
