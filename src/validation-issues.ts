@@ -80,6 +80,10 @@ export function explainIssue(issue: z.core.$ZodIssue, parsed?: ParsedInput): Exp
   if (issue.code === 'invalid_union' && (issue as { note?: string }).note === 'No matching discriminator' && issue.message.startsWith('Invalid discriminator value')) return [explainDiscriminator(issue, parsed)];
   // "expected record, received undefined" is zod's way of saying a required key is not there.
   if (issue.code === 'invalid_type' && receivedType(issue) === 'undefined') return [{ keyPath: issue.path, message: `required, but missing (${TYPE_WORDS[issue.expected] ?? issue.expected} expected)` }];
+  // zod says a missing key of fixed values ("Invalid option: expected one of …") as if a wrong value were there.
+  if (issue.code === 'invalid_value' && parsed && issue.path.length > 0 && valueAt(parsed.root, issue.path) === undefined) {
+    return [{ keyPath: issue.path, message: `required, but missing (one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')})` }];
+  }
   if (issue.code === 'unrecognized_keys') {
     const known = parsed?.schema ? knownKeysAt(parsed.schema, issue.path, parsed.root).filter((name) => !issue.keys.includes(name)) : [];
     return issue.keys.map((key) => {

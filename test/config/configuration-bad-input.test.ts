@@ -169,3 +169,12 @@ it('tells a boolean written yes or off (YAML 1.1) to write true or false', async
   expect(message).toContain(`${at('plugins.yaml', 2)}plugins.kit.enabled: Invalid input: expected boolean, received string; write true or false ("yes" is text in YAML 1.2`);
   expect(message).toContain(`${at('plugins.yaml', 3)}plugins.other.enabled:`);
 });
+
+it('says a missing key of fixed values is missing, with the values allowed, not that a wrong value is there', async () => {
+  const missing = await problems({ 'agents.yaml': 'agents:\n  default:\n    approvals:\n      rules:\n        - tool: exec_command\n' });
+  expect(missing).toContain(`${at('agents.yaml', 5)}agents.default.approvals.rules.0.decision: required, but missing (one of "allow", "ask", "deny")`);
+  // A wrong value present is still told as such.
+  const wrong = await problems({ 'agents.yaml': 'agents:\n  default:\n    approvals:\n      rules:\n        - { tool: exec_command, decision: maybe }\n' });
+  expect(wrong).toContain('agents.default.approvals.rules.0.decision: ');
+  expect(wrong).not.toContain('required, but missing');
+});
