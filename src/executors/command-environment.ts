@@ -26,6 +26,10 @@ export const DEFAULT_SECRET_PATTERNS: readonly string[] = [
   '*_PASSWD',
   '*_CREDENTIALS',
   '*_CREDENTIAL',
+  // Personal access tokens (GH_PAT), keys spelt as one word, and key passphrases.
+  '*_PAT',
+  '*_APIKEY',
+  '*_PASSPHRASE',
   'KEY',
   'TOKEN',
   'SECRET',

@@ -159,9 +159,9 @@ describe('the environment of a command', () => {
 describe('CommandEnvironment', () => {
   it('drops credential-like names by default, ignoring case, and keeps ordinary ones', () => {
     const environment = new CommandEnvironment();
-    for (const name of ['OPENAI_API_KEY', 'GEMINI_API_KEY', 'HF_TOKEN', 'ANTHROPIC_AUTH_TOKEN', 'DB_PASSWORD', 'CLIENT_SECRET', 'AZURE_CLIENT_SECRET', 'GOOGLE_APPLICATION_CREDENTIALS', 'SSH_AUTH_SOCK', 'api_key', 'DATABASE_URL']) {
+    for (const name of ['OPENAI_API_KEY', 'GEMINI_API_KEY', 'HF_TOKEN', 'ANTHROPIC_AUTH_TOKEN', 'DB_PASSWORD', 'CLIENT_SECRET', 'AZURE_CLIENT_SECRET', 'GOOGLE_APPLICATION_CREDENTIALS', 'SSH_AUTH_SOCK', 'api_key', 'DATABASE_URL', 'GH_PAT', 'GITLAB_PAT', 'SERVICE_APIKEY', 'GPG_PASSPHRASE']) {
       expect(environment.passes(name), name).toBe(false);
     }
-    for (const name of ['PATH', 'HOME', 'LANG', 'TERM', 'KEYBOARD_LAYOUT', 'TOKENIZERS_PARALLELISM', 'NODE_OPTIONS']) expect(environment.passes(name), name).toBe(true);
+    for (const name of ['PATH', 'PYTHONPATH', 'HOME', 'LANG', 'TERM', 'KEYBOARD_LAYOUT', 'TOKENIZERS_PARALLELISM', 'NODE_OPTIONS']) expect(environment.passes(name), name).toBe(true);
   });
 });
