@@ -150,6 +150,20 @@ export class ComposerState {
     return full;
   }
 
+  /**
+   * Gives back text that `take()` took (as it was shown, placeholders of pastes included) when
+   * sending it failed, so that it can be corrected and sent again. Only into an empty composer:
+   * text typed since is never replaced (the failed text stays in the history).
+   * @returns whether the text was put back
+   */
+  restore(shown: string): boolean {
+    if (this.text !== '') return false;
+    this.text = shown;
+    this.cursor = shown.length;
+    this.historyIndex = undefined;
+    return true;
+  }
+
   /** Empties the text (history kept). */
   clear(): void {
     this.text = '';

@@ -42,8 +42,11 @@ export function openPicker(screen: TuiScreen, kind: PickerState['kind'], query =
   screen.changed();
 }
 
-/** Acts on the item chosen in a picker. */
-export function choosePicker(screen: TuiScreen, picker: PickerState, value: string): void {
+/**
+ * Acts on the item chosen in a picker, or named by a command's argument.
+ * @param typed the `/command` typed, as the composer showed it: back in the composer if acting fails
+ */
+export function choosePicker(screen: TuiScreen, picker: PickerState, value: string, typed?: string): void {
   const controller = screen.controller;
   if (picker.kind === 'conversation') {
     screen.client.request('conversations/unsubscribe', {}).catch(() => undefined);
@@ -56,12 +59,12 @@ export function choosePicker(screen: TuiScreen, picker: PickerState, value: stri
     screen.attempt(async () => {
       await controller.setModel(value);
       screen.notify(`model: ${value}${controller.conversationId ? ' (from the next turn)' : ''}`);
-    });
+    }, typed);
   } else if (picker.kind === 'agent') {
     screen.attempt(async () => {
       const deferred = await controller.setAgent(value);
       screen.notify(`agent: ${value}${deferred ? ' (after the running turn)' : ''}`);
-    });
+    }, typed);
   } else {
     const [afterItemId, text] = value.split('\n', 2) as [string, string | undefined];
     screen.attempt(async () => {
@@ -77,8 +80,13 @@ function userPrompts(screen: TuiScreen): string[] {
   return screen.controller.model.entries.flatMap((entry) => (entry.item?.kind === 'user_message' ? [entry.item.content.map((part) => (part.type === 'text' ? part.text : '')).join('')] : []));
 }
 
-/** Runs a typed `/command`. Unknown commands say so and list the known ones. */
-export function runCommand(screen: TuiScreen, text: string): void {
+/**
+ * Runs a typed `/command`. Unknown commands say so and list the known ones. A command that
+ * fails, or is unknown, comes back to the composer (when nothing was typed since) to be
+ * corrected and run again.
+ * @param typed the command as the composer showed it (pastes as placeholders); `text` by default
+ */
+export function runCommand(screen: TuiScreen, text: string, typed: string = text): void {
   const parsed = parseSlashCommand(text);
   const controller = screen.controller;
   const name = parsed?.name ?? '';
@@ -86,18 +94,18 @@ export function runCommand(screen: TuiScreen, text: string): void {
   switch (name) {
     case 'new':
       screen.anchor = undefined;
-      screen.attempt(() => controller.startNew());
+      screen.attempt(() => controller.startNew(), typed);
       return;
     case 'resume':
-      if (argument) screen.attempt(() => controller.open(argument));
+      if (argument) screen.attempt(() => controller.open(argument), typed);
       else openPicker(screen, 'conversation');
       return;
     case 'model':
-      if (argument) choosePicker(screen, { kind: 'model' } as PickerState, argument);
+      if (argument) choosePicker(screen, { kind: 'model' } as PickerState, argument, typed);
       else openPicker(screen, 'model');
       return;
     case 'agent':
-      if (argument) choosePicker(screen, { kind: 'agent' } as PickerState, argument);
+      if (argument) choosePicker(screen, { kind: 'agent' } as PickerState, argument, typed);
       else openPicker(screen, 'agent');
       return;
     case 'rewind':
@@ -107,14 +115,14 @@ export function runCommand(screen: TuiScreen, text: string): void {
       screen.attempt(async () => {
         await controller.compact();
         screen.notify('compacting the history…');
-      });
+      }, typed);
       return;
     case 'fork':
       screen.attempt(async () => {
         const source = controller.conversationId;
         const id = await controller.fork();
         screen.notify(`forked ${source} into ${id}; you are in the fork`);
-      });
+      }, typed);
       return;
     case 'approvals':
       screen.attempt(async () => {
@@ -127,7 +135,7 @@ export function runCommand(screen: TuiScreen, text: string): void {
         const { policy, source } = await controller.approvalPolicy();
         const rules = policy?.rules.map((rule) => `  ${rule.tool}${rule.match ? ` ${JSON.stringify(rule.match)}` : ''} → ${rule.decision}`).join('\n');
         screen.notify(`approval policy of ${source}: default ${policy?.default ?? 'allow'}${rules ? `\n${rules}` : ''}\n/approvals ask|allow sets the default for new conversations`);
-      });
+      }, typed);
       return;
     case 'status':
       screen.attempt(async () => {
@@ -143,7 +151,7 @@ export function runCommand(screen: TuiScreen, text: string): void {
             usage ? `context: ${usage.contextTokens} tokens${usage.contextWindow ? ` of ${usage.contextWindow}` : ''} · last turn ${usage.inputTokens} in / ${usage.outputTokens} out${usage.costUsd !== undefined ? ` · $${usage.costUsd.toFixed(4)}` : ''}` : 'context: no model call yet',
           ].join('\n'),
         );
-      });
+      }, typed);
       return;
     case 'help':
       screen.notify(helpText());
@@ -154,6 +162,6 @@ export function runCommand(screen: TuiScreen, text: string): void {
       screen.changed();
       return;
     default:
-      screen.notify(`unknown command /${name}; the commands are ${SLASH_COMMANDS.map((command) => `/${command.name}`).join(' ')} (send a message starting with / as //…)`, 'error');
+      screen.notify(`unknown command /${name}; the commands are ${SLASH_COMMANDS.map((command) => `/${command.name}`).join(' ')} (send a message starting with / as //…)${screen.giveBack(typed)}`, 'error');
   }
 }

@@ -77,12 +77,28 @@ export class TuiScreen {
     this.controller.model.addNotice(text, tone);
   }
 
-  /** Runs an action, showing its failure as an error notice instead of throwing. */
-  attempt(work: () => Promise<unknown>): void {
+  /**
+   * Runs an action, showing its failure as an error notice instead of throwing.
+   * @param typed what was typed to ask for the action (a prompt, a steer, a `/command`, an
+   *   answer), as the composer showed it: when the action fails it comes back to `into`, to be
+   *   corrected and sent again; if something else was typed meanwhile, that is kept and the
+   *   notice says how to get the failed text back
+   * @param into the composer `typed` came from (the prompt's, unless it was an answer)
+   */
+  attempt(work: () => Promise<unknown>, typed?: string, into: ComposerState = this.composer): void {
     work().then(
       () => this.changed(),
-      (error: unknown) => this.notify((error as Error).message, 'error'),
+      (error: unknown) => this.notify(`${(error as Error).message}${typed === undefined ? '' : this.giveBack(typed, into)}`, 'error'),
     );
+  }
+
+  /**
+   * Puts `typed`, whose sending failed, back into `into` when that is empty.
+   * @returns what the error notice adds: nothing when it is back, else where to find it
+   */
+  giveBack(typed: string, into: ComposerState = this.composer): string {
+    if (typed.trim() === '' || into.restore(typed)) return '';
+    return into === this.composer ? '\n(not sent; ↑ recalls what you typed)' : '';
   }
 
   private onListFeed(event: AnyNotification): void {
@@ -212,12 +228,14 @@ export class TuiScreen {
 
   private submit(mode: 'queue' | 'steer'): void {
     if (this.suggestions.length > 0 && this.composer.completionWord()?.kind === 'command') this.acceptSuggestion();
+    // As shown (pastes as placeholders): what comes back to the composer if sending fails.
+    const typed = this.composer.text;
     const text = this.composer.take();
     this.suggestions = [];
     if (text.trim() === '') return;
     this.anchor = undefined;
     if (text.startsWith('/') && !text.startsWith('//')) {
-      runCommand(this, text);
+      runCommand(this, text, typed);
       return;
     }
     const body = text.startsWith('//') ? text.slice(1) : text;
@@ -225,7 +243,7 @@ export class TuiScreen {
       const { queued } = await this.controller.send(body, mode);
       if (queued && mode === 'queue') this.notify('queued: it starts when the running turn ends (Ctrl+S steers the running turn instead)');
       else if (queued) this.notify('steering: the running turn reads it before its next model call');
-    });
+    }, typed);
   }
 
   private acceptSuggestion(): void {
@@ -307,11 +325,16 @@ export class TuiScreen {
       const byNumber = /^\d+$/.test(typed) ? choices[Number(typed) - 1] : undefined;
       const answer = byNumber ?? (typed !== '' && freeText ? typed : choices[this.questionIndex]);
       if (answer === undefined || answer === '') return;
+      const typedAnswer = this.answer.text;
       this.answer.clear();
       this.questionIndex = 0;
-      this.attempt(async () => {
-        if (!(await this.controller.answerQuestion(request.requestId, answer))) this.notify('that question was already answered or cancelled', 'warning');
-      });
+      this.attempt(
+        async () => {
+          if (!(await this.controller.answerQuestion(request.requestId, answer))) this.notify('that question was already answered or cancelled', 'warning');
+        },
+        typedAnswer,
+        this.answer,
+      );
       return;
     }
     if (key.backspace || key.delete) this.answer.backspace();
