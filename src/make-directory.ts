@@ -79,3 +79,45 @@ async function existingDirectoryAsync(target: string, error: unknown): Promise<u
   if ((await fs.promises.stat(target)).isDirectory()) return undefined;
   throw error;
 }
+
+/**
+ * The directory {@link makeDirectorySync} would create first for `directory`: the topmost of
+ * its path that does not exist yet, so that what a step makes can be taken away again.
+ * @returns the absolute path, or undefined when `directory` exists (or cannot be looked at)
+ */
+export function missingAncestor(directory: string): string | undefined {
+  let missing: string | undefined;
+  for (let current = path.resolve(directory); ; current = path.dirname(current)) {
+    try {
+      fs.lstatSync(current);
+      return missing;
+    } catch (error) {
+      if (codeOf(error) !== 'ENOENT') return missing;
+      missing = current;
+    }
+    if (path.dirname(current) === current) return missing;
+  }
+}
+
+/**
+ * Takes away directories made by {@link makeDirectorySync}: `directory`, then each parent up to
+ * `topmost` (the value it returned), each only while it is empty. Stops at the first one that is
+ * not (something else was put there) or cannot be removed; never removes a file.
+ * @param topmost the topmost directory made; nothing is done when undefined or not `directory` or one of its parents
+ * @returns whether every directory up to `topmost` is gone
+ */
+export function removeMadeDirectoriesSync(directory: string, topmost: string | undefined): boolean {
+  if (topmost === undefined) return true;
+  const top = path.resolve(topmost);
+  const target = path.resolve(directory);
+  const relative = path.relative(top, target);
+  if (relative.startsWith('..') || path.isAbsolute(relative)) return false;
+  for (let current = target; ; current = path.dirname(current)) {
+    try {
+      fs.rmdirSync(current);
+    } catch (error) {
+      if (codeOf(error) !== 'ENOENT') return false;
+    }
+    if (current === top) return true;
+  }
+}

@@ -8,7 +8,7 @@
  */
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { makeDirectorySync } from '../make-directory.js';
+import { makeDirectorySync, removeMadeDirectoriesSync } from '../make-directory.js';
 
 /** Name of the lock file inside the data directory (SPEC §4 layout). */
 export const LOCK_FILE = 'runtime.lock';
@@ -145,21 +145,39 @@ export function lockHolder(dataDir: string): number | undefined {
 
 /** A held lock; `release` removes the file (only if it is still ours). */
 export interface DataDirLock {
+  /**
+   * The topmost directory made for the data directory when taking the lock (absolute): the data
+   * directory itself or one of its parents; undefined when the data directory existed.
+   */
+  readonly createdDirectory?: string;
   release(): void;
 }
 
 /**
- * Takes the lock on a data directory, creating the directory when missing.
+ * Takes the lock on a data directory, creating the directory when missing. When the lock is
+ * not taken, the directories made for it are removed again (those still empty).
  * @throws DataDirLockedError naming the holder's pid when a live process holds it
  * @throws DataDirUnusableError when the directory cannot be created, is not a directory, or the lock file cannot be created in it
  */
 export function acquireDataDirLock(dataDir: string): DataDirLock {
+  let created: string | undefined;
   try {
-    makeDirectorySync(dataDir, 0o700);
+    created = makeDirectorySync(dataDir, 0o700);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new DataDirUnusableError(dataDir, code === 'EEXIST' || code === 'ENOTDIR' ? `not a directory (${(error as Error).message})` : `cannot create it (${(error as Error).message})`, { cause: error });
   }
+  try {
+    return lockDirectory(dataDir, created);
+  } catch (error) {
+    // Only empty directories go: another server that took the lock meanwhile has its file there.
+    removeMadeDirectoriesSync(dataDir, created);
+    throw error;
+  }
+}
+
+/** Takes the lock of an existing data directory (see {@link acquireDataDirLock}). */
+function lockDirectory(dataDir: string, created: string | undefined): DataDirLock {
   const file = path.join(dataDir, LOCK_FILE);
   const startTime = processStartTime(process.pid);
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -169,6 +187,7 @@ export function acquireDataDirLock(dataDir: string): DataDirLock {
       writeSync(descriptor, `${process.pid}${startTime !== undefined ? ` ${startTime}` : ''}\n`);
       closeSync(descriptor);
       return {
+        ...(created !== undefined ? { createdDirectory: created } : {}),
         release() {
           try {
             if (parseLock(readFileSync(file, 'utf8'))?.pid === process.pid) unlinkSync(file);

@@ -26,6 +26,8 @@ import { WEB_PATH } from './web/static-files.js';
 import type { Platform } from '../platform/platform.js';
 import type { Caller } from '../platform/caller.js';
 import { ListenError } from './listen-error.js';
+import { missingAncestor, removeMadeDirectoriesSync } from '../make-directory.js';
+import { recordEntries, removeAddedEntries } from './start-leftovers.js';
 
 export type { SignInLink };
 
@@ -112,11 +114,26 @@ export interface RunningServer {
  * @throws DataDirUnusableError when the data directory cannot be created or used
  * @throws ListenError when the address cannot be listened on (EADDRINUSE, EADDRNOTAVAIL, EACCES, ...)
  * @throws Error naming the file when `runtime-server.yaml` cannot be written (the server is stopped again)
+ *
+ * A start that fails leaves the disk as it found it: what it added to the data directory, and
+ * the directories it made (the data and state directories and their missing parents), are
+ * removed again; what was there before stays untouched.
  */
 export async function startRuntimeServer(options: RuntimeServerOptions): Promise<RunningServer> {
   const paths = { ...resolvePaths(), ...options.paths };
   const logger = options.logger;
   const lock = acquireDataDirLock(paths.dataDir);
+  // What the data directory held once locked (the lock file among it), and the state directory
+  // missing so far: a start that fails takes away what it added and the directories it made.
+  const dataDirEntries = recordEntries(paths.dataDir);
+  const stateDirMissingFrom = missingAncestor(paths.stateDir);
+  const releaseAfterFailedStart = () => {
+    // While the lock is held: no other server can have added anything.
+    for (const kept of removeAddedEntries(paths.dataDir, dataDirEntries)) logger.warn(kept, 'what the failed start added to the data directory could not be removed');
+    lock.release();
+    removeMadeDirectoriesSync(paths.dataDir, lock.createdDirectory);
+    removeMadeDirectoriesSync(paths.stateDir, stateDirMissingFrom);
+  };
   // Made once listening (`node:crypto` is not needed to answer /healthz); nothing reads it before `ready`.
   let token = '';
   let sameSecret: ((given: string, expected: string) => boolean) | undefined;
@@ -167,7 +184,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       server.listen(options.port ?? 8790, listenHost, () => resolve());
     });
   } catch (error) {
-    lock.release();
+    releaseAfterFailedStart();
     throw ListenError.from(error, listenHost, options.port ?? 8790);
   }
   const port = (server.address() as AddressInfo).port;
@@ -191,7 +208,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     for (const client of webSockets.clients) client.terminate();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
-    lock.release();
+    releaseAfterFailedStart();
     throw error;
   }
   const { runtime } = services;
@@ -219,6 +236,8 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
   let stopping: Promise<void> | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
+  // Set when the start fails after this point: stopping then also takes away what it added.
+  let startFailed = false;
   const stop = (reason = 'stop requested') => {
     stopping ??= (async () => {
       logger.info({ reason }, 'runtime server stopping');
@@ -231,7 +250,8 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
       await services.closeStorage();
       removeServerInfo(infoFile);
       removeServerInfo(dataDirInfoFile);
-      lock.release();
+      if (startFailed) releaseAfterFailedStart();
+      else lock.release();
       resolveStopped();
     })();
     return stopping;
@@ -262,6 +282,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
     if (!current || current.dataDir === paths.dataDir || !processExists(current.pid)) writeServerInfo(infoFile, info);
   } catch (error) {
     // Clients could not find this server: stopped cleanly (lock released, storage closed) rather than left running unseen.
+    startFailed = true;
     await stop('the server file cannot be written');
     throw error;
   }

@@ -149,3 +149,86 @@ describe('serve with a data directory or address it cannot use', { timeout: 60_0
     }
   });
 });
+
+/** Every path under `directory` (relative, sorted), or undefined when it does not exist. */
+function tree(directory: string): string[] | undefined {
+  if (!existsSync(directory)) return undefined;
+  return readdirSync(directory, { recursive: true, encoding: 'utf8' }).sort();
+}
+
+describe('a serve that is refused leaves nothing it created', { timeout: 60_000 }, () => {
+  it('a port in use: the new data directory (and the missing parents made for it) is gone', async () => {
+    environment = await createTestEnvironment('responses: []\n');
+    const parent = path.join(environment.root, 'x');
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const taken = await runCli(['serve', '--port', String(port), '--data-dir', path.join(parent, 'new-data')], { env: environment.env, timeoutMs: 15_000 });
+      expect(taken.code).toBe(1);
+      expect(taken.stderr).toContain(`--port ${port}: cannot listen on 127.0.0.1:${port}: already in use`);
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    }
+    expect(existsSync(parent)).toBe(false);
+    expect(existsSync(environment.paths.stateDir)).toBe(false);
+  });
+
+  it('an address not of this machine: the new data directory is gone, its existing parent stays', async () => {
+    environment = await createTestEnvironment('responses: []\n');
+    const parent = path.join(environment.root, 'kept');
+    mkdirSync(parent);
+    const foreign = await runCli(['serve', '--port', '0', '--host', '192.0.2.1', '--data-dir', path.join(parent, 'new-data')], { env: environment.env, timeoutMs: 15_000 });
+    expect(foreign.code).toBe(1);
+    expect(foreign.stderr).toContain('--host 192.0.2.1:');
+    expect(tree(parent)).toEqual([]);
+  });
+
+  it('an invalid configuration: the new default data directory is gone', async () => {
+    environment = await createTestEnvironment('responses: []\n');
+    writeFileSync(path.join(environment.paths.configDir, 'server.yaml'), 'no-such-key: 1\n');
+    const result = await runCli(['serve', '--port', '0'], { env: environment.env, timeoutMs: 20_000 });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('server.yaml');
+    expect(existsSync(path.join(environment.root, 'data'))).toBe(false);
+    expect(existsSync(environment.paths.stateDir)).toBe(false);
+  });
+
+  it('a failure after the storage opened: what the start added to a data directory that held data is gone, the rest is untouched', async () => {
+    environment = await createTestEnvironment('responses: []\n');
+    const dataDir = path.join(environment.root, 'old-data');
+    mkdirSync(path.join(dataDir, 'conversations', 'ab'), { recursive: true, mode: 0o700 });
+    writeFileSync(path.join(dataDir, 'conversations', 'ab', 'kept.jsonl'), '{}\n');
+    writeFileSync(path.join(dataDir, 'notes.txt'), 'kept\n');
+    // A file where the staging directory belongs: refused once the storage was opened (its databases made).
+    writeFileSync(path.join(dataDir, 'staging'), 'in the way\n');
+    const before = tree(dataDir);
+    const result = await runCli(['serve', '--port', '0', '--data-dir', dataDir], { env: environment.env, timeoutMs: 20_000 });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('staging');
+    expect(tree(dataDir)).toEqual(before);
+    expect(readFileSync(path.join(dataDir, 'notes.txt'), 'utf8')).toBe('kept\n');
+  });
+
+  it('a state directory that is a file: the new data directory is gone, the file is untouched', async () => {
+    environment = await createTestEnvironment('responses: []\n');
+    mkdirSync(path.dirname(environment.paths.stateDir), { recursive: true });
+    writeFileSync(environment.paths.stateDir, 'not a directory\n');
+    const result = await runCli(['serve', '--port', '0'], { env: environment.env, timeoutMs: 20_000 });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('runtime-server.yaml');
+    expect(existsSync(path.join(environment.root, 'data'))).toBe(false);
+    expect(readFileSync(environment.paths.stateDir, 'utf8')).toBe('not a directory\n');
+  });
+
+  it('a data directory another server holds: refused, and that server keeps all its files', async () => {
+    environment = await createTestEnvironment('responses: []\n');
+    serve = await startServe(environment);
+    const before = tree(environment.paths.dataDir);
+    expect(before).toContain('runtime.lock');
+    const second = await runCli(['serve', '--port', '0'], { env: environment.env, timeoutMs: 15_000 });
+    expect(second.code).toBe(3);
+    expect(tree(environment.paths.dataDir)).toEqual(before);
+    expect(readServerInfo(serverInfoFile(environment.paths))?.pid).toBe(serve.child.pid);
+  });
+});

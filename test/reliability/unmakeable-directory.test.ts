@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalExecutor } from '../../src/executors/local/local-executor.js';
 import { LocalFileSystem } from '../../src/executors/local/local-file-system.js';
 import { Workspace } from '../../src/executors/workspace.js';
-import { makeDirectory, makeDirectorySync } from '../../src/make-directory.js';
+import { makeDirectory, makeDirectorySync, missingAncestor, removeMadeDirectoriesSync } from '../../src/make-directory.js';
 import { requireExecutable } from '../helpers/required-commands.js';
 
 const UNDER_PROC = '/proc/openvaala-no-such-directory/inner';
@@ -24,6 +24,24 @@ beforeEach(() => {
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 describe('making a directory with its parents', () => {
+  it('tells what it would make, and takes what it made away again only while empty', () => {
+    const deep = path.join(root, 'a', 'b', 'c');
+    expect(missingAncestor(deep)).toBe(path.join(root, 'a'));
+    expect(missingAncestor(root)).toBeUndefined();
+    const made = makeDirectorySync(deep, 0o700);
+    writeFileSync(path.join(root, 'a', 'kept'), 'kept\n');
+    expect(removeMadeDirectoriesSync(deep, made)).toBe(false);
+    expect(existsSync(path.join(root, 'a', 'b'))).toBe(false);
+    expect(existsSync(path.join(root, 'a', 'kept'))).toBe(true);
+    rmSync(path.join(root, 'a', 'kept'));
+    makeDirectorySync(deep, 0o700);
+    expect(removeMadeDirectoriesSync(deep, made)).toBe(true);
+    expect(existsSync(path.join(root, 'a'))).toBe(false);
+    expect(existsSync(root)).toBe(true);
+    // A directory that is not one of the path's is never touched.
+    expect(removeMadeDirectoriesSync(deep, os.tmpdir() + '-other')).toBe(false);
+  });
+
   it('makes every missing level with the mode, says the topmost one made, and takes an existing directory or link to one as it is', async () => {
     const deep = path.join(root, 'a', 'b', 'c');
     expect(makeDirectorySync(deep, 0o700)).toBe(path.join(root, 'a'));

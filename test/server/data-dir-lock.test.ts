@@ -31,4 +31,21 @@ describe('the data-dir lock', () => {
     lock.release();
     expect(() => readFileSync(path.join(directory, LOCK_FILE))).toThrow();
   });
+
+  it('names the topmost directory it made, and none for an existing one', () => {
+    const root = dataDir();
+    const made = acquireDataDirLock(path.join(root, 'new', 'data'));
+    expect(made.createdDirectory).toBe(path.join(root, 'new'));
+    made.release();
+    const existing = acquireDataDirLock(root);
+    expect(existing.createdDirectory).toBeUndefined();
+    existing.release();
+  });
+
+  it('a refused lock leaves the data directory it found in place', () => {
+    const directory = dataDir();
+    writeFileSync(path.join(directory, LOCK_FILE), `${process.ppid}\n`);
+    expect(() => acquireDataDirLock(directory)).toThrow(DataDirLockedError);
+    expect(readFileSync(path.join(directory, LOCK_FILE), 'utf8')).toBe(`${process.ppid}\n`);
+  });
 });
