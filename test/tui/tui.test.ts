@@ -172,8 +172,9 @@ responses:
     // A question of the agent is answered in place.
     await second.type('pick a colour');
     await second.keys('Enter');
-    const question = await second.waitFor('Which colour should the button be?');
-    expect(question).toContain('2. blue');
+    // The call's own line quotes the question as soon as it starts; the question itself comes after, with its choices.
+    const question = await second.waitFor('2. blue');
+    expect(question).toContain('Which colour should the button be?');
     await second.keys('2', 'Enter');
     await second.waitFor('Blue it is.');
     const answered = (await web.request('items/list', { conversationId: forkId })).items.find((stored) => stored.item.kind === 'tool_call' && stored.item.toolName === 'request_user_input');
