@@ -83,13 +83,13 @@ export class PieceFinder {
    */
   markedCutPieces(text: string): Span[] {
     const spans: Span[] = [];
-    if (text.includes('[… ')) {
-      for (const match of text.matchAll(OMISSION_MARKER)) this.omissionPieces(text, match, spans);
-      for (let at = text.indexOf(LINE_SHORTENED_MARKER); at >= 0; at = text.indexOf(LINE_SHORTENED_MARKER, at + 1)) {
-        spans.push({ start: this.prefixPieceStart(text, at), end: at });
-      }
+    if (!text.includes('[… ')) return spans;
+    for (const match of text.matchAll(OMISSION_MARKER)) this.omissionPieces(text, match, spans);
+    for (let at = text.indexOf(LINE_SHORTENED_MARKER); at >= 0; at = text.indexOf(LINE_SHORTENED_MARKER, at + 1)) {
+      spans.push({ start: this.prefixPieceStart(text, at), end: at });
     }
-    return spans.filter((span) => span.end > span.start);
+    // Empty spans are left for `redactRange`, which skips them.
+    return spans;
   }
 
   /**

@@ -55,6 +55,8 @@ export function redactRange(text: string, forms: FormMatcher, from: number, to: 
     hide(match.index, match.index + match.length);
   }
   for (; next < spans.length && (spans[next] as Span).start < to; next++) hide((spans[next] as Span).start, (spans[next] as Span).end);
+  // Nothing hidden in the range: the text as it is, without a copy when the range is all of it.
+  if (parts.length === 0 && cursor === from) return from === 0 && to === text.length ? text : text.slice(from, to);
   if (cursor < to) parts.push(text.slice(cursor, to));
   return parts.join('');
 }

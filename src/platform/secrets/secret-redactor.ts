@@ -114,7 +114,6 @@ export class SecretRedactor {
     const spans = pieces.markedCutPieces(text);
     if (cuts.start) spans.push({ start: 0, end: pieces.suffixPieceEnd(text, 0) });
     if (cuts.end) spans.push({ start: pieces.prefixPieceStart(text, text.length), end: text.length });
-    if (!spans.some((span) => span.end > span.start) && matcher.scanner(text).next(0) === undefined) return text;
     return redactRange(text, matcher, 0, text.length, REDACTED, spans);
   }
 
@@ -260,18 +259,19 @@ export class SecretRedactor {
     let changed = false;
     const next: Record<string, unknown> = {};
     const readText = readCuts ? (value.details as { output?: unknown } | undefined)?.output : undefined;
+    // The read text is redacted once, for `output` and `details.output` alike.
+    const readShown = readCuts && typeof readText === 'string' ? this.redactPiece(readText, readCuts) : undefined;
     for (const [key, entry] of Object.entries(value)) {
       const redactedKey = this.redactText(key);
       let redacted: unknown;
       if (readCuts && key === 'output' && typeof entry === 'string') {
         // The status lines after the read text are the tool's own: only the read text is cut.
         const read = typeof readText === 'string' && entry.startsWith(readText) ? readText : undefined;
-        redacted = read !== undefined ? this.redactPiece(read, readCuts) + this.redactText(entry.slice(read.length)) : this.redactPiece(entry, { start: readCuts.start === true });
-      } else if (readCuts && key === 'details' && typeof readText === 'string') {
-        const details = entry as Record<string, unknown>;
-        const others = this.walkObject(details, undefined);
-        const output = this.redactPiece(readText, readCuts);
-        redacted = others === details && output === readText ? details : { ...others, output };
+        redacted = read !== undefined ? (readShown as string) + this.redactText(entry.slice(read.length)) : this.redactPiece(entry, { start: readCuts.start === true });
+      } else if (readShown !== undefined && key === 'details') {
+        const { output: _output, ...rest } = entry as Record<string, unknown>;
+        const others = this.walkObject(rest, undefined);
+        redacted = others === rest && readShown === readText ? entry : { ...others, output: readShown };
       } else if (key === 'preview' && typeof entry === 'string') {
         redacted = this.redactPiece(entry, { end: isCutPreview(entry) });
       } else {
