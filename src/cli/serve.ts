@@ -49,7 +49,12 @@ export async function runServe(options: ServeOptions): Promise<void> {
   }
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
-      server.stop(`received ${signal}`).catch((error: unknown) => logger.error({ error: (error as Error).message }, 'stopping the server failed'));
+      // A stop that fails never resolves `stopped`: the process must still end, not linger unseen.
+      server.stop(`received ${signal}`).catch(async (error: unknown) => {
+        logger.error({ error: (error as Error).message }, 'stopping the server failed');
+        await logger.written();
+        process.exit(1);
+      });
     });
   }
   await server.stopped;

@@ -269,14 +269,20 @@ export class ConfigService {
    * made first, so that files written after the start, as on a first run, are read.
    */
   watch(debounceMs = 300): void {
+    const onChange = (): void => {
+      clearTimeout(this.debounce);
+      this.debounce = setTimeout(() => {
+        this.reload().catch((error: unknown) => this.logger.warn({ error: (error as Error).message }, 'configuration reload failed'));
+      }, debounceMs);
+    };
     try {
-      makeDirectorySync(this.targets.configDir, 0o700);
-      this.watcher = watch(this.targets.configDir, () => {
-        clearTimeout(this.debounce);
-        this.debounce = setTimeout(() => {
-          this.reload().catch((error: unknown) => this.logger.warn({ error: (error as Error).message }, 'configuration reload failed'));
-        }, debounceMs);
-      });
+      try {
+        this.watcher = watch(this.targets.configDir, onChange);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        makeDirectorySync(this.targets.configDir, 0o700);
+        this.watcher = watch(this.targets.configDir, onChange);
+      }
       this.watcher.on('error', (error) => this.logger.warn({ error: error.message }, 'configuration watch failed'));
     } catch (error) {
       // A directory that cannot be made or watched leaves config/reload, which still works once it exists.

@@ -126,13 +126,16 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   // What the data directory held once locked (the lock file among it), and the state directory
   // missing so far: a start that fails takes away what it added and the directories it made.
   const dataDirEntries = recordEntries(paths.dataDir);
-  const stateDirMissingFrom = missingAncestor(paths.stateDir);
+  // Only the server file made at the end can make the state directory: looked at just before it.
+  // eslint-disable-next-line prefer-const -- assigned late, read by a clean-up that may run before
+  let stateDirMissingFrom: string | undefined;
   const releaseAfterFailedStart = () => {
     // While the lock is held: no other server can have added anything.
     for (const kept of removeAddedEntries(paths.dataDir, dataDirEntries)) logger.warn(kept, 'what the failed start added to the data directory could not be removed');
     lock.release();
-    removeMadeDirectoriesSync(paths.dataDir, lock.createdDirectory);
+    // The state directory first: a missing parent it shares with the data directory is then empty when the data directory's turn comes.
     removeMadeDirectoriesSync(paths.stateDir, stateDirMissingFrom);
+    removeMadeDirectoriesSync(paths.dataDir, lock.createdDirectory);
   };
   // Made once listening (`node:crypto` is not needed to answer /healthz); nothing reads it before `ready`.
   let token = '';
@@ -275,6 +278,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   }
   // Written last: a client that finds the file finds a server ready for it.
   const info = { url, token, pid: process.pid, dataDir: paths.dataDir, configDir: paths.configDir, startedAt: Date.now() };
+  stateDirMissingFrom = missingAncestor(paths.stateDir);
   try {
     writeServerInfo(dataDirInfoFile, info);
     // The shared state file is left to a live server of another data dir that already has it.

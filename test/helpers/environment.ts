@@ -110,7 +110,13 @@ export async function startServe(environment: TestEnvironment, extraArgs: string
         output: () => output,
         async stop() {
           if (child.exitCode === null) child.kill('SIGTERM');
-          return exited;
+          // A server that does not end within 10 s is killed, so the test fails on what it checks, not on its own timeout.
+          const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          try {
+            return await exited;
+          } finally {
+            clearTimeout(timer);
+          }
         },
       };
     }

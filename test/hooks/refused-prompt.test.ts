@@ -89,7 +89,7 @@ function itemsIn(events: AnyNotification[]): Item[] {
 }
 
 describe('a prompt refused by a user_prompt_submit hook', () => {
-  it('tells the sender which hook refused it and why, and keeps its text and attachment nowhere', async () => {
+  it('tells the sender which hook refused it and why, and keeps its text and the reference to its attachment nowhere (the uploaded file stays, for a reworded prompt)', async () => {
     const logLines: string[] = [];
     const logger = pino({ level: 'trace' }, { write: (line: string) => void logLines.push(line) });
     harness = await startInProcessServer('responses:\n  - text: "hello to you"\n', { beforeStart: writeHooks, logger });

@@ -81,6 +81,13 @@ describe(`the HTTP routes and ${DOCS}`, () => {
     expect(problems).toEqual([]);
   }, 30_000);
 
+  it('serves at /favicon.ico the web UI\'s own icon, byte for byte', async () => {
+    const icon = readFileSync(path.resolve(import.meta.dirname, '..', '..', 'src', 'www', 'public', 'icons', 'icon.svg'), 'utf8');
+    const answer = await rawRequest(single.url, '/favicon.ico');
+    expect(answer.status).toBe(200);
+    expect(answer.body.trim()).toBe(icon.trim());
+  });
+
   it('answers a path no route lists with 404', async () => {
     expect((await rawRequest(single.url, '/no-such-route')).status).toBe(404);
     expect((await rawRequest(single.url, '/web/v1/api/platform/sign-in', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(404);

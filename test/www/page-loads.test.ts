@@ -36,7 +36,7 @@ async function problemsLoading(browser: TestBrowser, url: string, settled?: (pag
   const page = await browser.newPage();
   const problems = watchProblems(page);
   try {
-    await page.goto(url, { waitUntil: 'load' });
+    await page.goto(url, { waitUntil: 'load', timeout: 20_000 });
     await settled?.(page);
     await page.waitForTimeout(1500);
     return problems;
@@ -61,7 +61,7 @@ describe('pages the server serves to a browser', { timeout: 90_000 }, () => {
   });
 
   it('the sign-in page without a code', async () => {
-    expect(await problemsLoading(browser, `${server.url}/web/v1/sign-in`, (page) => page.getByText(/sign-in link/i).first().waitFor())).toEqual([]);
+    expect(await problemsLoading(browser, `${server.url}/web/v1/sign-in`, (page) => page.getByText(/sign-in link/i).first().waitFor({ timeout: 20_000 }))).toEqual([]);
   });
 
   it('the sign-in link and the web UI it lands on', async () => {
@@ -76,7 +76,7 @@ describe('pages the server serves to a browser', { timeout: 90_000 }, () => {
     const environment = await createTestEnvironment('responses: []\n');
     const serve = await startServe(environment, ['--host', '127.0.0.1', '--platform', '--web-root', webRoot]);
     try {
-      expect(await problemsLoading(browser, `${serve.info.url}/web/v1/sign-in`, (page) => page.locator('form').first().waitFor())).toEqual([]);
+      expect(await problemsLoading(browser, `${serve.info.url}/web/v1/sign-in`, (page) => page.locator('form').first().waitFor({ timeout: 20_000 }))).toEqual([]);
     } finally {
       await serve.stop();
       await environment.dispose();

@@ -7,6 +7,7 @@
 import type { ComponentChildren } from 'preact';
 import type { ItemOf } from '../../protocol/items.js';
 import type { ToolDetails } from '../../protocol/tool-details.js';
+import { toolCallOutcome, type ToolCallOutcome } from '../../protocol/tool-call-outcome.js';
 import type { LiveItem } from '../state/conversation-state.js';
 import type { ReviewDraft } from '../state/review.js';
 import { DiffView } from './diff-view.js';
@@ -31,6 +32,8 @@ export interface ToolCallModel {
   exitCode?: number | null | undefined;
   durationMs?: number | undefined;
   status: string;
+  /** How a finished call ended, by the rule every client shares (`toolCallOutcome`); absent while it runs. */
+  outcome?: ToolCallOutcome | undefined;
 }
 
 /** The model of a stored tool call item. */
@@ -47,6 +50,7 @@ export function storedToolCall(item: ItemOf<'tool_call'>): ToolCallModel {
     exitCode: item.details?.kind === 'command' ? item.details.exitCode : item.exitCode,
     durationMs: item.durationMs,
     status: item.status,
+    outcome: toolCallOutcome(item),
   };
 }
 
@@ -88,12 +92,12 @@ function summaryLine(call: ToolCallModel): string {
 }
 
 function Status({ call }: { call: ToolCallModel }) {
-  if (call.running) return <span class="badge running" aria-label="running">running</span>;
-  const failed = call.isError || call.status === 'failed' || (call.exitCode !== undefined && call.exitCode !== null && call.exitCode !== 0);
+  if (call.running || !call.outcome) return <span class="badge running" aria-label="running">running</span>;
+  const { state, detail } = call.outcome;
   return (
-    <span class={`badge ${failed ? 'failed' : 'ok'}`}>
-      {call.status === 'interrupted' ? 'interrupted' : failed ? 'failed' : 'done'}
-      {call.exitCode !== undefined && call.exitCode !== null ? ` · exit ${call.exitCode}` : ''}
+    <span class={`badge ${state === 'succeeded' ? 'ok' : 'failed'}`}>
+      {state === 'interrupted' ? 'interrupted' : state === 'failed' ? 'failed' : 'done'}
+      {detail !== '' ? ` · ${detail}` : ''}
       {call.durationMs !== undefined ? ` · ${formatDuration(call.durationMs)}` : ''}
     </span>
   );
