@@ -43,7 +43,7 @@ type Use = 'read file' | 'run' | 'read' | 'directory' | 'write directory';
  * Read, write and run rights are those of the user running the check (the server's, when
  * run as that user).
  */
-export function pathProblem(file: string, use: Use): string | undefined {
+function pathProblem(file: string, use: Use): string | undefined {
   let stats: ReturnType<typeof statSync>;
   try {
     stats = statSync(file);

@@ -75,7 +75,7 @@ function escapeCell(text: string): string {
  * The fields of which an object schema requires at least one (an `anyOf` whose branches each
  * only require fields), or undefined when the schema is not such an object.
  */
-export function requiredAlternatives(schema: JsonSchema | undefined): string[] | undefined {
+function requiredAlternatives(schema: JsonSchema | undefined): string[] | undefined {
   if (schema?.type !== 'object' || !Array.isArray(schema.anyOf)) return undefined;
   const names = (schema.anyOf as JsonSchema[]).map((branch) => (Array.isArray(branch.required) && branch.required.length === 1 ? String(branch.required[0]) : undefined));
   return names.every((name) => name !== undefined) ? (names as string[]) : undefined;

@@ -80,7 +80,7 @@ function failed(what: string, output: string): WorktreeError {
 }
 
 /** Where worktrees go inside a checkout that is the directory they must stay in (kept out of `git status` by `info/exclude`). */
-export const NESTED_WORKTREES_DIRECTORY = '.openvaala/worktrees';
+const NESTED_WORKTREES_DIRECTORY = '.openvaala/worktrees';
 
 /**
  * Script lines choosing the worktree's `path` and making its folder: next to the checkout in

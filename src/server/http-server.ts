@@ -86,7 +86,7 @@ export interface HttpServerOptions {
 }
 
 /** The routes this module answers itself: the health check and the protocol's WebSocket endpoint. */
-export const BUILT_IN_ROUTES: readonly HttpRouteEntry[] = [
+const BUILT_IN_ROUTES: readonly HttpRouteEntry[] = [
   { methods: ['GET'], path: '/healthz' },
   { methods: ['GET'], path: API_PATH },
 ];

@@ -105,7 +105,8 @@ describe('the secrets .env and git', () => {
   it('a workspace outside any repository: nothing but the .env is written', async () => {
     const plain = path.join(root, 'plain');
     mkdirSync(plain);
-    await writeEnvFile(executor, plain, SECRETS);
+    // No repository holds it: nothing to exclude, and nothing to warn about.
+    expect(await writeEnvFile(executor, plain, SECRETS)).toEqual({});
     expect(existsSync(path.join(plain, '.git'))).toBe(false);
     expect(readFileSync(path.join(plain, '.env'), 'utf8')).toContain('API_TOKEN=');
   });

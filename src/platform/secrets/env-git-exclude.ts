@@ -14,7 +14,7 @@ import { shellQuote } from '../../shell-quote.js';
 const EXIT = { noRepositoryInfo: 90, notWritable: 91, stillListed: 92, tracked: 93 } as const;
 
 /** The comment line written above the pattern. */
-export const ENV_EXCLUDE_COMMENT = '# the secrets of an openvaala project (written by the server)';
+const ENV_EXCLUDE_COMMENT = '# the secrets of an openvaala project (written by the server)';
 
 /**
  * The shell script run in the workspace: nothing when git is missing, the directory is not in

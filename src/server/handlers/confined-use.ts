@@ -27,7 +27,7 @@ interface UseCheck {
  * only read what is recorded (items, sessions, costs) or act on the client's machine
  * (`conversation/serveFiles`, `conversation/serveCommands`) are not listed.
  */
-export const CONFINED_USE: Partial<Record<MethodName, UseCheck>> = {
+const CONFINED_USE: Partial<Record<MethodName, UseCheck>> = {
   'session/input': { agent: true },
   'session/compact': { agent: true },
   'schedules/create': { agent: true },
@@ -55,7 +55,7 @@ function refuse(method: string, why: string): RpcError {
  * worktree) lies where the caller may not work, or the session's agent may not run for them.
  * @throws RpcError forbidden (-32003) naming the method, the conversation, the location or agent and why
  */
-export async function checkConfinedUse(connection: RpcConnection, method: MethodName, conversation: LiveConversation, sessionId: string | undefined): Promise<void> {
+async function checkConfinedUse(connection: RpcConnection, method: MethodName, conversation: LiveConversation, sessionId: string | undefined): Promise<void> {
   const check = CONFINED_USE[method];
   const platform = connection.platform;
   if (!check || !platform || !confinedToProjects(connection.caller)) return;
