@@ -2,7 +2,8 @@
  * How items read as text: their transcript form (`openvaala conversations show`) and which of
  * them `openvaala exec` prints as that form, on its own terms, or not at all.
  */
-import { toolCallOutcome, type Item, type ItemKind, type ItemOf, type NotificationParams, type PlanStep, type ToolCallOutcome } from '../protocol/index.js';
+import type { Item, ItemKind, ItemOf, NotificationParams, PlanStep } from '../protocol/index.js';
+import { toolCallOutcome, type ToolCallOutcome } from '../protocol/tool-call-outcome.js';
 
 /** The mark of how a tool call ended: `✓` succeeded, `✗` failed (see {@link toolCallOutcome}), `■` interrupted. */
 export const OUTCOME_MARKS: Record<ToolCallOutcome['state'], string> = { succeeded: '✓', failed: '✗', interrupted: '■' };

@@ -5,7 +5,8 @@
  * line. Only the answer of exec's own session streams as the answer: a compaction summary, a
  * subagent's answer and hook output are said in one line each, when at all.
  */
-import { toolCallOutcome, type AnyNotification, type Item, type NotificationParams } from '../protocol/index.js';
+import type { AnyNotification, Item, NotificationParams } from '../protocol/index.js';
+import { toolCallOutcome } from '../protocol/tool-call-outcome.js';
 import { describeHookRun, hookUpdatedArguments } from './exec-hook-runs.js';
 import { describeRetry, execItemDisplay, firstLine, formatItem, itemFormats, OUTCOME_MARKS, summarizeArguments } from './exec-item-formats.js';
 

@@ -5,13 +5,11 @@
  * module in order, and a `listening` marker where the HTTP server starts to listen.
  */
 import { spawn } from 'node:child_process';
-import { statSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findServer } from '../../src/cli/server-discovery.js';
 import { CLI_EXECUTABLE } from '../../src/package-info.js';
 import { createTestEnvironment, type TestEnvironment } from '../helpers/environment.js';
+import { moduleRecorderArguments, packageOf, recordedBuiltins, recordedFiles, totalBytes } from '../helpers/module-recorder.js';
 
 /**
  * Code of the bundled command line loaded before listening, at most (bytes): about 62 KB at the
@@ -30,37 +28,6 @@ const BUILTINS_AFTER_LISTENING = ['node:crypto', 'node:v8', 'node:vm', 'node:wor
 /** Packages an idle embedded server must not hold (each is loaded on first use). */
 const LOADED_ON_FIRST_USE = ['pg', 'openid-client', '@node-rs/argon2', 'ai', '@ai-sdk/openai', '@ai-sdk/anthropic', '@modelcontextprotocol/sdk', '@agentclientprotocol/sdk', 'ssh2', 'just-bash', 'node-pty', '@tus/server', 'web-push'];
 
-const HOOKS = `
-export async function load(url, context, next) {
-  const result = await next(url, context);
-  process.stderr.write('MODULE ' + url + '\\n');
-  return result;
-}
-`;
-const RECORDER = `
-import Module, { register } from 'node:module';
-import net from 'node:net';
-import { pathToFileURL } from 'node:url';
-register('./hooks.mjs', import.meta.url);
-const load = Module._load;
-Module._load = function (request, parent, isMain) {
-  const loaded = load.apply(this, arguments);
-  if (!Module.isBuiltin(request)) process.stderr.write('MODULE ' + pathToFileURL(Module._resolveFilename(request, parent, isMain)).href + '\\n');
-  return loaded;
-};
-const listen = net.Server.prototype.listen;
-net.Server.prototype.listen = function (...args) {
-  this.once('listening', () => process.stderr.write('LISTENING\\n'));
-  return listen.apply(this, args);
-};
-`;
-
-/** The package a module address belongs to (`@scope/name` or `name`), or undefined outside node_modules. */
-function packageOf(address: string): string | undefined {
-  const match = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(address);
-  return match?.[1];
-}
-
 describe('openvaala serve start-up', () => {
   let environment: TestEnvironment;
   beforeEach(async () => {
@@ -71,10 +38,7 @@ describe('openvaala serve start-up', () => {
   });
 
   it('listens having loaded neither the command table nor anything but the HTTP server and the lock, and holds no first-use package once idle', async () => {
-    writeFileSync(path.join(environment.root, 'hooks.mjs'), HOOKS);
-    const recorder = path.join(environment.root, 'recorder.mjs');
-    writeFileSync(recorder, RECORDER);
-    const child = spawn(process.execPath, ['--import', pathToFileURL(recorder).href, CLI_EXECUTABLE, 'serve', '--port', '0'], { env: environment.env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [...moduleRecorderArguments(environment.root), CLI_EXECUTABLE, 'serve', '--port', '0'], { env: environment.env, stdio: ['ignore', 'ignore', 'pipe'] });
     let output = '';
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -87,21 +51,19 @@ describe('openvaala serve start-up', () => {
     const lines = output.split('\n');
     const listening = lines.indexOf('LISTENING');
     expect(listening, output).toBeGreaterThan(0);
-    const modules = (slice: string[]) => slice.filter((line) => line.startsWith('MODULE file:')).map((line) => line.slice('MODULE '.length));
-    const beforeListening = modules(lines.slice(0, listening));
-    const all = modules(lines);
+    const beforeListening = recordedFiles(lines.slice(0, listening));
+    const all = recordedFiles(lines);
 
     // Before listening: no package from node_modules, no logger (pino), none of the Node.js
     // modules listed above, and a bounded amount of the bundle.
     expect(beforeListening.filter((address) => packageOf(address) !== undefined)).toEqual([]);
-    const builtinsBefore = lines.slice(0, listening).filter((line) => line.startsWith('MODULE node:')).map((line) => line.slice('MODULE '.length));
+    const builtinsBefore = recordedBuiltins(lines.slice(0, listening));
     expect(builtinsBefore.filter((name) => BUILTINS_AFTER_LISTENING.includes(name))).toEqual([]);
     expect(beforeListening.filter((address) => /\/dist\/cli\/logger-/.test(address))).toEqual([]);
     const bundled = beforeListening.filter((address) => address.includes('/dist/cli/'));
     expect(bundled.some((address) => address.endsWith('/dist/cli/main.js'))).toBe(true);
     expect(bundled.filter((address) => /\/dist\/cli\/program-/.test(address))).toEqual([]);
-    const bytes = bundled.reduce((sum, address) => sum + statSync(fileURLToPath(address)).size, 0);
-    expect(bytes).toBeLessThanOrEqual(PRE_LISTEN_CODE_BUDGET_BYTES);
+    expect(totalBytes(bundled)).toBeLessThanOrEqual(PRE_LISTEN_CODE_BUDGET_BYTES);
 
     // Once open: SQLite is there (the embedded storage), the first-use packages are not.
     const packages = new Set(all.map(packageOf).filter((name) => name !== undefined));
