@@ -14,7 +14,7 @@ export interface SlashCommand {
 /** Every `/` command, in the order `/help` lists them. */
 export const SLASH_COMMANDS: readonly SlashCommand[] = [
   { name: 'new', description: 'start a new conversation in this directory' },
-  { name: 'resume', argument: '[id]', description: 'open another conversation (a picker with search and running state)' },
+  { name: 'resume', argument: '[id|prefix|last]', description: 'open another conversation (a picker with search and running state)' },
   { name: 'model', argument: '[provider/model]', description: 'change the model (a picker without argument)' },
   { name: 'agent', argument: '[name]', description: 'change the agent (a picker without argument)' },
   { name: 'compact', description: 'summarise the history to free context' },

@@ -59,9 +59,14 @@ export class ConversationController {
     return this.model.conversation?.id;
   }
 
-  /** Opens a stored conversation: subscribes from now and loads its last page of items. */
+  /**
+   * Opens a stored conversation: subscribes from now and loads its last page of items. The one
+   * open before is left only once the new one is subscribed, so an id that cannot be opened
+   * (a typo, a deleted conversation) leaves it shown and followed.
+   * @throws RuntimeClientError when the server refuses the subscription (the open conversation stays)
+   */
   async open(conversationId: string): Promise<void> {
-    await this.leave();
+    const previous = this.conversationId;
     this.subscribing = conversationId;
     this.buffered = [];
     let head: number;
@@ -75,6 +80,8 @@ export class ConversationController {
       this.subscribing = undefined;
     }
     for (const event of this.buffered.splice(0)) this.model.apply(event);
+    // Opening the open conversation again keeps its one subscription.
+    if (previous !== undefined && previous !== conversationId) await this.unsubscribe(previous);
     // Items up to the head come from the log; everything after it arrives as notifications.
     await this.loadPage(head + 1);
     if (damage.length > 0) {
@@ -222,7 +229,12 @@ export class ConversationController {
   /** Unsubscribes from the open conversation (its work goes on). */
   async leave(): Promise<void> {
     const id = this.conversationId;
-    if (id) await this.client.request('conversation/unsubscribe', { conversationId: id }).catch(() => undefined);
+    if (id) await this.unsubscribe(id);
+  }
+
+  private async unsubscribe(conversationId: string): Promise<void> {
+    // Leaving never fails the user's action: a closed connection or a conversation deleted meanwhile has nothing left to stop.
+    await this.client.request('conversation/unsubscribe', { conversationId }).catch(() => undefined);
   }
 
   /** Stops listening to the client. */

@@ -3,6 +3,7 @@
  * act on the chosen item (open a conversation, change model or agent, rewind), and run the
  * commands that need no picker (new, compact, fork, approvals, status, help, quit).
  */
+import { resolveConversationId } from '../cli/conversation-reference.js';
 import { helpText, parseSlashCommand, SLASH_COMMANDS } from './commands.js';
 import { loadAgents, loadConversations, loadModels, rewindItems, type PickerState } from './pickers.js';
 import type { TuiScreen } from './screen.js';
@@ -97,7 +98,8 @@ export function runCommand(screen: TuiScreen, text: string, typed: string = text
       screen.attempt(() => controller.startNew(), typed);
       return;
     case 'resume':
-      if (argument) screen.attempt(() => controller.open(argument), typed);
+      // The same references as `openvaala tui --resume`: an id, a unique prefix of one, or `last`.
+      if (argument) screen.attempt(async () => controller.open(await resolveConversationId(screen.client, argument)), typed);
       else openPicker(screen, 'conversation');
       return;
     case 'model':
