@@ -153,7 +153,7 @@ export class McpServerConnection {
     try {
       const config = this.options.resolveConfig ? await this.options.resolveConfig() : this.config;
       command = config.transport === 'stdio' ? config.command : undefined;
-      const prepared = await prepareTransport(config, this.options.placement);
+      const prepared = await prepareTransport(config, this.options.placement, this.name);
       stderrTail = prepared.stderrTail;
       stopNow = prepared.stopNow;
       exit = prepared.exit;

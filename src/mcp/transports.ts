@@ -8,6 +8,7 @@
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import { guardedFetch, type RequestAddressCheck } from './guarded-fetch.js';
 import { PipedProcessTransport } from './process-transport.js';
 import { loadMcpSdk, type McpSdk } from './sdk.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -25,6 +26,11 @@ export interface McpServerPlacement {
   findExecutor(name: string): Executor | undefined;
   /** Environment `env:NAME` references are read from (default `process.env`). */
   environment?: NodeJS.ProcessEnv;
+  /**
+   * The check each request of the named HTTP server must pass before it is sent (its redirects
+   * are then not followed), or undefined for none (servers of `mcp.yaml`).
+   */
+  httpAddressCheck?: (serverName: string) => RequestAddressCheck | undefined;
 }
 
 /** A transport ready to connect, and what it knows about a failure. */
@@ -50,12 +56,13 @@ const STDERR_TAIL_BYTES = 2_000;
 
 /**
  * Creates the transport of one server.
+ * @param serverName the server's name (its key in `mcp.yaml` or `mcpServers`)
  * @throws Error naming the problem (unknown executor, an executor kind that cannot host a
  *   stdio server, unset environment variable, missing working directory)
  */
-export async function prepareTransport(config: McpServerConfig, placement: McpServerPlacement): Promise<PreparedTransport> {
+export async function prepareTransport(config: McpServerConfig, placement: McpServerPlacement, serverName: string): Promise<PreparedTransport> {
   const sdk = await loadMcpSdk();
-  return config.transport === 'stdio' ? prepareStdio(config, placement, sdk) : prepareHttp(config, placement, sdk);
+  return config.transport === 'stdio' ? prepareStdio(config, placement, sdk) : prepareHttp(config, placement, serverName, sdk);
 }
 
 function resolveValues(values: Record<string, string> | undefined, field: string, environment: NodeJS.ProcessEnv | undefined): Record<string, string> {
@@ -118,8 +125,9 @@ async function prepareOnExecutor(config: StdioMcpServerConfig, placement: McpSer
   return { transport, stderrTail: () => stderr.trim(), stopNow: () => transport.stopNow(), exit: () => transport.exit };
 }
 
-function prepareHttp(config: HttpMcpServerConfig, placement: McpServerPlacement, { StreamableHTTPClientTransport }: McpSdk): PreparedTransport {
+function prepareHttp(config: HttpMcpServerConfig, placement: McpServerPlacement, serverName: string, { StreamableHTTPClientTransport }: McpSdk): PreparedTransport {
   const headers = resolveValues(config.headers, 'headers', placement.environment);
-  const transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers } });
+  const check = placement.httpAddressCheck?.(serverName);
+  const transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers }, ...(check ? { fetch: guardedFetch(check) } : {}) });
   return { transport, stderrTail: () => '', stopNow: () => undefined, exit: () => undefined };
 }

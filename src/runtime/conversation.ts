@@ -112,7 +112,12 @@ export class LiveConversation {
     // The conversation's own servers (conversation/create mcpServers) join those of mcp.yaml.
     const own = this.state.mcpServers as McpSettings['servers'] | undefined;
     const settings = own ? { ...this.runtime.mcp, servers: { ...this.runtime.mcp?.servers, ...own } } : this.runtime.mcp;
-    return new McpClientManager(settings, { workDirectory: workspace.root, workExecutor: workspace.executor.name, findExecutor: (name) => this.runtime.findExecutor(name) }, this.runtime.extensions.builtInMcpServers?.(workspace) ?? []);
+    const check = own ? this.runtime.extensions.ownMcpAddressCheck?.(this) : undefined;
+    return new McpClientManager(
+      settings,
+      { workDirectory: workspace.root, workExecutor: workspace.executor.name, findExecutor: (name) => this.runtime.findExecutor(name), ...(check ? { httpAddressCheck: (name: string) => (own?.[name] ? check : undefined) } : {}) },
+      this.runtime.extensions.builtInMcpServers?.(workspace) ?? [],
+    );
   }
 
   /** The conversation's MCP clients. */

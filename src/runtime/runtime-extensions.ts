@@ -7,6 +7,7 @@
  * that owns it (src/server); the runtime only calls them.
  */
 import type { BuiltInMcpServer } from '../mcp/client-manager.js';
+import type { RequestAddressCheck } from '../mcp/guarded-fetch.js';
 import type { Workspace } from '../executors/workspace.js';
 import type { AnyNotification, Turn } from '../protocol/index.js';
 import type { LiveConversation } from './conversation.js';
@@ -48,6 +49,13 @@ export class RuntimeExtensions {
    * refuses by throwing (e.g. a project over its pausing cost threshold). Absent: never refused.
    */
   newTurnCheck: ((conversation: LiveConversation) => Promise<void>) | undefined = undefined;
+  /**
+   * The check every request of a conversation's own HTTP MCP servers (`conversation/create`
+   * `mcpServers`, not those of `mcp.yaml`) must pass before it is sent, by conversation (e.g.
+   * none reaching the server's machine from a project's conversation); undefined = none.
+   * Read when a conversation makes its MCP clients.
+   */
+  ownMcpAddressCheck: ((conversation: LiveConversation) => RequestAddressCheck | undefined) | undefined = undefined;
   /**
    * Asked before a subagent the model starts (`spawn_agent`) is created with `agent`: why that
    * agent may not run in this conversation (e.g. an external agent, which would run outside the

@@ -14,6 +14,7 @@ import { resourceLimitPrefix } from '../platform/projects/resource-limits.js';
 import { unsandboxedAgentRefusal } from '../platform/access/external-agent-confinement.js';
 import type { ProcessTracker } from '../executors/process-tracker.js';
 import type { Runtime } from '../runtime/runtime.js';
+import { serverMachineAddressRefusal } from '../platform/access/network-confinement.js';
 import { recoverProjects } from './project-operations.js';
 import type { RpcConnection } from './rpc-connection.js';
 import { sessionSecrets, type PlatformRouteOptions } from './web/platform-routes.js';
@@ -52,6 +53,9 @@ export function connectProjectsToRuntime(platform: Platform, runtime: Runtime, p
     const executors = [...(projectExecutor ? [projectExecutor] : []), ...conversation.workspaces.map((workspace) => workspace.executor)];
     return unsandboxedAgentRefusal(agent, runtime.agentDefinitions[agent], executors, project.id);
   };
+  // A project conversation's own HTTP MCP servers are called from this machine, outside any
+  // sandbox: with members about, none may reach the machine itself, whoever gave it.
+  runtime.extensions.ownMcpAddressCheck = (conversation) => (platform.signInEnabled && projectOf(conversation.state) !== undefined ? (url) => serverMachineAddressRefusal(url) : undefined);
   runtime.processTracker = processTracker;
   // Each project keeps its external agents' state in its own home (Codex reads CODEX_HOME).
   runtime.agentEnvironment = (conversation) => {

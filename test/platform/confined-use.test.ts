@@ -5,7 +5,8 @@
  * `session/setAgent`, by an administrator before them, or by the model as a subagent); a work
  * location an administrator placed outside the workspace is refused at use; a worktree made for
  * a member stays inside the workspace; a member's MCP servers run on the project's executor,
- * in its workspace, without the server's environment.
+ * in its workspace, without the server's environment, and its HTTP MCP servers do not reach
+ * the server's machine.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -188,6 +189,11 @@ describe('MCP servers of a member', () => {
       [{ transport: 'stdio', command: 'cat', executor: 'boxed', env: { KEY: 'env:HOME' } }, /params\.mcpServers\.tool\.env\.KEY: "env:HOME" reads the server's own environment variable HOME/],
       [{ transport: 'stdio', command: 'cat', executor: 'boxed', cwd: '../..' }, /params\.mcpServers\.tool\.cwd: ".*" is outside the workspace of project/],
       [{ transport: 'http', url: 'http://127.0.0.1:1/mcp', headers: { Authorization: 'env:OPENAI_API_KEY' } }, /params\.mcpServers\.tool\.headers\.Authorization: "env:OPENAI_API_KEY" reads/],
+      // Called from the server itself: not its own machine or link-local network, however spelled.
+      [{ transport: 'http', url: `${harness.server.url}/mcp` }, /^conversation\/create: params\.mcpServers\.tool\.url: http:\/\/127\.0\.0\.1:\d+ reaches 127\.0\.0\.1, a loopback address of the server's machine/],
+      [{ transport: 'http', url: 'http://localhost:9222/json' }, /params\.mcpServers\.tool\.url: http:\/\/localhost:9222 reaches localhost \((127\.0\.0\.1|::1)\), a loopback address/],
+      [{ transport: 'http', url: 'http://[::ffff:7f00:1]:1/mcp' }, /params\.mcpServers\.tool\.url: .* a loopback address/],
+      [{ transport: 'http', url: 'http://169.254.169.254/latest/meta-data/' }, /params\.mcpServers\.tool\.url: http:\/\/169\.254\.169\.254 reaches 169\.254\.169\.254, a link-local address/],
     ];
     for (const [server, expected] of cases) {
       const refused = await failure(bob.client.request('conversation/create', { projectId: boxed.id, mcpServers: { tool: server } }));
@@ -196,6 +202,8 @@ describe('MCP servers of a member', () => {
     }
     const { conversation } = await bob.client.request('conversation/create', { projectId: boxed.id, mcpServers: { tool: { transport: 'stdio', command: 'cat', executor: 'boxed', cwd: '.' } } });
     expect(conversation.id).toMatch(/^conv_/);
+    const { conversation: remote } = await bob.client.request('conversation/create', { projectId: boxed.id, mcpServers: { tool: { transport: 'http', url: 'http://203.0.113.7/mcp' } } });
+    expect(remote.id).toMatch(/^conv_/);
     const { conversation: administrators } = await owner.client.request('conversation/create', { projectId: boxed.id, mcpServers: { tool: { transport: 'stdio', command: 'cat', env: { KEY: 'env:HOME' } } } });
     expect(administrators.id).toMatch(/^conv_/);
   });

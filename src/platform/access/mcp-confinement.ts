@@ -4,13 +4,15 @@
  * is a program to start or an address to call, with values that may be read from the server's
  * own environment (`env:NAME`). For such a caller, a stdio server runs on the project's
  * executor (not the default `local`, which may be outside the project's sandbox), in a
- * directory of the project's workspace, and no value is taken from the server's environment,
- * which holds its provider keys and other secrets.
+ * directory of the project's workspace, no value is taken from the server's environment,
+ * which holds its provider keys and other secrets, and an HTTP server is not on the server's
+ * machine or its link-local network (`network-confinement.ts`).
  */
 import path from 'node:path';
 import type { McpServerConfig } from '../../config/mcp.js';
 import type { StoredProject } from '../projects/project-store.js';
 import type { Caller } from '../caller.js';
+import { serverMachineAddressRefusal } from './network-confinement.js';
 import { checkProjectLocation, ConfinementError, confinedToProjects, type ConfinementContext } from './workspace-confinement.js';
 
 /** The executor a stdio server runs on when its entry names none (as `mcp.yaml` reads it). */
@@ -37,6 +39,8 @@ export async function checkConversationMcpServers(caller: Caller, project: Store
     const field = `mcpServers.${name}`;
     if (server.transport === 'http') {
       checkValues(server.headers, `${field}.headers`);
+      const refusal = await serverMachineAddressRefusal(new URL(server.url));
+      if (refusal !== undefined) throw new ConfinementError(`${field}.url`, refusal);
       continue;
     }
     checkValues(server.env, `${field}.env`);
