@@ -289,18 +289,23 @@ export const notifications = {
   }),
   /**
    * Something the turn goes on without, that the user should know: an MCP server that could not
-   * be started (its tools are not offered this turn; it is tried again at the next turn). Said
+   * be started (its tools are not offered this turn; it is tried again at the next turn), or
+   * steering input a `user_prompt_submit` hook refused (the turn goes on without it). Said
    * once per turn per cause; nothing is stored for it (the server log has it too).
    */
   'turn/warning': z.object({
     conversationId,
     sessionId: z.string(),
     turnId: z.string(),
-    /** What it is about: `mcp_server` (the MCP server `name` did not start). */
-    source: z.enum(['mcp_server']),
-    /** The MCP server's name. */
+    /** What it is about: `mcp_server` (the MCP server `name` did not start) or `hook` (a hook of the event `name` refused steering input). */
+    source: z.enum(['mcp_server', 'hook']),
+    /** The MCP server's name, or the hook event (`user_prompt_submit`). */
     name: z.string(),
-    /** The warning in words, naming the server and the cause (e.g. `MCP server "files" could not be started: command "npx-typo" was not found; …`). */
+    /**
+     * The warning in words, naming the server or hook and the cause (e.g. `MCP server "files"
+     * could not be started: command "npx-typo" was not found; …`, or `steering input in_… was not
+     * given to the turn: it was refused by the user_prompt_submit hook "screen.sh": …`).
+     */
     message: z.string(),
   }),
   /** An item was completed and stored at `seq` in its session's log. */

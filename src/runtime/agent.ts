@@ -81,6 +81,12 @@ export interface AgentEnvironment {
   hooks?: AgentHooks;
   /** Removes and returns steering inputs received since the last call. */
   takeSteering(): SteeringInput[];
+  /**
+   * Hands one steering input to the turn as a user's prompt is handed to a new one (its
+   * `user_prompt_submit` hooks, then `recordMessage`, then what the hooks and `$skill`
+   * mentions add); a refused one is not recorded. Absent: recorded as it is.
+   */
+  submitSteering?(input: SteeringInput, recordMessage: () => Promise<void>): Promise<void>;
   /** Persists a completed item and tells clients (`item/completed`). */
   record(item: Item): Promise<void>;
   /** Tells clients an item began (`item/started`). */
@@ -274,7 +280,8 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
 
   while (true) {
     for (const input of environment.takeSteering()) {
-      await environment.record({ ...items.base(), kind: 'user_message', status: 'completed', content: input.content, mode: 'steer', inputId: input.id, ...originOf(input) });
+      const recordMessage = () => environment.record({ ...items.base(), kind: 'user_message', status: 'completed', content: input.content, mode: 'steer', inputId: input.id, ...originOf(input) });
+      await (environment.submitSteering ? environment.submitSteering(input, recordMessage) : recordMessage());
     }
     if (steps >= environment.maxSteps) {
       await environment.record({ ...items.base(), kind: 'interruption', status: 'completed', reason: 'limit', message: `stopped after ${steps} model calls (maxSteps)` });

@@ -72,6 +72,12 @@ export function loopTurnRunner(options: LoopTurnOptions): TurnRunner {
         askUser: (question, call) => conversation.userInputs.request({ conversationId: conversation.id, sessionId: host.id, turnId, ...call, ...question }, controller.signal),
         hooks: extensions.hooks,
         takeSteering: () => host.queue.takeSteering(),
+        submitSteering: async (input, recordMessage) => {
+          // Steering passes the same hooks as a prompt: a guard on what users send cannot be gone around by sending it mid-turn.
+          const refusal = await extensions.submitPrompt(input.content, recordMessage);
+          if (refusal === undefined) return;
+          conversation.publish({ method: 'turn/warning', params: { conversationId: conversation.id, sessionId: host.id, turnId, source: 'hook', name: 'user_prompt_submit', message: `steering input ${input.id} was not given to the turn: ${refusal.replace(/^the prompt was/, 'it was')}` } });
+        },
         record: (item) => context.record(item),
         itemStarted: (itemId, kind, partial) => context.itemStarted(itemId, kind, partial),
         itemDelta: (itemId, delta) => context.itemDelta(itemId, delta),

@@ -159,3 +159,47 @@ describe('a prompt refused by a user_prompt_submit hook', () => {
     expect(filesHolding(dataDir, SECRET)).toEqual([]);
   });
 });
+
+describe('steering input and user_prompt_submit hooks', () => {
+  it('passes steering through the same hooks: a refused one reaches no model call and is kept nowhere, the sender is warned, an accepted one is read with what its hook adds', async () => {
+    const script = `responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "echo step" } }]
+    holds: [{ afterDeltas: 0, gate: first }]
+  - text: "after the steering"
+`;
+    const addContext = (environment: TestEnvironment) => {
+      writeHooks(environment);
+      // A second hook adds context to every prompt it lets through.
+      const folder = path.join(environment.root, 'hooks');
+      writeFileSync(path.join(folder, 'context.sh'), '#!/usr/bin/env bash\ncat > /dev/null\necho "CONTEXT-NOTE-5: steering was screened"\n');
+      chmodSync(path.join(folder, 'context.sh'), 0o755);
+      writeFileSync(path.join(environment.paths.configDir, 'hooks.yaml'), `hooks:\n  user_prompt_submit:\n    - command: ${folder}/screen.sh\n    - command: ${folder}/context.sh\n`);
+    };
+    harness = await startInProcessServer(script, { beforeStart: addContext });
+    const conversationId = await harness.conversation();
+    const started = await harness.client.request('session/input', { conversationId, input: 'run a step' });
+    await harness.environment.mock.waitForHold('first', 10_000);
+    const refused = await harness.client.request('session/input', { conversationId, input: `steer toward ${SECRET}`, mode: 'steer', expectedTurnId: started.turnId });
+    await harness.client.request('session/input', { conversationId, input: 'STEER-OK-3: keep it short', mode: 'steer', expectedTurnId: started.turnId });
+    harness.environment.mock.release('first');
+    const [turn] = await harness.turnsCompleted(1);
+    expect(turn).toMatchObject({ status: 'completed', stopReason: 'end_turn' });
+
+    const warning = harness.events.find((event) => event.method === 'turn/warning');
+    expect(warning?.params).toMatchObject({ conversationId, turnId: started.turnId, source: 'hook', name: 'user_prompt_submit' });
+    expect(warning?.method === 'turn/warning' && warning.params.message).toMatch(new RegExp(`^steering input ${refused.inputId} was not given to the turn: it was refused by the user_prompt_submit hook "[^"]*screen\\.sh": ${REASON}`));
+
+    // The second model call read the accepted steering and its hook's context, and nothing of the refused one.
+    const second = JSON.stringify(harness.environment.mock.requests[1]?.body);
+    expect(second).toContain('STEER-OK-3');
+    expect(second).toContain('CONTEXT-NOTE-5');
+    expect(second).not.toContain(SECRET);
+    const steered = harness.completedItems().filter((item) => item.kind === 'user_message' && item.mode === 'steer');
+    expect(steered).toHaveLength(1);
+    expect(harness.completedItems().filter((item) => item.kind === 'hook_run' && item.event === 'user_prompt_submit' && item.decision === 'block')).toHaveLength(1);
+
+    const dataDir = harness.environment.paths.dataDir;
+    await harness.server.stop();
+    expect(filesHolding(dataDir, SECRET)).toEqual([]);
+  });
+});
