@@ -29,6 +29,8 @@ import { applyConfiguration, buildServerExecutors, ConfigService, type Configura
 import { loadPluginSet } from '../plugins/plugin-set.js';
 import { startSchedules } from './schedules.js';
 import { taskUserRefusal } from '../platform/schedules/task-user-access.js';
+import { turnStartRefusal } from './handlers/confined-use.js';
+import { serverConfinementContext } from './handlers/project-confinement.js';
 import { sameSecret } from './server-token.js';
 import { openServerStorage, type ServerStorage } from './server-storage.js';
 import { tightenPermissions } from './private-files.js';
@@ -210,6 +212,8 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
     if (recovery.conversations.length > 0 || recovery.failures.length > 0) {
       logger.warn({ conversations: recovery.conversations.length, turns: recovery.turns, droppedApprovals: recovery.approvals, droppedUserInputs: recovery.userInputs, failures: recovery.failures }, 'turns left running by a server that stopped were recorded as interrupted');
     }
+    // The server's own directories: hidden from sandboxes, and kept from members' work locations.
+    const protectedDirectories = [paths.configDir, paths.dataDir, paths.stateDir];
     // Limits given by the caller (tests, embedding) win over server.yaml, also after a reload;
     // the HTTP server reads the origins array on every upgrade, so a reload refills it in place.
     const targets: ConfigurationTargets = {
@@ -218,7 +222,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       allowedOrigins,
       extraOrigins: options.allowedOrigins ?? [],
       // Sandboxed executors must never see the server's own directories (its token is there).
-      protectedDirectories: [paths.configDir, paths.dataDir, paths.stateDir],
+      protectedDirectories,
       processTracker: processRecords,
     };
     const executors = buildServerExecutors(configuration, targets);
@@ -244,8 +248,8 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
       taskTurnStarted: (turnId, userId) => {
         if (userId !== undefined) opened.costs.attribute(turnId, userId);
       },
-      // A task runs only while its user can still reach its conversation.
-      runRefusal: taskUserRefusal(opened),
+      // A task runs only while its user can still reach its conversation, and start a turn there.
+      runRefusal: taskUserRefusal(opened, (caller, conversationId) => turnStartRefusal(caller, { platform: opened, runtime, context: serverConfinementContext(runtime, protectedDirectories, opened) }, conversationId)),
     });
     opened.onUserRemoved(async (userId) => {
       const disabled = await schedules.service.disableTasksOfUser(userId, `user ${userId} was removed`);

@@ -28,9 +28,10 @@ export interface SchedulerOptions {
   afterClaim?: (run: StoredRun) => Promise<void>;
   /**
    * Asked before each delivery (first attempt, retry, or a claim taken over at start): why the
-   * task may not run now (its user can no longer reach its conversation, see
-   * `task-user-access.ts`), or undefined when it may. A refused run is recorded `skipped` with
-   * the reason and the task is disabled, with the reason as its `disabledReason`.
+   * task may not run now (its user can no longer reach its conversation, or their own turn
+   * there would be refused at use, see `task-user-access.ts`), or undefined when it may. A
+   * refused run is recorded `skipped` with the reason and the task is disabled, with the
+   * reason as its `disabledReason`.
    */
   runRefusal?: (task: StoredTask) => Promise<string | undefined>;
 }
@@ -282,7 +283,7 @@ export class Scheduler {
       task.disabledReason = reason;
       task.updatedAt = now;
       await this.options.store.saveTask(task);
-      this.options.logger?.warn({ taskId, runId: run.id, reason }, 'scheduled task disabled: its user can no longer reach its conversation');
+      this.options.logger?.warn({ taskId, runId: run.id, reason }, 'scheduled task disabled: its user may no longer run it in its conversation');
     }
     this.finished(taskId);
     this.arm();

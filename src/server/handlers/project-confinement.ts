@@ -12,14 +12,28 @@ import { checkProjectLocation, checkProjectWorkspace, ConfinementError, type Con
 import type { StoredProject } from '../../platform/projects/project-store.js';
 import { ErrorCodes, RpcError, type MethodParams, type WorkLocationEntry } from '../../protocol/index.js';
 import { confinedToProjects } from '../../platform/access/workspace-confinement.js';
+import type { Caller } from '../../platform/caller.js';
+import type { Platform } from '../../platform/platform.js';
+import type { Runtime } from '../../runtime/runtime.js';
 import type { RpcConnection } from '../rpc-connection.js';
+
+/**
+ * The server's executors and own directories, as the rules need them, for work that has no
+ * connection (a scheduled run).
+ * @param protectedDirectories the server's configuration, data and state directories
+ * @param platform the platform, whose data directory is always one of them
+ * @returns the context; executors are looked up at each use, so a reload is seen
+ */
+export function serverConfinementContext(runtime: Runtime, protectedDirectories: readonly string[], platform: Platform | undefined): ConfinementContext {
+  const directories = new Set(protectedDirectories);
+  // The platform database and the secrets' key live here, whatever the configuration says.
+  if (platform) directories.add(platform.dataDir);
+  return { executor: (name) => runtime.findExecutor(name), serverDirectories: [...directories] };
+}
 
 /** The server's executors and own directories, as the rules need them. */
 export function confinementContext(connection: RpcConnection): ConfinementContext {
-  const directories = new Set(connection.config.protectedDirectories);
-  // The platform database and the secrets' key live here, whatever the configuration says.
-  if (connection.platform) directories.add(connection.platform.dataDir);
-  return { executor: (name) => connection.runtime.findExecutor(name), serverDirectories: [...directories] };
+  return serverConfinementContext(connection.runtime, connection.config.protectedDirectories, connection.platform);
 }
 
 /** Runs a check, answering its refusal as invalid params `<method>: params.<field>: …`. */
@@ -76,9 +90,19 @@ export function confineConversationMcpServers(connection: RpcConnection, method:
  * @throws RpcError forbidden (-32003) `<method>: forbidden: <field>: agent "…" …`
  */
 export function confineAgent(connection: RpcConnection, method: string, field: string, project: StoredProject, agent: string, executors: readonly Executor[]): void {
-  const projectExecutor = connection.runtime.findExecutor(project.workspace.executor);
-  const refusal = externalAgentRefusal(connection.caller, agent, connection.runtime.agentDefinitions[agent], [...(projectExecutor ? [projectExecutor] : []), ...executors], project.id);
+  const refusal = agentRefusal(connection.runtime, connection.caller, project, agent, executors);
   if (refusal !== undefined) throw new RpcError(ErrorCodes.forbidden, `${method}: forbidden: ${field}: ${refusal}`);
+}
+
+/**
+ * Why `caller` may not run `agent` in a conversation of `project` (see `externalAgentRefusal`),
+ * with the agent's definition and the project's executor as the runtime has them now.
+ * @param executors the executors of the conversation's work location (the project's own is added)
+ * @returns the reason, or undefined when the caller may run it
+ */
+export function agentRefusal(runtime: Runtime, caller: Caller, project: StoredProject, agent: string, executors: readonly Executor[]): string | undefined {
+  const projectExecutor = runtime.findExecutor(project.workspace.executor);
+  return externalAgentRefusal(caller, agent, runtime.agentDefinitions[agent], [...(projectExecutor ? [projectExecutor] : []), ...executors], project.id);
 }
 
 /** What `conversation/create` asks for, once its project's work location is filled in. */

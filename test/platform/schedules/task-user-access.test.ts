@@ -4,7 +4,9 @@
  * time with a fake clock and a real platform database: a user removed, removed from the
  * project, whose project was deleted, or demoted out of reach has the task disabled at its next
  * run, with a `skipped` run and the task's `disabledReason` naming why; the prompt is not
- * delivered. Removing a user also disables their tasks at once.
+ * delivered. Removing a user also disables their tasks at once. A user who reaches the
+ * conversation is also asked the checks at use of a turn of theirs (given by the server; a fake
+ * here), and a refusal there disables the task the same way, naming the task and the user.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +18,8 @@ import type { ScheduleDispatcher, TurnOutcome } from '../../../src/platform/sche
 import { ScheduleService } from '../../../src/platform/schedules/schedule-service.js';
 import { ScheduleStore } from '../../../src/platform/schedules/schedule-store.js';
 import { Scheduler } from '../../../src/platform/schedules/scheduler.js';
-import { taskUserRefusal } from '../../../src/platform/schedules/task-user-access.js';
+import { taskUserRefusal, type TaskTurnCheck } from '../../../src/platform/schedules/task-user-access.js';
+import type { Caller } from '../../../src/platform/caller.js';
 import { SqliteRecordStorage } from '../../../src/storage/sqlite/sqlite-record-storage.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
 
@@ -41,7 +44,7 @@ afterEach(async () => {
 const MINUTE = 60_000;
 const conversationId = 'conv_01access';
 
-async function setup(options: { signInEnabled?: boolean } = {}) {
+async function setup(options: { signInEnabled?: boolean; turnCheck?: TaskTurnCheck } = {}) {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'openvaala-task-access-'));
   const platform = await Platform.open(dataDir, DEFAULT_PLATFORM_SETTINGS, options.signInEnabled ?? true);
   const records = new SqliteRecordStorage(':memory:');
@@ -52,7 +55,7 @@ async function setup(options: { signInEnabled?: boolean } = {}) {
   });
   const clock = new FakeClock(0);
   const dispatcher = new RecordingDispatcher();
-  const scheduler = new Scheduler({ store: new ScheduleStore(records), dispatcher, clock, instanceId: 'test', runRefusal: taskUserRefusal(platform) });
+  const scheduler = new Scheduler({ store: new ScheduleStore(records), dispatcher, clock, instanceId: 'test', runRefusal: taskUserRefusal(platform, options.turnCheck) });
   await scheduler.start();
   const service = new ScheduleService(scheduler, clock);
   const root = await platform.users.create({ email: 'root@example.com', role: 'admin' });
@@ -183,5 +186,69 @@ describe('a scheduled task whose user lost access to its conversation', () => {
     await platform.projects.removeMember(project.id, 'carol');
     await advanceTo(2 * MINUTE);
     expect(service.get(task.id)).toMatchObject({ enabled: false, disabledReason: `user carol is no longer a member of project ${project.id}, which conversation ${conversationId} belongs to` });
+  });
+});
+
+describe("a scheduled task whose user's own turn would be refused at use", () => {
+  it("is disabled at its next run, naming the task, the user and the refusal; the check gets the user's caller", async () => {
+    const asked: Caller[] = [];
+    const member: { refusal?: string } = {};
+    const turnCheck: TaskTurnCheck = async (caller, conversation) => {
+      asked.push(caller);
+      expect(conversation).toBe(conversationId);
+      return caller.kind === 'user' && caller.role === 'member' ? member.refusal : undefined;
+    };
+    const { dispatcher, service, root, bob, advanceTo, everyMinute } = await setup({ turnCheck });
+    const task = await everyMinute(bob.id);
+    const administrators = await everyMinute(root.id, { name: 'audit' });
+    await advanceTo(MINUTE);
+    expect(dispatcher.deliveries).toEqual(['tick', 'tick']);
+    expect(asked).toHaveLength(2);
+    expect(asked).toEqual(
+      expect.arrayContaining([
+        { kind: 'user', userId: bob.id, role: 'member', webSessionId: '' },
+        { kind: 'user', userId: root.id, role: 'admin', webSessionId: '' },
+      ]),
+    );
+    member.refusal = 'conversation conv_01access works in "/elsewhere" on executor "local", where members of project proj_x may not work: …';
+    await advanceTo(2 * MINUTE);
+    expect(dispatcher.deliveries).toEqual(['tick', 'tick', 'tick']);
+    const reason = `task ${task.id} ("minutely") acts for user ${bob.id}, whose own turn in conversation ${conversationId} would now be refused: ${member.refusal}`;
+    expect(service.get(task.id)).toMatchObject({ enabled: false, disabledReason: reason });
+    expect((await service.history(task.id))[0]).toMatchObject({ status: 'skipped', attempts: 0, error: `not run, and the task was disabled: ${reason}` });
+    expect(service.get(administrators.id)).toMatchObject({ enabled: true });
+  });
+
+  it('is not asked for tasks acting for nobody or the local owner, nor once the user lost the conversation', async () => {
+    const asked: Caller[] = [];
+    const turnCheck: TaskTurnCheck = async (caller) => {
+      asked.push(caller);
+      return 'refused at use';
+    };
+    const { platform, dispatcher, service, bob, project, advanceTo, everyMinute } = await setup({ turnCheck });
+    await everyMinute(undefined);
+    await everyMinute('local-owner');
+    await platform.projects.removeMember(project.id, bob.id);
+    const task = await everyMinute(bob.id);
+    await advanceTo(MINUTE);
+    expect(asked).toEqual([]);
+    expect(dispatcher.deliveries).toEqual(['tick', 'tick']);
+    expect(service.get(task.id).disabledReason).toBe(`user ${bob.id} is no longer a member of project ${project.id}, which conversation ${conversationId} belongs to`);
+  });
+
+  it('retries a run whose turn check could not be made, without disabling the task', async () => {
+    let broken = true;
+    const turnCheck: TaskTurnCheck = async () => {
+      if (broken) throw new Error('conversation conv_01access could not be loaded');
+      return undefined;
+    };
+    const { dispatcher, service, bob, advanceTo, everyMinute } = await setup({ turnCheck });
+    const task = await everyMinute(bob.id, { schedule: { kind: 'once', at: MINUTE }, retry: { initialDelayMs: 10_000, maxDelayMs: 10_000, deadlineMs: 3_600_000 } });
+    await advanceTo(MINUTE);
+    expect((await service.history(task.id))[0]).toMatchObject({ status: 'retrying', error: "the access of the task's user could not be checked: conversation conv_01access could not be loaded" });
+    broken = false;
+    await advanceTo(2 * MINUTE);
+    expect(dispatcher.deliveries).toEqual(['tick']);
+    expect(service.get(task.id).enabled).toBe(true);
   });
 });
