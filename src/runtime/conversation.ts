@@ -8,9 +8,10 @@ import { fileURLToPath } from 'node:url';
 import type { ConversationState, MetadataEntry } from '../dao/conversation-store.js';
 import type { Workspace } from '../executors/workspace.js';
 import { newId } from '../ids.js';
-import { McpClientManager, type McpSettings } from '../mcp/client-manager.js';
+import type { McpClientManager, McpSettings } from '../mcp/client-manager.js';
 import type { AnyNotification, Conversation, Item, ItemDelta, Session, SessionHeads, StoredItem, Turn } from '../protocol/index.js';
 import { ApprovalBroker } from './approvals/broker.js';
+import { ConversationMcp } from './conversation-mcp.js';
 import { UserInputBroker } from './user-input/broker.js';
 import { ClientCommandServers } from './client-commands.js';
 import { ClientFileServers } from './client-files.js';
@@ -77,9 +78,7 @@ export class LiveConversation {
   /** True once `loadHeads` has finished. */
   private headsReady = false;
   /** The conversation's MCP clients (servers start on the first turn; see `LiveSession`). */
-  private mcpClients: McpClientManager;
-  /** The server list the clients were made from, to tell when a reload changed it. */
-  private mcpServers: McpSettings['servers'] | undefined;
+  private readonly mcpClients: ConversationMcp;
 
   /**
    * @param runtime the owning runtime (models, tools, store, limits)
@@ -99,30 +98,25 @@ export class LiveConversation {
     }
     for (const turn of stored.turns) this.turns.set(turn.id, turn);
     this.metadataSeq = stored.metadataSeq;
-    this.mcpServers = runtime.mcp?.servers;
-    this.mcpClients = this.createMcpClients();
+    this.mcpClients = new ConversationMcp({
+      settings: () => runtime.mcp,
+      ownServers: () => this.state.mcpServers as McpSettings['servers'] | undefined,
+      ownAddressCheck: () => runtime.extensions.ownMcpAddressCheck?.(this),
+      builtInServers: (workspace) => runtime.extensions.builtInMcpServers?.(workspace) ?? [],
+      workspace: () => this.workspaces[0],
+      findExecutor: (name) => runtime.findExecutor(name),
+      logger: runtime.logger,
+      conversationId: state.id,
+    });
     this.externalAgents = new ExternalAgentPool(() => this.workspace.root, runtime.logger, {
       ...(runtime.processTracker ? { tracker: runtime.processTracker } : {}),
       environment: () => runtime.agentEnvironment?.(this.state),
     });
   }
 
-  private createMcpClients(): McpClientManager {
-    const workspace = this.workspaces[0];
-    // The conversation's own servers (conversation/create mcpServers) join those of mcp.yaml.
-    const own = this.state.mcpServers as McpSettings['servers'] | undefined;
-    const settings = own ? { ...this.runtime.mcp, servers: { ...this.runtime.mcp?.servers, ...own } } : this.runtime.mcp;
-    const check = own ? this.runtime.extensions.ownMcpAddressCheck?.(this) : undefined;
-    return new McpClientManager(
-      settings,
-      { workDirectory: workspace.root, workExecutor: workspace.executor.name, findExecutor: (name) => this.runtime.findExecutor(name), ...(check ? { httpAddressCheck: (name: string) => (own?.[name] ? check : undefined) } : {}) },
-      this.runtime.extensions.builtInMcpServers?.(workspace) ?? [],
-    );
-  }
-
   /** The conversation's MCP clients. */
   get mcp(): McpClientManager {
-    return this.mcpClients;
+    return this.mcpClients.current;
   }
 
   /**
@@ -132,15 +126,7 @@ export class LiveConversation {
    * reloaded `mcp.yaml` applies to open conversations from their next turn.
    */
   mcpForTurn(session: LiveSession): McpClientManager {
-    const servers = this.runtime.mcp?.servers;
-    const othersRunning = [...this.sessions.values()].some((other) => other !== session && other.isRunning);
-    if (servers !== this.mcpServers && !othersRunning) {
-      const old = this.mcpClients;
-      this.mcpServers = servers;
-      this.mcpClients = this.createMcpClients();
-      old.close().catch((error: unknown) => this.runtime.logger?.warn({ conversationId: this.id, error: (error as Error).message }, 'closing the previous MCP clients failed'));
-    }
-    return this.mcpClients;
+    return this.mcpClients.forTurn([...this.sessions.values()].some((other) => other !== session && other.isRunning));
   }
 
   /** Writes and announces a session's waiting approvals; a failed write is logged (the approval itself goes on). */
