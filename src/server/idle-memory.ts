@@ -117,18 +117,20 @@ export interface IdleMemoryWatch {
 
 /**
  * Starts watching: every `checkMs`, when `isIdle()`, collects once the last work (the later of
- * `lastActivityAt()` and the last check that found work running) is at least `quietMs` old and
- * newer than the last collection, or when the used heap grew by {@link IDLE_COLLECTION_GROWTH_BYTES}
- * since the last collection, then runs `releaseNativeMemory`. Meant to start right after a
- * collection (the server makes one when it is ready: {@link collectOnce}). A failed collection is
- * retried at the next sign of work.
+ * `lastActivityAt()` and the first check that found the server idle after one that found work
+ * running) is at least `quietMs` old and newer than the last collection, or when the used heap
+ * grew by {@link IDLE_COLLECTION_GROWTH_BYTES} since the last collection, then runs
+ * `releaseNativeMemory`. Meant to start right after a collection (the server makes one when it
+ * is ready: {@link collectOnce}). A failed collection is retried at the next sign of work.
  * @returns the function that stops watching
  */
 export function releaseMemoryWhenIdle(watch: IdleMemoryWatch): () => void {
   const checkMs = watch.checkMs ?? IDLE_MEMORY_CHECK_MS;
   const quietMs = watch.quietMs ?? IDLE_QUIET_MS;
   let collect: Promise<Collect | undefined> | undefined = watch.collect ? Promise.resolve(watch.collect) : undefined;
-  let lastWorkSeenAt = 0;
+  // Whether the last check found work running, and when the first idle check after such work ran.
+  let workWasRunning = false;
+  let workEndSeenAt = 0;
   // Watching starts right after the collection made when the server became ready.
   let collectedAt = Date.now();
   let heapAfterCollection = process.memoryUsage().heapUsed;
@@ -136,11 +138,18 @@ export function releaseMemoryWhenIdle(watch: IdleMemoryWatch): () => void {
   const timer = setInterval(() => {
     const now = Date.now();
     if (!watch.isIdle()) {
-      lastWorkSeenAt = now;
+      workWasRunning = true;
       return;
     }
+    if (workWasRunning) {
+      // The work seen running at the last check may have ended only just now, so the quiet
+      // spell starts here. Counted from that check instead, it let a memory-reducing collection
+      // (tens of ms of the main thread) fall in the short gap between two turns in a row.
+      workWasRunning = false;
+      workEndSeenAt = now;
+    }
     if (collecting) return;
-    const lastWork = Math.max(lastWorkSeenAt, watch.lastActivityAt());
+    const lastWork = Math.max(workEndSeenAt, watch.lastActivityAt());
     // Work stamped in the very millisecond a collection started came during it (what started it
     // is at least quietMs older), so it still calls for the next one.
     const afterWork = lastWork >= collectedAt && now - lastWork >= quietMs;

@@ -66,6 +66,32 @@ describe('releasing memory when idle', () => {
     await expect.poll(() => state.collections, { timeout: 5_000, interval: 5 }).toBe(1);
   });
 
+  it('counts the quiet spell after a turn from the first check that finds it over', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    const start = Date.now();
+    const collections: number[] = [];
+    let idle = false;
+    // As the server's defaults: the quiet spell is as long as the time between two checks.
+    stopWatching = releaseMemoryWhenIdle({
+      isIdle: () => idle,
+      lastActivityAt: () => 0,
+      collect: () => {
+        collections.push(Date.now() - start);
+        return Promise.resolve();
+      },
+      checkMs: 10,
+      quietMs: 10,
+    });
+    // The checks at 10, 20 and 30 ms see a turn running; it ends just before the one at 40 ms.
+    await vi.advanceTimersByTimeAsync(35);
+    idle = true;
+    await vi.advanceTimersByTimeAsync(5);
+    // Idle for a moment only (the next turn may start at once): no collection yet.
+    expect(collections).toEqual([]);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(collections).toEqual([50]);
+  });
+
   it('counts work stamped in the same millisecond a collection started as work after it', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
     const start = Date.now();
