@@ -289,17 +289,23 @@ export const notifications = {
   }),
   /**
    * Something the turn goes on without, that the user should know: an MCP server that could not
-   * be started (its tools are not offered this turn; it is tried again at the next turn), or
-   * steering input a `user_prompt_submit` hook refused (the turn goes on without it). Said
-   * once per turn per cause; nothing is stored for it (the server log has it too).
+   * be started (its tools are not offered this turn; it is tried again at the next turn),
+   * steering input a `user_prompt_submit` hook refused (the turn goes on without it), a skill
+   * whose `SKILL.md` is invalid (left out of the turn), or a project's `.openvaala/plugins.yaml`
+   * that does not validate (the user's plugin settings apply instead). Said once per turn per
+   * cause; nothing is stored for it (the server log has it too).
    */
   'turn/warning': z.object({
     conversationId,
     sessionId: z.string(),
     turnId: z.string(),
-    /** What it is about: `mcp_server` (the MCP server `name` did not start) or `hook` (a hook of the event `name` refused steering input). */
-    source: z.enum(['mcp_server', 'hook']),
-    /** The MCP server's name, or the hook event (`user_prompt_submit`). */
+    /**
+     * What it is about: `mcp_server` (the MCP server `name` did not start), `hook` (a hook of
+     * the event `name` refused steering input), `skill` (the skill file `name` was skipped) or
+     * `plugin` (the project's plugin settings file `name` was ignored).
+     */
+    source: z.enum(['mcp_server', 'hook', 'skill', 'plugin']),
+    /** The MCP server's name, the hook event (`user_prompt_submit`), or the file's absolute path. */
     name: z.string(),
     /**
      * The warning in words, naming the server or hook and the cause (e.g. `MCP server "files"

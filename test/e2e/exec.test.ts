@@ -167,6 +167,21 @@ responses:
     expect(result.stderr).toContain('warning: MCP server "broken" could not be started: command "no-such-mcp-server-for-this-test" was not found; its tools are not offered this turn (it is tried again at the next one)');
   });
 
+  it("warns on stderr when a skill of the work location is invalid and left out of the turn", async () => {
+    environment = await createTestEnvironment(`
+responses:
+  - text: "answered without the skill"
+`);
+    const skillFile = path.join(environment.workDir, '.agents', 'skills', 'release', 'SKILL.md');
+    mkdirSync(path.dirname(skillFile), { recursive: true });
+    writeFileSync(skillFile, '---\nname: release\n---\nsteps\n');
+    serve = await startServe(environment);
+    const result = await runCli(['exec', 'hello'], { env: environment.env, cwd: environment.workDir, timeoutMs: 20_000 });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('answered without the skill');
+    expect(result.stderr).toMatch(new RegExp(`warning: skill skipped: ${skillFile.replace(/[.]/g, '\\.')}(:\\d+)?: description: `));
+  });
+
   it('refuses usage mistakes with exit code 64 before starting anything', async () => {
     environment = await createTestEnvironment(`responses: []\n`);
     const missing = await runCli(['exec', '--cwd', path.join(environment.root, 'nowhere'), 'hi'], { env: environment.env });

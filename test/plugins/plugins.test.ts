@@ -198,4 +198,23 @@ responses:
     await harness.turnsCompleted(2, 30_000);
     expect(toolNames(1).filter((name) => name.startsWith('mcp__kit'))).toEqual([]);
   }, 60_000);
+
+  it("tells the user, at each turn, that a project's plugin settings that do not validate were ignored", async () => {
+    harness = await startInProcessServer(`
+responses:
+  - text: "one"
+`);
+    const { root, workDir } = harness.environment;
+    await harness.client.request('plugins/add', { source: writePlugin(path.join(root, 'sources', 'kit'), 'kit') });
+    const projectFile = path.join(workDir, '.openvaala', 'plugins.yaml');
+    mkdirSync(path.dirname(projectFile), { recursive: true });
+    writeFileSync(projectFile, 'plugins:\n  kit: { enabled: "no" }\n');
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'hello' });
+    await harness.turnsCompleted(1, 30_000);
+    const warnings = harness.events.flatMap((event) => (event.method === 'turn/warning' ? [event.params] : []));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ source: 'plugin', name: projectFile });
+    expect(warnings[0]?.message).toMatch(new RegExp(`^${projectFile.replace(/[.]/g, '\\.')}:2: plugins\\.kit\\.enabled: .*the project's plugin settings were ignored`));
+  }, 60_000);
 });

@@ -79,8 +79,15 @@ responses:
     const mentioned = itemsOf('instruction').find((item) => item.name === 'release-notes');
     expect(mentioned?.body).toContain('BODY-RN-2: read git log since the last tag.');
     expect(request(2).text).toContain('BODY-RN-2');
-    // The invalid skill is reported once per session, not on every turn.
+    // The invalid skill is reported to the model once per session, not on every turn.
     expect(itemsOf('instruction').filter((item) => item.name === 'skill-problems')).toHaveLength(1);
+    // The user is told at each turn that skips it, until the file is fixed: a turn/warning per skipped file.
+    const warnings = harness.events.flatMap((event) => (event.method === 'turn/warning' ? [event.params] : []));
+    expect(warnings.map((warning) => [warning.source, warning.name])).toEqual([
+      ['skill', brokenFile],
+      ['skill', brokenFile],
+    ]);
+    expect(warnings[0]?.message).toBe(`skill skipped: ${brokenFile}:2: name: "broken" does not match the folder name "broken-skill"`);
   });
 
   it('offers no load_skill tool and no catalog when there are no skills, and ignores $words', async () => {

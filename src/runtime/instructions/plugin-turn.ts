@@ -14,8 +14,8 @@ import type { PluginSet } from '../../plugins/plugin-set.js';
 /** The plugins in force for a turn, and a problem with the project's file when it could not be used. */
 export interface TurnPlugins {
   plugins: LoadedPlugin[];
-  /** Why the project's `.openvaala/plugins.yaml` was ignored (file, line, key path), when it was. */
-  problem?: string;
+  /** The project's `.openvaala/plugins.yaml` and why it was ignored (file, line, key path), when it was. */
+  problem?: { file: string; message: string };
 }
 
 /**
@@ -27,14 +27,14 @@ export async function pluginsForTurn(set: PluginSet, fileSystem: ExecutorFileSys
   if (set.statuses.length === 0) return { plugins: [] };
   const file = path.posix.join(workDirectory, '.openvaala', PLUGINS_FILE);
   let overrides: Record<string, boolean> = {};
-  let problem: string | undefined;
+  let problem: TurnPlugins['problem'];
   try {
     if ((await fileSystem.stat(file))?.kind === 'file') {
       const parsed = parseYamlFile(file, Buffer.from(await fileSystem.readFile(file)), PluginsFileSchema);
       overrides = Object.fromEntries(Object.entries(parsed.plugins).flatMap(([name, entry]) => (entry.enabled !== undefined ? [[name, entry.enabled]] : [])));
     }
   } catch (error) {
-    problem = `${(error as Error).message} (the project's plugin settings were ignored)`;
+    problem = { file, message: `${(error as Error).message} (the project's plugin settings were ignored)` };
   }
   const plugins = set.statuses.flatMap((status) => (status.plugin && (overrides[status.name] ?? status.enabled) ? [status.plugin] : []));
   return { plugins, ...(problem !== undefined ? { problem } : {}) };

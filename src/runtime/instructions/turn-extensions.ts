@@ -104,7 +104,13 @@ export async function beginTurn(conversation: LiveConversation, options: TurnSta
   const runtime = conversation.runtime;
   const workspace = conversation.workspace;
   const turnPlugins = await pluginsForTurn(runtime.plugins, workspace.executor.fs, workspace.root);
-  if (turnPlugins.problem !== undefined) runtime.logger?.warn({ conversationId: conversation.id, problem: turnPlugins.problem }, 'project plugin settings ignored');
+  // Said to the user at each turn, not only logged: a project's settings silently not applied look like a plugin's fault.
+  const warn = (source: 'skill' | 'plugin', name: string, message: string): void =>
+    conversation.publish({ method: 'turn/warning', params: { conversationId: conversation.id, sessionId: options.sessionId, turnId: options.turnId, source, name, message } });
+  if (turnPlugins.problem !== undefined) {
+    runtime.logger?.warn({ conversationId: conversation.id, problem: turnPlugins.problem.message }, 'project plugin settings ignored');
+    warn('plugin', turnPlugins.problem.file, turnPlugins.problem.message);
+  }
   const runner = new HookRunner(withPluginHooks(runtime.hooks, turnPlugins.plugins));
   const hookContext: HookRunContext = { conversationId: conversation.id, sessionId: options.sessionId, turnId: options.turnId, workspace, signal: options.signal, record: options.record };
   const recordInstruction = (source: 'agents_md' | 'skill' | 'agent' | 'client', name: string, body: string): Promise<void> => {
@@ -113,6 +119,7 @@ export async function beginTurn(conversation: LiveConversation, options: TurnSta
   };
 
   const { skills, problems } = await discoverSkills(skillRoots(conversation, turnPlugins.plugins));
+  for (const problem of problems) warn('skill', problem.file, `skill skipped: ${describeSkillProblem(problem)}`);
   await reportSkillProblems(conversation, options, problems, (body) => recordInstruction('skill', SKILL_PROBLEMS_INSTRUCTION, body));
 
   if (options.carriesInput && isFirstTurn(options.history())) {
