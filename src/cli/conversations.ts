@@ -14,12 +14,7 @@ import { humanStreams } from './terminal-streams.js';
 import { resumeCommand } from '../client/resume-command.js';
 import stringWidth from 'string-width';
 import { terminalLine } from '../tools/terminal-text.js';
-
-function localTime(ms: number): string {
-  const date = new Date(ms);
-  const pad = (value: number) => String(value).padStart(2, '0');
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}`;
-}
+import { localDateTime } from '../client/time-text.js';
 
 /**
  * One line per conversation: id, last update, last turn's status, working directory, title
@@ -28,7 +23,7 @@ function localTime(ms: number): string {
  */
 export function formatConversationList(conversations: ConversationSummary[]): string {
   if (conversations.length === 0) return '';
-  const rows = conversations.map((conversation) => [conversation.id, localTime(conversation.updatedAt), conversation.lastTurnStatus ?? '-', terminalLine(conversation.cwd), terminalLine(conversation.title)]);
+  const rows = conversations.map((conversation) => [conversation.id, localDateTime(conversation.updatedAt), conversation.lastTurnStatus ?? '-', terminalLine(conversation.cwd), terminalLine(conversation.title)]);
   const header = ['ID', 'UPDATED', 'LAST TURN', 'DIRECTORY', 'TITLE'];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => stringWidth(row[column] ?? ''))));
   const padded = (cell: string, width: number) => cell + ' '.repeat(Math.max(0, width - stringWidth(cell)));
@@ -84,7 +79,7 @@ export async function runConversationShow(paths: OpenVaalaPaths, reference: stri
     const { conversation } = snapshot;
     const root = snapshot.sessions.find((session) => session.id === sessionId);
     const where = conversation.workLocation.map((entry) => `${terminalLine(entry.cwd)} (${entry.executor})`).join(', ');
-    streams.stdout.write(`conversation ${conversation.id}: ${terminalLine(conversation.title)}\n  ${where} · ${root?.model ?? ''} · ${snapshot.turns.length} turn${snapshot.turns.length === 1 ? '' : 's'} · updated ${localTime(conversation.updatedAt)}\n\n`);
+    streams.stdout.write(`conversation ${conversation.id}: ${terminalLine(conversation.title)}\n  ${where} · ${root?.model ?? ''} · ${snapshot.turns.length} turn${snapshot.turns.length === 1 ? '' : 's'} · updated ${localDateTime(conversation.updatedAt)}\n\n`);
     for (const item of items) {
       const text = formatItem(item);
       if (text !== undefined) streams.stdout.write(`${text}\n`);

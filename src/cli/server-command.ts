@@ -8,16 +8,10 @@ import { processExists } from '../server/data-dir-lock.js';
 import type { ServerInfo } from '../server/server-info.js';
 import type { OutputStreams } from './exec-output.js';
 import { ensureServer, findServer } from './server-discovery.js';
+import { describeSpan, localDateTime } from '../client/time-text.js';
 
 /** Time given to a server to stop after SIGTERM before `stop` reports failure, ms. */
 const STOP_TIMEOUT_MS = 30_000;
-
-function describeAge(ms: number): string {
-  const seconds = Math.round(ms / 1000);
-  if (seconds < 120) return `${seconds} s`;
-  const minutes = Math.round(seconds / 60);
-  return minutes < 120 ? `${minutes} min` : `${Math.round(minutes / 60)} h`;
-}
 
 async function serverStatus(info: ServerInfo): Promise<{ busy: boolean; version: string; configDir: string } | undefined> {
   try {
@@ -49,7 +43,7 @@ export async function runServerStatus(paths: OpenVaalaPaths, streams: OutputStre
       `runtime server running: pid ${info.pid}, ${info.url}`,
       `  data directory:          ${info.dataDir}`,
       `  configuration directory: ${status?.configDir ?? info.configDir ?? 'unknown'}`,
-      `  started:                 ${new Date(info.startedAt).toISOString()} (${describeAge(Date.now() - info.startedAt)} ago)`,
+      `  started:                 ${localDateTime(info.startedAt, { seconds: true })} (${describeSpan(Date.now() - info.startedAt)} ago)`,
       ...(status ? [`  version:                 ${status.version}`, `  work running:            ${status.busy ? 'yes' : 'no'}`] : []),
     ].join('\n') + '\n',
   );

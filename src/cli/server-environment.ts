@@ -8,6 +8,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import type { RuntimeClient } from '../client/runtime-client.js';
 import type { ServerInfo } from '../server/server-info.js';
+import { localDateTime } from '../client/time-text.js';
 
 /**
  * The `apiKey` reference of the provider a run will use, read from `providers.yaml` without
@@ -58,7 +59,7 @@ export async function missingServerEnvironment(client: RuntimeClient, server: Se
     return undefined;
   }
   if (status.environment[variable]) return undefined;
-  const started = new Date(server.startedAt).toLocaleString();
+  const started = localDateTime(server.startedAt, { seconds: true });
   return (
     `the runtime server (pid ${server.pid}, started ${started}) does not have ${variable}, which providers.yaml names for provider "${providerName}" ` +
     `(providers.${providerName}.apiKey) and which this shell sets: a server keeps the environment it was started with. ` +

@@ -10,6 +10,7 @@ import type { AnyNotification, ConversationSummary } from '../protocol/index.js'
 import { truncateLine, type StyledLine } from './styled-text.js';
 import type { TranscriptModel } from './transcript-model.js';
 import { terminalLine } from '../tools/terminal-text.js';
+import { localTimeOfDay, timeAgo } from '../client/time-text.js';
 
 /** One choice. */
 export interface PickerItem {
@@ -70,20 +71,12 @@ export function pickerLines(picker: PickerState, width: number, height: number):
   return lines;
 }
 
-function age(ms: number): string {
-  const minutes = Math.round((Date.now() - ms) / 60_000);
-  if (minutes < 1) return 'just now';
-  if (minutes < 60) return `${minutes} min ago`;
-  const hours = Math.round(minutes / 60);
-  return hours < 48 ? `${hours} h ago` : `${Math.round(hours / 24)} days ago`;
-}
-
 /** A conversation of the list as a picker item. */
 export function conversationItem(summary: ConversationSummary): PickerItem {
   return {
     value: summary.id,
     label: terminalLine(summary.title) || summary.id,
-    detail: `${age(summary.updatedAt)} · ${terminalLine(summary.cwd)}${summary.preview ? ` · ${summary.preview.replace(/\s+/g, ' ').slice(0, 60)}` : ''}`,
+    detail: `${timeAgo(summary.updatedAt)} · ${terminalLine(summary.cwd)}${summary.preview ? ` · ${summary.preview.replace(/\s+/g, ' ').slice(0, 60)}` : ''}`,
     ...(summary.running ? { badge: { text: '● running', color: 'yellow' as const } } : summary.lastTurnStatus === 'failed' ? { badge: { text: '✗', color: 'red' as const } } : {}),
   };
 }
@@ -146,7 +139,7 @@ export function rewindItems(model: TranscriptModel): PickerItem[] {
     const before = stored[index - 1]?.item;
     if (item?.kind !== 'user_message' || !before) return;
     const text = item.content.map((part) => (part.type === 'text' ? part.text : '')).join(' ');
-    items.push({ value: `${before.id}\n${text}`, label: text.replace(/\s+/g, ' ').slice(0, 120), detail: new Date(item.createdAt).toLocaleTimeString() });
+    items.push({ value: `${before.id}\n${text}`, label: text.replace(/\s+/g, ' ').slice(0, 120), detail: localTimeOfDay(item.createdAt) });
   });
   return items.reverse();
 }

@@ -166,6 +166,8 @@ responses:
     const second = await runCli(['exec', 'hi'], { env: withKey, cwd: environment.workDir });
     expect(second.code).toBe(1);
     expect(second.stderr).toContain('does not have OV_TEST_KEY');
+    // The server's start in the one notation of every command, whatever the locale.
+    expect(second.stderr).toMatch(/started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\) does not have/);
     expect(second.stderr).toContain('openvaala server restart');
     expect(environment.mock.requests).toHaveLength(0);
 
@@ -210,6 +212,7 @@ describe('openvaala server', { timeout: 120_000 }, () => {
     expect(status.stdout).toContain(environment.paths.configDir);
     expect(status.stdout).toContain(environment.paths.dataDir);
     expect(status.stdout).toContain('work running:            no');
+    expect(status.stdout).toMatch(/started: {17}\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(\d+ s ago\)/);
     expect((await runCli(['server', 'stop'], { env: environment.env })).code).toBe(0);
     expect(processGone(info!.pid)).toBe(true);
   });
