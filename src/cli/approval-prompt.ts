@@ -41,6 +41,13 @@ export interface QuestionOutput {
 const CANCELLED_APPROVAL: ApprovalAnswer = { decision: 'deny', message: 'the user pressed Ctrl-C and interrupted the turn' };
 const CANCELLED_INPUT: InputAnswer = { declined: 'the user pressed Ctrl-C and interrupted the turn' };
 
+/**
+ * How exec decides a call that needs approval (`--approvals`): `ask` on the terminal (denied
+ * when there is none), or `allow` / `deny` every such call without asking. A call the policy
+ * allows or denies by itself never reaches the prompt, so neither choice widens or narrows it.
+ */
+export type ApprovalMode = 'ask' | 'allow' | 'deny';
+
 /** Asks approval questions one at a time on the terminal. */
 export class ApprovalPrompt {
   private active: AbortController | undefined;
@@ -59,11 +66,13 @@ export class ApprovalPrompt {
    * @param streams where questions are written (stderr; the line editor gets the stream under a terminal-safe one)
    * @param input the terminal read for answers
    * @param output the rest of exec's output, held while a question is asked (none: nothing is held)
+   * @param mode how calls that need approval are decided (`--approvals`; default `ask`)
    */
   constructor(
     private readonly streams: OutputStreams,
     private readonly input: NodeJS.ReadStream = process.stdin,
     private readonly output: QuestionOutput = { hold: () => undefined, release: () => undefined },
+    private readonly mode: ApprovalMode = 'ask',
   ) {}
 
   /** Called when Ctrl-C is pressed at a question (the terminal's raw mode turns it into a key, not a signal). */
@@ -121,6 +130,10 @@ export class ApprovalPrompt {
 
   private async askNow(request: ApprovalRequest): Promise<ApprovalAnswer> {
     const summary = `${request.toolName} ${JSON.stringify(request.arguments)}${describeDetails(request.details)}`;
+    if (this.mode !== 'ask') {
+      this.streams.stderr.write(terminalText(`${this.mode === 'allow' ? 'allowed' : 'denied'} by --approvals ${this.mode}: ${summary} (${request.reason})`) + '\n');
+      return this.mode === 'allow' ? { decision: 'allow_once', automatic: true, message: '--approvals allow' } : { decision: 'deny', automatic: true, message: '--approvals deny' };
+    }
     if (!this.input.isTTY) {
       this.streams.stderr.write(`approval needed for ${summary} (${request.reason}): denied, as exec has no terminal to ask on\n`);
       return { decision: 'deny', automatic: true, message: 'it needs approval and this run of openvaala exec has no terminal to ask on, so it was not run' };

@@ -3,7 +3,8 @@
  * `app-server`, `open`, `acp`.
  * Each command's module is imported when that command runs.
  */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import type { ApprovalMode } from './approval-prompt.js';
 import type { TopLevelCommand } from './program.js';
 import { resolvePaths } from '../config/paths.js';
 import { fail, readStdin, run, streams } from './command-runner.js';
@@ -62,7 +63,8 @@ function declareExec(program: Command): void {
     .option('--data-dir <dir>', 'data directory of the server to use')
     .option('--config-dir <dir>', 'configuration directory of the server to use', existingConfigDirectory)
     .option('--resume <id|prefix|last>', 'continue a conversation (its id, a unique prefix of it, or last: the most recently updated one) instead of starting one')
-    .action(async (prompt: string | undefined, options: { model?: string; agent?: string; executor: string; cwd: string; json: boolean; dataDir?: string; configDir?: string; resume?: string }, command: Command) => {
+    .addOption(new Option('--approvals <decision>', 'how tool calls that need approval are decided: ask on the terminal (denied without one), or allow or deny them all without asking; calls the approval policy allows or denies by itself are not affected').choices(['ask', 'allow', 'deny'] satisfies ApprovalMode[]).default('ask'))
+    .action(async (prompt: string | undefined, options: { model?: string; agent?: string; executor: string; cwd: string; json: boolean; dataDir?: string; configDir?: string; resume?: string; approvals: ApprovalMode }, command: Command) => {
       // A resumed conversation keeps its work location: said, rather than ignored in silence.
       const placement = (['cwd', 'executor'] as const).find((option) => options.resume !== undefined && command.getOptionValueSource(option) === 'cli');
       if (placement) fail(`exec: --${placement} applies to a new conversation; a resumed one keeps its work location (--resume ${options.resume})`, ExecExitCode.usage);

@@ -16,7 +16,7 @@ import { RuntimeClient, RuntimeClientError } from '../client/runtime-client.js';
 import { resolvePaths } from '../config/paths.js';
 import { ErrorCodes } from '../protocol/error-codes.js';
 import type { AnyNotification, Turn } from '../protocol/index.js';
-import { ApprovalPrompt } from './approval-prompt.js';
+import { ApprovalPrompt, type ApprovalMode } from './approval-prompt.js';
 import { HumanRenderer, JsonRenderer, type OutputStreams } from './exec-output.js';
 import { describeTurnEnd } from './exec-turn-end.js';
 import { OwnTurnEvents } from './exec-turn-events.js';
@@ -54,6 +54,8 @@ export interface ExecOptions {
   dataDir?: string;
   /** A conversation id, or `last` (the most recently updated conversation), to continue. */
   resume?: string;
+  /** How calls that need approval are decided (`--approvals`): asked on the terminal (default), or all allowed or denied. */
+  approvals?: ApprovalMode;
 }
 
 
@@ -85,7 +87,7 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
       held.hold();
     },
     release: () => held.release(),
-  });
+  }, options.approvals);
   let conversationId: string | undefined;
   let interrupts = 0;
   let interruptTurn: (() => void) | undefined;

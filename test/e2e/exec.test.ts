@@ -154,6 +154,36 @@ responses:
     expect(shown.stdout).toMatch(/approval: deny by client:openvaala-exec \(automatic, no one was asked\)/);
   });
 
+  it("decides the calls that need approval as --approvals says, without asking, and keeps the policy's denials", async () => {
+    environment = await createTestEnvironment(`
+responses:
+  - toolCalls: [{ name: exec_command, arguments: { command: "touch made.txt" } }, { name: exec_command, arguments: { command: "touch pushed.txt" } }]
+  - text: "made"
+  - toolCalls: [{ name: exec_command, arguments: { command: "touch again.txt" } }]
+  - text: "refused"
+`);
+    writeFileSync(path.join(environment.paths.configDir, 'agents.yaml'), 'agents:\n  careful: { default: true, approvals: { default: ask, rules: [{ tool: exec_command, match: { command: "touch pushed*" }, decision: deny }] } }\n');
+    serve = await startServe(environment);
+    const allowed = await runCli(['exec', '--approvals', 'allow', 'make files'], { env: environment.env, cwd: environment.workDir, timeoutMs: 20_000 });
+    expect(allowed.code).toBe(0);
+    expect(allowed.stderr).toContain('allowed by --approvals allow: exec_command');
+    expect(existsSync(path.join(environment.workDir, 'made.txt'))).toBe(true);
+    // A call the policy denies is not one that asks: --approvals does not reach it.
+    expect(existsSync(path.join(environment.workDir, 'pushed.txt'))).toBe(false);
+    const shown = await runCli(['conversations', 'show', 'last'], { env: environment.env, cwd: environment.workDir, timeoutMs: 20_000 });
+    expect(shown.stdout).toMatch(/approval: allow_once by client:openvaala-exec \(automatic, no one was asked\)/);
+
+    const denied = await runCli(['exec', '--resume', 'last', '--approvals', 'deny', 'again'], { env: environment.env, cwd: environment.workDir, timeoutMs: 20_000 });
+    expect(denied.code).toBe(0);
+    expect(denied.stderr).toContain('denied by --approvals deny: exec_command');
+    expect(existsSync(path.join(environment.workDir, 'again.txt'))).toBe(false);
+    expect(JSON.stringify(environment.mock.requests[3]?.body)).toContain('openvaala-exec denied this call without asking the user: --approvals deny');
+
+    const wrong = await runCli(['exec', '--approvals', 'yes', 'hi'], { env: environment.env, cwd: environment.workDir });
+    expect(wrong.code).toBe(64);
+    expect(wrong.stderr).toContain("option '--approvals <decision>' argument 'yes' is invalid. Allowed choices are ask, allow, deny.");
+  });
+
   it('warns on stderr when an MCP server of the configuration could not be started, and the turn goes on', async () => {
     environment = await createTestEnvironment(`
 responses:
