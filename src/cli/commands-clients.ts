@@ -7,10 +7,11 @@ import { Option, type Command } from 'commander';
 import type { ApprovalMode } from './approval-prompt.js';
 import type { TopLevelCommand } from './program.js';
 import { resolvePaths } from '../config/paths.js';
-import { fail, readStdin, run, streams } from './command-runner.js';
+import { fail, run, streams } from './command-runner.js';
 import { requireExistingDataDir } from './data-dir-option.js';
+import { readExecPrompt } from './exec-prompt.js';
 import { ExecExitCode } from './exit-codes.js';
-import { existingConfigDirectory, nonEmpty } from './option-values.js';
+import { existingConfigDirectory } from './option-values.js';
 import { importInteractiveTui } from './tui-import.js';
 import { reportUnknownCommand } from './unknown-command.js';
 import { UsageError } from './usage-error.js';
@@ -19,10 +20,10 @@ type TuiCommandOptions = { resume?: string; model?: string; agent?: string; exec
 const tuiOptions = (command: Command) =>
   command
     .option('--resume <id|last>', 'open a conversation (its id, or last: the most recently updated one) instead of a new one')
-    .option('--model <provider/model>', 'model for a new conversation (default: defaultModel of providers.yaml)', nonEmpty('--model'))
-    .option('--agent <name>', 'agent for a new conversation', nonEmpty('--agent'))
-    .option('--executor <name>', 'executor for a new conversation', nonEmpty('--executor'), 'local')
-    .option('--cwd <dir>', 'working directory of a new conversation', nonEmpty('--cwd'), process.cwd())
+    .option('--model <provider/model>', 'model for a new conversation (default: defaultModel of providers.yaml)')
+    .option('--agent <name>', 'agent for a new conversation')
+    .option('--executor <name>', 'executor for a new conversation', 'local')
+    .option('--cwd <dir>', 'working directory of a new conversation', process.cwd())
     .option('--data-dir <dir>', 'data directory of the server to use')
     .option('--config-dir <dir>', 'configuration directory of the server to use', existingConfigDirectory);
 // The terminal UI (Ink and React) is imported only when it runs.
@@ -54,24 +55,38 @@ function declareExec(program: Command): void {
   program
     .command('exec')
     .description('run one prompt to the end of its turn and print what the agent does')
-    .argument('[prompt]', 'the prompt; read from stdin when omitted')
-    .option('--model <provider/model>', 'model to use (default: defaultModel of providers.yaml)', nonEmpty('--model'))
-    .option('--agent <name>', 'agent definition to use', nonEmpty('--agent'))
-    .option('--executor <name>', 'executor to run tools on (a new conversation)', nonEmpty('--executor'), 'local')
-    .option('--cwd <dir>', 'working directory (a new conversation)', nonEmpty('--cwd'), process.cwd())
+    .argument('[prompt]', 'the prompt; read from stdin when omitted or -; piped stdin is appended to it in a <stdin> block')
+    .option('--model <provider/model>', 'model to use (default: defaultModel of providers.yaml)')
+    .option('--agent <name>', 'agent definition to use')
+    .option('--executor <name>', 'executor to run tools on (a new conversation)', 'local')
+    .option('--cwd <dir>', 'working directory (a new conversation)', process.cwd())
     .option('--json', 'print one JSON event per line', false)
     .option('--data-dir <dir>', 'data directory of the server to use')
     .option('--config-dir <dir>', 'configuration directory of the server to use', existingConfigDirectory)
     .option('--resume <id|prefix|last>', 'continue a conversation (its id, a unique prefix of it, or last: the most recently updated one) instead of starting one')
     .addOption(new Option('--approvals <decision>', 'how tool calls that need approval are decided: ask on the terminal (denied without one), or allow or deny them all without asking; calls the approval policy allows or denies by itself are not affected').choices(['ask', 'allow', 'deny'] satisfies ApprovalMode[]).default('ask'))
+    .addHelpText(
+      'after',
+      '\nStdin that is not a terminal is read: as the prompt when none is given (or it is -), else appended to it.\nWith a prompt, a stdin pipe that stays silent for 3 s is left unread (redirect it from /dev/null to skip the wait).\n\nExamples:\n  openvaala exec "Why does the build fail? Fix it."\n  git diff | openvaala exec "Review this change"\n  openvaala exec - < prompt.md',
+    )
     .action(async (prompt: string | undefined, options: { model?: string; agent?: string; executor: string; cwd: string; json: boolean; dataDir?: string; configDir?: string; resume?: string; approvals: ApprovalMode }, command: Command) => {
       // A resumed conversation keeps its work location: said, rather than ignored in silence.
       const placement = (['cwd', 'executor'] as const).find((option) => options.resume !== undefined && command.getOptionValueSource(option) === 'cli');
       if (placement) fail(`exec: --${placement} applies to a new conversation; a resumed one keeps its work location (--resume ${options.resume})`, ExecExitCode.usage);
-      const text = prompt ?? (process.stdin.isTTY ? '' : await readStdin());
+      try {
+        // Checked before stdin is waited for: a usage mistake is said at once.
+        if (options.resume !== undefined) requireExistingDataDir(options.dataDir, 'continues a stored conversation');
+      } catch (error) {
+        fail(`exec: ${(error as Error).message}`, ExecExitCode.usage);
+      }
+      let text: string;
+      try {
+        text = await readExecPrompt(prompt, process.stdin, (message) => process.stderr.write(`openvaala: exec: ${message}\n`));
+      } catch (error) {
+        fail(`exec: cannot read stdin: ${(error as Error).message}`, ExecExitCode.usage);
+      }
       if (!text.trim()) fail('exec: give a prompt as an argument or on stdin', ExecExitCode.usage);
       try {
-        if (options.resume !== undefined) requireExistingDataDir(options.dataDir, 'continues a stored conversation');
         const { runExec } = await import('./exec.js');
         process.exitCode = await runExec({ ...options, prompt: text }, { stdout: process.stdout, stderr: process.stderr });
       } catch (error) {

@@ -30,10 +30,11 @@ export function checkInteger(name: string, minimum: number, maximum = Number.MAX
 }
 
 /**
- * A text option that must not be empty: `--model ""` (an unset shell variable) would otherwise
- * fall back to the default without a word.
- * @param name the option as typed (`--model`), for the message
- * @throws OptionValueError (from the parser) naming the option
+ * A value that must not be empty or blank: `--model ""` or `--resume "$ID"` with `ID` unset
+ * would otherwise fall back to the default, or start something new, without a word. Every
+ * option and positional argument of the command line has it (`blank-values.ts`).
+ * @param name the option as typed (`--model`) or the argument (`<file>`), for the message
+ * @throws OptionValueError (from the parser) naming the option or argument
  */
 export function checkNonEmpty(name: string): (value: string) => string {
   return (value: string): string => {

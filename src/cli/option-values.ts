@@ -1,10 +1,10 @@
 /**
  * Parsers of command-line option values for commander: each refuses a value no command could
  * use, naming the option, through commander's usage error (exit code 64). The checks themselves
- * are in `option-checks.ts`.
+ * are in `option-checks.ts`; an empty value is refused for every option by `blank-values.ts`.
  */
 import { InvalidArgumentError } from 'commander';
-import { checkExistingConfigDirectory, checkExistingDirectory, checkInteger, checkNonEmpty, OptionValueError } from './option-checks.js';
+import { checkExistingConfigDirectory, checkExistingDirectory, checkInteger, OptionValueError } from './option-checks.js';
 
 /**
  * Wraps a check of `option-checks.ts` for commander: its {@link OptionValueError} becomes
@@ -27,14 +27,6 @@ export function forCommander<T>(check: (value: string) => T): (value: string) =>
  */
 export function integer(name: string, minimum: number, maximum = Number.MAX_SAFE_INTEGER): (value: string) => number {
   return forCommander(checkInteger(name, minimum, maximum));
-}
-
-/**
- * A text option that must not be empty (see {@link checkNonEmpty}).
- * @throws InvalidArgumentError naming the option
- */
-export function nonEmpty(name: string): (value: string) => string {
-  return forCommander(checkNonEmpty(name));
 }
 
 /**

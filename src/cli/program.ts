@@ -6,6 +6,7 @@
  */
 import { Command } from 'commander';
 import { VERSION } from '../package-info.js';
+import { refuseBlankValues } from './blank-values.js';
 import { CLIENT_COMMANDS, declareTerminalUiRoot } from './commands-clients.js';
 import { CONVERSATION_COMMANDS } from './commands-conversations.js';
 import { SERVER_COMMANDS } from './commands-server.js';
@@ -40,6 +41,8 @@ export function buildProgram(only?: TopLevelCommand): Command {
   });
   declareTerminalUiRoot(program);
   for (const name of only === undefined ? TOP_LEVEL_COMMANDS : [only]) DECLARERS[name](program);
+  // An empty value (an unset shell variable) is refused for every option and argument, never taken as absent.
+  refuseBlankValues(program);
   // Set last: subcommands copy the settings their parent has when they are made.
   program.allowExcessArguments(true);
   return program;

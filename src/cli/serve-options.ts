@@ -56,9 +56,9 @@ export function describeFlags(flags: string): { name: string; key: string; takes
  * only options of {@link SERVE_OPTIONS} spelled as `--name value`, `--name=value` or `--name`
  * (a list option once per value) and every value passes its check.
  * @returns the options with their defaults, as commander would give them; undefined for
- *   anything else (`--help`, an unknown option or argument, a value that starts with `-` or
- *   fails its check, several values after one list option), which commander then reads and,
- *   for a mistake, reports
+ *   anything else (`--help`, an unknown option or argument, a value that is blank, starts
+ *   with `-` or fails its check, several values after one list option), which commander then
+ *   reads and, for a mistake, reports
  */
 export function readServeArgumentsQuickly(args: readonly string[]): ServeOptions | undefined {
   const declarations = SERVE_OPTIONS.map((declaration) => ({ declaration, ...describeFlags(declaration.flags) }));
@@ -80,6 +80,8 @@ export function readServeArgumentsQuickly(args: readonly string[]): ServeOptions
       if (declaration.defaultValue !== undefined) options[key] = declaration.defaultValue;
       continue;
     }
+    // A blank value is a usage mistake commander reports (blank-values.ts), never a value to serve with.
+    if ((Array.isArray(given) ? given : [given]).some((value) => typeof value === 'string' && value.trim() === '')) return undefined;
     const check = declaration.check;
     try {
       options[key] = check === undefined || typeof given === 'boolean' ? given : Array.isArray(given) ? given.map((value) => check(String(value))) : check(given);

@@ -26,6 +26,11 @@ export function reportUnknownCommand(program: Command, word: string, rest: reado
     const named = rest[0] === undefined ? program : program.commands.find((command) => command.name() === rest[0] || command.aliases().includes(rest[0] as string));
     if (named) named.help();
   }
+  // An empty word (an unset shell variable) is near every short name: suggesting them all says nothing.
+  if (word.trim() === '') {
+    program.showHelpAfterError(false);
+    program.error(`error: an empty word is no command; \`${commandPath(program)} --help\` lists the commands`, { code: 'commander.unknownCommand' });
+  }
   const names = program
     .createHelp()
     .visibleCommands(program)

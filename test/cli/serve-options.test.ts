@@ -33,7 +33,6 @@ it('reads plain serve command lines exactly as commander does', () => {
     ['--data-dir', directory, '--config-dir', directory, '--web-root', directory],
     ['--exit-when-idle', '5000', '--platform'],
     ['--allow-origin', 'http://a.example', '--allow-origin=http://b.example', '--allow-host', 'box.lan'],
-    ['--host', ''],
   ];
   for (const args of accepted) {
     const quick = readServeArgumentsQuickly(args);
@@ -42,7 +41,7 @@ it('reads plain serve command lines exactly as commander does', () => {
   }
 });
 
-it('leaves to commander what it cannot read exactly: help, mistakes, positional words, values that look like options', () => {
+it('leaves to commander what it cannot read exactly: help, mistakes, positional words, blank values, values that look like options', () => {
   const left = [
     ['--help'],
     ['-h'],
@@ -60,6 +59,11 @@ it('leaves to commander what it cannot read exactly: help, mistakes, positional 
     ['--', '--port', '0'],
     ['--allow-origin', 'http://a.example', 'http://b.example'],
     ['--data-dir', '--port'],
+    // Blank values, which commander refuses: the quick reading must not serve with them.
+    ['--host', ''],
+    ['--port='],
+    ['--data-dir', ' '],
+    ['--allow-host', 'box.lan', '--allow-host', ''],
   ];
   for (const args of left) expect(readServeArgumentsQuickly(args), args.join(' ')).toBeUndefined();
 });

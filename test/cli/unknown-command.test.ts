@@ -39,6 +39,15 @@ it('names the unknown word with no suggestion when nothing is near it', async ()
   expect(result.stderr).toContain("unknown command 'frobnicate'; `openvaala --help` lists the commands");
 });
 
+it('says an empty or blank word is no command, without suggesting every command', async () => {
+  for (const args of [[''], ['conversations', ' ']]) {
+    const result = await runCli(args, { env: isolatedEnv() });
+    expect(result.code, JSON.stringify(args)).toBe(64);
+    expect(result.stderr, JSON.stringify(args)).toContain(`error: an empty word is no command; \`openvaala${args.length > 1 ? ' conversations' : ''} --help\` lists the commands`);
+    expect(result.stderr).not.toContain('did you mean');
+  }
+});
+
 it('still refuses extra operands to a real command', async () => {
   const result = await runCli(['server', 'status', 'extra'], { env: isolatedEnv() });
   expect(result.code).toBe(64);

@@ -256,10 +256,13 @@ responses:
     const nothing = await runCli(['conversations', '--query', 'zebra'], options);
     expect(nothing.stderr).toContain('no conversation matches');
     // An empty query is a mistake, as one of spaces is, not a request for everything.
-    for (const args of [['conversations', 'search', ''], ['conversations', '--query', '']]) {
-      const empty = await runCli(args, options);
+    for (const [args, said] of [
+      [['conversations', 'search', ''], '<query> must not be empty'],
+      [['conversations', '--query', ''], '--query must not be empty'],
+    ] as const) {
+      const empty = await runCli([...args], options);
       expect(empty.code, args.join(' ')).toBe(64);
-      expect(empty.stderr, args.join(' ')).toContain('params.query: the query is empty');
+      expect(empty.stderr, args.join(' ')).toContain(said);
     }
 
     const shown = await runCli(['conversations', 'show', 'last'], options);

@@ -238,9 +238,12 @@ responses:
 
   it('refuses an empty prompt with a usage error', async () => {
     environment = await createTestEnvironment(`responses: []\n`);
-    const result = await runCli(['exec', '   '], { env: environment.env, cwd: environment.workDir });
-    expect(result.code).toBe(64);
-    expect(result.stderr).toContain('give a prompt');
+    const blank = await runCli(['exec', '   '], { env: environment.env, cwd: environment.workDir });
+    expect(blank.code).toBe(64);
+    expect(blank.stderr).toContain('<prompt> must not be empty');
+    const none = await runCli(['exec'], { env: environment.env, cwd: environment.workDir, input: '' });
+    expect(none.code).toBe(64);
+    expect(none.stderr).toContain('give a prompt as an argument or on stdin');
   });
 });
 
