@@ -88,6 +88,16 @@ describe('invitations and roles', () => {
     expect(invitation.url).toContain(`${server.url}/web/v1/sign-in#invitation=`);
     bob = browsers.open();
     await bob.state();
+    // A mistake in the form is answered and leaves the link usable: the invitee corrects it.
+    for (const [mistake, said] of [
+      [{ password: 'short' }, 'body.password'],
+      [{ password: 'x'.repeat(1025) }, 'body.password'],
+      [{ password: 'bobs long password', displayName: 'B'.repeat(500) }, 'displayName'],
+    ] as const) {
+      const refused = await bob.post('invitation', { code, ...mistake });
+      expect(refused.status, said).toBe(400);
+      expect(String(refused.json.error)).toContain(said);
+    }
     const accepted = await bob.post('invitation', { code, password: 'bobs long password', displayName: 'Bob' });
     expect(accepted.status).toBe(200);
     bobId = String((accepted.json.user as { id: string }).id);

@@ -108,8 +108,7 @@ async function handlePost(route: string, request: IncomingMessage, response: Ser
   if (route === 'invitation') {
     const code = stringField(body, 'code');
     const password = stringField(body, 'password');
-    const invitation = await platform.invitations.take(code);
-    const user = await platform.users.create({ email: invitation.email, role: invitation.role, password, displayName: body.displayName });
+    const user = await platform.invitations.accept(code, (invitation) => platform.users.create({ email: invitation.email, role: invitation.role, password, displayName: body.displayName }));
     return signInAnswer(request, response, options, user, 'invitation');
   }
   const userId = platform.pairing.take(stringField(body, 'code'));
@@ -124,8 +123,8 @@ async function userOfIdentity(platform: Platform, identity: { identity: string; 
   if (linked) return linked;
   const byEmail = await platform.users.findByEmail(identity.email);
   if (byEmail) return platform.users.linkIdentity(byEmail.id, identity.identity);
-  const invitation = await platform.invitations.takeForEmail(identity.email);
-  if (invitation) return platform.users.create({ email: identity.email, role: invitation.role, displayName: identity.name, identity: identity.identity });
+  const invited = await platform.invitations.acceptForEmail(identity.email, (invitation) => platform.users.create({ email: identity.email, role: invitation.role, displayName: identity.name, identity: identity.identity }));
+  if (invited) return invited;
   throw new OidcSignInError(`${identity.email} has no account here; ask an administrator for an invitation`);
 }
 
