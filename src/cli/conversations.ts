@@ -4,7 +4,7 @@
  */
 import { RuntimeClientError } from '../client/runtime-client.js';
 import type { OpenVaalaPaths } from '../config/paths.js';
-import { ErrorCodes, type ConversationSummary, type Item } from '../protocol/index.js';
+import { describeStopReason, ErrorCodes, turnEndNotice, type ConversationSummary, type Item, type Turn } from '../protocol/index.js';
 import { resolveConversationId } from './conversation-reference.js';
 import { formatItem, type OutputStreams } from './exec-output.js';
 import { formatLogDamage } from './log-damage-output.js';
@@ -80,13 +80,31 @@ export async function runConversationShow(paths: OpenVaalaPaths, reference: stri
     const root = snapshot.sessions.find((session) => session.id === sessionId);
     const where = conversation.workLocation.map((entry) => `${terminalLine(entry.cwd)} (${entry.executor})`).join(', ');
     streams.stdout.write(`conversation ${conversation.id}: ${terminalLine(conversation.title)}\n  ${where} · ${root?.model ?? ''} · ${snapshot.turns.length} turn${snapshot.turns.length === 1 ? '' : 's'} · updated ${localDateTime(conversation.updatedAt)}\n\n`);
-    for (const item of items) {
+    const turns = new Map(snapshot.turns.map((turn) => [turn.id, turn]));
+    for (const [index, item] of items.entries()) {
       const text = formatItem(item);
       if (text !== undefined) streams.stdout.write(`${text}\n`);
+      // A turn whose answer may be incomplete says so after its last item, where the answer ends.
+      const notice = items[index + 1]?.turnId === item.turnId ? undefined : endNotice(turns.get(item.turnId));
+      if (notice) streams.stdout.write(`warning: ${notice}\n`);
     }
     const last = snapshot.turns.at(-1);
-    if (last) streams.stdout.write(`\nlast turn ${last.status}${last.error ? `: ${last.error}` : ''}\n`);
+    if (last) streams.stdout.write(`\n${describeLastTurn(last)}\n`);
     streams.stderr.write(`continue it with: ${resumeCommand('exec', conversation.id, paths)}\n`);
   });
   return 0;
+}
+
+/** What a turn's end adds to the transcript, when anything (`turnEndNotice`). */
+function endNotice(turn: Turn | undefined): string | undefined {
+  return turn ? turnEndNotice(turn) : undefined;
+}
+
+/**
+ * The transcript's closing line: the last turn's status, with its stop reason when the status
+ * and error do not tell it (`turnEndNotice`), and its error.
+ */
+function describeLastTurn(turn: Turn): string {
+  const reason = turn.stopReason !== undefined && turnEndNotice(turn) ? ` (${describeStopReason(turn.stopReason).label})` : '';
+  return `last turn ${turn.status}${reason}${turn.error ? `: ${turn.error}` : ''}`;
 }

@@ -18,7 +18,7 @@ import { ErrorCodes } from '../protocol/error-codes.js';
 import type { AnyNotification, Turn } from '../protocol/index.js';
 import { ApprovalPrompt, type ApprovalMode } from './approval-prompt.js';
 import { HumanRenderer, JsonRenderer, type OutputStreams } from './exec-output.js';
-import { describeTurnEnd } from './exec-turn-end.js';
+import { describeTurnEnd, execExitCodeOf } from './exec-turn-end.js';
 import { OwnTurnEvents } from './exec-turn-events.js';
 import { resolveConversationId } from './conversation-reference.js';
 import { ensureServer } from './server-discovery.js';
@@ -62,7 +62,9 @@ export interface ExecOptions {
 
 /**
  * Runs one prompt to the end of its turn.
- * @returns the exit code: 0 completed, 1 failed, 2 interrupted, 130 left with a second Ctrl-C
+ * @returns the exit code (see `execExitCodeOf`): 0 finished, 1 failed or its answer may be
+ *   incomplete (cut at the output limit, stopped by the content filter), 2 interrupted, 130 left
+ *   with a second Ctrl-C
  * @throws UsageError for a working directory that cannot be used or an unknown conversation
  */
 export async function runExec(options: ExecOptions, streams: OutputStreams): Promise<number> {
@@ -225,7 +227,7 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
     if (shown instanceof HumanRenderer) {
       streams.stderr.write(describeTurnEnd(turn, { conversationId: id, resumeCommand: resumeCommand('exec', id, paths), shown: (reason) => shown.hasShownError(reason) }));
     }
-    return turn.status === 'completed' ? ExecExitCode.completed : turn.status === 'interrupted' ? ExecExitCode.interrupted : ExecExitCode.failed;
+    return execExitCodeOf(turn);
   } catch (error) {
     throw withDataDirectoryShown(error, paths.dataDir);
   } finally {

@@ -23,6 +23,7 @@ export * from './transport.js';
 export * from './codex-ids.js';
 export * from './tool-details.js';
 export * from './tool-call-outcome.js';
+export * from './stop-reasons.js';
 export * from './capabilities.js';
 export * from './approval-options.js';
 export * from './user-input.js';

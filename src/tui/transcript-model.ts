@@ -9,6 +9,7 @@
  * entry's `version`, which the renderer uses to cache each entry's lines.
  */
 import type { AnyNotification, ApprovalRequest, Conversation, Item, Session, StoredItem, Turn, UserInputRequest } from '../protocol/index.js';
+import { turnEndNotice } from '../protocol/stop-reasons.js';
 
 /** An item still in progress: what `item/started` and the deltas so far say. */
 export interface LiveItem {
@@ -267,8 +268,10 @@ export class TranscriptModel {
     if (turn.sessionId !== this.rootSessionId) return;
     const seconds = turn.completedAt ? ((turn.completedAt - turn.startedAt) / 1000).toFixed(1) : undefined;
     const calls = `${turn.steps} model ${turn.steps === 1 ? 'call' : 'calls'}`;
-    const tone = turn.status === 'completed' ? 'info' : turn.status === 'interrupted' ? 'warning' : 'error';
-    this.addNotice(`turn ${turn.status} · ${calls} · ${turn.usage.inputTokens} in / ${turn.usage.outputTokens} out${seconds ? ` · ${seconds} s` : ''}${turn.error ? ` · ${turn.error}` : ''}`, tone);
+    // A completed turn whose answer may be incomplete is no plain success: said on a line of its own, in the warning colour.
+    const notice = turnEndNotice(turn);
+    const tone = turn.status === 'failed' ? 'error' : turn.status === 'interrupted' || notice ? 'warning' : 'info';
+    this.addNotice(`turn ${turn.status} · ${calls} · ${turn.usage.inputTokens} in / ${turn.usage.outputTokens} out${seconds ? ` · ${seconds} s` : ''}${turn.error ? ` · ${turn.error}` : ''}${notice ? `\n${notice}` : ''}`, tone);
   }
 
   /**

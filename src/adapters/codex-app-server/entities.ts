@@ -6,6 +6,7 @@
  */
 import { toCodexId } from '../../protocol/codex-ids.js';
 import type { Conversation, ConversationSummary, Session, TokenUsage, Turn } from '../../protocol/index.js';
+import { turnEndNotice } from '../../protocol/stop-reasons.js';
 import { VERSION } from '../../package-info.js';
 
 /** A Codex `ThreadStatus`. */
@@ -92,17 +93,33 @@ export function threadOfSummary(summary: ConversationSummary): Record<string, un
 const TURN_STATUS = { running: 'inProgress', completed: 'completed', failed: 'failed', interrupted: 'interrupted' } as const;
 
 /**
+ * The Codex `TurnError` of a turn that completed with an answer that may be incomplete (cut at
+ * the model's output limit, stopped by the content filter, an external agent's step limit:
+ * `turnEndNotice`), else undefined. The Codex protocol has no stop reason: Codex itself ends a
+ * turn whose model response came back incomplete (`response.incomplete`) as `failed`, with an
+ * `error` notification and the turn's `error` of kind `other`, keeping the text it streamed;
+ * the adapter does the same, with OpenVaala's wording of the reason.
+ */
+export function incompleteTurnError(turn: Turn): { message: string; codexErrorInfo: 'other'; additionalDetails: null } | undefined {
+  if (turn.status !== 'completed') return undefined;
+  const notice = turnEndNotice(turn);
+  return notice === undefined ? undefined : { message: notice, codexErrorInfo: 'other', additionalDetails: null };
+}
+
+/**
  * A turn as a Codex `Turn`. `items` are the turn's Codex items when known; without them the
- * turn says `itemsView: "notLoaded"` (what Codex itself sends in `turn/started`).
+ * turn says `itemsView: "notLoaded"` (what Codex itself sends in `turn/started`). A turn whose
+ * answer may be incomplete is `failed`, with its error (see {@link incompleteTurnError}).
  */
 export function turnOf(turn: Turn, items?: object[]): Record<string, unknown> {
   const completedAt = turn.completedAt ?? null;
+  const incomplete = incompleteTurnError(turn);
   return {
     id: toCodexId(turn.id),
     items: items ?? [],
     itemsView: items ? 'full' : 'notLoaded',
-    status: TURN_STATUS[turn.status],
-    error: turn.error !== undefined && turn.status === 'failed' ? { message: turn.error } : null,
+    status: incomplete ? 'failed' : TURN_STATUS[turn.status],
+    error: incomplete ?? (turn.error !== undefined && turn.status === 'failed' ? { message: turn.error } : null),
     startedAt: unixSeconds(turn.startedAt),
     completedAt: completedAt === null ? null : unixSeconds(completedAt),
     durationMs: completedAt === null ? null : Math.max(0, Math.round(completedAt - turn.startedAt)),

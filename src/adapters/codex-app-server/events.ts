@@ -11,7 +11,7 @@
  */
 import { toCodexId } from '../../protocol/codex-ids.js';
 import type { AnyNotification } from '../../protocol/index.js';
-import { tokenBreakdownOf, turnOf } from './entities.js';
+import { incompleteTurnError, tokenBreakdownOf, turnOf } from './entities.js';
 import { startedThreadItemOf, threadItemOf, type ItemPlace } from './items.js';
 
 /** Sends one Codex notification. */
@@ -88,6 +88,9 @@ export class EventTranslator {
         this.flushUsage(conversationId);
         this.turnDiffs.delete(turn.id);
         const threadId = toCodexId(conversationId);
+        // As Codex announces the error of an incomplete model response before the turn ends.
+        const incomplete = incompleteTurnError(turn);
+        if (incomplete) this.emit('error', { threadId, turnId: toCodexId(turn.id), willRetry: false, error: incomplete });
         this.emit('thread/status/changed', { threadId, status: { type: 'idle' } });
         this.emit('turn/completed', { threadId, turn: turnOf(turn) });
         return;

@@ -1,10 +1,12 @@
 /**
  * Which runtime events notify people (docs/notifications.md, "Events"), and the short text of
- * each: a root session's turn that completed or failed, a tool call waiting for approval, a
+ * each: a root session's turn that completed (saying first when its answer may be incomplete:
+ * `Output limit reached: …`) or failed, a tool call waiting for approval, a
  * `request_user_input` question waiting for an answer. Interrupted turns (someone stopped them)
  * and subagents' turns (part of their parent's turn) notify nobody.
  */
 import type { AnyNotification, NotificationEventKind, PushPayload } from '../../protocol/index.js';
+import { describeStopReason, turnEndNotice } from '../../protocol/stop-reasons.js';
 
 /** Longest `text` of a notification, characters. */
 export const NOTIFICATION_TEXT_MAX_CHARS = 200;
@@ -19,6 +21,10 @@ export interface NotifiedConversation {
 export function shortText(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length <= NOTIFICATION_TEXT_MAX_CHARS ? line : `${line.slice(0, NOTIFICATION_TEXT_MAX_CHARS - 1)}…`;
+}
+
+function sentenceCase(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /**
@@ -46,7 +52,12 @@ export class NotificationEvents {
         if (turn.sessionId !== conversation.state.rootSessionId) return undefined;
         const answer = this.lastAnswers.get(conversation.id);
         this.lastAnswers.delete(conversation.id);
-        if (turn.status === 'completed') return make('turn_completed', answer ?? 'The turn completed.');
+        if (turn.status === 'completed') {
+          // A cut answer is not told as if it were whole: its stop reason goes first, where the text is never cut.
+          const reason = turn.stopReason !== undefined && turnEndNotice(turn) ? sentenceCase(describeStopReason(turn.stopReason).label) : undefined;
+          if (reason) return make('turn_completed', `${reason}: ${answer ?? 'the turn completed.'}`);
+          return make('turn_completed', answer ?? 'The turn completed.');
+        }
         if (turn.status === 'failed') return make('turn_failed', `The turn failed${turn.error ? `: ${turn.error}` : '.'}`);
         return undefined;
       }

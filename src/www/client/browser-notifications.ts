@@ -1,9 +1,10 @@
 /**
- * Browser notifications while the tab is hidden: a turn completed or failed, or a tool call
- * needs approval. Permission is asked once, from a user gesture (the settings toggle or the
- * first send), never on load.
+ * Browser notifications while the tab is hidden: a turn completed (with its stop reason when
+ * its answer may be incomplete) or failed, or a tool call needs approval. Permission is asked
+ * once, from a user gesture (the settings toggle or the first send), never on load.
  */
 import type { AnyNotification } from '../../protocol/methods.js';
+import { notificationText } from './notification-text.js';
 
 /** Where a notification click leads, and its title source. */
 interface ConversationTitles {
@@ -14,18 +15,6 @@ interface ConversationTitles {
 export function askNotificationPermission(): void {
   if (typeof Notification === 'undefined' || Notification.permission !== 'default') return;
   void Notification.requestPermission().catch(() => undefined);
-}
-
-/** The text of the notification an event deserves, or undefined for none. */
-export function notificationText(event: AnyNotification): string | undefined {
-  if (event.method === 'turn/completed') {
-    if (event.params.turn.status === 'completed') return 'Turn completed';
-    if (event.params.turn.status === 'failed') return `Turn failed${event.params.turn.error ? `: ${event.params.turn.error}` : ''}`;
-    return undefined;
-  }
-  if (event.method === 'approval/requested') return `Approval needed: ${event.params.approval.toolName}`;
-  if (event.method === 'input/requested') return `Question: ${event.params.request.question}`;
-  return undefined;
 }
 
 /** Shows a notification for an event when the tab is hidden and permission was given. */

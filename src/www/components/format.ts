@@ -26,16 +26,3 @@ export function formatTime(ms: number): string {
   const today = new Date();
   return date.toDateString() === today.toDateString() ? date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : date.toLocaleDateString();
 }
-
-/** What each stop reason means to a person (docs/protocol.md, "Stop reasons"). */
-export const STOP_REASON_TEXT: Record<string, string> = {
-  end_turn: 'finished',
-  user_interrupt: 'interrupted',
-  shutdown: 'server stopped',
-  step_limit: 'step limit reached',
-  max_tokens: 'output limit reached',
-  refusal: 'refused by the provider',
-  model_error: 'model error',
-  hook_refused: 'refused by a hook',
-  crash_recovery: 'server crashed',
-};

@@ -9,7 +9,8 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Turn } from '../../protocol/entities.js';
 import type { StoredItem } from '../../protocol/items.js';
-import { formatTokens, formatUsd, STOP_REASON_TEXT } from '../components/format.js';
+import { describeStopReason } from '../../protocol/stop-reasons.js';
+import { formatTokens, formatUsd } from '../components/format.js';
 import { ItemView, LiveItemView, type ItemActions } from '../components/item-view.js';
 import type { ConversationState, LiveItem } from '../state/conversation-state.js';
 import type { ReviewDraft } from '../state/review.js';
@@ -40,7 +41,7 @@ export function transcriptRows(state: ConversationState, sessionId: string): Row
 function TurnEnd({ turn }: { turn: Turn }) {
   return (
     <div class={`turn-end ${turn.status}`} role="note" data-turn-id={turn.id} data-stop-reason={turn.stopReason ?? ''}>
-      <span>Turn {turn.stopReason ? STOP_REASON_TEXT[turn.stopReason] ?? turn.stopReason : turn.status}</span>
+      <span>Turn {turn.stopReason ? describeStopReason(turn.stopReason).label : turn.status}</span>
       <span class="muted">
         {turn.steps} step{turn.steps === 1 ? '' : 's'} · {formatTokens(turn.usage.totalTokens)} tokens
         {turn.costUsd !== undefined ? ` · ${formatUsd(turn.costUsd)}` : ''}

@@ -113,6 +113,18 @@ describe('webhook delivery', () => {
       await other.close();
     }
   });
+
+  it('a turn whose answer was cut at the output limit says so before the answer', async () => {
+    receiver = await startWebhookReceiver(SECRET);
+    process.env.OPENVAALA_TEST_WEBHOOK_SECRET = SECRET;
+    const serverYaml = `notifications:\n  webhooks:\n    - { url: "${receiver.url}", secret: env:OPENVAALA_TEST_WEBHOOK_SECRET }\n`;
+    harness = await startInProcessServer('responses:\n  - text: "The report starts here and"\n    incompleteReason: max_output_tokens\n', { beforeStart: (environment) => writeFileSync(path.join(environment.paths.configDir, 'server.yaml'), serverYaml) });
+    const conversationId = await harness.conversation();
+    await harness.client.request('session/input', { conversationId, input: 'write the long report' });
+    await harness.turnsCompleted(1);
+    await expect.poll(() => receiver!.requests.length, { timeout: 20_000 }).toBe(1);
+    expect(JSON.parse(receiver.requests[0]!.body)).toMatchObject({ event: 'turn_completed', text: 'Output limit reached: The report starts here and' });
+  });
 });
 
 describe('webhooks and turns', () => {
