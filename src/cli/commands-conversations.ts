@@ -84,13 +84,14 @@ function declareImport(program: Command): void {
     .option('--model <provider/model>', 'with --from: model to continue with (default: the agent\'s model, else defaultModel)')
     .option('--agent <name>', 'with --from: agent to continue with (default: the default agent)')
     .option('--cwd <dir>', 'with --from: working directory of the conversation (default: the one the rollout recorded)')
+    .option('--as-new', 'store a copy under new ids (without it, a conversation stored here already is refused)')
     .option('--data-dir <dir>', 'data directory of the server to use')
     .option('--config-dir <dir>', 'configuration directory of the server to use', existingConfigDirectory)
     .addHelpText(
       'after',
-      '\nThe conversation keeps its ids unless its id exists on this server already; then it gets new ones.\nA damaged or truncated archive is refused naming the line, and nothing is stored.\n\nExamples:\n  openvaala import conversation.jsonl\n  openvaala import --from codex ~/.codex/sessions/2026/11/30/rollout-….jsonl --cwd "$PWD"',
+      '\nThe conversation keeps its ids (from --from codex: the Codex session\'s id). One stored on this server already is refused,\nnaming it; --as-new stores a copy under new ids instead.\nA damaged or truncated archive is refused naming the line, and nothing is stored.\n\nExamples:\n  openvaala import conversation.jsonl\n  openvaala import --as-new conversation.jsonl\n  openvaala import --from codex ~/.codex/sessions/2026/11/30/rollout-….jsonl --cwd "$PWD"',
     )
-    .action(async (file: string, options: { from?: string; model?: string; agent?: string; cwd?: string; dataDir?: string; configDir?: string }) => {
+    .action(async (file: string, options: { from?: string; model?: string; agent?: string; cwd?: string; asNew?: boolean; dataDir?: string; configDir?: string }) => {
       await run('import', async () =>
         (await import('./transfer.js')).runImport(
           resolvePaths(options),
@@ -101,6 +102,7 @@ function declareImport(program: Command): void {
             ...(options.model !== undefined ? { model: options.model } : {}),
             ...(options.agent !== undefined ? { agent: options.agent } : {}),
             ...(options.cwd !== undefined ? { cwd: path.resolve(options.cwd) } : {}),
+            ...(options.asNew === true ? { asNew: true } : {}),
           },
           streams,
         ),

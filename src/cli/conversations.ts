@@ -7,6 +7,7 @@ import type { OpenVaalaPaths } from '../config/paths.js';
 import { describeStopReason, ErrorCodes, turnEndNotice, type ConversationSummary, type Item, type Turn } from '../protocol/index.js';
 import { resolveConversationId } from './conversation-reference.js';
 import { formatItem, type OutputStreams } from './exec-output.js';
+import { hookRunLine, summarizeArguments } from './exec-item-formats.js';
 import { formatLogDamage } from './log-damage-output.js';
 import { UsageError } from './usage-error.js';
 import { withLocalServer } from './local-server-client.js';
@@ -55,6 +56,27 @@ export async function runConversationList(paths: OpenVaalaPaths, options: { quer
 }
 
 /**
+ * A session's items as `conversations show` prints them, one entry per item that has anything
+ * to show, each followed by a newline. A tool hook's run is recorded before its call ends, and
+ * several calls run at once: its line names the call by what that call's line shows.
+ * @param turns the conversation's turns by id: after the last item of a turn that ended other
+ *   than by a normal finish (an answer cut at the output limit…), a `warning:` line says so
+ */
+export function formatTranscript(items: readonly Item[], turns: ReadonlyMap<string, Turn> = new Map()): string {
+  const calls = new Map<string, string>();
+  for (const item of items) if (item.kind === 'tool_call') calls.set(`${item.sessionId} ${item.callId}`, summarizeArguments(item.toolName, item.arguments));
+  let text = '';
+  for (const [index, item] of items.entries()) {
+    const shown = item.kind === 'hook_run' ? hookRunLine(item, item.callId !== undefined ? calls.get(`${item.sessionId} ${item.callId}`) : undefined) : formatItem(item);
+    if (shown !== undefined) text += `${shown}\n`;
+    // A turn whose answer may be incomplete says so after its last item, where the answer ends.
+    const notice = items[index + 1]?.turnId === item.turnId ? undefined : endNotice(turns.get(item.turnId));
+    if (notice) text += `warning: ${notice}\n`;
+  }
+  return text;
+}
+
+/**
  * Prints a conversation: its state, each turn's outcome, and the root session's transcript.
  * @throws UsageError when there is no such conversation
  */
@@ -80,14 +102,7 @@ export async function runConversationShow(paths: OpenVaalaPaths, reference: stri
     const root = snapshot.sessions.find((session) => session.id === sessionId);
     const where = conversation.workLocation.map((entry) => `${terminalLine(entry.cwd)} (${entry.executor})`).join(', ');
     streams.stdout.write(`conversation ${conversation.id}: ${terminalLine(conversation.title)}\n  ${where} · ${root?.model ?? ''} · ${snapshot.turns.length} turn${snapshot.turns.length === 1 ? '' : 's'} · updated ${localDateTime(conversation.updatedAt)}\n\n`);
-    const turns = new Map(snapshot.turns.map((turn) => [turn.id, turn]));
-    for (const [index, item] of items.entries()) {
-      const text = formatItem(item);
-      if (text !== undefined) streams.stdout.write(`${text}\n`);
-      // A turn whose answer may be incomplete says so after its last item, where the answer ends.
-      const notice = items[index + 1]?.turnId === item.turnId ? undefined : endNotice(turns.get(item.turnId));
-      if (notice) streams.stdout.write(`warning: ${notice}\n`);
-    }
+    streams.stdout.write(formatTranscript(items, new Map(snapshot.turns.map((turn) => [turn.id, turn]))));
     const last = snapshot.turns.at(-1);
     if (last) streams.stdout.write(`\n${describeLastTurn(last)}\n`);
     streams.stderr.write(`continue it with: ${resumeCommand('exec', conversation.id, paths)}\n`);

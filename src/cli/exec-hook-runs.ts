@@ -28,8 +28,8 @@ export interface HookRunNotice {
   text: string;
 }
 
-/** A hook's command in one line of bounded length. */
-function shortCommand(command: string): string {
+/** A hook's command (or a call's summary) in one line of bounded length. */
+export function shortCommand(command: string): string {
   const line = command.trim().split('\n').join(' ');
   if (line.length <= COMMAND_CHARS) return line;
   const head = Math.floor((COMMAND_CHARS - 1) / 2);
@@ -71,14 +71,32 @@ export function hookUpdatedArguments(item: ItemOf<'hook_run'>): Record<string, u
   }
 }
 
+/** The call a tool event's hook ran for, as exec showed it. */
+export interface HookedCall {
+  /** What the call's header showed after the tool's name (the command, the files, the path). */
+  label?: string;
+  /** What the call a `pre_tool_use` hook rewrote runs now (its header's summary). */
+  rewritten?: string;
+}
+
+/**
+ * How a hook run is named in a line: `hook <event> "<command>"`, and for a run that names its
+ * call (`toolName`), ` on <tool> <what the call's header showed>`, so a reader can tell which of
+ * several calls running at once a hook blocked or rewrote.
+ */
+export function hookRunName(item: ItemOf<'hook_run'>, label?: string): string {
+  const on = item.toolName ? ` on ${item.toolName}${label ? ` ${shortCommand(label)}` : ''}` : '';
+  return `hook ${item.event} "${shortCommand(item.command)}"${on}`;
+}
+
 /**
  * What exec prints of one hook run, or undefined for a run that changed nothing.
  * @param item the run
- * @param rewrittenCall what the call a `pre_tool_use` hook rewrote runs now (its header's
- *   summary), when exec can tell which call that is
+ * @param call the call it ran for, when exec can tell which one that is
  */
-export function describeHookRun(item: ItemOf<'hook_run'>, rewrittenCall?: string): HookRunNotice | undefined {
-  const name = `hook ${item.event} "${shortCommand(item.command)}"`;
+export function describeHookRun(item: ItemOf<'hook_run'>, call: HookedCall = {}): HookRunNotice | undefined {
+  const name = hookRunName(item, call.label);
+  const rewrittenCall = call.rewritten;
   if (item.decision === 'timeout' || item.decision === 'error') {
     const { stderr, notes } = outputParts(item.output, true);
     const why = notes.length > 0 ? notes.join('; ') : item.decision === 'timeout' ? 'timed out; not blocking' : 'failed; not blocking';

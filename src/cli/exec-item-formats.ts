@@ -88,9 +88,19 @@ export const itemFormats: { [K in ItemKind]: (item: ItemOf<K>) => string | undef
   executor_change: (item) => `work location: ${item.from} → ${item.to}`,
   instruction: (item) => `instructions: ${item.name} (${item.source})`,
   plan: (item) => formatPlan(item),
-  hook_run: (item) => `hook ${item.event}: ${item.command}${item.exitCode !== null ? ` exit ${item.exitCode}` : ''}${item.decision ? ` (${item.decision})` : ''}`,
+  hook_run: (item) => hookRunLine(item),
   interruption: (item) => `■ interrupted (${item.reason})${item.message ? `: ${item.message}` : ''}`,
 };
+
+/**
+ * A hook run in its transcript form: `hook <event>[ on <tool> <call>]: <command> exit <code> (<decision>)`.
+ * @param call what the call the run names (`callId`) shows after its tool's name, when the
+ *   transcript holds that call; else the run names the tool alone
+ */
+export function hookRunLine(item: ItemOf<'hook_run'>, call?: string): string {
+  const on = item.toolName ? ` on ${item.toolName}${call ? ` ${firstLine(call)}` : ''}` : '';
+  return `hook ${item.event}${on}: ${item.command}${item.exitCode !== null ? ` exit ${item.exitCode}` : ''}${item.decision ? ` (${item.decision})` : ''}`;
+}
 
 /** One item in its transcript form (see {@link itemFormats}); `undefined` when it has nothing to show. */
 export function formatItem(item: Item): string | undefined {

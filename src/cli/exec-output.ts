@@ -26,6 +26,8 @@ const TAIL_LINES = 4;
 /** Output of one tool call while it runs. */
 interface LiveOutput {
   toolName: string;
+  /** The model's id of the call, which the `hook_run` items of its hooks name. */
+  callId?: string;
   /** The arguments the model gave, as its header showed them. */
   arguments: unknown;
   sessionId: string;
@@ -87,13 +89,13 @@ export class HumanRenderer {
     switch (event.method) {
       case 'item/started':
         if (event.params.kind === 'tool_call') {
-          const partial = event.params.partial as { toolName?: string; arguments?: unknown };
+          const partial = event.params.partial as { toolName?: string; callId?: string; arguments?: unknown };
           const toolName = partial.toolName ?? '';
           const label = summarizeArguments(toolName, partial.arguments);
           this.line(`▸ ${partial.toolName} ${label}`);
           const concurrent = this.live.size > 0;
           for (const other of this.live.values()) other.concurrent = true;
-          this.live.set(event.params.itemId, { toolName, arguments: partial.arguments, sessionId: event.params.sessionId, label, partial: '', shown: 0, hidden: 0, concurrent });
+          this.live.set(event.params.itemId, { toolName, ...(partial.callId !== undefined ? { callId: partial.callId } : {}), arguments: partial.arguments, sessionId: event.params.sessionId, label, partial: '', shown: 0, hidden: 0, concurrent });
         }
         break;
       case 'item/delta':
@@ -193,16 +195,16 @@ export class HumanRenderer {
   }
 
   /**
-   * A hook run, when it failed or changed something. A `pre_tool_use` hook that rewrote a call's
-   * arguments runs while that call waits to start: when it is the only call of the session
-   * running, the rewrite is that call's, and the line names what it runs now.
+   * A hook run, when it failed or changed something, naming the call it ran for (the run's
+   * `callId`). A run that names no call (logs of earlier versions) and rewrote a call's
+   * arguments is taken for the session's call when only one is running.
    */
   private hookRun(item: Extract<Item, { kind: 'hook_run' }>): void {
     const updated = hookUpdatedArguments(item);
-    const running = updated ? [...this.live.values()].filter((live) => live.sessionId === item.sessionId) : [];
-    const call = running.length === 1 ? running[0] : undefined;
-    const rewritten = call ? summarizeArguments(call.toolName, updated) : undefined;
-    const notice = describeHookRun(item, rewritten);
+    const running = [...this.live.values()].filter((live) => live.sessionId === item.sessionId);
+    const call = item.callId !== undefined ? running.find((live) => live.callId === item.callId) : updated && running.length === 1 ? running[0] : undefined;
+    const rewritten = call && updated ? summarizeArguments(call.toolName, updated) : undefined;
+    const notice = describeHookRun(item, { ...(call ? { label: call.label } : {}), ...(rewritten !== undefined ? { rewritten } : {}) });
     if (!notice) return;
     if (notice.kind === 'warning') {
       this.endLine();

@@ -44,6 +44,8 @@ export interface ImportOptions {
   agent?: string;
   /** With `from`: the working directory (default: the one the rollout recorded). */
   cwd?: string;
+  /** Store a copy under new ids, also when the conversation is stored on the server already. */
+  asNew?: boolean;
   requireConfigDir: boolean;
 }
 
@@ -58,7 +60,7 @@ function readInput(file: string): string {
 /**
  * Imports an archive (or with `from: "codex"`, a Codex session rollout) into the local
  * server and prints the new conversation's id.
- * @throws UsageError for an unreadable file, an unknown source, `--model`/`--agent`/`--cwd` without `--from`, an agent not defined or a model not named `<provider>/<model-id>`, a rollout or archive that is not valid (naming the line), or an archive too large for one protocol message
+ * @throws UsageError for an unreadable file, an unknown source, `--model`/`--agent`/`--cwd` without `--from`, an agent not defined or a model not named `<provider>/<model-id>`, a rollout or archive that is not valid (naming the line), an archive too large for one protocol message, or a conversation stored on the server already without `asNew` (naming it and its title)
  */
 export async function runImport(paths: OpenVaalaPaths, file: string, options: ImportOptions, streams: OutputStreams): Promise<number> {
   if (options.from !== undefined && !(IMPORT_SOURCES as readonly string[]).includes(options.from)) throw new UsageError(`--from: unknown source "${options.from}" (known: ${IMPORT_SOURCES.join(', ')})`);
@@ -102,15 +104,19 @@ export async function runImport(paths: OpenVaalaPaths, file: string, options: Im
     const messageBytes = Buffer.byteLength(JSON.stringify(archive)) + 200;
     if (messageBytes > MAX_MESSAGE_BYTES) throw new UsageError(`${file}: the archive makes an import request of ${messageBytes} bytes; one request carries at most ${MAX_MESSAGE_BYTES} bytes (16 MiB)`);
     try {
-      return await client.request('conversation/import', { archive });
+      return await client.request('conversation/import', { archive, ...(options.asNew ? { asNew: true } : {}) });
     } catch (error) {
       if (error instanceof RuntimeClientError && error.code === ErrorCodes.invalidParams) throw new UsageError(`${file}: ${error.message.replace(/^conversation\/import: params\.archive: /, '')}`);
+      if (error instanceof RuntimeClientError && error.code === ErrorCodes.conflict && (error.data as { reason?: unknown } | undefined)?.reason === 'conversation_exists') {
+        // The server's message names the protocol's `asNew`; here the user's option is --as-new.
+        throw new UsageError(`${file}: ${error.message.replace(/^conversation\/import: /, '').replace(/; import with asNew .*$/, '; give --as-new to import a copy under new ids')}`);
+      }
       throw error;
     }
   });
   const id = outcome.conversation.id;
   streams.stdout.write(`${id}\n`);
-  const renamed = outcome.renamed ? ` (conversation ${outcome.archivedConversationId} exists here already, so it got new ids)` : '';
+  const renamed = outcome.renamed ? ` (a copy of conversation ${outcome.archivedConversationId}, under new ids)` : '';
   streams.stderr.write(`imported "${outcome.conversation.title}" as ${id}: ${outcome.items} items, ${outcome.attachments} attachments${renamed}\ncontinue it with: ${resumeCommand('exec', id, paths)}\n`);
   return 0;
 }

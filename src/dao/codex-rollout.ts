@@ -19,6 +19,7 @@
  * failed patches (`patch_apply_end`) and token counts.
  */
 import { newId } from '../ids.js';
+import { CodexIdError, fromCodexId } from '../protocol/codex-ids.js';
 import type { ContentPart, Conversation, Item, Session, TokenUsage, Turn } from '../protocol/index.js';
 import type { ConversationArchive } from './conversation-archive.js';
 import type { MetadataEntry } from './metadata-log.js';
@@ -154,15 +155,29 @@ function readLines(rollout: string): Line[] {
   return lines;
 }
 
+/** The conversation id of a Codex session id: the same 128 bits (`fromCodexId`), or a new id when it is not a UUID. */
+function conversationIdOf(codexSessionId: string): string {
+  try {
+    return fromCodexId(codexSessionId, 'conv');
+  } catch (error) {
+    if (error instanceof CodexIdError) return newId('conv');
+    throw error;
+  }
+}
+
 /**
- * Converts a rollout's text into an archive of a new conversation (new ids throughout).
+ * Converts a rollout's text into an archive of a new conversation. Its id is the Codex
+ * session's (`session_meta` `id`) by the Codex id rule (`fromCodexId`), so the same rollout
+ * imported twice names the same conversation and the second import is refused like a second
+ * import of an archive (and Codex app-server clients see the thread id Codex gave it); a
+ * session id that is not a UUID gets a new id. Session, turn and item ids are new.
  * @throws CodexRolloutError naming the line for text that is not a rollout, or when there is no `session_meta` line
  */
 export function convertCodexRollout(rollout: string, options: CodexImportOptions): ConversationArchive {
   const lines = readLines(rollout);
   const meta = lines.find((line) => line.type === 'session_meta');
   if (!meta) throw new CodexRolloutError('no session_meta line: this is not a Codex session rollout');
-  const conversationId = newId('conv');
+  const conversationId = conversationIdOf(text(meta.payload.id));
   const sessionId = newId('sess');
   const cwd = options.cwd ?? text(meta.payload.cwd);
   if (!cwd.startsWith('/')) throw new CodexRolloutError(`session_meta cwd: expected an absolute directory, got ${JSON.stringify(meta.payload.cwd)}`, meta.number);

@@ -27,16 +27,24 @@ export const conversationTransferMethods = {
   /**
    * Stores a conversation from an archive: all of it is checked first (a bad one is refused
    * with -32602 naming the line and field, and nothing is written), then its attachments and
-   * logs are written and it is indexed. It keeps its ids, unless its conversation id exists
-   * here: then it gets new conversation, session and turn ids (`renamed: true`).
+   * logs are written and it is indexed. It keeps its ids; when its conversation id is stored
+   * here already (the same archive imported twice) it is refused with -32009
+   * `conversation_exists`, naming that conversation and its title, and nothing is written.
+   * With `asNew` it is stored as a copy under new conversation, session and turn ids
+   * (`renamed: true`), whether its id is taken or not.
    */
   'conversation/import': {
-    params: z.object({ archive: z.string().min(1) }),
+    params: z.object({
+      archive: z.string().min(1),
+      /** Store a copy under new conversation, session and turn ids instead of the archive's own. */
+      asNew: z.boolean().optional(),
+    }),
     result: z.object({
       conversation: ConversationSchema,
       session: SessionSchema,
       /** The conversation id the archive holds. */
       archivedConversationId: z.string(),
+      /** True when the conversation was stored under new ids (`asNew`). */
       renamed: z.boolean(),
       /** Items written, over every session. */
       items: z.number().int().nonnegative(),

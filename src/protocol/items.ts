@@ -232,6 +232,14 @@ export const HookRunItemSchema = z.object({
   exitCode: z.number().int().nullable(),
   output: z.string(),
   decision: z.string().optional(),
+  /**
+   * `pre_tool_use`, `post_tool_use`: the call the hook ran for, as its `tool_call` item names it
+   * (several calls of one step run, and their hooks, at once). Absent for other events and in
+   * items written before it was recorded.
+   */
+  callId: z.string().optional(),
+  /** With `callId`: the tool of that call. */
+  toolName: z.string().optional(),
 });
 
 /** Marks where a turn was cut short, and why. */

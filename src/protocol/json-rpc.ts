@@ -24,6 +24,8 @@ export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
  * - `email_taken`: a user with that email address exists.
  * - `log_damaged`: a log of the conversation cannot be read, or its metadata log holds no valid
  *   conversation entry; the message names the file and what is wrong with it.
+ * - `conversation_exists`: `conversation/import` of an archive whose conversation is stored
+ *   here already; the message names it and its title.
  */
 export const StateConflictReasonSchema = z.enum([
   'session_closed',
@@ -55,6 +57,7 @@ export const StateConflictReasonSchema = z.enum([
   'browser_not_running',
   'cost_limit_reached',
   'log_damaged',
+  'conversation_exists',
 ]);
 /** Why a request was refused with `conflict`. */
 export type StateConflictReason = z.infer<typeof StateConflictReasonSchema>;

@@ -60,11 +60,29 @@ export const McpDetailsSchema = z.object({
   result: z.unknown().optional(),
 });
 
+/**
+ * Where a subagent session stood when a collaboration call ended: `running` (spawned, messaged,
+ * or still working when a wait timed out), `completed` / `failed` / `interrupted` (how its last
+ * turn ended, as `wait_agent` reports it), `closed`.
+ */
+export const SubagentStateSchema = z.object({
+  sessionId: z.string(),
+  status: z.enum(['running', 'completed', 'failed', 'interrupted', 'closed']),
+});
+/** Where one subagent session stood after a collaboration call. */
+export type SubagentState = z.infer<typeof SubagentStateSchema>;
+
 /** A collaboration call acting on subagent sessions. */
 export const SubagentDetailsSchema = z.object({
   kind: z.literal('subagent'),
   /** The sessions the call spawned, messaged, waited for or closed. */
   sessionIds: z.array(z.string()),
+  /**
+   * Each session's state when the call ended, in `sessionIds` order. A `failed` one makes the
+   * call failed for clients (the work it waited for failed), though the model reads the
+   * statuses as a normal result. Absent at start and in items written before it was recorded.
+   */
+  states: z.array(SubagentStateSchema).optional(),
 });
 
 /** A file-name or content search (`glob`, `grep`). */

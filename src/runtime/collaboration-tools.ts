@@ -53,7 +53,7 @@ export function collaborationTools(host: CollaborationHost): Tool[] {
       parameters: spawnParameters,
       async execute(args) {
         const id = await host.spawnSubagent(args.task, { ...(args.agent ? { agent: args.agent } : {}), ...(args.model ? { model: args.model } : {}) });
-        return { output: JSON.stringify({ id, status: 'running' }), isError: false, structured: { id }, details: { kind: 'subagent', sessionIds: [id] } };
+        return { output: JSON.stringify({ id, status: 'running' }), isError: false, structured: { id }, details: { kind: 'subagent', sessionIds: [id], states: [{ sessionId: id, status: 'running' }] } };
       },
     }),
     defineTool({
@@ -64,7 +64,7 @@ export function collaborationTools(host: CollaborationHost): Tool[] {
       describe: async (args) => ({ kind: 'subagent', sessionIds: [args.id] }),
       async execute(args) {
         await host.sendToSubagent(args.id, args.message, args.interrupt ?? false);
-        return { output: JSON.stringify({ id: args.id, delivered: true }), isError: false, details: { kind: 'subagent', sessionIds: [args.id] } };
+        return { output: JSON.stringify({ id: args.id, delivered: true }), isError: false, details: { kind: 'subagent', sessionIds: [args.id], states: [{ sessionId: args.id, status: 'running' }] } };
       },
     }),
     defineTool({
@@ -75,7 +75,9 @@ export function collaborationTools(host: CollaborationHost): Tool[] {
       describe: async (args) => (args.ids ? { kind: 'subagent', sessionIds: args.ids } : undefined),
       async execute(args, context) {
         const reports = await host.waitForSubagents(args.ids, args.timeout_ms ?? DEFAULT_WAIT_MS, context.signal);
-        return { output: JSON.stringify({ agents: reports }, null, 2), isError: false, structured: { agents: reports }, details: { kind: 'subagent', sessionIds: reports.map((report) => report.id) } };
+        // A failed subagent is a normal result for the model (it reads the status and decides), a failed call for a reader: `states` carries it to `toolCallOutcome`.
+        const states = reports.map((report) => ({ sessionId: report.id, status: report.status }));
+        return { output: JSON.stringify({ agents: reports }, null, 2), isError: false, structured: { agents: reports }, details: { kind: 'subagent', sessionIds: reports.map((report) => report.id), states } };
       },
     }),
     defineTool({
@@ -86,7 +88,7 @@ export function collaborationTools(host: CollaborationHost): Tool[] {
       describe: async (args) => ({ kind: 'subagent', sessionIds: [args.id] }),
       async execute(args) {
         await host.closeSubagent(args.id);
-        return { output: JSON.stringify({ id: args.id, status: 'closed' }), isError: false, details: { kind: 'subagent', sessionIds: [args.id] } };
+        return { output: JSON.stringify({ id: args.id, status: 'closed' }), isError: false, details: { kind: 'subagent', sessionIds: [args.id], states: [{ sessionId: args.id, status: 'closed' }] } };
       },
     }),
   ];

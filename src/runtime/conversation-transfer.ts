@@ -12,6 +12,7 @@ import { ItemSchema } from '../protocol/index.js';
 import { VERSION } from '../package-info.js';
 import type { AttachmentStore } from './attachments.js';
 import { ArchiveFormatError } from '../dao/conversation-archive.js';
+import { StateConflictError } from './state-conflict-error.js';
 
 /** What export and import use of the runtime. */
 export interface TransferHost {
@@ -25,7 +26,7 @@ export interface ImportOutcome {
   conversationId: string;
   /** The id it had in the archive. */
   archivedConversationId: string;
-  /** True when the archive's id was taken here and the conversation got new ids. */
+  /** True when the conversation was stored under new ids (a copy asked for with `asNew`). */
   renamed: boolean;
   state: ConversationState;
   /** Items written, over every session. */
@@ -100,6 +101,13 @@ function checkConsistency(archive: ConversationArchive): ConversationState {
   return state;
 }
 
+/** The refusal of an archive whose conversation is stored here, naming it by id and, where it can be read, title. */
+async function existingConversation(host: TransferHost, conversationId: string): Promise<StateConflictError> {
+  const stored = await host.store.loadConversation(conversationId).catch(() => undefined);
+  const name = stored ? `conversation ${conversationId} (${JSON.stringify(stored.conversation.title)})` : `conversation ${conversationId}`;
+  return new StateConflictError(`${name} is stored here already; import with asNew for a copy under new ids`, 'conversation_exists');
+}
+
 /** Replaces every string equal to a key of `ids` anywhere in a JSON value (ids are whole values, never parts of text). */
 function renameIds(value: unknown, ids: Map<string, string>): unknown {
   if (typeof value === 'string') return ids.get(value) ?? value;
@@ -120,21 +128,30 @@ function renamed(archive: ConversationArchive, state: ConversationState): Conver
   };
 }
 
+/** Options of {@link importConversation}. */
+export interface ImportOptions {
+  /** Store a copy under new conversation, session and turn ids, whether the archive's id is taken or not. */
+  asNew?: boolean;
+}
+
 /**
  * Imports an archive (the text of an `openvaala export` file): checks all of it first, then
  * writes its attachments and logs through the store (which updates the index and the search).
- * The conversation keeps its ids unless its id is taken here (the same archive imported twice,
- * or a conversation that was never moved): then it gets a new conversation id, new session ids
- * and new turn ids, replaced wherever they appear. Item ids are kept (they only need to be
- * unique within a conversation). Nothing of a failed import is left behind.
+ * The conversation keeps its ids; an archive whose conversation id is stored here already (the
+ * same archive imported twice, or a conversation that never left) is refused, as a silent
+ * second copy would be a duplicate the user did not ask for. With `asNew` it gets a new
+ * conversation id, new session ids and new turn ids, replaced wherever they appear (as a fork
+ * gets new ids). Item ids are kept (they only need to be unique within a conversation).
+ * Nothing of a failed import is left behind.
  * @throws ArchiveFormatError naming the line, stream or field at fault (nothing written)
+ * @throws StateConflictError (`conversation_exists`) naming the stored conversation and its title, without `asNew` (nothing written)
  * @throws Error when the archive has attachments and this server keeps none, or a write fails
  */
-export function importConversation(host: TransferHost, text: string): Promise<ImportOutcome> {
+export function importConversation(host: TransferHost, text: string, options: ImportOptions = {}): Promise<ImportOutcome> {
   // One import at a time per server: the check that an id is free and the writes under it are
   // then never interleaved with another import of the same archive.
   const previous = importQueues.get(host) ?? Promise.resolve();
-  const result = previous.then(() => importNow(host, text));
+  const result = previous.then(() => importNow(host, text, options));
   importQueues.set(host, result.then(ignore, ignore));
   return result;
 }
@@ -142,11 +159,12 @@ export function importConversation(host: TransferHost, text: string): Promise<Im
 const importQueues = new WeakMap<TransferHost, Promise<void>>();
 const ignore = (): void => undefined;
 
-async function importNow(host: TransferHost, text: string): Promise<ImportOutcome> {
+async function importNow(host: TransferHost, text: string, options: ImportOptions): Promise<ImportOutcome> {
   const parsed = parseArchive(text);
   const state = checkConsistency(parsed);
   if (parsed.attachments.length > 0 && !host.attachments) throw new Error('the archive has attachments but this server stores no attachments');
-  const archive = (await host.store.hasLogs(parsed.conversationId)) ? renamed(parsed, state) : parsed;
+  if (!options.asNew && (await host.store.hasLogs(parsed.conversationId))) throw await existingConversation(host, parsed.conversationId);
+  const archive = options.asNew ? renamed(parsed, state) : parsed;
   const conversationId = archive.conversationId;
   try {
     for (const attachment of archive.attachments) host.attachments?.restore(conversationId, attachment.name, attachment.bytes);

@@ -131,7 +131,7 @@ function itemLines(item: Item, width: number, toggles: RenderToggles): StyledLin
     case 'instruction':
       return wrapLine([{ text: `instructions: ${item.name} (${item.source.replace('_', '.')})`, style: DIM }], width);
     case 'hook_run':
-      return wrapLine([{ text: `hook ${item.event}: ${item.command} → exit ${item.exitCode ?? '?'}${item.decision ? ` (${item.decision})` : ''}`, style: DIM }], width);
+      return wrapLine([{ text: `hook ${item.event}${item.toolName ? ` on ${item.toolName}` : ''}: ${item.command} → exit ${item.exitCode ?? '?'}${item.decision ? ` (${item.decision})` : ''}`, style: DIM }], width);
     case 'interruption':
       return wrapLine([{ text: `■ interrupted (${item.reason.replace('_', ' ')})${item.message ? `: ${item.message}` : ''}`, style: { color: 'yellow' } }], width);
     case 'agent_message':

@@ -89,8 +89,8 @@ describe('exec: hook runs', () => {
     });
     const run = await execAgainst(harness, 'go');
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/^warning: hook pre_tool_use "sleep 5": timed out after 300 ms; not blocking$/m);
-    expect(run.stderr).toMatch(/^warning: hook pre_tool_use "echo broken >&2; exit 1": exit code 1; not blocking \(stderr: broken\)$/m);
+    expect(run.stderr).toMatch(/^warning: hook pre_tool_use "sleep 5" on exec_command echo ran: timed out after 300 ms; not blocking$/m);
+    expect(run.stderr).toMatch(/^warning: hook pre_tool_use "echo broken >&2; exit 1" on exec_command echo ran: exit code 1; not blocking \(stderr: broken\)$/m);
     expect(run.stdout + run.stderr).not.toContain('QUIET-HOOK-OK');
     expect(run.stdout + run.stderr).not.toContain('cat > /dev/null');
   });
@@ -104,7 +104,7 @@ describe('exec: hook runs', () => {
     });
     const run = await execAgainst(harness, 'clean up');
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^ {2}hook pre_tool_use ".*guard\.sh": blocked the call$/m);
+    expect(run.stdout).toMatch(/^ {2}hook pre_tool_use ".*guard\.sh" on exec_command rm -rf victim: blocked the call$/m);
     expect(run.stdout).toContain('GUARD-17: not here');
   });
 });
@@ -122,7 +122,7 @@ describe('exec: a call whose arguments a hook rewrote', () => {
     const lines = run.stdout.split('\n');
     // What the model asked for comes first, then the hook's change, before the output of what ran.
     const asked = lines.indexOf('▸ exec_command echo rewrite me');
-    const rewrote = lines.findIndex((line) => /^ {2}hook pre_tool_use ".*rewrite\.sh": rewrote the call: echo rewritten$/.test(line));
+    const rewrote = lines.findIndex((line) => /^ {2}hook pre_tool_use ".*rewrite\.sh" on exec_command echo rewrite me: rewrote the call: echo rewritten$/.test(line));
     const output = lines.indexOf('  │ rewritten');
     const closing = lines.findIndex((line) => /^ {2}✓ exec_command echo rewritten exit 0 \(\d+ ms\)$/.test(line));
     expect(asked).toBeGreaterThanOrEqual(0);

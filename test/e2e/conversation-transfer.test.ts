@@ -2,11 +2,14 @@
  * `openvaala export` and `openvaala import` (SPEC §2) as real processes against servers they
  * start in the background, with the mock provider over HTTP: a conversation moves from one
  * installation to another and continues there; a Codex session rollout from the shared
- * fixtures imports and continues with a new turn; a damaged archive is refused naming the line.
+ * fixtures imports and continues with a new turn; importing either a second time is refused,
+ * naming the conversation, unless `--as-new` asks for a copy; a damaged archive is refused
+ * naming the line.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { fromCodexId } from '../../src/protocol/codex-ids.js';
 import { createTestEnvironment, runCli, stopBackgroundServer, type TestEnvironment } from '../helpers/environment.js';
 
 /** Read from the project root, as the other fixture tests do; a missing file fails the test. */
@@ -58,12 +61,18 @@ describe('openvaala export / import', { timeout: 120_000 }, () => {
     expect(request).toContain('Plan the release');
     expect(request).toContain('First answer.');
 
-    // The same archive again: the id is taken now, so the copy gets a new one.
+    // The same archive again is refused, naming the conversation it would duplicate; a copy is asked for with --as-new.
     const again = await runCli(['import', archive], { env: target.env });
-    expect(again.code).toBe(0);
-    expect(again.stdout.trim()).toMatch(/^conv_/);
-    expect(again.stdout.trim()).not.toBe(conversationId);
-    expect(again.stderr).toContain(`conversation ${conversationId} exists here already, so it got new ids`);
+    expect(again.code).toBe(64);
+    expect(again.stdout).toBe('');
+    expect(again.stderr).toBe(`openvaala: import: ${archive}: conversation ${conversationId} ("Plan the release") is stored here already; give --as-new to import a copy under new ids\n`);
+    expect((JSON.parse((await runCli(['conversations', '--json'], { env: target.env })).stdout) as unknown[]).length).toBe(1);
+    const copy = await runCli(['import', '--as-new', archive], { env: target.env });
+    expect(copy.code).toBe(0);
+    expect(copy.stdout.trim()).toMatch(/^conv_/);
+    expect(copy.stdout.trim()).not.toBe(conversationId);
+    expect(copy.stderr).toContain(`imported "Plan the release" as ${copy.stdout.trim()}: `);
+    expect(copy.stderr).toContain(`(a copy of conversation ${conversationId}, under new ids)`);
 
     const damaged = path.join(target.root, 'damaged.jsonl');
     const lines = exported.stdout.split('\n');
@@ -112,6 +121,13 @@ describe('openvaala export / import', { timeout: 120_000 }, () => {
     const request = JSON.stringify(environment.mock.requests[0]?.body);
     for (const expected of ['run the two steps', 'exec_command', 'echo step-0', 'Process exited with code 0', 'Done after 2 steps.', 'Did both steps succeed?']) expect(request).toContain(expected);
 
+    // The conversation takes the Codex session's id (the Codex id rule), so the same rollout again is refused like an archive.
+    const codexThread = JSON.parse(readFileSync(ROLLOUT, 'utf8').split('\n')[0] as string).payload.id as string;
+    expect(conversationId).toBe(fromCodexId(codexThread, 'conv'));
+    const twice = await runCli(['import', '--from', 'codex', ROLLOUT, '--cwd', environment.workDir], { env: environment.env });
+    expect(twice.code).toBe(64);
+    expect(twice.stderr).toBe(`openvaala: import: ${ROLLOUT}: conversation ${conversationId} ("run the two steps") is stored here already; give --as-new to import a copy under new ids\n`);
+
     const notRollout = await runCli(['import', '--from', 'codex', path.join(environment.root, 'missing.jsonl')], { env: environment.env });
     expect(notRollout.code).toBe(64);
     expect(notRollout.stderr).toContain('cannot read');
@@ -131,14 +147,14 @@ describe('openvaala export / import', { timeout: 120_000 }, () => {
     expect((await runCli(['conversations', '--json'], { env: environment.env })).stdout).toBe(before);
 
     // A provider no configured provider lists is warned about (a provider may serve models it does not list).
-    const unlisted = await runCli(['import', '--from', 'codex', ROLLOUT, '--cwd', environment.workDir, '--model', 'nosuch/m'], { env: environment.env });
+    const unlisted = await runCli(['import', '--as-new', '--from', 'codex', ROLLOUT, '--cwd', environment.workDir, '--model', 'nosuch/m'], { env: environment.env });
     expect(unlisted.code).toBe(0);
     expect(unlisted.stderr).toContain('warning: --model nosuch/m: no configured provider "nosuch" lists models (providers listing models: mock)');
-    const listed = await runCli(['import', '--from', 'codex', ROLLOUT, '--cwd', environment.workDir, '--model', 'mock/mock-model'], { env: environment.env });
+    const listed = await runCli(['import', '--as-new', '--from', 'codex', ROLLOUT, '--cwd', environment.workDir, '--model', 'mock/mock-model'], { env: environment.env });
     expect(listed.stderr).not.toContain('warning');
 
     // Without --cwd, the rollout's own directory (another machine's /home/user/...) is kept, and said to be missing here.
-    const elsewhere = await runCli(['import', '--from', 'codex', ROLLOUT], { env: environment.env });
+    const elsewhere = await runCli(['import', '--as-new', '--from', 'codex', ROLLOUT], { env: environment.env });
     expect(elsewhere.code).toBe(0);
     expect(elsewhere.stderr).toMatch(/warning: the rollout's working directory \/home\/user\/\S+ does not exist here; its turns will fail until it does \(import with --cwd to continue elsewhere\)/);
   });

@@ -93,7 +93,7 @@ describe('the mapping table', () => {
   const codex = namesIn([readJson('../shared/fixtures/codex-app-server/codex_app_server_protocol.v2.schemas.json'), readJson('../shared/fixtures/codex-app-server/codex_app_server_protocol.schemas.json')]);
   const acp = namesIn(readJson('node_modules/@agentclientprotocol/sdk/schema/v1/schema.json'));
   // OpenVaala's own names, quoted in the table to say what maps to what.
-  const ours = new Set<string>([...ItemSchema.options.map((option) => option.shape.kind.value), 'plan', 'allow_once', 'allow_session', 'allow_prefix', 'deny', 'text', 'reasoning', 'output', 'exec_command', 'write_stdin', 'apply_patch', 'spawn_agent', 'wait_agent', 'close_agent', ...Object.keys(notifications)]);
+  const ours = new Set<string>([...ItemSchema.options.map((option) => option.shape.kind.value), 'plan', 'allow_once', 'allow_session', 'allow_prefix', 'deny', 'text', 'reasoning', 'output', 'exec_command', 'write_stdin', 'apply_patch', 'spawn_agent', 'send_input', 'wait_agent', 'close_agent', ...Object.keys(notifications)]);
 
   it('names only variants and notifications that exist in the Codex app-server and ACP schemas', () => {
     const start = guide.indexOf('## Mapping to Codex app-server and ACP');

@@ -1,8 +1,9 @@
 /**
  * `conversation/export` and `conversation/import` between two real servers (HTTP + WebSocket,
  * file logs, SQLite index): a conversation holding every item kind, a subagent session and an
- * attachment comes back as byte-equal log files; importing an id that exists gives new ids;
- * a bad archive is refused naming the line and leaves nothing behind.
+ * attachment comes back as byte-equal log files; an archive whose conversation is stored
+ * already is refused, naming it, unless a copy under new ids is asked for (`asNew`); a bad
+ * archive is refused naming the line and leaves nothing behind.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -128,12 +129,19 @@ describe('conversation/export → conversation/import', { timeout: 60_000 }, () 
     expect(JSON.stringify(target.environment.mock.requests[0]?.body)).toContain('Fix the build');
   });
 
-  it('gives new conversation, session and turn ids when the id exists, and keeps the first copy untouched', async () => {
+  it('refuses an archive whose conversation is stored here already, naming it; asNew imports a copy under new ids, keeping the first untouched', async () => {
     const source = await start();
     const { conversationId, rootId } = await buildConversation(source);
     const before = filesOf(conversationDirectory(source, conversationId));
     const { archive } = await source.client.request('conversation/export', { conversationId });
-    const copy = await source.client.request('conversation/import', { archive });
+    const refusal = await source.client.request('conversation/import', { archive }).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(RuntimeClientError);
+    expect(refusal).toMatchObject({ code: ErrorCodes.conflict, data: { reason: 'conversation_exists' } });
+    expect((refusal as Error).message).toBe(`conversation/import: conversation ${conversationId} ("Every kind (renamed)") is stored here already; import with asNew for a copy under new ids`);
+    expect((await source.client.request('conversation/list', {})).conversations).toHaveLength(1);
+    expect(filesOf(conversationDirectory(source, conversationId))).toEqual(before);
+
+    const copy = await source.client.request('conversation/import', { archive, asNew: true });
     expect(copy.renamed).toBe(true);
     expect(copy.archivedConversationId).toBe(conversationId);
     const newId = copy.conversation.id;
@@ -150,6 +158,12 @@ describe('conversation/export → conversation/import', { timeout: 60_000 }, () 
     expect(items.items).toHaveLength(15);
     expect(items.items.every((stored) => stored.item.sessionId === copy.session.id)).toBe(true);
     expect((await source.client.request('conversation/list', {})).conversations).toHaveLength(2);
+
+    // A copy asked for gets new ids even where the archive's id is free.
+    const target = await start();
+    const fresh = await target.client.request('conversation/import', { archive, asNew: true });
+    expect(fresh).toMatchObject({ renamed: true, archivedConversationId: conversationId });
+    expect(fresh.conversation.id).not.toBe(conversationId);
   });
 
   it('records a turn that was running at export as interrupted when it is imported', async () => {

@@ -155,7 +155,7 @@ responses:
     expect(call?.details).toMatchObject({ kind: 'mcp', server: 'growing', tool: 'echo', result: { content: [{ type: 'text', text: 'echo: hello' }] } });
   });
 
-  it('subagent: the session ids a collaboration call acted on', async () => {
+  it('subagent: the session ids a collaboration call acted on, and where each stood when it ended', async () => {
     const child = new MockProviderServer(parseMockScript('responses:\n  - text: "child answer"\n', 'child.yaml'));
     extraMocks.push(child);
     const { baseURL } = await child.start({ port: 0 });
@@ -172,8 +172,8 @@ responses:
     const [spawn, wait] = calls;
     const childId = (spawn?.structured as { id: string }).id;
     expect(childId).toMatch(/^sess_/);
-    expect(spawn?.details).toEqual({ kind: 'subagent', sessionIds: [childId] });
-    expect(wait?.details).toEqual({ kind: 'subagent', sessionIds: [childId] });
+    expect(spawn?.details).toEqual({ kind: 'subagent', sessionIds: [childId], states: [{ sessionId: childId, status: 'running' }] });
+    expect(wait?.details).toEqual({ kind: 'subagent', sessionIds: [childId], states: [{ sessionId: childId, status: 'completed' }] });
   });
 
   it('search and read: glob and grep with pattern, absolute path and matches; read_file with path and lines', async () => {

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { toCodexId } from '../../protocol/codex-ids.js';
 import type { ContentPart, Item, ItemOf } from '../../protocol/index.js';
-import type { ToolDetails } from '../../protocol/tool-details.js';
+import type { SubagentState, ToolDetails } from '../../protocol/tool-details.js';
 import { toolCallOutcome } from '../../protocol/tool-call-outcome.js';
 import { shellQuote } from '../../shell-quote.js';
 
@@ -61,6 +61,14 @@ export function userInputsOf(content: readonly ContentPart[]): Record<string, un
   });
 }
 
+/** A subagent's state as Codex's `CollabAgentStatus` (a failed last turn is `errored`, a closed agent `shutdown`). */
+const CODEX_AGENT_STATUS: Record<SubagentState['status'], string> = { running: 'running', completed: 'completed', failed: 'errored', interrupted: 'interrupted', closed: 'shutdown' };
+
+/** Codex's `agentsStates`: each subagent's state by its thread id. */
+function agentsStatesOf(states: readonly SubagentState[] | undefined): Record<string, { status: string; message: null }> {
+  return Object.fromEntries((states ?? []).map((state) => [toCodexId(state.sessionId), { status: CODEX_AGENT_STATUS[state.status], message: null }]));
+}
+
 function subagentTool(toolName: string): string {
   if (toolName === 'spawn_agent') return 'spawnAgent';
   if (toolName === 'wait_agent') return 'wait';
@@ -70,8 +78,8 @@ function subagentTool(toolName: string): string {
 
 /**
  * Status of a finished tool call in Codex terms: a denied call (not run) is `declined` where
- * the variant has it; a command that exited non-zero or was killed is `failed`, as Codex
- * reports it (`toolCallOutcome`).
+ * the variant has it; a command that exited non-zero or was killed, or a wait on a subagent
+ * whose turn failed, is `failed`, as Codex reports them (`toolCallOutcome`).
  */
 function finishedStatus(item: ItemOf<'tool_call'>, declinable: boolean): string {
   if (declinable && item.status !== 'completed' && item.output.includes(': not run: ')) return 'declined';
@@ -133,7 +141,7 @@ function toolCallItem(id: string, toolName: string, args: unknown, details: Tool
       status: finished ? (finished.status === 'interrupted' ? 'interrupted' : finishedStatus(finished, false)) : 'inProgress',
       senderThreadId: place.sessionThreadId,
       receiverThreadIds: details.sessionIds.map((sessionId) => toCodexId(sessionId)),
-      agentsStates: {},
+      agentsStates: agentsStatesOf(details.states),
     };
   }
   return {

@@ -65,7 +65,7 @@ export function createAgentHooks(options: AgentHooksOptions): AgentHooks {
   };
   return {
     async beforeToolCall(call, workspace) {
-      const outcome = await runner.run('pre_tool_use', onWorkspace(workspace), { toolName: call.toolName, arguments: call.arguments });
+      const outcome = await runner.run('pre_tool_use', onWorkspace(workspace), { toolName: call.toolName, callId: call.callId, arguments: call.arguments });
       return {
         ...(outcome.block !== undefined ? { refusal: `blocked by a pre_tool_use hook: ${outcome.block}` } : {}),
         arguments: outcome.updatedArguments ?? call.arguments,
@@ -76,6 +76,7 @@ export function createAgentHooks(options: AgentHooksOptions): AgentHooks {
     async afterToolCall(call, gate, result, workspace) {
       const outcome = await runner.run('post_tool_use', onWorkspace(workspace), {
         toolName: call.toolName,
+        callId: call.callId,
         arguments: gate.arguments,
         result: { output: result.output, isError: result.isError, ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}) },
       });

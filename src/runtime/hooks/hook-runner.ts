@@ -4,7 +4,7 @@
  * of Claude Code hooks, and records every run as a `hook_run` item.
  *
  * A hook gets one line of JSON on stdin: `{ event, conversationId, sessionId, turnId, cwd,
- * executor, toolName?, arguments?, result?, prompt?, stopHookActive?, trigger? }`. Then:
+ * executor, toolName?, callId?, arguments?, result?, prompt?, stopHookActive?, trigger? }`. Then:
  * - exit 0: go on. Stdout that is a JSON object may carry `additionalContext` (text for the
  *   model), `decision` (`pre_tool_use`: `allow` | `ask` | `deny`; `block` on the events that
  *   can block), `reason` and, for `pre_tool_use`, `updatedArguments` (an object replacing the
@@ -58,6 +58,8 @@ export interface HookRunContext {
 /** Event-specific fields of a hook's input. */
 export interface HookEventDetails {
   toolName?: string;
+  /** Tool events: the model's id of the call (its `tool_call` item's `callId`), recorded in the `hook_run` item too. */
+  callId?: string;
   arguments?: unknown;
   /** `post_tool_use`: what the tool returned. */
   result?: { output: string; isError: boolean; exitCode?: number | null };
@@ -228,6 +230,8 @@ export class HookRunner {
         exitCode: result.exitCode,
         output: recordedOutput(result, verdict.notes),
         decision: verdict.decision,
+        // Several calls of a step run their hooks at once: the run names its call.
+        ...(details.callId !== undefined ? { callId: details.callId, toolName: details.toolName ?? '' } : {}),
       });
       if (verdict.additionalContext) outcome.additionalContext.push(verdict.additionalContext);
       if (verdict.updatedArguments) outcome.updatedArguments = verdict.updatedArguments;

@@ -30,7 +30,7 @@ export function createTransferHandlers(connection: RpcConnection): TransferHandl
     async 'conversation/import'(params) {
       let outcome;
       try {
-        outcome = await importConversation(runtime, params.archive);
+        outcome = await importConversation(runtime, params.archive, { asNew: params.asNew === true });
       } catch (error) {
         if (error instanceof ArchiveFormatError) throw new RpcError(ErrorCodes.invalidParams, `conversation/import: params.archive: ${error.message}`);
         throw error;

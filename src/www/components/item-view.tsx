@@ -118,7 +118,8 @@ function body(item: Item, context: ItemContext): ComponentChildren {
       return (
         <details class="note">
           <summary>
-            Hook {item.event}: <code>{item.command}</code> exit {item.exitCode ?? '—'}
+            Hook {item.event}
+            {item.toolName ? ` on ${item.toolName}` : ''}: <code>{item.command}</code> exit {item.exitCode ?? '—'}
           </summary>
           <pre class="tool-output">{item.output}</pre>
         </details>
