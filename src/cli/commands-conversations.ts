@@ -10,18 +10,22 @@ import { run, streams } from './command-runner.js';
 import { requireExistingDataDir } from './data-dir-option.js';
 import { existingConfigDirectory, integer } from './option-values.js';
 import { reportUnknownCommand } from './unknown-command.js';
-/** Declares `openvaala conversations list|search|show`. */
+/** What names a conversation on the command line (see `conversation-reference.ts`). */
+const CONVERSATION_ARGUMENT = ['<conversation>', 'a conversation id, a unique prefix of one, or last (the most recently updated)'] as const;
+
+/** Declares `openvaala conversations list|search|show|rename|archive|unarchive|delete|fork`. */
 function declareConversations(program: Command): void {
-  const conversations = program.command('conversations').description('list, search and show stored conversations');
+  const conversations = program.command('conversations').description('list, search, show, rename, archive, delete and fork stored conversations');
   const conversationOptions = (command: Command) =>
     command.option('--json', 'print JSON', false).option('--data-dir <dir>', 'data directory of the server to use').option('--config-dir <dir>', 'configuration directory of the server to use', existingConfigDirectory);
-  type ListOptions = { limit: number; json: boolean; dataDir?: string; configDir?: string; query?: string };
+  type ListOptions = { limit: number; json: boolean; archived: boolean; dataDir?: string; configDir?: string; query?: string };
   conversationOptions(
     conversations
       .command('list', { isDefault: true })
       .description('list conversations, most recently updated first')
       .option('--query <text>', 'only conversations whose title or messages match (words, "phrases", prefix*, AND, OR, NOT)')
       .option('--limit <n>', 'how many to list', integer('--limit', 1, 500), 20)
+      .option('--archived', 'only the archived conversations (left out otherwise)', false)
       // `list` is the default, so `conversations lst` reaches it: name the mistyped word, not "too many arguments".
       .allowExcessArguments(true),
   ).action(async (options: ListOptions, command: Command) => {
@@ -40,14 +44,15 @@ function declareConversations(program: Command): void {
       .command('search')
       .description('list the conversations whose title or messages match a full-text query')
       .argument('<query>', 'words, "phrases", prefix*, AND, OR, NOT')
-      .option('--limit <n>', 'how many to list', integer('--limit', 1, 500), 20),
+      .option('--limit <n>', 'how many to list', integer('--limit', 1, 500), 20)
+      .option('--archived', 'only the archived conversations (left out otherwise)', false),
   ).action(async (query: string, options: ListOptions) => {
     await run('conversations search', async () => {
       requireExistingDataDir(options.dataDir, 'searches stored conversations');
       return (await import('./conversations.js')).runConversationList(resolvePaths(options), { ...options, query, requireConfigDir: options.configDir !== undefined }, streams);
     });
   });
-  conversationOptions(conversations.command('show').description('print a conversation: its turns and transcript').argument('<id|last>', 'a conversation id, or last')).action(
+  conversationOptions(conversations.command('show').description('print a conversation: its turns and transcript').argument(...CONVERSATION_ARGUMENT)).action(
     async (reference: string, options: { json: boolean; dataDir?: string; configDir?: string }) => {
       await run('conversations show', async () => {
         requireExistingDataDir(options.dataDir, 'shows a stored conversation');
@@ -55,6 +60,63 @@ function declareConversations(program: Command): void {
       });
     },
   );
+  declareConversationChanges(conversations, conversationOptions);
+}
+
+/**
+ * Declares the subcommands of `openvaala conversations` that change a stored conversation:
+ * `rename`, `archive`, `unarchive`, `delete` and `fork` (implemented in `conversation-changes.ts`).
+ */
+function declareConversationChanges(conversations: Command, conversationOptions: (command: Command) => Command): void {
+  type Options = { json: boolean; dataDir?: string; configDir?: string };
+  const changeOptions = (options: Options) => ({ json: options.json, requireConfigDir: options.configDir !== undefined });
+  const changes = () => import('./conversation-changes.js');
+  conversationOptions(conversations.command('rename').description('give a conversation a new title').argument(...CONVERSATION_ARGUMENT).argument('<title>', 'the new title')).action(
+    async (reference: string, title: string, options: Options) => {
+      await run('conversations rename', async () => {
+        requireExistingDataDir(options.dataDir, 'changes a stored conversation');
+        return (await changes()).runConversationRename(resolvePaths(options), reference, title, changeOptions(options), streams);
+      });
+    },
+  );
+  for (const [name, archived, description] of [
+    ['archive', true, 'archive a conversation: conversations list leaves it out (list --archived shows it); it keeps working'],
+    ['unarchive', false, 'bring an archived conversation back into conversations list (last: the most recently updated archived one)'],
+  ] as const) {
+    conversationOptions(conversations.command(name).description(description).argument(...CONVERSATION_ARGUMENT)).action(async (reference: string, options: Options) => {
+      await run(`conversations ${name}`, async () => {
+        requireExistingDataDir(options.dataDir, 'changes a stored conversation');
+        return (await changes()).runConversationArchive(resolvePaths(options), reference, archived, changeOptions(options), streams);
+      });
+    });
+  }
+  conversationOptions(
+    conversations
+      .command('delete')
+      .description('delete a conversation (its running turn is interrupted); asks on the terminal first, showing its id and title')
+      .argument(...CONVERSATION_ARGUMENT)
+      .option('-y, --yes', 'delete without asking (needed when there is no terminal; not with last)', false)
+      .option('--remove-worktree', 'for a conversation in a git worktree: remove the worktree and its branch with it', false)
+      .addHelpText('after', '\nOnly y (or yes) at the question deletes. Without a terminal, --yes is needed (exit 64 otherwise); last with --yes is refused,\nas it names whichever conversation was updated most recently: give the id or a unique prefix.'),
+  ).action(async (reference: string, options: Options & { yes: boolean; removeWorktree: boolean }) => {
+    await run('conversations delete', async () => {
+      requireExistingDataDir(options.dataDir, 'deletes a stored conversation');
+      return (await changes()).runConversationDelete(resolvePaths(options), reference, { ...changeOptions(options), yes: options.yes, removeWorktree: options.removeWorktree }, streams, process.stdin);
+    });
+  });
+  conversationOptions(
+    conversations
+      .command('fork')
+      .description('copy a conversation (all of it, or up to an item or a turn) into a new one and print its id and how to continue it')
+      .argument(...CONVERSATION_ARGUMENT)
+      .option('--at <item id>', 'copy up to and including this item (ids: conversations show --json, items[].id)')
+      .option('--turn <turn id>', 'copy up to the end of this turn (ids: conversations show --json, turns[].id)'),
+  ).action(async (reference: string, options: Options & { at?: string; turn?: string }) => {
+    await run('conversations fork', async () => {
+      requireExistingDataDir(options.dataDir, 'forks a stored conversation');
+      return (await changes()).runConversationFork(resolvePaths(options), reference, { ...changeOptions(options), ...(options.at !== undefined ? { at: options.at } : {}), ...(options.turn !== undefined ? { turn: options.turn } : {}) }, streams);
+    });
+  });
 }
 
 /** Declares `openvaala export`: a conversation as a JSON Lines archive on stdout. */

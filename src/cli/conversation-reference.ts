@@ -27,13 +27,17 @@ async function idsWithPrefix(client: RuntimeClient, prefix: string): Promise<str
 }
 
 /**
- * Turns `last`, an id or a unique id prefix into an existing conversation's id.
+ * Turns `last`, an id or a unique id prefix into an existing conversation's id. An id or a
+ * prefix finds archived conversations too; `last` is the most recently updated one of those
+ * the conversation list shows (archived ones are left out of it).
+ * @param options.archived `last` means the most recently updated archived conversation instead
+ *   (what `conversations unarchive last` brings back: archiving updates a conversation)
  * @throws UsageError when there is no conversation yet, none with that id or prefix, or the prefix fits several
  */
-export async function resolveConversationId(client: RuntimeClient, reference: string): Promise<string> {
+export async function resolveConversationId(client: RuntimeClient, reference: string, options: { archived?: boolean } = {}): Promise<string> {
   if (reference === 'last') {
-    const [latest] = (await client.request('conversation/list', { limit: 1 })).conversations;
-    if (!latest) throw new UsageError('there is no conversation yet to continue (start one with: openvaala exec "…")');
+    const [latest] = (await client.request('conversation/list', { limit: 1, ...(options.archived ? { archived: true } : {}) })).conversations;
+    if (!latest) throw new UsageError(options.archived ? 'there is no archived conversation (archive one with: openvaala conversations archive <id>)' : 'there is no conversation yet to continue (start one with: openvaala exec "…")');
     return latest.id;
   }
   // Only a well-formed id is asked for; anything else can only be a prefix.

@@ -33,13 +33,14 @@ export function formatConversationList(conversations: ConversationSummary[]): st
 
 /**
  * Lists conversations, newest first; with `query`, only those whose title or messages match
- * (full-text search, SQLite FTS5 syntax).
+ * (full-text search, SQLite FTS5 syntax); with `archived`, only the archived ones (which are
+ * otherwise left out).
  * @throws UsageError for a query the search index cannot parse
  */
-export async function runConversationList(paths: OpenVaalaPaths, options: { query?: string; limit: number; json: boolean; requireConfigDir: boolean }, streams: OutputStreams): Promise<number> {
+export async function runConversationList(paths: OpenVaalaPaths, options: { query?: string; archived?: boolean; limit: number; json: boolean; requireConfigDir: boolean }, streams: OutputStreams): Promise<number> {
   streams = humanStreams(streams, options);
   const listing = await withLocalServer(paths, options.requireConfigDir, 'openvaala-conversations', (client) =>
-    client.request('conversation/list', { limit: options.limit, ...(options.query !== undefined ? { query: options.query } : {}) }).catch((error: unknown) => {
+    client.request('conversation/list', { limit: options.limit, ...(options.query !== undefined ? { query: options.query } : {}), ...(options.archived ? { archived: true } : {}) }).catch((error: unknown) => {
       if (error instanceof RuntimeClientError && error.code === ErrorCodes.invalidParams) throw new UsageError(error.message);
       throw error;
     }),
@@ -47,7 +48,8 @@ export async function runConversationList(paths: OpenVaalaPaths, options: { quer
   if (options.json) {
     streams.stdout.write(`${JSON.stringify(listing.conversations)}\n`);
   } else if (listing.conversations.length === 0) {
-    streams.stderr.write(options.query ? `no conversation matches ${JSON.stringify(options.query)}\n` : 'no conversations yet (start one with: openvaala exec "…")\n');
+    const kind = options.archived ? 'archived conversation' : 'conversation';
+    streams.stderr.write(options.query ? `no ${kind} matches ${JSON.stringify(options.query)}\n` : options.archived ? 'no archived conversations\n' : 'no conversations yet (start one with: openvaala exec "…")\n');
   } else {
     streams.stdout.write(formatConversationList(listing.conversations));
     if (listing.nextCursor) streams.stderr.write(`(the ${options.limit} most recent; --limit shows more)\n`);

@@ -69,8 +69,8 @@ it('refuses an empty or blank positional argument of every command, naming the a
   const lines: { line: string[]; name: string }[] = [];
   for (const { words, command } of commandsUnder(buildProgram())) {
     command.registeredArguments.forEach((argument, index) => {
-      // The arguments before it get a placeholder, so it is the one refused.
-      for (const value of ['', ' ']) lines.push({ line: [...words, ...Array.from({ length: index }, () => 'x'), value], name: argument.name() });
+      // The other arguments get a placeholder, so it is the one refused.
+      for (const value of ['', ' ']) lines.push({ line: [...words, ...command.registeredArguments.map((_, other) => (other === index ? value : 'x'))], name: argument.name() });
     });
   }
   const taken: string[] = [];
@@ -106,7 +106,7 @@ it('refuses blank values through the real CLI, before starting or creating anyth
     [['serve', '--host', ''], '--host must not be empty'],
     [['serve', '--port', ''], '--port must not be empty'],
     [['serve', '--data-dir', ''], '--data-dir must not be empty'],
-    [['conversations', 'show', ''], '<id|last> must not be empty'],
+    [['conversations', 'show', ''], '<conversation> must not be empty'],
     [['export', ''], '<conversation> must not be empty'],
     [['import', ' '], '<file> must not be empty'],
     [['app-server', '--listen', ''], '--listen must not be empty'],

@@ -18,11 +18,14 @@ it('resolves an id, a unique prefix, last, and refuses an ambiguous prefix or an
   server = await startInProcessServer('responses: []\n');
   const { client } = server;
   await expect(resolveConversationId(client, 'last')).rejects.toThrow(/there is no conversation yet/);
+  await expect(resolveConversationId(client, 'last', { archived: true })).rejects.toThrow(/there is no archived conversation/);
   const first = await server.conversation();
   const second = await server.conversation();
   await client.request('conversation/archive', { conversationId: first });
   expect(await resolveConversationId(client, first)).toBe(first);
   expect(await resolveConversationId(client, 'last')).toBe(second);
+  // `unarchive last` means the archived one.
+  expect(await resolveConversationId(client, 'last', { archived: true })).toBe(first);
   // ULIDs made in one millisecond share a long prefix: take the shortest one that tells them apart.
   let length = 5;
   while (first.slice(0, length) === second.slice(0, length)) length += 1;
