@@ -60,6 +60,15 @@ export function firstLine(text: string): string {
 }
 
 /**
+ * The mark under an answer or reasoning that did not end whole (`failed`: cut off by the
+ * provider's stream, then retried or the turn failed; `interrupted`): without it a cut-off
+ * answer followed by its retry reads as the answer given twice.
+ */
+function cutShortMark(item: Item): string {
+  return item.status === 'failed' ? '\n  ■ cut off' : item.status === 'interrupted' ? '\n  ■ interrupted' : '';
+}
+
+/**
  * How each kind of item reads in a transcript (`openvaala conversations show`), one entry per
  * kind of the protocol's `ItemSchema`; `undefined` when an item has nothing to show (a
  * reasoning item without a summary). `openvaala exec` uses the same form for the kinds it
@@ -67,8 +76,8 @@ export function firstLine(text: string): string {
  */
 export const itemFormats: { [K in ItemKind]: (item: ItemOf<K>) => string | undefined } = {
   user_message: (item) => `› ${item.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join(' ')}`,
-  assistant_message: (item) => item.text,
-  reasoning: (item) => (item.summary.trim() ? `∴ ${item.summary.trim()}` : undefined),
+  assistant_message: (item) => `${item.text}${cutShortMark(item)}`,
+  reasoning: (item) => (item.summary.trim() ? `∴ ${item.summary.trim()}${cutShortMark(item)}` : undefined),
   tool_call: (item) => {
     const outcome = toolCallOutcome(item);
     const status = `${OUTCOME_MARKS[outcome.state]}${outcome.state === 'interrupted' ? ' interrupted' : ''}${outcome.detail ? ` ${outcome.detail}` : ''}`;

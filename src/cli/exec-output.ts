@@ -165,7 +165,10 @@ export class HumanRenderer {
 
   private completed(item: Item): void {
     if (item.kind === 'assistant_message') {
-      if (this.own(item.sessionId)) this.endLine();
+      if (this.own(item.sessionId)) {
+        this.endLine();
+        this.cutOff(item, 'answer');
+      }
       // A subagent's answer goes to the session that asked for it; here it only says what came back.
       else if (item.text.trim()) this.line(`subagent ${item.sessionId}: ${firstLine(item.text)}`);
     } else if (item.kind === 'reasoning') {
@@ -173,13 +176,15 @@ export class HumanRenderer {
       if (!this.own(item.sessionId)) return;
       if (!this.reasoningStreamed.delete(item.id) && item.summary.trim()) this.line(`∴ ${item.summary.trim().replace(/\n/g, '\n  ')}`);
       else this.endLine();
+      this.cutOff(item, 'reasoning');
     } else if (item.kind === 'tool_call') {
       this.toolCallEnded(item);
     } else if (item.kind === 'model_error') {
       this.endLine();
       // A subagent's failure is not exec's turn failing: it is named.
       const whose = this.own(item.sessionId) ? '' : `subagent ${item.sessionId}: `;
-      this.streams.stderr.write(`${whose}${itemFormats.model_error(item)}${item.retries ? ` (after ${item.retries} retries)` : ''}\n`);
+      // The message says how many attempts were made when there were retries.
+      this.streams.stderr.write(`${whose}${itemFormats.model_error(item)}\n`);
       if (!whose) this.errorsShown.add(item.message);
     } else if (item.kind === 'context_summary') {
       // The summary is the model's notes for itself, often long: its size says enough here.
@@ -192,6 +197,15 @@ export class HumanRenderer {
       const text = formatItem(item);
       if (text !== undefined) this.line(text);
     }
+  }
+
+  /**
+   * Says on stderr that the text just streamed was cut off (a `failed` item: the provider's
+   * stream broke off; the retry or error line that follows says why): stdout cannot take it
+   * back, and the retried answer after it would otherwise read as the answer written twice.
+   */
+  private cutOff(item: Item, what: 'answer' | 'reasoning'): void {
+    if (item.status === 'failed') this.streams.stderr.write(`✗ ${what} cut off\n`);
   }
 
   /**

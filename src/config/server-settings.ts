@@ -7,7 +7,7 @@
  * limits:
  *   maxStepsPerTurn: 200
  *   compactionThreshold: 0.8
- *   retry: { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30000 }
+ *   retry: { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30000, streamIdleTimeoutMs: 300000 }
  *   subagents: { maxDepth: 1, maxOpenPerSession: 6 }
  * platform: { enabled: true }   # see platform-settings.ts
  * notifications: { webhooks: [] }   # see notification-settings.ts
@@ -47,6 +47,8 @@ export const ServerSettingsSchema = z.strictObject({
           baseDelayMs: z.number().int().min(0).max(60_000).optional(),
           /** Longest delay between two attempts, ms. */
           maxDelayMs: z.number().int().min(0).max(600_000).optional(),
+          /** Silence after which a model stream counts as dropped and is retried, ms. */
+          streamIdleTimeoutMs: z.number().int().min(1000).max(3_600_000).optional(),
         })
         .superRefine((retry, context) => {
           // The delay doubles from the first up to the longest: a first delay above it is a mistake in one of the two.

@@ -270,8 +270,11 @@ export const notifications = {
   }),
   /**
    * A model call of a running turn failed with a transient error (429, 5xx, a dropped
-   * connection) and will be retried after `delayMs` ms. Nothing is stored for it; the turn's
-   * final failure, if any, is a `model_error` item.
+   * connection or a stalled stream, a transient error event) and will be retried after
+   * `delayMs` ms. When the failed attempt had streamed text or reasoning, those items were
+   * completed just before with status `failed` (cut off) and the retry streams into new items.
+   * Nothing is stored for the notification itself; the turn's final failure, if any, is a
+   * `model_error` item.
    */
   'turn/retrying': z.object({
     conversationId,

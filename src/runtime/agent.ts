@@ -5,7 +5,7 @@
  */
 import { newId } from '../ids.js';
 import type { Item, ItemDelta, ItemOf, ReasoningEffort, TokenUsage, ToolDetails, TurnStatus, TurnStopReason } from '../protocol/index.js';
-import { reasoningDelta, reasoningText } from './reasoning-parts.js';
+import { reasoningText } from './reasoning-parts.js';
 import type { Logger } from '../logger.js';
 import type { ResolvedModel } from '../models/model-registry.js';
 import type { Tool, ToolContext, ToolResult, UserAnswer, UserQuestion } from '../tools/tool.js';
@@ -16,7 +16,7 @@ import { callModel, ModelCallError, toModelTools, type ModelCallResult, type Req
 import { workspaceForCall } from './tool-routing.js';
 import { originOf, type SteeringInput } from './input-queue.js';
 import { addUsage } from './usage.js';
-import { StreamedText } from './streamed-text.js';
+import { StreamedAnswer } from './streamed-answer.js';
 
 /** A model call about to be retried (announced to clients as `turn/retrying`). */
 export interface ModelRetry {
@@ -318,13 +318,7 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
       if (totalTokens(afterCompaction) > limit) return recordFailure(environment, items, contextDoesNotFit(environment, afterCompaction, true), steps, usage);
     }
     steps++;
-    const assistantItemId = newId('item');
-    const assistantCreatedAt = Date.now();
-    // Joined as it comes (not `+=`, which keeps one rope node per delta until the answer ends).
-    const streamedText = new StreamedText();
-    const reasoningItemId = newId('item');
-    const reasoningCreatedAt = Date.now();
-    let streamedReasoning = false;
+    const answer = new StreamedAnswer({ model: environment.model, itemStarted: environment.itemStarted.bind(environment), itemDelta: environment.itemDelta.bind(environment), record: environment.record.bind(environment), base: (id, createdAt) => items.base(id, createdAt) });
     let result: ModelCallResult;
     try {
       result = await callModel(
@@ -332,16 +326,10 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
         { system: environment.system, messages: toMessages(environment.history()), tools, ...(environment.reasoningEffort ? { reasoningEffort: environment.reasoningEffort } : {}) },
         environment.signal,
         {
-          onTextDelta: (text) => {
-            if (streamedText.length === 0) environment.itemStarted(assistantItemId, 'assistant_message', { model: environment.model.name });
-            streamedText.append(text);
-            environment.itemDelta(assistantItemId, { text });
-          },
-          onReasoningDelta: (text, partIndex) => {
-            if (!streamedReasoning) environment.itemStarted(reasoningItemId, 'reasoning', {});
-            streamedReasoning = true;
-            environment.itemDelta(reasoningItemId, reasoningDelta(environment.model.kind, text, partIndex));
-          },
+          onTextDelta: answer.onTextDelta,
+          onReasoningDelta: answer.onReasoningDelta,
+          // An attempt that broke off: what it streamed stays, ended as cut off, before the retry (or the failure) is told.
+          onCutOff: () => answer.end('failed'),
           onRetry: (failure, attempt, delayMs) =>
             environment.modelRetrying?.({ attempt, maxRetries: environment.retryPolicy.maxRetries, delayMs, httpStatus: failure.httpStatus, message: failure.message }),
         },
@@ -350,14 +338,8 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
     } catch (error) {
       if (environment.signal.aborted) {
         // What the user already saw stays in the transcript.
-        if (streamedText.length > 0) {
-          await environment.record({ ...items.base(assistantItemId, assistantCreatedAt), kind: 'assistant_message', status: 'interrupted', text: streamedText.toString(), model: environment.model.name });
-        }
+        await answer.end('interrupted');
         return { status: 'interrupted', steps, usage, stopReason: 'user_interrupt' };
-      }
-      const partial = (error as { partial?: ModelCallResult }).partial;
-      if (partial?.text) {
-        await environment.record({ ...items.base(assistantItemId, assistantCreatedAt), kind: 'assistant_message', status: 'failed', text: partial.text, model: environment.model.name });
       }
       return recordFailure(environment, items, error, steps, usage);
     }
@@ -367,7 +349,7 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
     if (result.reasoningParts.length > 0) {
       // The provider's opaque data (encrypted reasoning, signatures) is kept so the reasoning can be sent back as it came.
       await environment.record({
-        ...items.base(reasoningItemId, reasoningCreatedAt),
+        ...items.base(answer.reasoningItemId, answer.reasoningCreatedAt),
         kind: 'reasoning',
         status: 'completed',
         ...reasoningText(environment.model.kind, result.reasoningParts),
@@ -376,7 +358,7 @@ export async function runAgent(environment: AgentEnvironment): Promise<AgentOutc
       });
     }
     if (result.text) {
-      await environment.record({ ...items.base(assistantItemId, assistantCreatedAt), kind: 'assistant_message', status: 'completed', text: result.text, model: environment.model.name });
+      await environment.record({ ...items.base(answer.textItemId, answer.textCreatedAt), kind: 'assistant_message', status: 'completed', text: result.text, model: environment.model.name });
     }
     if (result.toolCalls.length === 0) {
       // A stop hook may make the model go on (its reason is recorded for the next request).

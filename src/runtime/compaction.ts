@@ -178,8 +178,17 @@ export async function compactHistory(environment: AgentEnvironment, trigger: 'au
   const itemId = newId('item');
   const createdAt = Date.now();
   environment.itemStarted(itemId, 'context_summary', {});
+  // After an attempt broke off, the retry's summary is not streamed into the same item (it would
+  // follow the cut-off text): the completed item carries the whole summary.
+  let cutOff = false;
   const result = await callModel(environment.model, { system: environment.system, messages, tools: [] }, environment.signal, {
-    onTextDelta: (text) => environment.itemDelta(itemId, { text }),
+    onTextDelta: (text) => {
+      if (!cutOff) environment.itemDelta(itemId, { text });
+    },
+    onCutOff: () => {
+      cutOff = true;
+    },
+    onRetry: (failure, attempt, delayMs) => environment.modelRetrying?.({ attempt, maxRetries: environment.retryPolicy.maxRetries, delayMs, httpStatus: failure.httpStatus, message: failure.message }),
   }, environment.retryPolicy);
   await environment.record({
     id: itemId,

@@ -67,7 +67,7 @@ function toolOutputText(item: Extract<Item, { kind: 'tool_call' }>, limitBytes: 
  *
  * Consecutive assistant text and tool calls of one step become one assistant message,
  * followed by one tool message with their results in the same order. Items the model does
- * not need (errors, markers, hook runs) are left out; instructions become user-visible
+ * not need (errors, markers, hook runs, answers and reasoning the provider cut off) are left out; instructions become user-visible
  * context in a user message, so no provider rejects a mid-conversation system message.
  * Tool results are cut to `options.toolOutputLimitBytes` and cleaned of terminal control
  * (`toolOutputForModel`): the one place the model's cap is applied.
@@ -154,6 +154,9 @@ function convertItems(items: Item[], options: ModelMessageOptions & { toolOutput
         break;
       case 'reasoning': {
         if (options.model !== undefined && item.model !== options.model) break;
+        // Reasoning cut short (the stream broke, the turn was interrupted) has no signature or
+        // encrypted content to send back, and providers refuse thinking blocks without them.
+        if (item.status !== 'completed') break;
         if (results) flush();
         const parts = (item.providerData?.parts as { text: string; providerMetadata?: Record<string, Record<string, unknown>> }[] | undefined) ?? [{ text: item.summary }];
         for (const part of parts) {
@@ -162,6 +165,10 @@ function convertItems(items: Item[], options: ModelMessageOptions & { toolOutput
         break;
       }
       case 'assistant_message':
+        // An answer the provider cut off (`failed`) is not context: it was retried, or the turn
+        // failed with it; sent back, the model would read its own half answer as said. An
+        // interrupted one stays: the user saw it and stopped it there.
+        if (item.status === 'failed') break;
         if (results) flush();
         if (item.text) assistantParts().push({ type: 'text', text: item.text });
         break;

@@ -1,6 +1,7 @@
 /**
  * One streaming model call, with retries on transient failures (SPEC §6: retries with backoff
- * on 429/5xx; provider errors keep the provider's message). OpenAI Responses providers go
+ * on 429/5xx; provider errors keep the provider's message), also when the stream breaks after
+ * output was streamed (as Codex retries a dropped stream). OpenAI Responses providers go
  * through the runtime's own client (`src/models/openai-responses/`); the others through the
  * AI SDK, which is imported on the first such call.
  */
@@ -15,7 +16,8 @@ import type { ReasoningEffort } from '../protocol/index.js';
 import type { TokenUsage } from '../protocol/index.js';
 import type { Tool } from '../tools/tool.js';
 import { ModelCallError, toModelCallError } from '../models/model-errors.js';
-import { StreamedText } from './streamed-text.js';
+import { describeKept, ResponseCollector, type CollectedPart } from './response-collector.js';
+import { StreamIdleTimeout } from './stream-idle-timeout.js';
 
 export { ModelCallError, parseRetryAfter, toModelCallError, type ModelFailureKind } from '../models/model-errors.js';
 
@@ -65,6 +67,12 @@ export interface ModelCallHandlers {
   onTextDelta?: (text: string) => void;
   /** `partIndex`: which reasoning block of this answer (0-based) the text belongs to. */
   onReasoningDelta?: (text: string, partIndex: number) => void;
+  /**
+   * Called when an attempt that had streamed text or reasoning failed (not when it was aborted),
+   * before it is retried or its failure thrown, with what it streamed: the receiver ends the items
+   * it opened for it (the next attempt streams from the start again, into new ones). Awaited.
+   */
+  onCutOff?: (partial: ModelCallResult, failure: ModelCallError) => void | Promise<void>;
   /** Called before a retry, with the failure and the delay chosen (ms). */
   onRetry?: (failure: ModelCallError, attempt: number, delayMs: number) => void;
 }
@@ -77,10 +85,18 @@ export interface RetryPolicy {
   baseDelayMs: number;
   /** Upper bound of one delay, ms (also caps `Retry-After`). */
   maxDelayMs: number;
+  /**
+   * Silence allowed in a stream, ms: an attempt from which nothing arrives for this long (its
+   * answer's head included) is given up as a dropped stream, and retried.
+   */
+  streamIdleTimeoutMs: number;
 }
 
-/** Default: 4 retries from 500 ms, at most 30 s apart. */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
+/**
+ * Default: 4 retries from 500 ms, at most 30 s apart; a stream silent for 5 minutes counts as
+ * dropped (Codex's `stream_idle_timeout_ms` default, and undici's body timeout).
+ */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxRetries: 4, baseDelayMs: 500, maxDelayMs: 30_000, streamIdleTimeoutMs: 300_000 };
 
 // A tool's JSON Schema is made once per tool object, not once per step; and once per zod
 // schema, not once per turn: tool objects are made for each turn around the same schemas.
@@ -133,18 +149,6 @@ function backoffDelay(policy: RetryPolicy, attempt: number, failure: ModelCallEr
   return Math.min(jitter, policy.maxDelayMs);
 }
 
-function toUsage(usage: { inputTokens?: number; outputTokens?: number; totalTokens?: number; inputTokenDetails?: { cacheReadTokens?: number }; outputTokenDetails?: { reasoningTokens?: number } }): TokenUsage {
-  const inputTokens = usage.inputTokens ?? 0;
-  const outputTokens = usage.outputTokens ?? 0;
-  return {
-    inputTokens,
-    outputTokens,
-    totalTokens: usage.totalTokens ?? inputTokens + outputTokens,
-    ...(usage.inputTokenDetails?.cacheReadTokens !== undefined ? { cachedInputTokens: usage.inputTokenDetails.cacheReadTokens } : {}),
-    ...(usage.outputTokenDetails?.reasoningTokens !== undefined ? { reasoningTokens: usage.outputTokenDetails.reasoningTokens } : {}),
-  };
-}
-
 /**
  * Marks the stable prefix of an Anthropic request as cacheable (Anthropic prompt caching:
  * `cache_control` breakpoints on the system prompt and on the latest message), so each step
@@ -158,121 +162,15 @@ export function withPromptCaching(model: Pick<ResolvedModel, 'kind'>, system: st
   return { messages: [...(system ? [{ role: 'system' as const, content: system, providerOptions: cache }] : []), ...marked] as ModelMessage[] };
 }
 
-/**
- * The part of a tool call's provider metadata worth keeping for replay. OpenAI's item ids are
- * left out: they point at responses stored by OpenAI, which the runtime does not rely on (it
- * sends the whole history), and would make the SDK send references instead of the calls.
- */
-function replayableMetadata(metadata: unknown): { providerMetadata?: Record<string, Record<string, unknown>> } {
-  if (!metadata || typeof metadata !== 'object') return {};
-  const kept = Object.fromEntries(Object.entries(metadata as Record<string, Record<string, unknown>>).filter(([provider]) => provider !== 'openai'));
-  return Object.keys(kept).length > 0 ? { providerMetadata: kept } : {};
-}
-
-type Metadata = Record<string, Record<string, unknown>> | undefined;
-
-/** The stream parts the collector reads, in the AI SDK's shape (which its own client emits too). */
-type CollectedPart =
-  | { type: 'text-delta'; text: string }
-  | { type: 'reasoning-start' | 'reasoning-end'; id: string; providerMetadata?: Metadata }
-  | { type: 'reasoning-delta'; id: string; text: string; providerMetadata?: Metadata }
-  | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown; providerMetadata?: Metadata }
-  | { type: 'finish'; totalUsage: Parameters<typeof toUsage>[0]; finishReason: string }
-  | { type: 'error'; error: unknown };
-
-/** Collects one streamed answer: text, reasoning blocks with their metadata, tool calls, usage, failure. */
-class ResponseCollector {
-  readonly outcome: ModelCallResult = { text: '', reasoning: '', reasoningParts: [], toolCalls: [], usage: toUsage({}), finishReason: 'unknown' };
-  failure: unknown;
-  /**
-   * The answer's text while it streams: `+=` on `outcome.text` kept one rope node per delta (about
-   * 50 bytes each, 200,000 deltas ≈ 10 MiB) alive until the answer ended; see {@link StreamedText}.
-   */
-  private readonly text = new StreamedText();
-  private readonly openReasoning = new Map<string, ReasoningPart>();
-
-  constructor(private readonly handlers: ModelCallHandlers) {}
-
-  /** The answer so far, its text joined into one flat string. */
-  result(): ModelCallResult {
-    if (this.outcome.text.length !== this.text.length) this.outcome.text = this.text.toString();
-    return this.outcome;
-  }
-
-  private merge(target: ReasoningPart, metadata: unknown): void {
-    if (metadata && typeof metadata === 'object') {
-      target.providerMetadata = { ...target.providerMetadata, ...(metadata as Record<string, Record<string, unknown>>) };
-    }
-  }
-
-  handle(part: CollectedPart): void {
-    switch (part.type) {
-      case 'text-delta':
-        this.text.append(part.text);
-        this.handlers.onTextDelta?.(part.text);
-        break;
-      case 'reasoning-start': {
-        const block: ReasoningPart = { text: '' };
-        this.merge(block, part.providerMetadata);
-        this.openReasoning.set(part.id, block);
-        this.outcome.reasoningParts.push(block);
-        break;
-      }
-      case 'reasoning-end': {
-        const block = this.openReasoning.get(part.id);
-        if (block) this.merge(block, part.providerMetadata);
-        break;
-      }
-      case 'reasoning-delta':
-        this.outcome.reasoning += part.text;
-        {
-          const block = this.openReasoning.get(part.id);
-          if (block) {
-            block.text += part.text;
-            this.merge(block, part.providerMetadata);
-          }
-          const index = block ? this.outcome.reasoningParts.indexOf(block) : this.outcome.reasoningParts.length - 1;
-          this.handlers.onReasoningDelta?.(part.text, Math.max(index, 0));
-        }
-        break;
-      case 'tool-call':
-        this.outcome.toolCalls.push({ callId: part.toolCallId, toolName: part.toolName, arguments: part.input, ...replayableMetadata(part.providerMetadata) });
-        break;
-      case 'finish':
-        this.outcome.usage = toUsage(part.totalUsage);
-        this.outcome.finishReason = part.finishReason;
-        break;
-      case 'error':
-        this.failure ??= part.error;
-        break;
-      default:
-        break;
-    }
-  }
-}
-
-/**
- * What of a broken answer stays in the transcript: the text that arrived (recorded as a failed
- * `assistant_message`). Reasoning and tool calls of an unfinished answer are dropped: they
- * cannot be replayed or run without the rest of the answer.
- */
-function describeKept(outcome: ModelCallResult): string {
-  const dropped = [
-    ...(outcome.reasoning ? ['its reasoning'] : []),
-    ...(outcome.toolCalls.length > 0 ? [`${outcome.toolCalls.length} tool call${outcome.toolCalls.length === 1 ? '' : 's'} (not run)`] : []),
-  ];
-  const kept = outcome.text ? `kept the ${outcome.text.length} characters of text that arrived` : 'no text had arrived';
-  return dropped.length > 0 ? `${kept}; dropped ${dropped.join(' and ')}` : kept;
-}
-
 /** Streams through the runtime's own Responses client; its usage arrives already in our shape. */
-async function streamResponsesOnce(model: ResolvedModel, request: ModelRequest, signal: AbortSignal, collector: ResponseCollector): Promise<void> {
+async function streamResponsesOnce(model: ResolvedModel, request: ModelRequest, signal: AbortSignal, collector: ResponseCollector, idle: StreamIdleTimeout): Promise<void> {
   const providerOptions = reasoningProviderOptions(model.kind, model.reasoning, request.reasoningEffort);
   const body = responsesRequestBody({ modelId: model.modelId, ...(request.system ? { system: request.system } : {}), messages: request.messages, tools: request.tools, ...(providerOptions?.openai ? { openai: providerOptions.openai } : {}) });
   await streamResponse({
     connection: model.connection,
     body,
     signal,
+    onChunk: () => idle.touch(),
     handlers: {
       onTextDelta: (text) => collector.handle({ type: 'text-delta', text }),
       onReasoningStart: (id, providerMetadata) => collector.handle({ type: 'reasoning-start', id, providerMetadata }),
@@ -288,7 +186,7 @@ async function streamResponsesOnce(model: ResolvedModel, request: ModelRequest, 
 }
 
 /** Streams through the AI SDK (Anthropic, Gemini, Chat Completions servers). */
-async function streamSdkOnce(model: ResolvedModel, request: ModelRequest, signal: AbortSignal, collector: ResponseCollector): Promise<void> {
+async function streamSdkOnce(model: ResolvedModel, request: ModelRequest, signal: AbortSignal, collector: ResponseCollector, idle: StreamIdleTimeout): Promise<void> {
   const [{ jsonSchema, streamText }, languageModel] = await Promise.all([import('ai'), model.languageModel()]);
   const tools: ToolSet = {};
   for (const tool of request.tools) tools[tool.name] = { description: tool.description, inputSchema: jsonSchema(tool.parameters as Parameters<typeof jsonSchema>[0]) };
@@ -308,8 +206,12 @@ async function streamSdkOnce(model: ResolvedModel, request: ModelRequest, signal
       collector.failure ??= error;
     },
   });
-  // Parts of other types (step boundaries, sources…) are ignored by the collector's switch.
-  for await (const part of result.fullStream) collector.handle(part as CollectedPart);
+  // Parts of other types (step boundaries, sources…) are ignored by the collector's switch; each
+  // still says the stream is alive.
+  for await (const part of result.fullStream) {
+    idle.touch();
+    collector.handle(part as CollectedPart);
+  }
 }
 
 async function streamOnce(
@@ -317,31 +219,56 @@ async function streamOnce(
   request: ModelRequest,
   signal: AbortSignal,
   handlers: ModelCallHandlers,
+  policy: RetryPolicy,
 ): Promise<ModelCallResult> {
   const collector = new ResponseCollector(handlers);
+  const idle = new StreamIdleTimeout(policy.streamIdleTimeoutMs);
   try {
-    await (model.kind === 'openai' ? streamResponsesOnce : streamSdkOnce)(model, request, signal, collector);
+    await (model.kind === 'openai' ? streamResponsesOnce : streamSdkOnce)(model, request, AbortSignal.any([signal, idle.signal]), collector, idle);
   } catch (error) {
     // A broken stream (connection dropped mid-answer) throws out of the iteration; what arrived is kept.
     collector.failure ??= error;
+  } finally {
+    idle.stop();
   }
   if (signal.aborted) throw signal.reason ?? new Error('aborted');
+  // However the client reported the abort (an error, an `abort` part, a quiet end), the stall is the failure.
+  if (idle.expired) collector.failure = idle.signal.reason;
   if (collector.failure !== undefined) {
-    let error = toModelCallError(collector.failure);
-    if (error.kind === 'dropped_stream' || error.kind === 'malformed_event') {
-      error = new ModelCallError(`${error.message}; ${describeKept(collector.result())}`, error.httpStatus, error.retryable, error.retryAfterMs, error.retries, error.kind, error.detail);
-    }
+    const error = toModelCallError(collector.failure);
     (error as ModelCallError & { partial?: ModelCallResult }).partial = collector.result();
     throw error;
   }
   return collector.result();
 }
 
+/** What the attempt that threw `error` had collected (an empty answer when it failed before streaming). */
+function partialOf(error: unknown): ModelCallResult {
+  return (error as { partial?: ModelCallResult }).partial ?? { text: '', reasoning: '', reasoningParts: [], toolCalls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, finishReason: 'unknown' };
+}
+
+/**
+ * The failure a call ends with, its message saying how many attempts were made (when more than
+ * one) and, for an answer that had begun, what of it the transcript keeps.
+ */
+function finalFailure(failure: ModelCallError, attempts: number, partial: ModelCallResult, streamed: boolean, earlierCutOffs: number): ModelCallError {
+  const parts = [failure.message];
+  if (attempts > 1) parts.push(failure.retryable ? `gave up after ${attempts} attempts` : `on attempt ${attempts} (not retried)`);
+  const begun = streamed || partial.toolCalls.length > 0 || failure.kind === 'dropped_stream' || failure.kind === 'malformed_event';
+  if (begun || earlierCutOffs > 0) parts.push(describeKept(partial, earlierCutOffs));
+  if (parts.length === 1) return failure;
+  return new ModelCallError(parts.join('; '), failure.httpStatus, failure.retryable, failure.retryAfterMs, failure.retries, failure.kind, failure.detail);
+}
+
 /**
  * Calls the model, streaming deltas to the handlers, retrying transient failures (429, 5xx,
- * connection resets) with exponential backoff and jitter and honouring `Retry-After`.
- * A retry is only made when nothing was streamed yet, so clients never see text twice.
- * @throws ModelCallError after the last retry, or at once for non-retryable errors
+ * connection resets, a stream that broke off or stalled, an error event the provider calls
+ * transient) with exponential backoff and jitter, honouring `Retry-After`. An attempt that had
+ * streamed output is retried too: `handlers.onCutOff` ends what it streamed first, and the next
+ * attempt streams its answer from the start. Tool calls are only returned with a whole answer,
+ * so a call of a cut-off attempt is never run.
+ * @throws ModelCallError after the last retry, or at once for non-retryable errors; its message
+ *   says how many attempts were made and what of a begun answer was kept
  * @throws the abort reason when `signal` is aborted
  */
 export async function callModel(
@@ -351,6 +278,7 @@ export async function callModel(
   handlers: ModelCallHandlers = {},
   policy: RetryPolicy = DEFAULT_RETRY_POLICY,
 ): Promise<ModelCallResult> {
+  let cutOffs = 0;
   for (let attempt = 0; ; attempt++) {
     let streamed = false;
     const tracking: ModelCallHandlers = {
@@ -364,12 +292,15 @@ export async function callModel(
       },
     };
     try {
-      return await streamOnce(model, request, signal, tracking);
+      return await streamOnce(model, request, signal, tracking, policy);
     } catch (error) {
       if (signal.aborted) throw error;
       const failure = toModelCallError(error);
       failure.retries = attempt;
-      if (!failure.retryable || streamed || attempt >= policy.maxRetries) throw failure;
+      const partial = partialOf(error);
+      if (streamed) await handlers.onCutOff?.(partial, failure);
+      if (!failure.retryable || attempt >= policy.maxRetries) throw finalFailure(failure, attempt + 1, partial, streamed, cutOffs);
+      if (streamed) cutOffs++;
       const delay = backoffDelay(policy, attempt + 1, failure);
       handlers.onRetry?.(failure, attempt + 1, delay);
       await sleep(delay, signal);

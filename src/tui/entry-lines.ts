@@ -102,9 +102,9 @@ function itemLines(item: Item, width: number, toggles: RenderToggles): StyledLin
       return [...body.flatMap((line, index) => wrapLine([...(index === 0 ? prefix : [{ text: ' '.repeat(label.length) }]), ...line], width, [{ text: ' '.repeat(label.length) }])), ...by];
     }
     case 'assistant_message':
-      return renderMarkdown(item.text, width);
+      return [...renderMarkdown(item.text, width), ...cutShortLines(item)];
     case 'reasoning':
-      return reasoningLines(item.summaryParts ?? [item.summary], width, toggles.reasoning);
+      return [...reasoningLines(item.summaryParts ?? [item.summary], width, toggles.reasoning), ...cutShortLines(item)];
     case 'tool_call': {
       // A command that exited non-zero or was killed is a normal result for the model, a failed call here.
       const outcome = toolCallOutcome(item);
@@ -137,6 +137,16 @@ function itemLines(item: Item, width: number, toggles: RenderToggles): StyledLin
     case 'agent_message':
       return gutterLines(renderMarkdown(item.text, width - 2), width, '↔ ', { color: 'magenta' });
   }
+}
+
+/**
+ * The mark under an answer or reasoning that did not end whole: `failed` is one the provider's
+ * stream cut off (the turn retried it, or failed), `interrupted` one the user stopped. Without
+ * it, a cut-off answer followed by its retry would read as the answer said twice.
+ */
+function cutShortLines(item: ItemOf<'assistant_message'> | ItemOf<'reasoning'>): StyledLine[] {
+  if (item.status === 'completed') return [];
+  return [[{ text: item.status === 'failed' ? '  ■ cut off' : '  ■ interrupted', style: { color: 'yellow' } }]];
 }
 
 function reasoningLines(parts: string[], width: number, expanded: boolean): StyledLine[] {

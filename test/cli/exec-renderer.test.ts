@@ -4,7 +4,7 @@
  * as one line when they failed or changed something.
  */
 import { describe, expect, it } from 'vitest';
-import { HumanRenderer } from '../../src/cli/exec-output.js';
+import { formatItem, HumanRenderer } from '../../src/cli/exec-output.js';
 import type { AnyNotification, Item } from '../../src/protocol/index.js';
 import { capturedStreams } from './exec-harness.js';
 
@@ -79,6 +79,45 @@ describe('exec renderer: what reads as the answer', () => {
   it('streams every session when not told which is its own', () => {
     const { stdout } = render([started('c', 'assistant_message', CHILD), delta('c', 'assistant_message', { text: 'child' }, CHILD)], null);
     expect(stdout).toBe('child\n');
+  });
+});
+
+describe('exec renderer: an answer cut off and retried', () => {
+  it('says on stderr that the streamed answer and reasoning were cut off, then streams the retried answer', () => {
+    const retrying = { method: 'turn/retrying', params: { conversationId: 'c', sessionId: ROOT, turnId: 't', attempt: 1, maxRetries: 4, delayMs: 500, httpStatus: null, message: 'the connection to the provider dropped mid-answer' } };
+    const { stdout, stderr } = render([
+      started('r1', 'reasoning'),
+      delta('r1', 'reasoning', { reasoning: 'half a thought' }),
+      started('a1', 'assistant_message'),
+      delta('a1', 'assistant_message', { text: 'The answer is' }),
+      completed({ ...base('r1'), status: 'failed', kind: 'reasoning', summary: 'half a thought' }),
+      completed({ ...base('a1'), status: 'failed', kind: 'assistant_message', text: 'The answer is', model: 'm' }),
+      retrying,
+      started('a2', 'assistant_message'),
+      delta('a2', 'assistant_message', { text: 'The answer is 42.' }),
+      completed({ ...base('a2'), kind: 'assistant_message', text: 'The answer is 42.', model: 'm' }),
+    ]);
+    expect(stdout).toBe('∴ half a thought\nThe answer is\nThe answer is 42.\n');
+    expect(stderr).toBe('✗ reasoning cut off\n✗ answer cut off\nretrying in 500 ms: the connection to the provider dropped mid-answer (retry 1 of 4)\n');
+  });
+
+  it('marks a cut-off or interrupted answer and reasoning in the transcript form (conversations show)', () => {
+    expect(formatItem({ ...base('a'), status: 'failed', kind: 'assistant_message', text: 'The answer is', model: 'm' })).toBe('The answer is\n  ■ cut off');
+    expect(formatItem({ ...base('r'), status: 'failed', kind: 'reasoning', summary: 'half' })).toBe('∴ half\n  ■ cut off');
+    expect(formatItem({ ...base('b'), status: 'interrupted', kind: 'assistant_message', text: 'stopp', model: 'm' })).toBe('stopp\n  ■ interrupted');
+    expect(formatItem({ ...base('c'), kind: 'assistant_message', text: 'whole', model: 'm' })).toBe('whole');
+  });
+
+  it('marks nothing for a whole or an interrupted answer', () => {
+    const { stderr } = render([
+      started('a', 'assistant_message'),
+      delta('a', 'assistant_message', { text: 'whole' }),
+      completed({ ...base('a'), kind: 'assistant_message', text: 'whole', model: 'm' }),
+      started('b', 'assistant_message'),
+      delta('b', 'assistant_message', { text: 'stopp' }),
+      completed({ ...base('b'), status: 'interrupted', kind: 'assistant_message', text: 'stopp', model: 'm' }),
+    ]);
+    expect(stderr).toBe('');
   });
 });
 

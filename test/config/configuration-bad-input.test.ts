@@ -139,6 +139,12 @@ it('suggests the file a misnamed configuration file was meant to be', async () =
   expect(message).toContain(`${path.join(directory, 'agent.yaml')}: (root): unknown configuration file (did you mean agents.yaml?`);
 });
 
+it('refuses a stream idle timeout under one second, naming the key and its line', async () => {
+  const found = await problems({ 'server.yaml': 'limits:\n  retry:\n    streamIdleTimeoutMs: 50\n' });
+  expect(found).toContain(`${at('server.yaml', 3)}limits.retry.streamIdleTimeoutMs: `);
+  expect(found).toMatch(/streamIdleTimeoutMs: .*>=\s?1000/);
+});
+
 it('refuses a first retry delay longer than the longest one', async () => {
   expect(await problems({ 'server.yaml': 'limits:\n  retry:\n    baseDelayMs: 60000\n    maxDelayMs: 10\n' })).toContain(`${at('server.yaml', 3)}limits.retry.baseDelayMs: the first delay (60000 ms) is longer than maxDelayMs (10 ms)`);
 });

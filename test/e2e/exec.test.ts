@@ -114,7 +114,7 @@ responses:
     expect(state.turns[0]?.error).toContain('the upstream model is on fire');
     await client.close();
     const errorItem = sessionLines(environment.paths.dataDir, summary!.id).find((line) => line.value.kind === 'model_error');
-    expect(errorItem?.value).toMatchObject({ httpStatus: 500, message: 'the upstream model is on fire', retries: 4, status: 'failed' });
+    expect(errorItem?.value).toMatchObject({ httpStatus: 500, message: 'the upstream model is on fire; gave up after 5 attempts', retries: 4, status: 'failed' });
   });
 
   it('exits non-zero when the server stops in the middle of the turn', async () => {

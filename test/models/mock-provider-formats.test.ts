@@ -501,6 +501,29 @@ describe('mid-stream disconnect', () => {
   });
 });
 
+describe('disconnectBeforeFinish (raw fetch)', () => {
+  const cases = [
+    { path: '/chat/completions', body: { model: 'm', stream: true, messages: [] }, whole: '"arguments":"}"', end: '"finish_reason":"tool_calls"' },
+    { path: '/responses', body: { model: 'm', stream: true, input: 'x' }, whole: '"type":"response.output_item.done"', end: 'response.completed' },
+    { path: '/messages', body: { model: 'm', stream: true, max_tokens: 10, messages: [] }, whole: '"type":"content_block_stop"', end: 'message_delta' },
+  ];
+  it.each(cases)('$path: sends the text and the whole tool call, then breaks the connection instead of ending the answer', async ({ path, body, whole, end }) => {
+    const { baseURL } = await startMock({ responses: [{ text: 'looking', toolCalls: [{ name: 'list_dir', arguments: '{}', id: 'call_1' }], disconnectBeforeFinish: true }] });
+    const response = await post(`${baseURL}${path}`, body);
+    expect(response.status).toBe(200);
+    let received = '';
+    const decoder = new TextDecoder();
+    const reading = (async () => {
+      for await (const chunk of response.body as AsyncIterable<Uint8Array>) received += decoder.decode(chunk, { stream: true });
+    })();
+    await expect(reading).rejects.toThrow(/terminated/);
+    expect(received).toContain('looking');
+    expect(received).toContain('call_1');
+    expect(received).toContain(whole);
+    expect(received).not.toContain(end);
+  });
+});
+
 describe('wire framing of Anthropic Messages (raw fetch)', () => {
   const script: MockScript = {
     responses: [

@@ -98,7 +98,7 @@ it('every notification kind is covered by the scenario or listed as not covered 
 
 it('two subscribed clients receive the same notifications, in the same order, with the same payloads', { timeout: 60_000 }, async () => {
   harness = await startInProcessServer(SCRIPT, {
-    limits: { retryPolicy: { maxRetries: 2, baseDelayMs: 10, maxDelayMs: 50 } },
+    limits: { retryPolicy: { maxRetries: 2, baseDelayMs: 10, maxDelayMs: 50, streamIdleTimeoutMs: 300_000 } },
     beforeStart: (environment) => {
       ASK_BEFORE_ECHO(environment);
       writeFileSync(path.join(environment.paths.configDir, 'mcp.yaml'), 'servers:\n  broken: { transport: stdio, command: no-such-mcp-server-for-fan-out, startupTimeoutMs: 5000 }\n');

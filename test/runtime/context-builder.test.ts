@@ -29,4 +29,28 @@ describe('buildModelMessages', () => {
     const messages = buildModelMessages([user('1', 'go'), call('2', 'a'), assistant('3', 'next'), call('4', 'b')]);
     expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool']);
   });
+
+  it('leaves out answers and reasoning the provider cut off, and reasoning an interruption cut short; keeps an interrupted answer', () => {
+    const cut = (id: string, kind: 'assistant_message' | 'reasoning', status: 'failed' | 'interrupted', text: string): Item =>
+      kind === 'assistant_message' ? { ...base(id), status, kind, text, model: 'm/x' } : { ...base(id), status, kind, summary: text, summaryParts: [text], model: 'm/x' };
+    const messages = buildModelMessages(
+      [
+        user('1', 'hi'),
+        cut('2', 'reasoning', 'failed', 'CUT-REASONING'),
+        cut('3', 'assistant_message', 'failed', 'CUT-TEXT'),
+        assistant('4', 'WHOLE-TEXT'),
+        user('5', 'more'),
+        cut('6', 'reasoning', 'interrupted', 'STOPPED-REASONING'),
+        cut('7', 'assistant_message', 'interrupted', 'STOPPED-TEXT'),
+      ],
+      { model: 'm/x' },
+    );
+    const text = JSON.stringify(messages);
+    expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect(text).toContain('WHOLE-TEXT');
+    expect(text).toContain('STOPPED-TEXT');
+    expect(text).not.toContain('CUT-TEXT');
+    expect(text).not.toContain('CUT-REASONING');
+    expect(text).not.toContain('STOPPED-REASONING');
+  });
 });

@@ -162,14 +162,14 @@ responses:
     expect(pairs.results).toEqual(pairs.calls);
   });
 
-  it('keeps the text that arrived before the stream broke, and fails the turn with the error', async () => {
+  it('with no retries allowed, keeps the text that arrived before the stream broke, and fails the turn with the error', async () => {
     harness = await startInProcessServer(
       `
 responses:
   - deltas: ["PARTIAL-1 ", "PARTIAL-2 ", "never-sent"]
     disconnectAfterDeltas: 2
 `,
-      { providersYaml: providersFor(provider.kind) },
+      { providersYaml: providersFor(provider.kind), limits: { retryPolicy: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1, streamIdleTimeoutMs: 300_000 } } },
     );
     const conversationId = await harness.conversation();
     await harness.client.request('session/input', { conversationId, input: 'talk' });

@@ -39,6 +39,15 @@ export function planUpdate(steps: PlanStep[]): acp.SessionUpdate {
 }
 
 /**
+ * The chunk that ends text the provider's stream cut off (a `failed` answer or reasoning, which
+ * the turn retried or failed with): ACP has no way to take streamed text back, and an editor
+ * joining chunks would otherwise show the cut-off part run into the retried answer.
+ */
+function cutOffMark(item: Item, sessionUpdate: 'agent_message_chunk' | 'agent_thought_chunk'): acp.SessionUpdate[] {
+  return item.status === 'failed' ? [{ sessionUpdate, content: { type: 'text', text: ' [cut off]\n\n' }, messageId: item.id }] : [];
+}
+
+/**
  * The updates a stored item gives. `replay`: the item is history sent by `session/load`, shown
  * whole (every user message, every tool call announced with its final state); otherwise it has
  * just completed live, and only what the live events did not already show is sent.
@@ -49,12 +58,12 @@ export function itemUpdates(item: Item, context: UpdateContext, replay: boolean)
       if (!replay && context.isOwnInput(item.clientMessageId)) return [];
       return item.content.map((part) => ({ sessionUpdate: 'user_message_chunk', content: contentBlock(part), messageId: item.id }));
     case 'assistant_message':
-      if (!replay && context.streamed.delete(item.id)) return [];
-      return item.text ? [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: item.text }, messageId: item.id }] : [];
+      if (!replay && context.streamed.delete(item.id)) return cutOffMark(item, 'agent_message_chunk');
+      return item.text ? [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: item.text }, messageId: item.id }, ...cutOffMark(item, 'agent_message_chunk')] : [];
     case 'reasoning': {
-      if (!replay && context.streamed.delete(item.id)) return [];
+      if (!replay && context.streamed.delete(item.id)) return cutOffMark(item, 'agent_thought_chunk');
       const text = item.summary || item.rawText || '';
-      return text ? [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text }, messageId: item.id }] : [];
+      return text ? [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text }, messageId: item.id }, ...cutOffMark(item, 'agent_thought_chunk')] : [];
     }
     case 'tool_call':
       context.outputs.delete(item.id);

@@ -140,7 +140,7 @@ function stopReason(reply: ResolvedReply): 'end_turn' | 'tool_use' {
 export function encodeAnthropicStream(reply: ResolvedReply, context: AnthropicContext): ServerSentEvent[] {
   const events: ServerSentEvent[] = [];
   const emit = (type: string, fields: Record<string, unknown>, isDelta = false): void => {
-    events.push({ event: type, data: { type, ...fields }, isDelta });
+    events.push({ event: type, data: { type, ...fields }, isDelta, ...(type === 'message_delta' ? { finishes: true } : {}) });
   };
   let blockIndex = 0;
   const startBlock = (contentBlock: Record<string, unknown>): number => {

@@ -156,7 +156,7 @@ export function encodeChatCompletionStream(reply: ResolvedReply, context: ChatCo
       events.push({ data: chunk({ tool_calls: [{ index, function: { arguments: piece } }] }), isDelta: true });
     }
   });
-  events.push({ data: chunk({}, finishReason(reply)), isDelta: false });
+  events.push({ data: chunk({}, finishReason(reply)), isDelta: false, finishes: true });
   if (context.includeUsage) {
     const usageChunk: ChatCompletionChunk = { ...base, choices: [], usage: toChatCompletionUsage(reply.usage) };
     events.push({ data: usageChunk, isDelta: false });

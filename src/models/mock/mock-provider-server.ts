@@ -330,6 +330,7 @@ export class MockProviderServer {
         delayMs,
         lineBreak: encoded.lineBreak,
         disconnectAfterDeltas: reply.disconnectAfterDeltas,
+        disconnectBeforeFinish: reply.disconnectBeforeFinish,
         malformedEventAfterDeltas: reply.malformedEventAfterDeltas,
         holds: reply.holds,
         ...(reply.streamError ? { streamError: { afterDeltas: reply.streamError.afterDeltas, event: encodeStreamErrorEvent(api, reply.streamError) } } : {}),
@@ -342,7 +343,7 @@ export class MockProviderServer {
       for (const { gate } of reply.holds) await this.hold(gate, gone.signal);
       if (gone.signal.aborted) return;
     }
-    if (reply.disconnectAfterDeltas !== undefined) {
+    if (reply.disconnectAfterDeltas !== undefined || reply.disconnectBeforeFinish) {
       // A JSON answer has no deltas to send first: the client sees the connection drop unanswered.
       response.destroy();
     } else {

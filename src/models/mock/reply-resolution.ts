@@ -119,6 +119,7 @@ export function resolveReply(entry: MockResponseEntry, requestNumber: number, re
     toolCalls,
     usage,
     disconnectAfterDeltas: entry.disconnectAfterDeltas,
+    disconnectBeforeFinish: entry.disconnectBeforeFinish ?? false,
     malformedEventAfterDeltas: entry.malformedEventAfterDeltas,
     streamError: entry.streamError,
     holds: entry.holds ?? [],

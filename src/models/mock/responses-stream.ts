@@ -216,7 +216,8 @@ function responseObject(
 export function encodeResponsesStream(reply: ResolvedReply, context: ResponsesContext): ServerSentEvent[] {
   const events: ServerSentEvent[] = [];
   const emit = (type: string, fields: Record<string, unknown>, isDelta = false): void => {
-    events.push({ event: type, data: { type, sequence_number: events.length, ...fields }, isDelta });
+    const finishes = type === 'response.completed' || type === 'response.incomplete';
+    events.push({ event: type, data: { type, sequence_number: events.length, ...fields }, isDelta, ...(finishes ? { finishes } : {}) });
   };
 
   emit('response.created', { response: responseObject(reply, context, 'in_progress') });

@@ -93,6 +93,7 @@ const mockResponseEntrySchema = z
     repeat: z.number().int().min(1).optional(),
     delayMs: z.number().int().nonnegative().optional(),
     disconnectAfterDeltas: z.number().int().nonnegative().optional(),
+    disconnectBeforeFinish: z.boolean().optional(),
     malformedEventAfterDeltas: z.number().int().nonnegative().optional(),
     streamError: mockErrorSchema.extend({ afterDeltas: z.number().int().nonnegative() }).strict().optional(),
     incompleteReason: z.enum(['max_output_tokens', 'content_filter']).optional(),
@@ -123,6 +124,7 @@ const mockResponseEntrySchema = z
       entry.reasoningDeltas !== undefined ||
       entry.reasoningParts !== undefined ||
       entry.disconnectAfterDeltas !== undefined ||
+      entry.disconnectBeforeFinish !== undefined ||
       entry.malformedEventAfterDeltas !== undefined ||
       entry.streamError !== undefined ||
       entry.holds !== undefined;
@@ -130,7 +132,7 @@ const mockResponseEntrySchema = z
       context.addIssue({
         code: 'custom',
         message:
-          'an error entry cannot also have text, deltas, generatedText, reasoning, reasoningDeltas, toolCalls, usage, disconnectAfterDeltas, malformedEventAfterDeltas, streamError or holds',
+          'an error entry cannot also have text, deltas, generatedText, reasoning, reasoningDeltas, toolCalls, usage, disconnectAfterDeltas, disconnectBeforeFinish, malformedEventAfterDeltas, streamError or holds',
         path: ['error'],
       });
     }
@@ -238,6 +240,12 @@ export interface ResolvedReply {
    */
   disconnectAfterDeltas: number | undefined;
   /**
+   * When true, the server sends every event before the one that finishes the answer (see
+   * {@link ServerSentEvent.finishes}) and then destroys the socket: the whole output, tool calls
+   * included, has arrived, but the answer never ends.
+   */
+  disconnectBeforeFinish: boolean;
+  /**
    * When set, the delta event that follows this many delta events is sent malformed: its first
    * generated-content field (the text, reasoning or argument piece) carries a number instead of
    * a string, as a provider with a broken encoder would send it. The stream then goes on.
@@ -272,6 +280,12 @@ export interface ServerSentEvent {
   event?: string;
   data: unknown;
   isDelta: boolean;
+  /**
+   * Marks the first event of the answer's end: the Responses `response.completed` (or
+   * `response.incomplete`), Anthropic's `message_delta`, the Chat Completions chunk holding
+   * `finish_reason`. Gemini marks none: its finish rides on the last content chunk.
+   */
+  finishes?: boolean;
 }
 
 /** Raised when a script file cannot be read, parsed or validated; the message names file and key path. */

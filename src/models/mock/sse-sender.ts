@@ -16,6 +16,8 @@ export interface SendEventsOptions {
   lineBreak: '\n' | '\r\n';
   /** Destroy the socket once this many deltas are on the wire. */
   disconnectAfterDeltas: number | undefined;
+  /** Destroy the socket instead of sending the event that finishes the answer (see `ServerSentEvent.finishes`). */
+  disconnectBeforeFinish?: boolean;
   /** Send the delta after this many deltas malformed (see {@link malformEvent}). */
   malformedEventAfterDeltas?: number | undefined;
   /** Gates to wait at, each after its number of deltas. */
@@ -34,8 +36,9 @@ const WRITE_BATCH_CHARS = 64 * 1024;
  * Writes SSE events, pausing `delayMs` before each delta so clients can observe streaming.
  * With `disconnectAfterDeltas`, destroys the socket once that many deltas are on the wire
  * (right after the headers for 0; after the last event when the stream has fewer deltas), so the
- * client sees the stream break instead of end. Stops quietly when the client goes away (an
- * aborted turn). `holdAt` waits at each of the script's holds.
+ * client sees the stream break instead of end; with `disconnectBeforeFinish`, destroys it in
+ * place of the event that finishes the answer (after the last event when none is marked). Stops
+ * quietly when the client goes away (an aborted turn). `holdAt` waits at each of the script's holds.
  */
 export async function sendEvents(
   response: ServerResponse,
@@ -53,11 +56,17 @@ export async function sendEvents(
   // Headers go out now: a client waiting on the response must not wait for the first delay.
   response.flushHeaders();
   const { delayMs, disconnectAfterDeltas } = options;
+  // Every event is handed to the socket before it is destroyed: destroying it drops unwritten data.
+  const cuts = disconnectAfterDeltas !== undefined || options.disconnectBeforeFinish === true;
   let deltasSent = 0;
   let batch = '';
   try {
     const { streamError } = options;
-    const stream = streamError ? [...cutAfterDeltas(events, streamError.afterDeltas), streamError.event] : events;
+    let stream = streamError ? [...cutAfterDeltas(events, streamError.afterDeltas), streamError.event] : events;
+    if (options.disconnectBeforeFinish) {
+      const finish = stream.findIndex((event) => event.finishes === true);
+      if (finish >= 0) stream = stream.slice(0, finish);
+    }
     const pending = [...(options.holds ?? [])];
     const passHolds = async (count: number | undefined): Promise<void> => {
       // Each hold is passed once, in script order; `undefined` passes every hold left (the end).
@@ -83,8 +92,7 @@ export async function sendEvents(
       const malformed = event.isDelta && deltasSent === options.malformedEventAfterDeltas;
       if (event.isDelta) deltasSent += 1;
       const text = formatServerSentEvent(malformed ? malformEvent(event) : event, options.lineBreak);
-      if (disconnectAfterDeltas !== undefined) {
-        // Wait until each event is handed to the socket: destroying it drops unwritten data.
+      if (cuts) {
         await writeFlushed(response, text, disconnected.signal);
       } else if (delayMs === 0) {
         // Unpaced events go out in batches: the bytes are the same, but a stream of hundreds
@@ -101,7 +109,7 @@ export async function sendEvents(
     }
     await passHolds(undefined);
     if (disconnected.signal.aborted) return;
-    if (disconnectAfterDeltas !== undefined) response.destroy();
+    if (cuts) response.destroy();
     else response.end(batch);
   } catch (error) {
     if (!disconnected.signal.aborted) throw error;

@@ -166,6 +166,8 @@ export interface ResponsesCall {
   body: Record<string, unknown>;
   signal: AbortSignal;
   handlers: ResponsesStreamHandlers;
+  /** Told of every chunk of the answer's body as it arrives, events or not (the caller's idle timeout). */
+  onChunk?: () => void;
 }
 
 function requestHeaders(connection: ProviderConnection): Record<string, string> {
@@ -218,6 +220,7 @@ export async function streamResponse(call: ResponsesCall): Promise<void> {
   response.body.setEncoding('utf8');
   try {
     for await (const chunk of response.body) {
+      call.onChunk?.();
       parser.feed(chunk as string);
       if (failure !== undefined) break;
     }

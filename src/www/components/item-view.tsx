@@ -34,6 +34,16 @@ function Reasoning({ parts, raw, streaming }: { parts: readonly string[]; raw?: 
   );
 }
 
+/**
+ * The mark under an answer or reasoning that did not end whole: `failed`, cut off by the
+ * provider's stream (retried, or the turn failed); `interrupted`, stopped by the user. Without
+ * it a cut-off answer followed by its retry would read as the answer given twice.
+ */
+function CutShort({ status }: { status: Item['status'] }) {
+  if (status === 'completed') return null;
+  return <p class="note cut-short">{status === 'failed' ? '■ Cut off' : '■ Interrupted'}</p>;
+}
+
 function ItemMenu({ itemId, actions }: { itemId: string; actions: ItemActions }) {
   return (
     <details class="item-menu">
@@ -72,9 +82,19 @@ function body(item: Item, context: ItemContext): ComponentChildren {
         </div>
       );
     case 'assistant_message':
-      return <Markdown text={item.text} />;
+      return (
+        <>
+          <Markdown text={item.text} />
+          <CutShort status={item.status} />
+        </>
+      );
     case 'reasoning':
-      return <Reasoning parts={item.summaryParts ?? [item.summary]} raw={item.rawText} streaming={false} />;
+      return (
+        <>
+          <Reasoning parts={item.summaryParts ?? [item.summary]} raw={item.rawText} streaming={false} />
+          <CutShort status={item.status} />
+        </>
+      );
     case 'tool_call':
       return <ToolCallView call={storedToolCall(item)} review={context.review} subagents={context.subagents} />;
     case 'plan':
@@ -92,7 +112,8 @@ function body(item: Item, context: ItemContext): ComponentChildren {
         <div class="error-box" role="alert">
           {item.model}: {item.httpStatus ? `HTTP ${item.httpStatus}: ` : ''}
           {item.message}
-          {item.retries ? ` (after ${item.retries} retries)` : ''}
+          {/* Errors recorded since the message says how many attempts were made do not need the count again. */}
+          {item.retries && !/\battempts?\b/.test(item.message) ? ` (after ${item.retries} retries)` : ''}
         </div>
       );
     case 'interruption':

@@ -7,9 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { promptParts, contentBlock } from '../../../src/adapters/acp/content.js';
 import { conversationMcpServers } from '../../../src/adapters/acp/mcp-servers.js';
 import { approvalAnswer, permissionOptions } from '../../../src/adapters/acp/permissions.js';
+import { eventUpdates, itemUpdates, type UpdateContext } from '../../../src/adapters/acp/session-updates.js';
 import { stopReason } from '../../../src/adapters/acp/stop-reason.js';
 import { diffTexts, toolKind } from '../../../src/adapters/acp/tool-calls.js';
-import { approvalOptions, type ApprovalRequest, type Turn } from '../../../src/protocol/index.js';
+import { approvalOptions, type AnyNotification, type ApprovalRequest, type Item, type Turn } from '../../../src/protocol/index.js';
 
 const turn = (status: Turn['status'], reason?: Turn['stopReason']): Turn => ({
   id: 'turn_1',
@@ -78,5 +79,21 @@ describe('ACP translation', () => {
     expect(promptParts([{ type: 'resource_link', name: 'page', uri: 'https://example.org/page' }])).toEqual([{ type: 'text', text: '[linked resource page: https://example.org/page]' }]);
     expect(contentBlock({ type: 'image', url: 'data:image/png;base64,AAAA', mediaType: 'image/png' })).toEqual({ type: 'image', mimeType: 'image/png', data: 'AAAA' });
     expect(contentBlock({ type: 'file', path: '/w/main.ts', name: 'main.ts' })).toEqual({ type: 'resource_link', name: 'main.ts', uri: 'file:///w/main.ts' });
+  });
+
+  it('ends an answer the provider cut off with a mark, live and in a replay, so the retried answer does not run on from it', () => {
+    const context: UpdateContext = { root: '/w', isOwnInput: () => false, streamed: new Set(), outputs: new Map(), notices: false };
+    const answer = (id: string, status: Item['status'], text: string): Item => ({ id, sessionId: 's', turnId: 't', createdAt: 1, completedAt: 2, status, kind: 'assistant_message', text, model: 'm' });
+    const live = (event: object) => eventUpdates(event as AnyNotification, context);
+    const texts = [
+      ...live({ method: 'item/delta', params: { conversationId: 'c', sessionId: 's', turnId: 't', itemId: 'a1', kind: 'assistant_message', delta: { text: 'The answer is' } } }),
+      ...live({ method: 'item/completed', params: { conversationId: 'c', sessionId: 's', seq: 1, item: answer('a1', 'failed', 'The answer is') } }),
+      ...live({ method: 'item/delta', params: { conversationId: 'c', sessionId: 's', turnId: 't', itemId: 'a2', kind: 'assistant_message', delta: { text: 'The answer is 42.' } } }),
+      ...live({ method: 'item/completed', params: { conversationId: 'c', sessionId: 's', seq: 2, item: answer('a2', 'completed', 'The answer is 42.') } }),
+    ].map((update) => (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text' ? update.content.text : ''));
+    expect(texts.join('')).toBe('The answer is [cut off]\n\nThe answer is 42.');
+    const replayed = itemUpdates(answer('a1', 'failed', 'The answer is'), context, true);
+    expect(replayed.map((update) => (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text' ? update.content.text : '')).join('')).toBe('The answer is [cut off]\n\n');
+    expect(itemUpdates(answer('a3', 'interrupted', 'stopp'), context, true)).toHaveLength(1);
   });
 });
