@@ -38,3 +38,20 @@ export function similarNames(word: string, names: readonly string[]): string[] {
     .sort((left, right) => left.distance - right.distance || left.name.localeCompare(right.name))
     .map((candidate) => candidate.name);
 }
+
+/**
+ * What to tell about a name that is not one of `names`: ` (did you mean "x"?)` with the nearest
+ * (see `similarNames`, letter case ignored), else ` (known: a, b, c)` when `listKnown` and there
+ * are at most 30, else nothing. Starts with a space, so it follows the sentence it belongs to.
+ * @param word the unknown name
+ * @param names the names it could have meant
+ * @param listKnown whether to list the names when none is near (for a reader, such as a model,
+ *   that cannot look them up)
+ */
+export function unknownNameHint(word: string, names: readonly string[], listKnown = false): string {
+  const lower = names.map((name) => name.toLowerCase());
+  const near = similarNames(word.toLowerCase(), lower)[0];
+  if (near !== undefined) return ` (did you mean "${names[lower.indexOf(near)]}"?)`;
+  if (listKnown && names.length > 0 && names.length <= 30) return ` (known: ${names.join(', ')})`;
+  return '';
+}

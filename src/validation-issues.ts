@@ -39,6 +39,17 @@ function receivedType(issue: z.core.$ZodIssue): string | undefined {
   return /received (\w+)/.exec(issue.message)?.[1];
 }
 
+/** A value as JSON (what a person wrote), cut to 80 characters; values JSON cannot write as text. */
+function quoted(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
 /** The value at `keyPath` in `root`, or undefined when the path leads nowhere. */
 function valueAt(root: unknown, keyPath: readonly PropertyKey[]): unknown {
   let value = root;
@@ -84,6 +95,14 @@ export function explainIssue(issue: z.core.$ZodIssue, parsed?: ParsedInput): Exp
   if (issue.code === 'invalid_value' && parsed && issue.path.length > 0 && valueAt(parsed.root, issue.path) === undefined) {
     return [{ keyPath: issue.path, message: `required, but missing (one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')})` }];
   }
+  // zod's "Invalid option: expected one of …" names neither the value found nor the one meant.
+  if (issue.code === 'invalid_value' && issue.values.length > 0) {
+    const allowed = `${issue.values.length > 1 ? 'one of ' : ''}${issue.values.map(quoted).join(', ')}`;
+    if (!parsed) return [{ keyPath: issue.path, message: `must be ${allowed}` }];
+    const value = valueAt(parsed.root, issue.path);
+    const near = typeof value === 'string' ? similarNames(value, issue.values.filter((option): option is string => typeof option === 'string'))[0] : undefined;
+    return [{ keyPath: issue.path, message: `${quoted(value)} is not ${allowed}${near !== undefined ? ` (did you mean "${near}"?)` : ''}` }];
+  }
   if (issue.code === 'unrecognized_keys') {
     const known = parsed?.schema ? knownKeysAt(parsed.schema, issue.path, parsed.root).filter((name) => !issue.keys.includes(name)) : [];
     return issue.keys.map((key) => {
@@ -92,7 +111,8 @@ export function explainIssue(issue: z.core.$ZodIssue, parsed?: ParsedInput): Exp
     });
   }
   if (issue.code === 'invalid_key') return [{ keyPath: issue.path, message: issue.issues.map((inner) => inner.message).join('; ') }];
-  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+  // A schema's own message for a union (`skills: expected a path …, or a list of such paths`) is kept: it says more than the types.
+  if (issue.code === 'invalid_union' && issue.errors.length > 0 && issue.message === 'Invalid input') {
     const wrongType = (branch: z.core.$ZodIssue[]): boolean => branch.some((inner) => inner.code === 'invalid_type' && inner.path.length === 0);
     const fitting = issue.errors.filter((branch) => !wrongType(branch));
     if (fitting.length === 1) return (fitting[0] as z.core.$ZodIssue[]).flatMap((inner) => explainIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue, parsed));
@@ -119,6 +139,9 @@ interface SchemaDefinition {
   getter?: () => SchemaNode;
   left?: SchemaNode;
   right?: SchemaNode;
+  catchall?: SchemaNode;
+  items?: SchemaNode[];
+  rest?: SchemaNode | null;
 }
 
 /** A schema as the walk below sees it. */
@@ -173,4 +196,49 @@ export function knownKeysAt(schema: z.ZodType, keyPath: readonly PropertyKey[], 
     nodes = next;
   }
   return [...new Set(nodes.flatMap((node) => (node._zod.def.type === 'object' ? Object.keys(node._zod.def.shape ?? {}) : [])))];
+}
+
+/** The schemas that check the item at `index` of a list, by the list schemas that could apply. */
+function itemSchemas(nodes: readonly SchemaNode[], index: number): SchemaNode[] {
+  return nodes.flatMap((node) => {
+    const definition = node._zod.def;
+    if (definition.type === 'array' && definition.element) return [definition.element];
+    if (definition.type === 'tuple') return [definition.items?.[index] ?? definition.rest ?? undefined].filter((item): item is SchemaNode => item !== undefined);
+    return [];
+  });
+}
+
+/**
+ * The keys of `root` that no schema there takes: zod's plain `z.object` drops a key it does not
+ * know without a word, so a misspelt optional key (`strat_line`) would be ignored and the input
+ * read as if it were not there. A mapping that takes any key (a record, a loose object) has no
+ * unknown keys, and a strict object's are left to zod, which refuses them itself. Where the
+ * schema allows several forms (a union), a key is unknown when none of them takes it.
+ * @param schema the schema `root` is checked against
+ * @param root the value to check, as received
+ * @returns one `unrecognized_keys` issue for each mapping with such keys, at the mapping's path,
+ *   in the form zod gives for a strict object (so `explainIssue` tells them the same way)
+ */
+export function unknownKeyIssues(schema: z.ZodType, root: unknown): z.core.$ZodIssue[] {
+  const issues: z.core.$ZodIssue[] = [];
+  const visit = (nodes: SchemaNode[], value: unknown, path: PropertyKey[], depth: number): void => {
+    if (depth > 64 || nodes.length === 0 || value === null || typeof value !== 'object') return;
+    if (Array.isArray(value)) {
+      value.forEach((item, index) => visit(itemSchemas(nodes, index).flatMap((child) => formsOf(child, item)), item, [...path, index], depth + 1));
+      return;
+    }
+    const mapping = value as Record<string, unknown>;
+    const objects = nodes.filter((node) => node._zod.def.type === 'object');
+    const records = nodes.filter((node) => node._zod.def.type === 'record');
+    const takesAnyKey = records.length > 0 || objects.some((node) => node._zod.def.catchall !== undefined);
+    const keys = Object.keys(mapping).filter((key) => mapping[key] !== undefined);
+    const unknown = takesAnyKey || objects.length === 0 ? [] : keys.filter((key) => !objects.some((node) => Object.hasOwn(node._zod.def.shape ?? {}, key)));
+    if (unknown.length > 0) issues.push({ code: 'unrecognized_keys', keys: unknown, path, message: `Unrecognized key${unknown.length > 1 ? 's' : ''}: ${unknown.map((key) => `"${key}"`).join(', ')}`, input: mapping } as z.core.$ZodIssue);
+    for (const key of keys) {
+      const children = [...objects.flatMap((node) => node._zod.def.shape?.[key] ?? []), ...records.flatMap((node) => node._zod.def.valueType ?? [])];
+      visit(children.flatMap((child) => formsOf(child, mapping[key])), mapping[key], [...path, key], depth + 1);
+    }
+  };
+  visit(formsOf(schema as unknown as SchemaNode, root), root, [], 0);
+  return issues;
 }

@@ -15,6 +15,7 @@ import { PluginsFileSchema, type PluginsFile } from '../config/plugins.js';
 import { isRecord } from '../config/yaml-file.js';
 import type { OutputStreams } from './exec-output.js';
 import { loadPluginSet } from '../plugins/plugin-set.js';
+import { formatKeyPath } from '../key-path.js';
 
 /** What to check: a directory (from --config-dir or the default), or a path given by the user. */
 export interface ConfigCheckTarget {
@@ -127,7 +128,7 @@ async function configurationWarnings(configDir: string, values: Partial<Record<C
   const providerEntries = isRecord(values.providers) && isRecord(values.providers.providers) ? Object.entries(values.providers.providers) : [];
   const providers = Object.fromEntries(providerEntries.filter((entry): entry is [string, { apiKey?: string }] => isRecord(entry[1]) && (entry[1].apiKey === undefined || typeof entry[1].apiKey === 'string')));
   const keys = (await keyWarnings(providers, configDir)).map((line) => ({ file: providersFile, line }));
-  const paths = configuredPathWarnings(values, { configDir }).map(({ file, keyPath, message }) => ({ file, line: `warning: ${file}: ${keyPath.join('.')}: ${message}\n` }));
+  const paths = configuredPathWarnings(values, { configDir }).map(({ file, keyPath, message }) => ({ file, line: `warning: ${file}: ${formatKeyPath(keyPath)}: ${message}\n` }));
   const plugins = PluginsFileSchema.safeParse(values.plugins ?? {});
   const pluginLines = plugins.success ? (await pluginWarnings(configDir, plugins.data)).map((line) => ({ file: CONFIGURATION_FILES.plugins.fileName, line })) : [];
   const skills = (await skillWarnings(configDir)).map((line) => ({ file: 'skills', line }));

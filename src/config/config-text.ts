@@ -7,6 +7,7 @@
  */
 import path from 'node:path';
 import picomatch from 'picomatch';
+import { formatKeyPath } from '../key-path.js';
 
 /** One problem found in the text, at a 1-based line. */
 export interface TextProblem {
@@ -161,7 +162,7 @@ export function expansionProblems(fileName: string, values: StringValue[]): Text
     const found = findExpansion(entry.value);
     if (found === undefined) continue;
     const name = found.variable ?? 'NAME';
-    const keyPath = entry.keyPath.map(String).join('.');
+    const keyPath = formatKeyPath(entry.keyPath);
     problems.push({
       line: entry.line,
       keyPath,

@@ -11,6 +11,7 @@ import { decodeConfigText } from './config-text.js';
 import { editYamlText } from './yaml-edit.js';
 import { CONFIGURATION_FILES, loadConfiguration, type Configuration, type ConfigurationFileKey } from './configuration.js';
 import { writeFileAtomically } from '../write-file-atomically.js';
+import { formatKeyPath } from '../key-path.js';
 
 /** One change: set (or remove) the value at a key path of one file. */
 export interface ConfigurationChange {
@@ -75,7 +76,7 @@ export async function updateConfigurationFiles(configDir: string, changes: Confi
       try {
         text = editYamlText(text, change.path, change);
       } catch (error) {
-        throw new ConfigurationUpdateError(`${file}: ${change.path.join('.')}: ${(error as Error).message}`, { cause: error });
+        throw new ConfigurationUpdateError(`${file}: ${formatKeyPath(change.path)}: ${(error as Error).message}`, { cause: error });
       }
     }
     edited.set(key, text);

@@ -19,6 +19,7 @@ import { similarNames } from '../similar-names.js';
 import { executorEnvironmentProblems } from './executor-environment.js';
 import { referenceProblems, type LoadedFile, type LoadedFiles } from './references.js';
 import { ConfigError, parseYamlDocument, readConfigurationBytes } from './yaml-file.js';
+import { formatKeyPath } from '../key-path.js';
 
 /** One file of the configuration directory. */
 export interface ConfigurationFileSpec<T> {
@@ -85,7 +86,7 @@ function storageEnvironmentError(storage: LoadedFile<unknown>, environment: Node
     storage.file,
     problems.map(({ keyPath, message }) => {
       const line = storage.lineOf?.(keyPath);
-      return { ...(line !== undefined ? { line } : {}), keyPath: keyPath.join('.'), message };
+      return { ...(line !== undefined ? { line } : {}), keyPath: formatKeyPath(keyPath), message };
     }),
   );
 }

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { makeDirectorySync } from '../make-directory.js';
 import { writeFileAtomicallySync } from '../write-file-atomically.js';
 import { jsonSyntaxProblem } from '../printable-text.js';
+import { formatKeyPath } from '../key-path.js';
 
 /** File name of the stored keys inside the configuration directory. */
 export const CREDENTIALS_FILE = 'credentials.json';
@@ -70,7 +71,7 @@ export function readCredentials(configDir: string): Credentials {
   }
   const parsed = CredentialsSchema.safeParse(value);
   if (!parsed.success) {
-    throw new CredentialsFileError(file, parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; '), false);
+    throw new CredentialsFileError(file, parsed.error.issues.map((issue) => `${formatKeyPath(issue.path) || '(root)'}: ${issue.message}`).join('; '), false);
   }
   return parsed.data;
 }

@@ -10,6 +10,7 @@ import os from 'node:os';
 import { resolveConfigPath } from './executors.js';
 import type { LoadedFile } from './references.js';
 import { ConfigError, isRecord } from './yaml-file.js';
+import { formatKeyPath } from '../key-path.js';
 
 /** Where the paths of the entries are taken from, and the environment they are checked in. */
 export interface ExecutorEnvironment {
@@ -41,7 +42,7 @@ export function executorEnvironmentProblems(executors: LoadedFile<unknown>, wher
   const problems: { line?: number; keyPath: string; message: string }[] = [];
   const report = (keyPath: string[], message: string): void => {
     const line = executors.lineOf?.(keyPath);
-    problems.push({ ...(line !== undefined ? { line } : {}), keyPath: keyPath.join('.'), message });
+    problems.push({ ...(line !== undefined ? { line } : {}), keyPath: formatKeyPath(keyPath), message });
   };
   for (const [name, entry] of entries) {
     if (!isRecord(entry)) continue;

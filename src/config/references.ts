@@ -13,6 +13,7 @@
  */
 import { DEFAULT_EXECUTOR_NAME } from './executors.js';
 import { ConfigError, isRecord } from './yaml-file.js';
+import { formatKeyPath } from '../key-path.js';
 
 /**
  * A file as loaded: its path, value, and where its keys are (no `lineOf` for a missing file).
@@ -56,7 +57,7 @@ export function referenceProblems(files: Partial<LoadedFiles>): ConfigError[] {
   const problems = new Map<LoadedFile<unknown>, { line?: number; keyPath: string; message: string }[]>();
   const report = (from: LoadedFile<unknown>, keyPath: (string | number)[], message: string): void => {
     const line = from.lineOf?.(keyPath);
-    problems.set(from, [...(problems.get(from) ?? []), { ...(line !== undefined ? { line } : {}), keyPath: keyPath.join('.'), message }]);
+    problems.set(from, [...(problems.get(from) ?? []), { ...(line !== undefined ? { line } : {}), keyPath: formatKeyPath(keyPath), message }]);
   };
   const { providers, agents, mcp, hooks, executors, plugins } = files;
   const servers = mcp ? entriesAt(mcp, 'servers').map(([name]) => name) : undefined;

@@ -22,6 +22,7 @@
  */
 import { z } from 'zod';
 import { ConfigError, EVEN_WITH_OTHER_PROBLEMS, isRecord } from './yaml-file.js';
+import { formatKeyPath } from '../key-path.js';
 
 const ENVIRONMENT_REFERENCE = /^env:[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -156,7 +157,7 @@ export function storageEnvironmentProblems(settings: unknown, environment: NodeJ
 export function resolveStorageSelection(settings: StorageSettings, file: string, environment: NodeJS.ProcessEnv = process.env): StorageSelection {
   if (settings.backend !== 'postgres' || settings.postgres === undefined) return { backend: 'embedded' };
   const problems = storageEnvironmentProblems(settings, environment);
-  if (problems.length > 0) throw new ConfigError(file, problems.map((problem) => ({ keyPath: problem.keyPath.join('.'), message: problem.message })));
+  if (problems.length > 0) throw new ConfigError(file, problems.map((problem) => ({ keyPath: formatKeyPath(problem.keyPath), message: problem.message })));
   const connectionString = environment[settings.postgres.connectionString.slice('env:'.length)] as string;
   let cluster: ClusterSelection | undefined;
   if (settings.cluster !== undefined) {

@@ -12,6 +12,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { Document, isMap, isScalar, isSeq, parseDocument, type Node, type Pair } from 'yaml';
+import { formatKeyPath } from '../key-path.js';
 
 /** A key path inside a file: map keys and sequence indexes. */
 export type KeyPath = (string | number)[];
@@ -164,7 +165,7 @@ function editText(text: string, keyPath: KeyPath, change: { value?: unknown; rem
       }
       node = node.items[index];
     } else {
-      throw new Error(`${keyPath.slice(0, depth).join('.')} is not a mapping or a list`);
+      throw new Error(`${formatKeyPath(keyPath.slice(0, depth))} is not a mapping or a list`);
     }
   }
   return undefined;
@@ -219,7 +220,7 @@ function changedValue(root: unknown, keyPath: KeyPath, change: { value?: unknown
     } else if (isContainer(current)) {
       container = current;
     } else {
-      throw new Error(`${keyPath.slice(0, depth + 1).join('.')} is not a mapping or a list`);
+      throw new Error(`${formatKeyPath(keyPath.slice(0, depth + 1))} is not a mapping or a list`);
     }
   }
   return top;

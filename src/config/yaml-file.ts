@@ -8,6 +8,7 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'y
 import type { z } from 'zod';
 import { explainIssue } from '../validation-issues.js';
 import { decodeConfigText, expansionProblems, type StringValue } from './config-text.js';
+import { formatKeyPath } from '../key-path.js';
 
 /** A configuration file that failed to parse or validate; `problems` lists every issue. */
 export class ConfigError extends Error {
@@ -181,7 +182,7 @@ export function parseYamlDocument<T>(file: string, input: string | Uint8Array, s
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
-    for (const { keyPath, message } of parsed.error.issues.flatMap((issue) => explainIssue(issue, { root: raw, schema }))) problems.push({ line: lineOf(keyPath), keyPath: keyPath.map(String).join('.'), message: withBooleanHint(message, valueAt(raw, keyPath)) });
+    for (const { keyPath, message } of parsed.error.issues.flatMap((issue) => explainIssue(issue, { root: raw, schema }))) problems.push({ line: lineOf(keyPath), keyPath: formatKeyPath(keyPath), message: withBooleanHint(message, valueAt(raw, keyPath)) });
   }
   if (problems.length > 0) throw new ConfigError(file, problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0)), { value: raw, lineOf });
   return { value: parsed.data as T, lineOf };

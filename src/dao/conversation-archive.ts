@@ -23,6 +23,7 @@ import { ItemSchema } from '../protocol/index.js';
 import { METADATA_STREAM, MetadataEntrySchema } from './metadata-log.js';
 import { jsonSyntaxProblem } from '../printable-text.js';
 import { explainIssue } from '../validation-issues.js';
+import { formatKeyPath } from '../key-path.js';
 
 /** `format` of the manifest line. */
 export const ARCHIVE_FORMAT = 'openvaala.conversation-archive';
@@ -102,7 +103,7 @@ function describeIssues(error: z.ZodError, prefix: string, value: unknown): stri
   return error.issues
     .flatMap((issue) => explainIssue(issue, { root: value }))
     .slice(0, 3)
-    .map((issue) => `${[prefix, ...issue.keyPath.map(String)].filter(Boolean).join('.') || '(line)'}: ${issue.message}`)
+    .map((issue) => `${formatKeyPath(issue.keyPath, prefix) || '(line)'}: ${issue.message}`)
     .join('; ');
 }
 

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { ConversationSchema, SessionSchema, TurnSchema, type Conversation, type Session, type Turn } from '../protocol/index.js';
 import type { LogEntry } from '../storage/log-storage.js';
+import { formatKeyPath } from '../key-path.js';
 
 /** One entry of `metadata.jsonl`. */
 export const MetadataEntrySchema = z.discriminatedUnion('type', [
@@ -54,7 +55,7 @@ function entryKey(value: unknown): string | undefined {
 }
 
 function describeIssues(error: z.ZodError): string {
-  return error.issues.map((issue) => `${issue.path.join('.') || '(entry)'}: ${issue.message}`).join('; ');
+  return error.issues.map((issue) => `${formatKeyPath(issue.path) || '(entry)'}: ${issue.message}`).join('; ');
 }
 
 /**

@@ -13,6 +13,8 @@
 import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { ErrorObject, Options, ValidateFunction } from 'ajv';
 import type { Logger } from '../logger.js';
+import { formatKeyPath, jsonPointerPath } from '../key-path.js';
+import { similarNames, unknownNameHint } from '../similar-names.js';
 import { conciseFailureText } from './failure-text.js';
 
 /** The JSON Schema dialects a tool's schema is compiled as. */
@@ -90,11 +92,22 @@ const MAX_PROBLEMS = 20;
 /** The longest excerpt of a value quoted back, in characters. */
 const MAX_VALUE_CHARACTERS = 80;
 
-/** The argument's path, dot-joined as the built-in tools name nested arguments (`target.url`, `tags.1`). */
-function argumentPath(instancePath: string, property?: string): string {
-  const segments = instancePath === '' ? [] : instancePath.slice(1).split('/').map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (property !== undefined) segments.push(property);
-  return segments.join('.');
+/** The argument's key path (see `formatKeyPath`: `target.url`, `tags[1]`), `property` of it when given. */
+function argumentPath(instancePath: string, root: unknown, property?: string): string {
+  return formatKeyPath([...jsonPointerPath(instancePath, root), ...(property !== undefined ? [property] : [])]);
+}
+
+/** The names of the properties a failing object schema declares (ajv's `parentSchema` with `verbose`). */
+function declaredProperties(error: ErrorObject): string[] {
+  const properties = (error.parentSchema as { properties?: unknown } | undefined)?.properties;
+  return properties !== null && typeof properties === 'object' && !Array.isArray(properties) ? Object.keys(properties) : [];
+}
+
+/** `; did you mean "x"?` for a string value near one of the allowed ones, else nothing. */
+function nearestAllowed(value: unknown, allowed: readonly unknown[]): string {
+  if (typeof value !== 'string') return '';
+  const near = similarNames(value, allowed.filter((option): option is string => typeof option === 'string'))[0];
+  return near !== undefined ? `; did you mean ${JSON.stringify(near)}?` : '';
 }
 
 /** A value as the model wrote it (JSON), cut to `MAX_VALUE_CHARACTERS`. */
@@ -147,13 +160,18 @@ function requirement(error: ErrorObject, branches: readonly ErrorObject[]): stri
 }
 
 /**
- * Words ajv's errors for the model, one line per problem, each naming the argument by its path:
- * `argument "text" must be a string (got 5)`, `missing required argument "target.url"`,
- * `unknown argument "target.extra"`. The errors of the alternatives of a failing `anyOf` or
- * `oneOf` are folded into that one line, since which alternative the model meant is unknown.
+ * Words ajv's errors for the model, one line per problem, each naming the argument by its key
+ * path (see `formatKeyPath`): `argument "text" must be a string (got 5)`, `missing required
+ * argument "target.url"`, `unknown argument "target.extra" (known: url)`, `argument "tags[1]"
+ * must be one of "a", "b" (got "bb"; did you mean "b"?)`. An unknown argument is told the
+ * declared one it most likely meant, or else the declared ones. The errors of the alternatives
+ * of a failing `anyOf` or `oneOf` are folded into that one line, since which alternative the
+ * model meant is unknown.
  * @param errors the validator's errors (ajv with `allErrors` and `verbose`)
+ * @param args the arguments checked, which tell a list's index from a key of digits in ajv's
+ *   paths (JSON Pointers); without them, a segment of digits is taken for an index
  */
-export function describeArgumentProblems(errors: readonly ErrorObject[]): string[] {
+export function describeArgumentProblems(errors: readonly ErrorObject[], args?: unknown): string[] {
   const combinators = errors.filter((error) => error.keyword === 'anyOf' || error.keyword === 'oneOf');
   const inBranch = (error: ErrorObject) => combinators.some((combinator) => combinator !== error && error.schemaPath.startsWith(`${combinator.schemaPath}/`));
   const lines: string[] = [];
@@ -162,20 +180,22 @@ export function describeArgumentProblems(errors: readonly ErrorObject[]): string
     if (error.keyword === 'if' || inBranch(error)) continue;
     const params = error.params as Record<string, unknown>;
     if (error.keyword === 'required' || error.keyword === 'dependentRequired' || error.keyword === 'dependencies') {
-      const missing = argumentPath(error.instancePath, String(params.missingProperty));
-      const given = params.property === undefined ? undefined : argumentPath(error.instancePath, String(params.property));
+      const missing = argumentPath(error.instancePath, args, String(params.missingProperty));
+      const given = params.property === undefined ? undefined : argumentPath(error.instancePath, args, String(params.property));
       lines.push(given === undefined ? `missing required argument "${missing}"` : `missing argument "${missing}", required when "${given}" is given`);
       continue;
     }
     if (error.keyword === 'additionalProperties' || error.keyword === 'unevaluatedProperties') {
-      lines.push(`unknown argument "${argumentPath(error.instancePath, String(params.additionalProperty ?? params.unevaluatedProperty))}"`);
+      const key = String(params.additionalProperty ?? params.unevaluatedProperty);
+      lines.push(`unknown argument "${argumentPath(error.instancePath, args, key)}"${unknownNameHint(key, declaredProperties(error), true)}`);
       continue;
     }
-    const path = argumentPath(error.instancePath);
+    const path = argumentPath(error.instancePath, args);
     const branches = combinators.includes(error) ? errors.filter((branch) => branch.schemaPath.startsWith(`${error.schemaPath}/`)) : [];
     const said = requirement(error, branches) ?? error.message ?? `fails "${error.keyword}"`;
+    const allowed = error.keyword === 'enum' ? (params.allowedValues as unknown[]) : error.keyword === 'const' ? [params.allowedValue] : [];
     // The whole arguments object would only repeat what the model sent.
-    lines.push(path === '' ? `the arguments ${said}` : `argument "${path}" ${said} (got ${excerpt(error.data)})`);
+    lines.push(path === '' ? `the arguments ${said}` : `argument "${path}" ${said} (got ${excerpt(error.data)}${nearestAllowed(error.data, allowed)})`);
   }
   const unique = [...new Set(lines)];
   if (unique.length <= MAX_PROBLEMS) return unique;
@@ -208,7 +228,7 @@ export class McpArgumentCheck {
     }
     const validate = await validator;
     if (validate === undefined || validate(args)) return [];
-    return describeArgumentProblems(validate.errors ?? []);
+    return describeArgumentProblems(validate.errors ?? [], args);
   }
 
   private async compile(server: string, tool: McpTool): Promise<ValidateFunction | undefined> {

@@ -7,6 +7,7 @@
 // The error classes come from the SDK's small provider package, not from `ai`, so loading this
 // module does not load the SDK's stream machinery.
 import { APICallError, JSONParseError, TypeValidationError } from '@ai-sdk/provider';
+import { formatKeyPath } from '../key-path.js';
 
 /**
  * Why a model call failed (`stream_error`: the provider sent an error event after `200 OK`;
@@ -135,9 +136,7 @@ function decisiveIssue(issues: SchemaIssue[], prefix: PropertyKey[] = []): Schem
 }
 
 function formatPath(path: PropertyKey[]): string {
-  let text = '';
-  for (const segment of path) text += typeof segment === 'number' ? `[${segment}]` : `${text ? '.' : ''}${String(segment)}`;
-  return text || '(the event itself)';
+  return formatKeyPath(path) || '(the event itself)';
 }
 
 /** What an event calls itself: the Responses and Anthropic `type`, the Chat Completions `object`, else Gemini's response chunk. */

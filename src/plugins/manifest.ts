@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { isPluginName, PLUGIN_NAME_RULE } from '../config/plugins.js';
+import { formatKeyPath } from '../key-path.js';
 
 /** Where the manifest is inside a plugin folder. */
 export const MANIFEST_PATH = '.claude-plugin/plugin.json';
@@ -85,7 +86,7 @@ export function expandPluginRoot(text: string, directory: string): string {
   return expanded;
 }
 
-/** A zod issue path as a key path (`hooks.PreToolUse.0.hooks.1.type`). */
+/** A zod issue path as a key path (`hooks.PreToolUse[0].hooks[1].type`; see `formatKeyPath`). */
 export function keyPathOf(path: readonly PropertyKey[]): string {
-  return path.map(String).join('.');
+  return formatKeyPath(path);
 }

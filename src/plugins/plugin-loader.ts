@@ -15,6 +15,8 @@ import { McpServerConfigSchema, type McpServerConfig } from '../config/mcp.js';
 import { expandPluginRoot, keyPathOf, KNOWN_MANIFEST_KEYS, MANIFEST_PATH, PluginHooksFileSchema, PluginManifestSchema, PluginMcpServerSchema, type PluginManifest } from './manifest.js';
 import { jsonSyntaxProblem } from '../printable-text.js';
 import { yamlSyntaxMessage } from '../config/yaml-file.js';
+import { formatKeyPath } from '../key-path.js';
+import { explainIssue } from '../validation-issues.js';
 
 /** Claude Code hook event names and the events they run as here. */
 const HOOK_EVENT_NAMES: Record<string, HookEvent> = {
@@ -63,7 +65,7 @@ export interface PluginProblem {
   plugin: string;
   /** Absolute path of the file at fault (or the folder). */
   file: string;
-  /** Key path inside that file (`hooks.PreToolUse.0.hooks.0.type`); empty for the whole file. */
+  /** Key path inside that file (`hooks.PreToolUse[0].hooks[0].type`, see `formatKeyPath`); empty for the whole file. */
   keyPath: string;
   message: string;
 }
@@ -101,8 +103,9 @@ async function readJson(file: string): Promise<unknown> {
 function validate<T>(schema: z.ZodType<T>, value: unknown, file: string, prefix: (string | number)[] = []): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  throw new ProblemFound({ file, keyPath: keyPathOf([...prefix, ...(issue?.path ?? [])]), message: issue?.message ?? 'invalid' });
+  // Told as a configuration file's problems are: a misspelt value or key with the one meant.
+  const issue = result.error.issues.flatMap((each) => explainIssue(each, { root: value, schema }))[0];
+  throw new ProblemFound({ file, keyPath: keyPathOf([...prefix, ...(issue?.keyPath ?? [])]), message: issue?.message ?? 'invalid' });
 }
 
 /** Resolves a manifest path inside the plugin folder; a path leading outside is a problem. */
@@ -133,7 +136,7 @@ function frontMatter(text: string, file: string): { fields: Record<string, unkno
 /** Markdown files of the default folder and the manifest's extra paths (files or folders). */
 async function markdownFiles(directory: string, defaultFolder: string, extra: string[], manifestFile: string, key: string): Promise<string[]> {
   const files: string[] = [];
-  const candidates = [path.join(directory, defaultFolder), ...extra.map((entry, index) => inside(directory, entry, manifestFile, Array.isArray(extra) && extra.length > 1 ? `${key}.${index}` : key))];
+  const candidates = [path.join(directory, defaultFolder), ...extra.map((entry, index) => inside(directory, entry, manifestFile, Array.isArray(extra) && extra.length > 1 ? formatKeyPath([key, index]) : key))];
   for (const candidate of candidates) {
     const info = await stat(candidate).catch(() => undefined);
     if (info?.isFile() && candidate.endsWith('.md')) files.push(candidate);
@@ -260,7 +263,7 @@ async function loadMcpServers(plugin: string, directory: string, manifest: Plugi
 
 async function skillDirectories(directory: string, manifest: PluginManifest, manifestFile: string): Promise<string[]> {
   const directories = [path.join(directory, 'skills')];
-  asList(manifest.skills).forEach((entry, index, all) => directories.push(inside(directory, entry, manifestFile, all.length > 1 ? `skills.${index}` : 'skills')));
+  asList(manifest.skills).forEach((entry, index, all) => directories.push(inside(directory, entry, manifestFile, all.length > 1 ? formatKeyPath(['skills', index]) : 'skills')));
   const found: string[] = [];
   for (const candidate of [...new Set(directories)]) {
     const info = await stat(candidate).catch(() => undefined);

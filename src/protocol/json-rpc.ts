@@ -7,7 +7,8 @@ import { z } from 'zod';
 export { DATA_DIRECTORY_MARK, ErrorCodes } from './error-codes.js';
 import { ErrorCodes } from './error-codes.js';
 import { similarNames } from '../similar-names.js';
-import { explainIssue } from '../validation-issues.js';
+import { formatKeyPath } from '../key-path.js';
+import { explainIssue, knownKeysAt } from '../validation-issues.js';
 /** A JSON-RPC error code the runtime sends. */
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
@@ -137,22 +138,34 @@ export const ResponseMessageSchema = z.object({
 export type ResponseMessage = z.infer<typeof ResponseMessageSchema>;
 
 /**
- * Formats zod issues as `method: params.a.b: message` lines, one per problem.
+ * Formats zod issues as `method: params.a[0].b: message` lines, one per problem (key paths as
+ * `formatKeyPath` writes them).
  * @param method the JSON-RPC method whose params failed
- * @param params the params that failed (to quote a bad discriminator), when known
+ * @param params the params that failed (to quote a bad value), when known
  */
 export function describeParamsErrors(method: string, error: z.ZodError, params?: unknown): string {
   return describeIssues(method, paramsIssues(error, params));
 }
 
-/** Issues as `method: params.a.b: message`, joined by `; `. */
-function describeIssues(method: string, issues: readonly { path: readonly string[]; message: string }[]): string {
-  return issues.map((issue) => `${method}: ${['params', ...issue.path].join('.')}: ${issue.message}`).join('; ');
+/** One problem of params: where (keys and indexes under `params`) and what. */
+interface ParamsIssue {
+  path: readonly PropertyKey[];
+  message: string;
+}
+
+/** Issues as `method: params.a[0].b: message`, joined by `; `. */
+function describeIssues(method: string, issues: readonly ParamsIssue[]): string {
+  return issues.map((issue) => `${method}: ${formatKeyPath(issue.path, 'params')}: ${issue.message}`).join('; ');
+}
+
+/** Issues as the error's `data.issues` lists them: each path as text. */
+function issuesData(issues: readonly ParamsIssue[]): { path: string[]; message: string }[] {
+  return issues.map((issue) => ({ path: issue.path.map(String), message: issue.message }));
 }
 
 /** The issues of params that failed validation, as said to the client (see `validation-issues.ts`): path and message each. */
-function paramsIssues(error: z.ZodError, params?: unknown): { path: string[]; message: string }[] {
-  return error.issues.flatMap((issue) => explainIssue(issue, params === undefined ? undefined : { root: params })).map((issue) => ({ path: issue.keyPath.map(String), message: issue.message }));
+function paramsIssues(error: z.ZodError, params?: unknown, schema?: z.ZodType): ParamsIssue[] {
+  return error.issues.flatMap((issue) => explainIssue(issue, params === undefined ? undefined : { root: params, ...(schema ? { schema } : {}) })).map((issue) => ({ path: issue.keyPath, message: issue.message }));
 }
 
 /**
@@ -162,9 +175,8 @@ function paramsIssues(error: z.ZodError, params?: unknown): { path: string[]; me
 export function parseParams<T>(method: string, schema: z.ZodType<T>, params: unknown): T {
   const parsed = schema.safeParse(params ?? {});
   if (!parsed.success) {
-    throw new RpcError(ErrorCodes.invalidParams, describeParamsErrors(method, parsed.error, params ?? {}), {
-      issues: paramsIssues(parsed.error, params ?? {}),
-    });
+    const issues = paramsIssues(parsed.error, params ?? {}, schema);
+    throw new RpcError(ErrorCodes.invalidParams, describeIssues(method, issues), { issues: issuesData(issues) });
   }
   return parsed.data;
 }
@@ -180,9 +192,9 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * @param input the params as received
  * @param parsed what the schema made of them
  */
-export function droppedFields(input: unknown, parsed: unknown, path: string[] = []): string[][] {
+export function droppedFields(input: unknown, parsed: unknown, path: PropertyKey[] = []): PropertyKey[][] {
   if (Array.isArray(input) && Array.isArray(parsed)) {
-    return input.length === parsed.length ? input.flatMap((value, index) => droppedFields(value, parsed[index], [...path, String(index)])) : [];
+    return input.length === parsed.length ? input.flatMap((value, index) => droppedFields(value, parsed[index], [...path, index])) : [];
   }
   if (!isPlainObject(input) || !isPlainObject(parsed)) return [];
   return Object.keys(input).flatMap((key) => (Object.hasOwn(parsed, key) ? droppedFields(input[key], parsed[key], [...path, key]) : input[key] === undefined ? [] : [[...path, key]]));
@@ -192,18 +204,18 @@ export function droppedFields(input: unknown, parsed: unknown, path: string[] = 
  * Validates params against a schema and refuses fields it does not know (see {@link droppedFields}),
  * as the committed JSON Schema does (`additionalProperties: false`).
  * @param method the method, for the messages
- * @param schema the params' schema; the keys of its shape (an object schema) are the names
- *   suggested for an unknown top-level field
+ * @param schema the params' schema; the keys it knows where an unknown field is are the names
+ *   suggested for it
  * @throws RpcError `invalidParams` naming the method and each failing or unknown field path
  */
 export function parseParamsStrictly<T>(method: string, schema: z.ZodType<T>, params: unknown): T {
   const parsed = parseParams(method, schema, params);
   const dropped = droppedFields(params ?? {}, parsed);
   if (dropped.length === 0) return parsed;
-  const known = Object.keys((schema as unknown as { shape?: object }).shape ?? {});
   const issues = dropped.map((path) => {
-    const suggestion = path.length === 1 ? similarNames(path[0] as string, known)[0] : undefined;
+    const known = knownKeysAt(schema, path.slice(0, -1), params ?? {});
+    const suggestion = similarNames(String(path.at(-1)), known)[0];
     return { path, message: `unknown field${suggestion !== undefined ? ` (did you mean "${suggestion}"?)` : ''}` };
   });
-  throw new RpcError(ErrorCodes.invalidParams, describeIssues(method, issues), { issues });
+  throw new RpcError(ErrorCodes.invalidParams, describeIssues(method, issues), { issues: issuesData(issues) });
 }

@@ -5,6 +5,7 @@
  * id of its request) and checks the response's `result` against that method's `Result`.
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { formatKeyPath, jsonPointerPath } from '../key-path.js';
 import { methods, notifications, serverRequests } from './methods.js';
 import { pascalName } from './schema-names.js';
 
@@ -17,7 +18,7 @@ export interface MessageCheck {
   definition: string;
   /** The method the message belongs to (a response's is its request's), when known. */
   method: string | undefined;
-  /** Empty when valid; otherwise one line per problem: `<instance path> <what is wrong>`. */
+  /** Empty when valid; otherwise one line per problem: `<key path> <what is wrong>` (`params.turn must have …`). */
   problems: string[];
 }
 
@@ -51,7 +52,7 @@ export class ProtocolSchema {
 
   /**
    * Checks a value against one named definition.
-   * @returns one line per problem (`<instance path> <message>`), empty when valid
+   * @returns one line per problem (`<key path> <message>`), empty when valid
    * @throws Error when the document has no such definition
    */
   check(definition: string, value: unknown): string[] {
@@ -63,15 +64,19 @@ export class ProtocolSchema {
       this.compiled.set(definition, validate);
     }
     if (validate(value)) return [];
-    return describeErrors(validate.errors ?? []);
+    return describeErrors(validate.errors ?? [], value);
   }
 }
 
-/** ajv errors as lines, the most specific first, without the noise of every union branch. */
-function describeErrors(errors: NonNullable<ValidateFunction['errors']>): string[] {
+/**
+ * ajv errors as lines, the most specific first, without the noise of every union branch; each
+ * names its place by key path (see `formatKeyPath`: `params.input[1].text`).
+ * @param value the value the errors are about, which tells a list's index from a key of digits
+ */
+function describeErrors(errors: NonNullable<ValidateFunction['errors']>, value: unknown): string[] {
   const deepest = Math.max(...errors.map((error) => error.instancePath.split('/').length));
   const specific = errors.filter((error) => error.instancePath.split('/').length === deepest);
-  const lines = (specific.length > 0 ? specific : errors).map((error) => `${error.instancePath || '(message)'} ${error.message ?? error.keyword}${error.params && 'additionalProperty' in error.params ? ` (${String(error.params.additionalProperty)})` : ''}`);
+  const lines = (specific.length > 0 ? specific : errors).map((error) => `${formatKeyPath(jsonPointerPath(error.instancePath, value)) || '(message)'} ${error.message ?? error.keyword}${error.params && 'additionalProperty' in error.params ? ` (${String(error.params.additionalProperty)})` : ''}`);
   return [...new Set(lines)].slice(0, 8);
 }
 
@@ -126,7 +131,7 @@ export class ConnectionMessageValidator {
     }
     // An unknown name fails every branch of the union; saying so is clearer than all of them.
     if (named !== undefined && typeof method === 'string' && ['ClientRequest', 'ServerRequest', 'ServerNotification'].includes(definition)) {
-      return { definition, method: named, problems: [`/method ${JSON.stringify(named.slice(0, 100))} is not a ${definition === 'ServerNotification' ? 'notification' : definition === 'ServerRequest' ? 'server-to-client request' : 'method'} of this protocol version`] };
+      return { definition, method: named, problems: [`method ${JSON.stringify(named.slice(0, 100))} is not a ${definition === 'ServerNotification' ? 'notification' : definition === 'ServerRequest' ? 'server-to-client request' : 'method'} of this protocol version`] };
     }
     return { definition, method: named, problems: this.schema.check(definition, message) };
   }

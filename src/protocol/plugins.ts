@@ -11,7 +11,7 @@ const pluginName = z.string().regex(/^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/, { message
 export const PluginProblemSchema = z.object({
   /** The file at fault, relative to the configuration directory when inside it. */
   file: z.string(),
-  /** Key path inside that file (`hooks.PreToolUse.0.hooks.0.type`); empty for the whole file. */
+  /** Key path inside that file (`hooks.PreToolUse[0].hooks[0].type`, see `formatKeyPath`); empty for the whole file. */
   keyPath: z.string(),
   message: z.string(),
 });

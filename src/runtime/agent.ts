@@ -17,6 +17,7 @@ import { workspaceForCall } from './tool-routing.js';
 import { originOf, type SteeringInput } from './input-queue.js';
 import { addUsage } from './usage.js';
 import { StreamedAnswer } from './streamed-answer.js';
+import { unknownNameHint } from '../similar-names.js';
 
 /** A model call about to be retried (announced to clients as `turn/retrying`). */
 export interface ModelRetry {
@@ -175,7 +176,7 @@ async function runToolCalls(environment: AgentEnvironment, calls: RequestedToolC
     let gate: ToolCallGate = { arguments: call.arguments, context: [] };
     const work = async (): Promise<ToolResult> => {
       await announced;
-      if (!tool) return { output: `unknown tool "${call.toolName}"; available: ${[...toolsByName.keys()].join(', ')}`, isError: true };
+      if (!tool) return { output: `unknown tool "${call.toolName}"${unknownNameHint(call.toolName, [...toolsByName.keys()])}; available: ${[...toolsByName.keys()].join(', ')}`, isError: true };
       // pre_tool_use hooks run first: they may refuse the call, replace its arguments or decide on approval.
       gate = (await environment.hooks?.beforeToolCall(call, workspace ?? environment.workspace)) ?? gate;
       if (gate.refusal !== undefined) return { output: `${call.toolName}: not run: ${gate.refusal}`, isError: true };

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { Workspace } from '../executors/workspace.js';
+import { similarNames } from '../similar-names.js';
 import type { Tool, ToolContext } from '../tools/tool.js';
 
 /** The workspaces of each tool wrapped by `routeTool`, for `workspaceForCall`. */
@@ -49,7 +50,9 @@ export function routeTool(tool: Tool, workspaces: Workspace[]): Tool {
       delete record.executor;
       const workspace = workspaceForCall(routed, rawArguments, first);
       if (!workspace) {
-        return { output: `${tool.name}: argument "executor": expected one of ${names.join(', ')}, got ${JSON.stringify(requested)}`, isError: true };
+        // Said as the tool wrapper says a value that is not one of the allowed ones.
+        const near = typeof requested === 'string' ? similarNames(requested, names)[0] : undefined;
+        return { output: `${tool.name}: argument "executor": ${JSON.stringify(requested) ?? String(requested)} is not one of ${names.map((name) => JSON.stringify(name)).join(', ')}${near !== undefined ? ` (did you mean "${near}"?)` : ''}`, isError: true };
       }
       return tool.invoke(record, { ...context, workspace });
     },

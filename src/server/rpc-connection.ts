@@ -36,6 +36,7 @@ import { StreamRedaction } from '../platform/secrets/stream-redaction.js';
 import { SendQueue } from './send-queue.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits, type ConnectionLogger, type ServerIdentity } from './connection-options.js';
 import { jsonSyntaxProblem } from '../printable-text.js';
+import { formatKeyPath } from '../key-path.js';
 
 export type { ServerIdentity, ConnectionLogger, ConnectionLimits } from './connection-options.js';
 export { DEFAULT_CONNECTION_LIMITS } from './connection-options.js';
@@ -375,7 +376,7 @@ export class RpcConnection {
     if (!message.success) {
       const id = typeof raw === 'object' && raw !== null && 'id' in raw ? (raw as { id: unknown }).id : null;
       const named = typeof raw === 'object' && raw !== null && 'method' in raw && typeof (raw as { method: unknown }).method === 'string' ? `${(raw as { method: string }).method.slice(0, 200)}: ` : '';
-      const detail = message.error.issues.map((issue) => `${issue.path.join('.') || '(message)'}: ${issue.message}`).join('; ');
+      const detail = message.error.issues.map((issue) => `${formatKeyPath(issue.path) || '(message)'}: ${issue.message}`).join('; ');
       this.send({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: ErrorCodes.invalidRequest, message: `${named}not a JSON-RPC 2.0 request: ${detail}` } });
       return;
     }

@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import { serverRequests, type ApprovalRequest, type UserInputRequest } from '../protocol/index.js';
 import type { Runtime } from '../runtime/runtime.js';
+import { formatKeyPath } from '../key-path.js';
 
 /** What the server requests need from their connection. */
 export interface ServerRequestHost {
@@ -110,7 +111,7 @@ export class ServerRequests {
           }
           const answer = (serverRequests[method].result as z.ZodType).safeParse(response.result);
           if (answer.success) resolve(answer.data as z.infer<(typeof serverRequests)[M]['result']>);
-          else reject(new Error(`the client answered ${method} with a result of the wrong shape: ${answer.error.issues.map((issue) => `${issue.path.join('.') || 'result'}: ${issue.message}`).join('; ')}`));
+          else reject(new Error(`the client answered ${method} with a result of the wrong shape: ${answer.error.issues.map((issue) => `${formatKeyPath(issue.path, 'result')}: ${issue.message}`).join('; ')}`));
         },
         abandon: reject,
       });

@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { TUS_UPLOADS_DIRECTORY } from './tus-upload-paths.js';
 import { makeDirectory } from '../make-directory.js';
 import { jsonSyntaxProblem } from '../printable-text.js';
+import { formatKeyPath } from '../key-path.js';
 
 export { TUS_UPLOADS_DIRECTORY } from './tus-upload-paths.js';
 /** An upload id: 32 lowercase hex digits (128 random bits), the last segment of its URL. */
@@ -81,7 +82,7 @@ function parseUploadInfo(text: string, file: string, id: string): TusUploadInfo 
   const parsed = TusUploadInfoSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const where = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(the whole record)';
+    const where = issue && issue.path.length > 0 ? formatKeyPath(issue.path) : '(the whole record)';
     throw new DamagedUploadRecordError(file, `${where}: ${issue?.message ?? 'not an upload record'}`);
   }
   if (parsed.data.id !== id) throw new DamagedUploadRecordError(file, `id: ${JSON.stringify(parsed.data.id)} is not the upload's id ${id}`);

@@ -5,7 +5,10 @@ import type { Workspace } from '../executors/workspace.js';
 import type { ToolDetails } from '../protocol/tool-details.js';
 import type { BackgroundCommandRegistry } from '../runtime/background-commands.js';
 import { internalFailureNote, isInternalError, reportInternalError } from './internal-errors.js';
+import { formatKeyPath } from '../key-path.js';
 import { jsonSyntaxProblem, printableText } from '../printable-text.js';
+import { unknownNameHint } from '../similar-names.js';
+import { explainIssue, knownKeysAt, unknownKeyIssues, type ParsedInput } from '../validation-issues.js';
 
 /**
  * What typed details a tool's results carry: the `kind` of its `details`, or why it has none
@@ -176,16 +179,46 @@ export function truncateOutput(text: string, limitBytes: number): { text: string
 }
 
 /**
- * Formats a zod validation failure as one line per problem, each naming the argument path:
- * `read_file: argument "start_line": expected number, received string`.
+ * Says what is wrong with a tool call's arguments, one line per problem, each starting with the
+ * tool's name and naming the argument by its key path (see `formatKeyPath`): an argument the
+ * tool does not take with the one it most likely meant, or else the ones it takes
+ * (`read_file: argument "strat_line": unknown argument (did you mean "start_line"?)`); a missing
+ * one with its type; a value that is not one of the allowed ones with those values and the
+ * nearest (`update_plan: argument "plan[1].status": "in_progres" is not one of "pending",
+ * "in_progress", "completed" (did you mean "in_progress"?)`); and the schema's other issues.
+ * @param toolName the tool's name, which starts each line
+ * @param issues the issues of the failed parse and those of `unknownKeyIssues`
+ * @param parsed the arguments as received and the tool's schema
  */
-export function describeArgumentErrors(toolName: string, error: z.ZodError): string {
-  return error.issues
-    .map((issue) => {
-      const where = issue.path.length > 0 ? `argument "${issue.path.join('.')}"` : 'arguments';
-      return `${toolName}: ${where}: ${issue.message}`;
-    })
-    .join('\n');
+export function describeArgumentErrors(toolName: string, issues: readonly z.core.$ZodIssue[], parsed: ParsedInput & { schema: z.ZodType }): string {
+  const lines: string[] = [];
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      const known = knownKeysAt(parsed.schema, issue.path, parsed.root).filter((name) => !issue.keys.includes(name));
+      for (const key of issue.keys) {
+        const hint = known.length === 0 && issue.path.length === 0 ? ' (it takes no arguments)' : unknownNameHint(key, known, true);
+        lines.push(`${toolName}: argument "${formatKeyPath([...issue.path, key])}": unknown argument${hint}`);
+      }
+      continue;
+    }
+    for (const { keyPath, message } of explainIssue(issue, parsed)) {
+      lines.push(`${toolName}: ${keyPath.length > 0 ? `argument "${formatKeyPath(keyPath)}"` : 'arguments'}: ${message}`);
+    }
+  }
+  return [...new Set(lines)].join('\n');
+}
+
+/**
+ * Checks a call's arguments against a tool's schema, refusing as well the keys the schema does
+ * not take (a plain zod object would drop them without a word, and the JSON Schema the model
+ * is given says `additionalProperties: false`).
+ * @returns the parsed arguments, or the issues (those of `unknownKeyIssues` after zod's own)
+ */
+function checkArguments<Args>(schema: z.ZodType<Args>, input: unknown): { success: true; data: Args } | { success: false; issues: z.core.$ZodIssue[] } {
+  const parsed = schema.safeParse(input);
+  const unknown = unknownKeyIssues(schema, input);
+  if (parsed.success && unknown.length === 0) return { success: true, data: parsed.data };
+  return { success: false, issues: [...(parsed.success ? [] : parsed.error.issues), ...unknown] };
 }
 
 /** The parts of a tool definition that `defineTool` wraps. */
@@ -234,8 +267,10 @@ export function thrownErrorResult(toolName: string, action: string, error: unkno
 /**
  * Wraps a tool's work with argument validation and output truncation, the two things every
  * tool needs, and turns thrown errors into error results the model can read (see
- * `thrownErrorResult`). Arguments that arrive as text a tool does not take are read as JSON
- * once more (a model that encoded them twice), or refused as "not valid JSON" with the text.
+ * `thrownErrorResult`). Arguments the schema does not take are refused with the rest, not
+ * dropped (see `describeArgumentErrors`). Arguments that arrive as text a tool does not take
+ * are read as JSON once more (a model that encoded them twice), or refused as "not valid JSON"
+ * with the text.
  */
 export function defineTool<Args>(spec: ToolSpec<Args>): Tool<Args> {
   const limit = spec.outputLimitBytes ?? TOOL_OUTPUT_RETAINED_BYTES;
@@ -244,7 +279,8 @@ export function defineTool<Args>(spec: ToolSpec<Args>): Tool<Args> {
     description: spec.description,
     parameters: spec.parameters,
     async invoke(rawArguments, context) {
-      let parsed = spec.parameters.safeParse(rawArguments);
+      let input = rawArguments;
+      let parsed = checkArguments(spec.parameters, input);
       if (!parsed.success && typeof rawArguments === 'string') {
         // Arguments that reached us as text: either JSON encoded twice (read once more), or not JSON at all (said so).
         let decoded: unknown;
@@ -254,10 +290,13 @@ export function defineTool<Args>(spec: ToolSpec<Args>): Tool<Args> {
           const excerpt = rawArguments.length > 200 ? `${rawArguments.slice(0, 200)}…` : rawArguments;
           return { output: `${spec.name}: arguments: not valid JSON (${jsonSyntaxProblem(error)}); they were: ${printableText(excerpt)}`, isError: true };
         }
-        if (typeof decoded === 'object' && decoded !== null) parsed = spec.parameters.safeParse(decoded);
+        if (typeof decoded === 'object' && decoded !== null) {
+          input = decoded;
+          parsed = checkArguments(spec.parameters, input);
+        }
       }
       if (!parsed.success) {
-        return { output: describeArgumentErrors(spec.name, parsed.error), isError: true };
+        return { output: describeArgumentErrors(spec.name, parsed.issues, { root: input, schema: spec.parameters }), isError: true };
       }
       let result: ToolResult;
       try {
@@ -277,7 +316,7 @@ export function defineTool<Args>(spec: ToolSpec<Args>): Tool<Args> {
 /** Wraps a spec's `describe` so it takes raw arguments and never throws (no details then). */
 function describeWith<Args>(parameters: z.ZodType<Args>, describe: NonNullable<ToolSpec<Args>['describe']>): NonNullable<Tool['describe']> {
   return async (rawArguments, context) => {
-    const parsed = parameters.safeParse(rawArguments);
+    const parsed = checkArguments(parameters, rawArguments);
     if (!parsed.success) return undefined;
     try {
       return await describe(parsed.data, context);

@@ -111,7 +111,7 @@ responses:
     ['a stdio entry without a command', { bad: { transport: 'stdio' } }, /params\.mcpServers\.bad\.command: required: the program that starts the server/],
     ['an unknown transport', { bad: { transport: 'pigeon' } }, /params\.mcpServers\.bad\.transport: expected transport: stdio or transport: http/],
     ['a name with "__"', { 'a__b': { transport: 'http', url: 'http://127.0.0.1:9/mcp' } }, /params\.mcpServers\.a__b: server names use letters/],
-    ['an unknown key', { bad: { transport: 'http', url: 'http://127.0.0.1:9/mcp', colour: 'red' } }, /params\.mcpServers\.bad: Unrecognized key: "colour"/],
+    ['an unknown key', { bad: { transport: 'http', url: 'http://127.0.0.1:9/mcp', colour: 'red' } }, /params\.mcpServers\.bad\.colour: Unrecognized key: "colour"/],
   ])('refuses %s, naming the key', async (_name, mcpServers, message) => {
     harness = await startInProcessServer('responses: [{ text: "hi" }]');
     const refused = harness.client.request('conversation/create', { cwd: harness.environment.workDir, mcpServers });
@@ -165,7 +165,7 @@ responses:
 
   it.each([
     ['an unknown decision', { default: 'maybe' }, /params\.approvalPolicy\.default/],
-    ['a rule without a tool', { rules: [{ decision: 'deny' }] }, /params\.approvalPolicy\.rules\.0\.tool/],
+    ['a rule without a tool', { rules: [{ decision: 'deny' }] }, /params\.approvalPolicy\.rules\[0\]\.tool: required, but missing/],
     ['an unknown key', { defaults: 'deny' }, /params\.approvalPolicy/],
   ])('refuses %s, naming the field', async (_name, approvalPolicy, message) => {
     allowInvalidSentMessages();

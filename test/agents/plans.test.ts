@@ -61,7 +61,7 @@ responses:
 
   it.each([
     ['two steps in progress', { plan: [{ step: 'a', status: 'in_progress' }, { step: 'b', status: 'in_progress' }] }, /update_plan: argument "plan": at most one step may be in_progress; steps 0, 1/],
-    ['an unknown status', { plan: [{ step: 'a', status: 'done' }] }, /update_plan: argument "plan\.0\.status"/],
+    ['an unknown status', { plan: [{ step: 'a', status: 'done' }] }, /update_plan: argument "plan\[0\]\.status": "done" is not one of "pending", "in_progress", "completed"/],
     ['no steps', { plan: [] }, /update_plan: argument "plan": give at least one step/],
   ])('refuses %s to the model and records no plan', async (_name, args, message) => {
     harness = await startInProcessServer(`

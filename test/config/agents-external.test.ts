@@ -105,7 +105,7 @@ describe('agents.yaml: external agents', () => {
 `);
     expect(message).toContain(`${file}:5: agents.a.codex: only for kind: codex-app-server`);
     expect(message).toContain(`${file}:9: agents.b.codex.approvalPolicy:`);
-    expect(message).toContain(`agents.b.env.BAD NAME:`);
+    expect(message).toContain(`agents.b.env["BAD NAME"]:`);
   });
 
   it('takes the example of docs/editors.md', async () => {

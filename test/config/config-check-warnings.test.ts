@@ -47,7 +47,7 @@ describe('config check warnings', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`${directory}: valid`);
     expect(result.stderr).toContain(`warning: executors.yaml: executors.build.identityFile: ${path.join(directory, 'keys', 'id_missing')} does not exist; the executor cannot connect`);
-    expect(result.stderr).toContain('warning: executors.yaml: executors.sandboxed.readablePaths.0: /nowhere/.gitconfig does not exist; every command of this executor fails');
+    expect(result.stderr).toContain('warning: executors.yaml: executors.sandboxed.readablePaths[0]: /nowhere/.gitconfig does not exist; every command of this executor fails');
     // Once the key is there, nothing is said about it.
     write({ 'executors.yaml': `executors:\n  build: { kind: ssh, host: build.example.org, user: dev, identityFile: ${path.join(directory, 'executors.yaml')} }\n` });
     expect((await check()).stderr).toBe('');

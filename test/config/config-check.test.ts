@@ -72,21 +72,21 @@ describe('openvaala config check', () => {
       `${at('agents.yaml', 2)}agents.default.colour: Unrecognized key: "colour"`,
       `${at('agents.yaml', 2)}agents.default.model: names provider "nowhere", which is not defined in providers.yaml (defined: mock, other)`,
       `${at('agents.yaml', 4)}agents.reviewer.maxSteps:`,
-      `${at('agents.yaml', 7)}agents.reviewer.approvals.rules.0.tool: the rule for "mcp__tracker__*" names MCP server "tracker", which is not defined in mcp.yaml (defined: files, web), so it never applies`,
+      `${at('agents.yaml', 7)}agents.reviewer.approvals.rules[0].tool: the rule for "mcp__tracker__*" names MCP server "tracker", which is not defined in mcp.yaml (defined: files, web), so it never applies`,
       `${at('executors.yaml', 2)}executors.box.user:`,
       `${at('executors.yaml', 2)}executors.box.identityFile: give identityFile, or agent: true`,
       `${at('executors.yaml', 3)}executors.sandbox.network: only applies with sandbox: bwrap`,
-      `${at('executors.yaml', 4)}executors.bad name: executor names use letters`,
+      `${at('executors.yaml', 4)}executors["bad name"]: executor names use letters`,
       `${at('mcp.yaml', 2)}servers.files.executor: names executor "build-box", which is not defined in executors.yaml (defined: local, box, sandbox, bad name)`,
       `${at('mcp.yaml', 3)}servers.web.url: required`,
-      `${at('hooks.yaml', 3)}hooks.pre_tool_use.0.matcher: the matcher "mcp__trackr__*" names MCP server "trackr"`,
-      `${at('hooks.yaml', 5)}hooks.stop.0.matcher: only pre_tool_use and post_tool_use hooks take a matcher`,
-      `${at('hooks.yaml', 5)}hooks.stop.0.command: must not be empty`,
+      `${at('hooks.yaml', 3)}hooks.pre_tool_use[0].matcher: the matcher "mcp__trackr__*" names MCP server "trackr"`,
+      `${at('hooks.yaml', 5)}hooks.stop[0].matcher: only pre_tool_use and post_tool_use hooks take a matcher`,
+      `${at('hooks.yaml', 5)}hooks.stop[0].command: must not be empty`,
     ];
     for (const line of expected) expect(result.stderr).toContain(line);
     expect(result.stderr).toContain(`${expected.length} problems in ${directory}`);
     // The rule for every MCP tool (a wildcard server) names no particular server.
-    expect(result.stderr).not.toContain('rules.1.tool');
+    expect(result.stderr).not.toContain('rules[1].tool');
   });
 
   it('checks one file, with its references against its directory', async () => {

@@ -84,13 +84,13 @@ describe('the text of configuration files', () => {
       'server.yaml': 'allowedOrigins: ["http://${HOST}:5173"]\n',
     });
     expect(message).toContain(`${at('mcp.yaml', 5)}servers.tracker.headers.Authorization: "\${TRACKER_TOKEN}" is not expanded: to read the environment variable, write the whole value as env:TRACKER_TOKEN`);
-    expect(message).toContain(`${at('mcp.yaml', 9)}servers.files.args.2: "$HOME" is not expanded`);
+    expect(message).toContain(`${at('mcp.yaml', 9)}servers.files.args[2]: "$HOME" is not expanded`);
     expect(message).toContain(`${at('mcp.yaml', 10)}servers.files.env.TOKEN: "%FILES_TOKEN%" is not expanded: to read the environment variable, write the whole value as env:FILES_TOKEN`);
     // A script given to a shell with -c is expanded by the shell.
     expect(message).not.toContain('servers.shell');
     expect(message).toContain(`${at('providers.yaml', 2)}providers.openai.apiKey: "\${OPENAI_API_KEY}" is not expanded: to read the environment variable, write the whole value as env:OPENAI_API_KEY`);
     expect(message).toContain(`${at('executors.yaml', 2)}executors.box.host: "\${BOX_HOST}" is not expanded: configuration values are taken literally`);
-    expect(message).toMatch(/server\.yaml:1: allowedOrigins\.0: "\$\{HOST\}" is not expanded/);
+    expect(message).toMatch(/server\.yaml:1: allowedOrigins\[0\]: "\$\{HOST\}" is not expanded/);
   });
 
   it('leaves shell commands, regular expressions, instructions and file contents alone', async () => {

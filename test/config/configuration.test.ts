@@ -145,7 +145,7 @@ describe('the configuration directory', () => {
     const result = await runCli(['config', 'check', '--config-dir', harness!.environment.paths.configDir], { env: process.env });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`${file('agents.yaml')}:2: agents.default.maxSteps:`);
-    expect(result.stderr).toContain(`${file('server.yaml')}:1: allowedOrigins.0:`);
+    expect(result.stderr).toContain(`${file('server.yaml')}:1: allowedOrigins[0]:`);
   });
 
   it('keeps the instance of an executor whose entry did not change, and replaces a changed one', async () => {

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configuredPathWarnings, type PathWarning } from '../../src/config/configured-paths.js';
+import { formatKeyPath } from '../../src/key-path.js';
 
 let directory: string;
 let bin: string;
@@ -32,7 +33,7 @@ afterEach(() => rmSync(directory, { recursive: true, force: true }));
 /** The warnings for these files' values, with `bin` alone on PATH and `home` as the home directory. */
 function warnings(values: Parameters<typeof configuredPathWarnings>[0], searchPath = bin): string[] {
   const found = configuredPathWarnings(values, { configDir: directory, homeDirectory: path.join(directory, 'home'), environment: { PATH: searchPath } });
-  return found.map((warning: PathWarning) => `${warning.file}: ${warning.keyPath.join('.')}: ${warning.message}`);
+  return found.map((warning: PathWarning) => `${warning.file}: ${formatKeyPath(warning.keyPath)}: ${warning.message}`);
 }
 
 describe('configured paths', () => {
@@ -64,9 +65,9 @@ describe('configured paths', () => {
     const values = { executors: { executors: { sandboxed: { kind: 'local', sandbox: 'bwrap', writablePaths: ['cache', 'nowhere', 'check.sh'], readablePaths: ['~/.gitconfig', '~/.npmrc'] } } } };
     expect(warnings(values, path.join(directory, 'project'))).toEqual([
       'executors.yaml: executors.sandboxed.sandbox: bubblewrap (the bwrap command) is not found in any directory of PATH; every command of this executor fails until it is installed (Debian/Ubuntu: apt-get install bubblewrap)',
-      `executors.yaml: executors.sandboxed.writablePaths.1: ${path.join(directory, 'nowhere')} does not exist; every command of this executor fails (the sandbox makes each writable path writable)`,
-      `executors.yaml: executors.sandboxed.writablePaths.2: ${path.join(directory, 'check.sh')} is not a directory; every command of this executor fails (the sandbox makes each writable path writable)`,
-      `executors.yaml: executors.sandboxed.readablePaths.1: ${path.join(directory, 'home', '.npmrc')} does not exist; every command of this executor fails (the sandbox shows each readable path)`,
+      `executors.yaml: executors.sandboxed.writablePaths[1]: ${path.join(directory, 'nowhere')} does not exist; every command of this executor fails (the sandbox makes each writable path writable)`,
+      `executors.yaml: executors.sandboxed.writablePaths[2]: ${path.join(directory, 'check.sh')} is not a directory; every command of this executor fails (the sandbox makes each writable path writable)`,
+      `executors.yaml: executors.sandboxed.readablePaths[1]: ${path.join(directory, 'home', '.npmrc')} does not exist; every command of this executor fails (the sandbox shows each readable path)`,
     ]);
     // Without the sandbox, the paths are not used (the schema refuses them).
     expect(warnings({ executors: { executors: { plain: { kind: 'local', writablePaths: ['nowhere'] } } } }, '')).toEqual([]);
@@ -106,9 +107,9 @@ describe('configured paths', () => {
       server: { browser: { enabled: true, executablePath: path.join(directory, 'chrome') } },
     };
     expect(warnings(values)).toEqual([
-      `agents.yaml: agents.codex.command.0: "codx" is not found in any directory of PATH; the agent's turns cannot start`,
-      'hooks.yaml: hooks.stop.0.command: /opt/openvaala-hooks/stop.sh does not exist; the hook fails when it runs on this machine (a conversation on a local executor)',
-      `hooks.yaml: hooks.stop.1.command: ${path.join(directory, 'home', 'hooks', 'notify.py')} does not exist; the hook fails when it runs on this machine (a conversation on a local executor)`,
+      `agents.yaml: agents.codex.command[0]: "codx" is not found in any directory of PATH; the agent's turns cannot start`,
+      'hooks.yaml: hooks.stop[0].command: /opt/openvaala-hooks/stop.sh does not exist; the hook fails when it runs on this machine (a conversation on a local executor)',
+      `hooks.yaml: hooks.stop[1].command: ${path.join(directory, 'home', 'hooks', 'notify.py')} does not exist; the hook fails when it runs on this machine (a conversation on a local executor)`,
       `server.yaml: browser.executablePath: ${path.join(directory, 'chrome')} does not exist; the agent's browser cannot start`,
     ]);
     // A browser that is not enabled is not started, whatever its path.

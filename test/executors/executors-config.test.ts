@@ -53,9 +53,9 @@ describe('executors.yaml', () => {
     ['executors:\n  box: { kind: ssh, host: h, user: dev }\n', 'executors.yaml:2: executors.box.identityFile: give identityFile, or agent: true, to authenticate with'],
     ['executors:\n  box: { kind: ssh, host: h, user: dev, agent: true, port: 70000 }\n', 'executors.yaml:2: executors.box.port: Too big'],
     ['executors:\n  plain:\n    kind: local\n    network: false\n', 'executors.yaml:4: executors.plain.network: only applies with sandbox: bwrap'],
-    ['executors:\n  box: { kind: local, sandbox: firejail }\n', 'executors.yaml:2: executors.box.sandbox: Invalid input: expected "bwrap"'],
+    ['executors:\n  box: { kind: local, sandbox: firejail }\n', 'executors.yaml:2: executors.box.sandbox: "firejail" is not "bwrap"'],
     ['executors:\n  local: { kind: virtual }\n', 'executors.yaml:2: executors.local.kind: the name "local" is kept for the machine the server runs on'],
-    ['executors:\n  "bad name": { kind: local }\n', 'executors.yaml:2: executors.bad name: executor names use letters, digits'],
+    ['executors:\n  "bad name": { kind: local }\n', 'executors.yaml:2: executors["bad name"]: executor names use letters, digits'],
     ['executors:\n  v: { kind: virtual, colour: blue }\n', 'executors.yaml:2: executors.v.colour: Unrecognized key: "colour"'],
     ['executors: [\n', 'executors.yaml:2: (YAML syntax): '],
   ])('names file, line and key path for %j', (text, message) => {

@@ -48,14 +48,14 @@ describe('hooks.yaml', () => {
 
   it('names a missing command and a timeout out of range', async () => {
     const message = await problemsOf('hooks:\n  pre_tool_use:\n    - matcher: exec_command\n    - command: ok\n      timeoutMs: 9999999\n');
-    expect(message).toMatch(/hooks\.yaml:3: hooks\.pre_tool_use\.0\.command: /);
-    expect(message).toMatch(/hooks\.yaml:5: hooks\.pre_tool_use\.1\.timeoutMs: /);
+    expect(message).toMatch(/hooks\.yaml:3: hooks\.pre_tool_use\[0\]\.command: /);
+    expect(message).toMatch(/hooks\.yaml:5: hooks\.pre_tool_use\[1\]\.timeoutMs: /);
   });
 
   it('names a matcher that is not a valid regular expression, and a matcher on an event that is not about a tool', async () => {
     const message = await problemsOf('hooks:\n  post_tool_use:\n    - { matcher: "exec_(", command: x }\n  session_start:\n    - { matcher: "*", command: y }\n');
-    expect(message).toMatch(/hooks\.yaml:3: hooks\.post_tool_use\.0\.matcher: not a valid glob or regular expression/);
-    expect(message).toMatch(/hooks\.yaml:5: hooks\.session_start\.0\.matcher: only pre_tool_use and post_tool_use hooks take a matcher/);
+    expect(message).toMatch(/hooks\.yaml:3: hooks\.post_tool_use\[0\]\.matcher: not a valid glob or regular expression/);
+    expect(message).toMatch(/hooks\.yaml:5: hooks\.session_start\[0\]\.matcher: only pre_tool_use and post_tool_use hooks take a matcher/);
   });
 
   it('names the line of a YAML syntax error', async () => {
@@ -77,6 +77,6 @@ describe('hooks.yaml', () => {
     const [problem] = (error as ConfigurationError).errors;
     expect(problem).toBeInstanceOf(ConfigError);
     expect(problem?.file).toBe(path.join(environment.paths.configDir, 'hooks.yaml'));
-    expect(problem?.problems[0]).toMatchObject({ line: 3, keyPath: 'hooks.pre_tool_use.0.command' });
+    expect(problem?.problems[0]).toMatchObject({ line: 3, keyPath: 'hooks.pre_tool_use[0].command' });
   });
 });

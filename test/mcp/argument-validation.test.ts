@@ -103,9 +103,14 @@ describe('arguments of MCP tools', () => {
     expect(result.output.split('\n')).toEqual([
       'mcp__lax__configure: argument "mode" must be one of "fast", "safe" (got "slow")',
       'mcp__lax__configure: argument "retries" must be >= 0 (got -1)',
-      'mcp__lax__configure: unknown argument "target.extra"',
-      'mcp__lax__configure: argument "tags.1" must be a string (got 3)',
+      'mcp__lax__configure: unknown argument "target.extra" (known: url)',
+      'mcp__lax__configure: argument "tags[1]" must be a string (got 3)',
       'mcp__lax__configure: argument "label" must be a string or null (got 7)',
+    ]);
+    // A misspelt value or argument is told the one it most likely meant.
+    expect((await invoke(tools, 'mcp__lax__configure', { mode: 'fats', target: { url: 'x', utl: 'y' } })).output.split('\n')).toEqual([
+      'mcp__lax__configure: argument "mode" must be one of "fast", "safe" (got "fats"; did you mean "fast"?)',
+      'mcp__lax__configure: unknown argument "target.utl" (did you mean "url"?)',
     ]);
     expect(await invoke(tools, 'mcp__lax__configure', { target: { url: 'x' } })).toEqual({ output: 'mcp__lax__configure: missing required argument "mode"', isError: true });
     expect(await invoke(tools, 'mcp__lax__configure', { mode: 'fast', target: {} })).toEqual({ output: 'mcp__lax__configure: missing required argument "target.url"', isError: true });
@@ -141,10 +146,10 @@ describe('McpArgumentCheck on its own', () => {
   it('reads a schema without $schema as 2020-12, and as draft 7 when only that compiles', async () => {
     const check = new McpArgumentCheck();
     const modern = tool({ type: 'object', properties: { pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'integer' }] }, size: { $ref: '#/$defs/size' } }, $defs: { size: { type: 'integer' } } });
-    expect(await check.problems('s', modern, { pair: ['a', 'b'], size: 'big' })).toEqual(['argument "pair.1" must be an integer (got "b")', 'argument "size" must be an integer (got "big")']);
+    expect(await check.problems('s', modern, { pair: ['a', 'b'], size: 'big' })).toEqual(['argument "pair[1]" must be an integer (got "b")', 'argument "size" must be an integer (got "big")']);
     // Draft 7's array form of `items` is not 2020-12.
     const tuple = tool({ type: 'object', properties: { pair: { type: 'array', items: [{ type: 'string' }, { type: 'integer' }] }, size: { $ref: '#/definitions/size' } }, definitions: { size: { type: 'integer' } } });
-    expect(await check.problems('s', tuple, { pair: ['a', 'b'], size: 2 })).toEqual(['argument "pair.1" must be an integer (got "b")']);
+    expect(await check.problems('s', tuple, { pair: ['a', 'b'], size: 2 })).toEqual(['argument "pair[1]" must be an integer (got "b")']);
     const declared = tool({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { flag: { type: 'boolean' } } });
     expect(await check.problems('s', declared, { flag: 'yes' })).toEqual(['argument "flag" must be a boolean (got "yes")']);
   });
@@ -177,7 +182,7 @@ describe('McpArgumentCheck on its own', () => {
     const check = new McpArgumentCheck();
     const problems = await check.problems('s', tool({ type: 'object', properties: { list: { type: 'array', items: { type: 'string' } } } }), { list: Array.from({ length: 30 }, (_, index) => index) });
     expect(problems).toHaveLength(21);
-    expect(problems[0]).toBe('argument "list.0" must be a string (got 0)');
+    expect(problems[0]).toBe('argument "list[0]" must be a string (got 0)');
     expect(problems[20]).toBe('… and 10 more problems');
   });
 });

@@ -100,7 +100,7 @@ servers:
     expect(problem('servers:\n  git__hub: { transport: stdio, command: x }\n')).toBe(
       'mcp.yaml:2: servers.git__hub: server names use letters, digits, "-" and single "_" ("__" separates server and tool in tool names)',
     );
-    expect(problem('servers:\n  my.server: { transport: stdio, command: x }\n')).toMatch(/^mcp\.yaml:2: servers\.my\.server: server names use/);
+    expect(problem('servers:\n  my.server: { transport: stdio, command: x }\n')).toMatch(/^mcp\.yaml:2: servers\["my\.server"\]: server names use/);
     expect(problem(`servers:\n  ${'s'.repeat(33)}: { transport: stdio, command: x }\n`)).toBe(`mcp.yaml:2: servers.${'s'.repeat(33)}: server names are at most 32 characters (tool names are limited to 64)`);
   });
 
@@ -112,7 +112,7 @@ servers:
       'mcp.yaml:5: servers.a.env.TOKEN: an env: reference needs a variable name of letters, digits and "_" (env:NAME)',
     );
     expect(problem('servers:\n  a:\n    transport: http\n    url: http://127.0.0.1:1/\n    headers:\n      "X Token": y\n')).toBe(
-      'mcp.yaml:6: servers.a.headers.X Token: not a valid HTTP header name (an RFC 9110 token)',
+      'mcp.yaml:6: servers.a.headers["X Token"]: not a valid HTTP header name (an RFC 9110 token)',
     );
   });
 

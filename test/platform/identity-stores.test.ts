@@ -96,9 +96,9 @@ describe('server.yaml platform settings', () => {
         () => undefined,
         (error: unknown) => (error as Error).message,
       );
-      expect(failure).toMatch(/server\.yaml:3.*platform\.trustedProxies\.0.*not an IP address or CIDR range/);
-      expect(failure).toMatch(/platform\.oidc\.0\.name.*letters, digits, - and _ only/);
-      expect(failure).toMatch(/platform\.oidc\.0\.issuer/);
+      expect(failure).toMatch(/server\.yaml:3.*platform\.trustedProxies\[0\].*not an IP address or CIDR range/);
+      expect(failure).toMatch(/platform\.oidc\[0\]\.name.*letters, digits, - and _ only/);
+      expect(failure).toMatch(/platform\.oidc\[0\]\.issuer/);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -91,7 +91,7 @@ describe('the Claude Code plugin format', () => {
     // What is not used is said, not dropped silently.
     expect(plugin?.notes).toEqual([
       '.claude-plugin/plugin.json: outputStyles is not used here',
-      'hooks/hooks.json: hooks.UserPromptSubmit.0.hooks.0: hooks of type "prompt" are not run (only "command")',
+      'hooks/hooks.json: hooks.UserPromptSubmit[0].hooks[0]: hooks of type "prompt" are not run (only "command")',
       'hooks/hooks.json: SubagentStop hooks are not run (events run here: PreToolUse, PostToolUse, UserPromptSubmit, SessionStart, Stop, PreCompact)',
     ]);
   });
@@ -101,7 +101,7 @@ describe('the Claude Code plugin format', () => {
       ['a manifest that is not JSON', (directory) => write(path.join(directory, '.claude-plugin', 'plugin.json'), '{ "name": '), '.claude-plugin/plugin.json', ''],
       ['a component path leading outside the folder', (directory) => write(path.join(directory, '.claude-plugin', 'plugin.json'), JSON.stringify({ name: 'code-tools', agents: '../elsewhere' })), '.claude-plugin/plugin.json', 'agents'],
       ['an SSE server', (directory) => write(path.join(directory, '.mcp.json'), JSON.stringify({ mcpServers: { old: { type: 'sse', url: 'https://example.org/sse' } } })), '.mcp.json', 'mcpServers.old.type'],
-      ['a matcher on an event without tools', (directory) => write(path.join(directory, 'hooks', 'hooks.json'), JSON.stringify({ hooks: { Stop: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'true' }] }] } })), 'hooks/hooks.json', 'hooks.Stop.0.matcher'],
+      ['a matcher on an event without tools', (directory) => write(path.join(directory, 'hooks', 'hooks.json'), JSON.stringify({ hooks: { Stop: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'true' }] }] } })), 'hooks/hooks.json', 'hooks.Stop[0].matcher'],
       ['agent front matter that is not YAML', (directory) => write(path.join(directory, 'agents', 'broken.md'), '---\nname: [unclosed\n---\nbody\n'), 'agents/broken.md', '(front matter)'],
     ];
     for (const [what, breakIt, file, keyPath] of cases) {

@@ -159,7 +159,7 @@ responses:
       ['good-kit', true],
       ['later-kit', false],
     ]);
-    expect(plugins[1]?.problem).toEqual({ file: 'plugins/later-kit/hooks/hooks.json', keyPath: 'hooks.PreToolUse.0.hooks.0.type', message: 'required: "command"' });
+    expect(plugins[1]?.problem).toEqual({ file: 'plugins/later-kit/hooks/hooks.json', keyPath: 'hooks.PreToolUse[0].hooks[0].type', message: 'required: "command"' });
 
     const conversationId = await harness.conversation();
     await client.request('session/input', { conversationId, input: 'anything' });

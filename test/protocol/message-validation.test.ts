@@ -44,7 +44,7 @@ it('shows every message a client sends and receives to observers, in order and w
   expect(takeProtocolViolations()).toEqual([]);
 });
 
-it('records a message that does not match the schema with its method and the ajv error path', async () => {
+it('records a message that does not match the schema with its method and the key path of each error', async () => {
   const url = await fakeServer((message, socket) => {
     if (message.method === 'initialize') socket.send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { serverInfo: { name: 'fake', version: '0' }, protocolVersion: PROTOCOL_VERSION, capabilities: { features: [] } } }));
     else {
@@ -57,8 +57,8 @@ it('records a message that does not match the schema with its method and the ajv
   await client.request('models/list', {});
   const violations = takeProtocolViolations();
   expect(violations).toHaveLength(2);
-  expect(violations[0]).toMatch(/^received turn\/started does not match TurnStartedNotification .*\/params\/turn must have required property 'sessionId'/);
-  expect(violations[1]).toMatch(/^received models\/list does not match ModelsListResponse .*\/result\/models must be array/);
+  expect(violations[0]).toMatch(/^received turn\/started does not match TurnStartedNotification .* params\.turn must have required property 'sessionId'/);
+  expect(violations[1]).toMatch(/^received models\/list does not match ModelsListResponse .* result\.models must be array/);
 });
 
 it('refuses initialize with another protocol version, naming both versions', async () => {

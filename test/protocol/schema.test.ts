@@ -49,8 +49,8 @@ describe('the committed JSON Schema', () => {
     const wrong = validator.check('received', { jsonrpc: '2.0', id: 1, result: { conversation: {}, sessions: [], turns: [] } });
     expect(wrong.definition).toBe('ConversationGetResponse');
     expect(wrong.method).toBe('conversation/get');
-    expect(wrong.problems.join('\n')).toContain('/result/conversation must have required property');
-    expect(validator.check('received', { jsonrpc: '2.0', method: 'turn/started', params: { conversationId: 'conv_1', seq: 1 } }).problems).toEqual(["/params must have required property 'turn'"]);
+    expect(wrong.problems.join('\n')).toContain('result.conversation must have required property');
+    expect(validator.check('received', { jsonrpc: '2.0', method: 'turn/started', params: { conversationId: 'conv_1', seq: 1 } }).problems).toEqual(["params must have required property 'turn'"]);
     expect(validator.check('received', { jsonrpc: '2.0', method: 'no/such', params: {} }).problems[0]).toContain('is not a notification of this protocol version');
     expect(validator.check('received', { jsonrpc: '2.0', id: 'x', error: { code: ErrorCodes.conflict, message: 'm' } }).problems.join()).toContain("must have required property 'data'");
     expect(validator.check('received', { jsonrpc: '2.0', id: 'x', error: { code: ErrorCodes.conflict, message: 'm', data: { reason: 'session_closed' } } }).problems).toEqual([]);

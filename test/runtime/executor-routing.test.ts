@@ -50,7 +50,7 @@ responses:
     expect(calls[0]?.output).toContain('ON-THIS-MACHINE');
     expect(calls[1]?.output).toContain('IN-THE-SANDBOX');
     expect(calls[2]).toMatchObject({ isError: true });
-    expect(calls[2]?.output).toContain('expected one of local, sandbox');
+    expect(calls[2]?.output).toContain('read_file: argument "executor": "nowhere" is not one of "local", "sandbox"');
     const tools = (harness.environment.mock.requests[0]?.body as { tools: { name: string; parameters: { properties: Record<string, { enum?: string[] }> } }[] }).tools;
     const readFile = tools.find((tool) => tool.name === 'read_file');
     expect(readFile?.parameters.properties.executor?.enum).toEqual(['local', 'sandbox']);
@@ -138,7 +138,7 @@ responses:
     // A call naming no executor of the work location runs nowhere: no executor recorded, nobody asked.
     expect(calls[2]).toMatchObject({ isError: true });
     expect(calls[2]?.executor).toBeUndefined();
-    expect(calls[2]?.output).toContain('expected one of local, other');
+    expect(calls[2]?.output).toContain('read_file: argument "executor": "nowhere" is not one of "local", "other"');
     const started = harness.events.flatMap((event) => (event.method === 'item/started' && event.params.kind === 'tool_call' ? [event.params] : []));
     expect(started.map((event) => event.partial.executor)).toEqual(['other', 'local', undefined]);
     // The two calls run concurrently, so their approvals may be asked in either order.

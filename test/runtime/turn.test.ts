@@ -112,6 +112,7 @@ responses:
 responses:
   - toolCalls:
       - { name: teleport, arguments: { where: "mars" } }
+      - { name: red_file, arguments: { path: "notes.txt" } }
   - text: "I cannot teleport."
 `);
     const { conversation } = await client.request('conversation/create', { cwd: environment.workDir });
@@ -121,7 +122,10 @@ responses:
     expect(turn?.status).toBe('completed');
     const call = completedItems().find((item) => item.kind === 'tool_call');
     expect(call).toMatchObject({ isError: true, status: 'failed' });
-    expect(JSON.stringify(environment.mock.requests[1]?.body)).toContain('unknown tool \\"teleport\\"');
+    expect(JSON.stringify(environment.mock.requests[1]?.body)).toContain('unknown tool \\"teleport\\"; available: read_file');
+    // A misspelt name is told the tool it most likely meant.
+    const misspelt = completedItems().find((item) => item.kind === 'tool_call' && item.toolName === 'red_file');
+    expect(misspelt).toMatchObject({ isError: true, output: expect.stringMatching(/^unknown tool "red_file" \(did you mean "read_file"\?\); available: /) });
   });
 
   it('stops at the step limit with a limit interruption', async () => {

@@ -152,7 +152,7 @@ describe('the environment of a command', () => {
   });
 
   it('refuses an empty pattern in executors.yaml, naming the key', () => {
-    expect(() => parseExecutorsFile('executors.yaml', 'executors:\n  box:\n    kind: local\n    environment: { exclude: [""] }\n')).toThrow(/executors\.box\.environment\.exclude\.0/);
+    expect(() => parseExecutorsFile('executors.yaml', 'executors:\n  box:\n    kind: local\n    environment: { exclude: [""] }\n')).toThrow(/executors\.box\.environment\.exclude\[0\]/);
   });
 });
 

@@ -74,7 +74,7 @@ describe('file parts of session/input', () => {
     expect(schema.check('SessionInputParams', params)).not.toEqual([]);
     const failure = await protocolFailure(harness.client.request('session/input', params as never));
     expect(failure.code).toBe(-32602);
-    expect(failure.message).toContain('params.input.1');
+    expect(failure.message).toContain('params.input[1]');
   });
 
   it('still takes a file part that names a path only', async () => {

@@ -154,11 +154,11 @@ describe('uploads', () => {
     expect(binary.body.attachment).toMatchObject({ mediaType: 'application/octet-stream' });
     const unsupported = await protocolFailure(harness.client.request('session/input', { conversationId, input: [binary.body.contentPart as ContentPart] }));
     expect(unsupported.code).toBe(-32602);
-    expect(unsupported.message).toBe('session/input: params.input.0: attachment "blob.bin" (application/octet-stream) cannot be given to the model: only images (PNG, JPEG, GIF, WebP) and UTF-8 text files are supported');
+    expect(unsupported.message).toBe('session/input: params.input[0]: attachment "blob.bin" (application/octet-stream) cannot be given to the model: only images (PNG, JPEG, GIF, WebP) and UTF-8 text files are supported');
     const { conversation: other } = await harness.client.request('conversation/create', { cwd: harness.environment.workDir });
     const elsewhere = await protocolFailure(harness.client.request('session/input', { conversationId: other.id, input: [{ type: 'text', text: 'hi' }, binary.body.contentPart as ContentPart] }));
     expect(elsewhere.code).toBe(-32602);
-    expect(elsewhere.message).toContain(`session/input: params.input.1.attachmentId: no attachment "${(binary.body.attachment as { id: string }).id}" was uploaded to conversation ${other.id}`);
+    expect(elsewhere.message).toContain(`session/input: params.input[1].attachmentId: no attachment "${(binary.body.attachment as { id: string }).id}" was uploaded to conversation ${other.id}`);
   });
 });
 

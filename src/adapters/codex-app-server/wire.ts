@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { jsonSyntaxProblem } from '../../printable-text.js';
+import { formatKeyPath } from '../../key-path.js';
 
 /** A JSON-RPC id as Codex sends it: an integer or a string. */
 export type CodexRequestId = number | string;
@@ -52,7 +53,7 @@ export class CodexRpcError extends Error {
 export function parseParams<T>(method: string, schema: z.ZodType<T>, params: unknown): T {
   const parsed = schema.safeParse(params ?? {});
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((issue) => `params${issue.path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('')}: ${issue.message}`);
+  const issues = parsed.error.issues.map((issue) => `${formatKeyPath(issue.path, 'params')}: ${issue.message}`);
   throw new CodexRpcError(CodexErrorCodes.invalidParams, `${method}: ${issues.join('; ')}`);
 }
 

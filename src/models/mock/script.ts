@@ -3,6 +3,7 @@ import { basename, extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { jsonSyntaxProblem, printableText } from '../../printable-text.js';
+import { formatKeyPath } from '../../key-path.js';
 
 /**
  * One scripted tool call. `arguments` is either an object (sent JSON-encoded) or a raw string
@@ -297,12 +298,7 @@ export class MockScriptError extends Error {
  * Formats a zod issue path the way it is written in the script: `responses[2].toolCalls[0].name`.
  */
 function formatIssuePath(path: readonly PropertyKey[]): string {
-  let formatted = '';
-  for (const segment of path) {
-    if (typeof segment === 'number') formatted += `[${segment}]`;
-    else formatted += formatted === '' ? String(segment) : `.${String(segment)}`;
-  }
-  return formatted === '' ? '(root)' : formatted;
+  return formatKeyPath(path) || '(root)';
 }
 
 /**

@@ -24,6 +24,8 @@ import { newId } from '../../ids.js';
 import type { Item } from '../../protocol/index.js';
 import { truncateOutput } from '../../tools/tool.js';
 import { capHookInput, runHookProcess, type HookProcessResult } from './hook-process.js';
+import { formatKeyPath } from '../../key-path.js';
+import { explainIssue } from '../../validation-issues.js';
 
 /** Events where exit 2 (or `decision: block`) stops something. */
 const BLOCKING_EVENTS: ReadonlySet<HookEvent> = new Set<HookEvent>(['user_prompt_submit', 'pre_tool_use', 'post_tool_use', 'stop']);
@@ -114,7 +116,8 @@ function parseAnswer(stdout: string): { answer?: z.infer<typeof HookAnswerSchema
   }
   const parsed = HookAnswerSchema.safeParse(json);
   if (parsed.success) return { answer: parsed.data };
-  return { error: parsed.error.issues.map((issue) => `stdout JSON: ${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ') };
+  const issues = parsed.error.issues.flatMap((issue) => explainIssue(issue, { root: json, schema: HookAnswerSchema }));
+  return { error: issues.map((issue) => `stdout JSON: ${formatKeyPath(issue.keyPath) || '(root)'}: ${issue.message}`).join('; ') };
 }
 
 /**

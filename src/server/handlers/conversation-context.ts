@@ -6,6 +6,8 @@
 import { ApprovalPolicySchema, type ApprovalPolicy } from '../../config/agents.js';
 import { McpFileSchema, type McpServerConfig } from '../../config/mcp.js';
 import { ErrorCodes, RpcError, type MethodParams } from '../../protocol/index.js';
+import { formatKeyPath } from '../../key-path.js';
+import { explainIssue } from '../../validation-issues.js';
 
 /** The checked context, as stored with the conversation. */
 export interface ConversationContext {
@@ -23,14 +25,16 @@ export interface ConversationContext {
 export function conversationContext(params: MethodParams<'conversation/create'>, configuredServers: string[]): ConversationContext {
   const context: ConversationContext = {};
   if (params.mcpServers !== undefined) {
-    const parsed = McpFileSchema.safeParse({ servers: params.mcpServers });
+    const root = { servers: params.mcpServers };
+    const parsed = McpFileSchema.safeParse(root);
     if (!parsed.success) {
-      const problems = parsed.error.issues.map((issue) => `conversation/create: params.mcpServers${issue.path.slice(1).map((key) => `.${String(key)}`).join('')}: ${issue.message}`);
+      // Told as mcp.yaml's own problems are (unknown keys with the key meant), at params.mcpServers.
+      const problems = parsed.error.issues.flatMap((issue) => explainIssue(issue, { root, schema: McpFileSchema })).map((issue) => `conversation/create: ${formatKeyPath(issue.keyPath.slice(1), 'params.mcpServers')}: ${issue.message}`);
       throw new RpcError(ErrorCodes.invalidParams, problems.join('; '));
     }
     for (const name of Object.keys(parsed.data.servers)) {
       if (configuredServers.includes(name)) {
-        throw new RpcError(ErrorCodes.invalidParams, `conversation/create: params.mcpServers.${name}: mcp.yaml already has a server named "${name}"; give this one another name`);
+        throw new RpcError(ErrorCodes.invalidParams, `conversation/create: ${formatKeyPath([name], 'params.mcpServers')}: mcp.yaml already has a server named "${name}"; give this one another name`);
       }
     }
     context.mcpServers = parsed.data.servers;

@@ -226,7 +226,7 @@ export function createWorkspaceHandlers(connection: RpcConnection): WorkspaceHan
  * Checks the uploaded files a `session/input` names before anything is recorded, and fills in
  * each such part's stored path, name and media type (whatever the client wrote there).
  * @returns the content with attachment parts completed
- * @throws RpcError invalidParams naming `params.input.<index>` when an attachment does not
+ * @throws RpcError invalidParams naming `params.input[<index>]` when an attachment does not
  *   exist in this conversation or is neither an image (PNG, JPEG, GIF, WebP) nor UTF-8 text,
  *   or when a file part names neither an upload nor a path
  */
@@ -234,14 +234,14 @@ export function checkAttachments(store: AttachmentStore | undefined, conversatio
   return content.map((part, index): ContentPart => {
     if (part.type !== 'file') return part;
     if (part.attachmentId === undefined) {
-      if (part.path === undefined) throw new RpcError(ErrorCodes.invalidParams, `session/input: params.input.${index}: a file part needs \`attachmentId\` (an upload) or \`path\``);
+      if (part.path === undefined) throw new RpcError(ErrorCodes.invalidParams, `session/input: params.input[${index}]: a file part needs \`attachmentId\` (an upload) or \`path\``);
       return { ...part, path: part.path };
     }
     const found = store?.read(conversationId, part.attachmentId);
-    if (!found) throw new RpcError(ErrorCodes.invalidParams, `session/input: params.input.${index}.attachmentId: no attachment "${part.attachmentId.slice(0, 100)}" was uploaded to conversation ${conversationId}`);
+    if (!found) throw new RpcError(ErrorCodes.invalidParams, `session/input: params.input[${index}].attachmentId: no attachment "${part.attachmentId.slice(0, 100)}" was uploaded to conversation ${conversationId}`);
     const kind = classifyAttachment(found.bytes).kind;
     if (kind === 'unsupported') {
-      throw new RpcError(ErrorCodes.invalidParams, `session/input: params.input.${index}: attachment "${found.attachment.name}" (${found.attachment.mediaType}) cannot be given to the model: only images (PNG, JPEG, GIF, WebP) and UTF-8 text files are supported`);
+      throw new RpcError(ErrorCodes.invalidParams, `session/input: params.input[${index}]: attachment "${found.attachment.name}" (${found.attachment.mediaType}) cannot be given to the model: only images (PNG, JPEG, GIF, WebP) and UTF-8 text files are supported`);
     }
     return { type: 'file', path: found.attachment.path, name: found.attachment.name, mediaType: found.attachment.mediaType, attachmentId: found.attachment.id };
   });
