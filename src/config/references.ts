@@ -3,17 +3,20 @@
  * loaded (SPEC §8: the directory is validated as a whole):
  *
  * - an agent's `model` (`agents.yaml`) names a provider of `providers.yaml`;
- * - an MCP server's `executor` (`mcp.yaml`) names an executor of `executors.yaml` (or `local`);
+ * - an MCP server's `executor` (`mcp.yaml`) and each key of `platform.memberWorkspaces`
+ *   (`server.yaml`) name an executor of `executors.yaml` (or `local`);
  * - an approval rule's `tool` (`agents.yaml`) or a hook's `matcher` (`hooks.yaml`) of the
  *   form `mcp__<server>__…` names a server of `mcp.yaml` (a rule for a server that does not
  *   exist never applies, which is how a typo in a deny rule goes unnoticed).
  *
  * A file that failed validation is still checked with what it holds, so one run reports its
- * own problems and its broken references together.
+ * own problems and its broken references together. Each broken reference says what is defined
+ * and, when a defined name is near, which one was likely meant (`similar-names.ts`).
  */
 import { DEFAULT_EXECUTOR_NAME } from './executors.js';
 import { ConfigError, isRecord } from './yaml-file.js';
 import { formatKeyPath } from '../key-path.js';
+import { unknownNameHint } from '../similar-names.js';
 
 /**
  * A file as loaded: its path, value, and where its keys are (no `lineOf` for a missing file).
@@ -59,7 +62,10 @@ export function referenceProblems(files: Partial<LoadedFiles>): ConfigError[] {
     const line = from.lineOf?.(keyPath);
     problems.set(from, [...(problems.get(from) ?? []), { ...(line !== undefined ? { line } : {}), keyPath: formatKeyPath(keyPath), message }]);
   };
-  const { providers, agents, mcp, hooks, executors, plugins } = files;
+  const { providers, agents, mcp, hooks, executors, plugins, server } = files;
+  const executorNames = executors ? [DEFAULT_EXECUTOR_NAME, ...entriesAt(executors, 'executors').map(([name]) => name).filter((name) => name !== DEFAULT_EXECUTOR_NAME)] : undefined;
+  const unknownExecutor = (name: string): string | undefined =>
+    executorNames === undefined || executorNames.includes(name) ? undefined : `names executor "${name}", which is not defined in executors.yaml (defined: ${listed(executorNames)})${unknownNameHint(name, executorNames)}`;
   const servers = mcp ? entriesAt(mcp, 'servers').map(([name]) => name) : undefined;
   // An installed plugin's servers are named `<plugin>_<server>`; what they are is only known once the plugin is read.
   const pluginNames = plugins ? entriesAt(plugins, 'plugins').map(([name]) => name) : [];
@@ -67,7 +73,7 @@ export function referenceProblems(files: Partial<LoadedFiles>): ConfigError[] {
   const checkMcpPattern = (from: LoadedFile<unknown>, keyPath: (string | number)[], pattern: unknown, what: string): void => {
     const server = typeof pattern === 'string' ? mcpServerOf(pattern) : undefined;
     if (servers === undefined || server === undefined || servers.includes(server) || fromPlugin(server)) return;
-    report(from, keyPath, `${what} "${String(pattern)}" names MCP server "${server}", which is not defined in mcp.yaml (defined: ${listed(servers)}), so it never applies`);
+    report(from, keyPath, `${what} "${String(pattern)}" names MCP server "${server}", which is not defined in mcp.yaml (defined: ${listed(servers)}), so it never applies${unknownNameHint(server, servers)}`);
   };
 
   if (agents) {
@@ -75,18 +81,24 @@ export function referenceProblems(files: Partial<LoadedFiles>): ConfigError[] {
     for (const [name, agent] of entriesAt(agents, 'agents')) {
       const provider = typeof agent.model === 'string' && agent.model.includes('/') ? agent.model.split('/')[0] : undefined;
       if (providerNames && provider !== undefined && !providerNames.includes(provider)) {
-        report(agents, ['agents', name, 'model'], `names provider "${provider}", which is not defined in providers.yaml (defined: ${listed(providerNames)})`);
+        report(agents, ['agents', name, 'model'], `names provider "${provider}", which is not defined in providers.yaml (defined: ${listed(providerNames)})${unknownNameHint(provider, providerNames)}`);
       }
       const rules = isRecord(agent.approvals) && Array.isArray(agent.approvals.rules) ? (agent.approvals.rules as unknown[]) : [];
       rules.forEach((rule, index) => checkMcpPattern(agents, ['agents', name, 'approvals', 'rules', index, 'tool'], isRecord(rule) ? rule.tool : undefined, 'the rule for'));
     }
   }
-  if (mcp && executors) {
-    const names = [DEFAULT_EXECUTOR_NAME, ...entriesAt(executors, 'executors').map(([name]) => name).filter((name) => name !== DEFAULT_EXECUTOR_NAME)];
-    for (const [name, server] of entriesAt(mcp, 'servers')) {
-      if (server.transport === 'stdio' && typeof server.executor === 'string' && !names.includes(server.executor)) {
-        report(mcp, ['servers', name, 'executor'], `names executor "${server.executor}", which is not defined in executors.yaml (defined: ${listed(names)})`);
-      }
+  if (mcp) {
+    for (const [name, entry] of entriesAt(mcp, 'servers')) {
+      const problem = entry.transport === 'stdio' && typeof entry.executor === 'string' ? unknownExecutor(entry.executor) : undefined;
+      if (problem !== undefined) report(mcp, ['servers', name, 'executor'], problem);
+    }
+  }
+  if (server) {
+    const platform = isRecord(server.value) ? server.value.platform : undefined;
+    const workspaces = isRecord(platform) ? platform.memberWorkspaces : undefined;
+    for (const name of isRecord(workspaces) ? Object.keys(workspaces) : []) {
+      const problem = unknownExecutor(name);
+      if (problem !== undefined) report(server, ['platform', 'memberWorkspaces', name], problem);
     }
   }
   if (hooks) {

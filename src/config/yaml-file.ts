@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import { explainIssue } from '../validation-issues.js';
 import { decodeConfigText, expansionProblems, type StringValue } from './config-text.js';
 import { formatKeyPath } from '../key-path.js';
+import { locateYamlError } from './yaml-syntax-errors.js';
 
 /** A configuration file that failed to parse or validate; `problems` lists every issue. */
 export class ConfigError extends Error {
@@ -53,21 +54,7 @@ function keyOffset(root: Node | null | undefined, keyPath: PropertyKey[]): numbe
   return nodeAt(root, keyPath)?.range?.[0];
 }
 
-/** Clearer words for YAML errors users meet most, by the `yaml` library's error code. */
-const SYNTAX_MESSAGES: Record<string, string> = {
-  TAB_AS_INDENT: 'a tab is used for indentation; YAML indents with spaces only (replace the tab with spaces)',
-  MULTIPLE_DOCS: 'the file holds more than one YAML document (a line "---" starts another); a configuration file is one document',
-};
-
-/**
- * The first line of a `yaml` library error, without the "at line L, column C:" it ends with:
- * callers give the line themselves, counted in the whole file (a front matter's YAML starts
- * on the file's second line, so the library's own count would be off).
- * @param error an error of `parseDocument` (`document.errors`) or of `parse` (thrown)
- */
-export function yamlSyntaxMessage(error: { code?: string; message: string }): string {
-  return (error.code !== undefined ? SYNTAX_MESSAGES[error.code] : undefined) ?? (error.message.split('\n')[0] ?? error.message).replace(/\s*at line \d+, column \d+:?\s*$/, '');
-}
+export { yamlSyntaxMessage } from './yaml-syntax-errors.js';
 
 /** The most a configuration file may hold, in bytes: far above any real one, and it keeps a mistaken path from being read whole. */
 export const CONFIGURATION_FILE_MAX_BYTES = 4 * 1024 * 1024;
@@ -159,11 +146,7 @@ export function parseYamlDocument<T>(file: string, input: string | Uint8Array, s
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: true });
   if (document.errors.length > 0) {
-    const syntaxProblems = document.errors.map((error) => ({
-      line: error.linePos?.[0]?.line,
-      keyPath: '(YAML syntax)',
-      message: yamlSyntaxMessage(error),
-    }));
+    const syntaxProblems = document.errors.map((error) => ({ ...locateYamlError(error, document, text, lineCounter), keyPath: '(YAML syntax)' }));
     throw new ConfigError(file, [...shellVariableHints(text, syntaxProblems), ...syntaxProblems]);
   }
   const lineOf = (keyPath: PropertyKey[]): number | undefined => {

@@ -7,14 +7,14 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import type { AgentDefinition } from '../config/agents.js';
 import { DEFAULT_HOOK_TIMEOUT_MS, MAX_HOOK_TIMEOUT_MS, TOOL_HOOK_EVENTS, compileToolMatcher, type HookDefinition, type HookEvent } from '../config/hooks.js';
 import { McpServerConfigSchema, type McpServerConfig } from '../config/mcp.js';
 import { expandPluginRoot, keyPathOf, KNOWN_MANIFEST_KEYS, MANIFEST_PATH, PluginHooksFileSchema, PluginManifestSchema, PluginMcpServerSchema, type PluginManifest } from './manifest.js';
 import { jsonSyntaxProblem } from '../printable-text.js';
-import { yamlSyntaxMessage } from '../config/yaml-file.js';
+import { locateYamlError } from '../config/yaml-syntax-errors.js';
 import { formatKeyPath } from '../key-path.js';
 import { explainIssue } from '../validation-issues.js';
 
@@ -121,14 +121,16 @@ const asList = (value: string | string[] | undefined): string[] => (value === un
 function frontMatter(text: string, file: string): { fields: Record<string, unknown>; body: string } {
   const match = /^---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/.exec(text);
   if (!match) return { fields: {}, body: text.trim() };
-  let fields: unknown;
-  try {
-    fields = parseYaml(match[1] as string);
-  } catch (error) {
+  const yamlText = match[1] as string;
+  const lineCounter = new LineCounter();
+  const document = parseDocument(yamlText, { lineCounter });
+  const [error] = document.errors;
+  if (error) {
     // The front matter's YAML begins on the file's second line, after "---".
-    const line = (error as { linePos?: { line: number }[] }).linePos?.[0]?.line;
-    throw new ProblemFound({ file, keyPath: '(front matter)', message: `is not valid YAML${line !== undefined ? ` (line ${line + 1})` : ''}: ${yamlSyntaxMessage(error as Error)}` });
+    const { line, message } = locateYamlError(error, document, yamlText, lineCounter);
+    throw new ProblemFound({ file, keyPath: '(front matter)', message: `is not valid YAML (line ${line + 1}): ${message}` });
   }
+  const fields: unknown = document.toJS();
   if (fields !== null && (typeof fields !== 'object' || Array.isArray(fields))) throw new ProblemFound({ file, keyPath: '(front matter)', message: 'must be a mapping of fields' });
   return { fields: (fields ?? {}) as Record<string, unknown>, body: text.slice(match[0].length).trim() };
 }

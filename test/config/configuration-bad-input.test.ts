@@ -184,3 +184,21 @@ it('says a missing key of fixed values is missing, with the values allowed, not 
   expect(wrong).toContain('agents.default.approvals.rules[0].decision: ');
   expect(wrong).not.toContain('required, but missing');
 });
+
+it('refuses a name of another file that is not defined there, with a did-you-mean, for every cross-reference', async () => {
+  const EXECUTORS = 'executors:\n  buildbox: { kind: ssh, host: build.example.org }\n';
+  const message = await problems({
+    'executors.yaml': EXECUTORS,
+    'server.yaml': 'platform:\n  memberWorkspaces:\n    local: [/srv]\n    buildbx: [/srv]\n    nosuch: [/srv]\n',
+    'agents.yaml': 'agents:\n  default:\n    model: mokc/m\n    approvals:\n      rules:\n        - { tool: mcp__dcos__search, decision: deny }\n',
+    'mcp.yaml': 'servers:\n  docs:\n    transport: stdio\n    command: [docs-server]\n    executor: buildbo\n',
+    'hooks.yaml': 'hooks:\n  PreToolUse:\n    - { matcher: mcp__doc__search, command: "true" }\n',
+  });
+  expect(message).toContain(`${at('server.yaml', 4)}platform.memberWorkspaces.buildbx: names executor "buildbx", which is not defined in executors.yaml (defined: local, buildbox) (did you mean "buildbox"?)`);
+  expect(message).toContain(`${at('server.yaml', 5)}platform.memberWorkspaces.nosuch: names executor "nosuch", which is not defined in executors.yaml (defined: local, buildbox)`);
+  expect(message).toContain(`${at('agents.yaml', 3)}agents.default.model: names provider "mokc", which is not defined in providers.yaml (defined: mock) (did you mean "mock"?)`);
+  expect(message).toMatch(/agents\.yaml:6: agents\.default\.approvals\.rules\[0\]\.tool: .*"dcos".* \(did you mean "docs"\?\)/);
+  expect(message).toContain(`${at('mcp.yaml', 5)}servers.docs.executor: names executor "buildbo", which is not defined in executors.yaml (defined: local, buildbox) (did you mean "buildbox"?)`);
+  expect(message).toMatch(/hooks\.yaml:3: hooks\.PreToolUse\[0\]\.matcher: .*"doc".* \(did you mean "docs"\?\)/);
+  expect(message).not.toContain('memberWorkspaces.local');
+});

@@ -90,11 +90,24 @@ const threadResume: CodexMethodHandler = async (raw, context) => {
   return threadSettings(snapshot, params.approvalPolicy, turns);
 };
 
+/**
+ * Without `lastTurnId` Codex forks the whole thread: here, up to the last item stored in its
+ * root session (`conversation/fork` needs a cut, as `openvaala conversations fork` gives it).
+ * @throws CodexRpcError invalid params when the thread has no stored item yet (nothing to copy)
+ */
+async function wholeThreadCut(context: CodexMethodContext, threadId: string, conversationId: string): Promise<{ fromItemId: string }> {
+  const snapshot = await context.runtime.request('conversation/get', { conversationId });
+  const page = await context.runtime.request('items/list', { conversationId, sessionId: snapshot.conversation.rootSessionId, direction: 'backward', limit: 1 });
+  const last = page.items[0];
+  if (!last) throw new CodexRpcError(CodexErrorCodes.invalidParams, `thread/fork: params.threadId: thread ${threadId} has no turns yet, nothing to fork`);
+  return { fromItemId: last.item.id };
+}
+
 const threadFork: CodexMethodHandler = async (raw, context) => {
   const params = parseParams('thread/fork', threadIdParams.extend({ lastTurnId: nullableString, approvalPolicy: z.unknown().optional() }), raw);
   const conversationId = openVaalaId('thread/fork', 'threadId', params.threadId, 'conv');
-  const lastTurnId = params.lastTurnId ? openVaalaId('thread/fork', 'lastTurnId', params.lastTurnId, 'turn') : undefined;
-  const forked = await context.runtime.request('conversation/fork', { conversationId, ...(lastTurnId ? { lastTurnId } : {}) });
+  const cut = params.lastTurnId ? { lastTurnId: openVaalaId('thread/fork', 'lastTurnId', params.lastTurnId, 'turn') } : await wholeThreadCut(context, params.threadId, conversationId);
+  const forked = await context.runtime.request('conversation/fork', { conversationId, ...cut });
   const snapshot = await context.follow(forked.conversation.id);
   const turns = await codexTurns(context.runtime, snapshot.conversation, snapshot.turns);
   const result = threadSettings(snapshot, params.approvalPolicy, turns);

@@ -13,7 +13,7 @@
  * ```
  */
 import { isMap, LineCounter, parseDocument, type Node } from 'yaml';
-import { yamlSyntaxMessage } from '../../config/yaml-file.js';
+import { locateYamlError } from '../../config/yaml-syntax-errors.js';
 
 /** A skill name: 1–64 lowercase letters and digits in groups joined by single hyphens (the Agent Skills rule). */
 export const SKILL_NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -67,7 +67,10 @@ export function parseSkillFile(file: string, folderName: string, text: string): 
   const fileLine = (offset: number | undefined): number | undefined => (offset === undefined ? undefined : lineCounter.linePos(offset).line + 1);
   if (document.errors.length > 0) {
     return {
-      problems: document.errors.map((error) => ({ file, field: '(front matter)', line: fileLine(error.pos[0]), message: `invalid YAML: ${yamlSyntaxMessage(error)}` })),
+      problems: document.errors.map((error) => {
+        const { line, message } = locateYamlError(error, document, yamlText, lineCounter);
+        return { file, field: '(front matter)', line: line + 1, message: `invalid YAML: ${message}` };
+      }),
     };
   }
   if (!isMap(document.contents)) {

@@ -89,6 +89,24 @@ describe('openvaala app-server thread and catalog methods', () => {
     await expect(codex.request('thread/rollback', { threadId: thread.id, numTurns: 5 })).rejects.toThrow(/the thread has 1 turns, cannot drop 5/);
   });
 
+  it('forks the whole thread when thread/fork names no lastTurnId, and refuses to fork a thread with no turns naming it', async () => {
+    server = await startInProcessServer('responses:\n  - text: "first answer"\n  - text: "second answer"\n');
+    const workDir = server.environment.workDir;
+    const codex = (client = await CodexTestClient.start('websocket', server.environment.env, workDir));
+    await codex.initialize();
+    const { thread } = await codex.request<{ thread: Thread }>('thread/start', { cwd: workDir });
+    await turn(codex, thread.id, 'first question');
+    await turn(codex, thread.id, 'second question');
+    for (const params of [{ threadId: thread.id }, { threadId: thread.id, lastTurnId: null }]) {
+      const forked = await codex.request<{ thread: Thread }>('thread/fork', params);
+      expect(forked.thread.id).not.toBe(thread.id);
+      expect(forked.thread.turns.flatMap((entry) => entry.items.map((item) => item.text ?? item.type))).toEqual(['userMessage', 'first answer', 'userMessage', 'second answer']);
+    }
+    const { thread: empty } = await codex.request<{ thread: Thread }>('thread/start', { cwd: workDir });
+    await expect(codex.request('thread/fork', { threadId: empty.id })).rejects.toThrow(/thread\/fork: params\.threadId: thread .* has no turns yet, nothing to fork/);
+    expect(schema.check(codex.log)).toEqual([]);
+  });
+
   it('answers the start-up requests of the Codex TUI about features OpenVaala has not with "none", in valid shapes', async () => {
     server = await startInProcessServer('responses: []\n');
     const codex = (client = await CodexTestClient.start('stdio', server.environment.env, server.environment.workDir));
