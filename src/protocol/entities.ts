@@ -204,7 +204,7 @@ export const ConversationSummarySchema = z.object({
   /** The start of the root session's last user or assistant message (at most 200 characters; empty when none). */
   preview: z.string(),
   archived: z.boolean(),
-  /** Platform layer: the conversation's project, when it has one (`conversation/list` only). */
+  /** Platform layer: the conversation's project, when it has one (`conversation/list` and the list feed's notifications). */
   projectId: z.string().optional(),
   /** Platform layer: whether it changed since the caller last marked it read (`conversations/markRead`; `conversation/list` only). */
   unread: z.boolean().optional(),

@@ -73,12 +73,13 @@ function sessionOf(live: LiveConversation, sessionId: string | undefined): LiveS
  * Items are found by id only, never by time. Copies get new item, session and turn ids and
  * keep everything else; the turns they belong to are copied too (one still running in the
  * source is copied as interrupted). Works while the source runs: it copies what is stored.
+ * @param projectId the project the fork belongs to (the source's binding); default the source's own `projectId`
  * @returns the new conversation, opened
  * @throws NotFoundError for an unknown conversation, item or turn (naming the param)
  * @throws DamagedConversationError when the source's metadata or root session log is damaged
  *   beyond what reads skip
  */
-export async function forkConversation(host: LifecycleHost, source: { conversationId: string; fromItemId?: string; lastTurnId?: string }): Promise<LiveConversation> {
+export async function forkConversation(host: LifecycleHost, source: { conversationId: string; fromItemId?: string; lastTurnId?: string }, projectId?: string): Promise<LiveConversation> {
   const state = await host.store.openConversationState(source.conversationId);
   if (!state) throw new NotFoundError(`conversation "${source.conversationId}" does not exist`);
   const rootSession = state.sessions.find((session) => session.id === state.conversation.rootSessionId);
@@ -111,6 +112,9 @@ export async function forkConversation(host: LifecycleHost, source: { conversati
     updatedAt: now,
     forkedFrom: { conversationId: source.conversationId, itemId: last.id },
   };
+  // A fork stays in its source's project: kept with it, so its creation is heard by the project's members.
+  const project = projectId ?? state.conversation.projectId;
+  if (project !== undefined) conversation.projectId = project;
   const turnIds = new Map<string, string>();
   for (const item of copied) if (!turnIds.has(item.turnId)) turnIds.set(item.turnId, newId('turn'));
   const items = copied.map((item) => copyItem(item, session.id, rootSession.id, turnIds));

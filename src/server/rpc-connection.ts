@@ -27,6 +27,7 @@ import type { Runtime } from '../runtime/runtime.js';
 import { LOCAL_OWNER, type Caller } from '../platform/caller.js';
 import type { Platform } from '../platform/platform.js';
 import type { ConfigService } from './config-service.js';
+import { notificationWithProject, withConversationProject } from './conversation-projects.js';
 import { redactOutgoing, redactOutgoingNotification } from './conversation-redaction.js';
 import { createMethodHandlers, type MethodHandlers, type RequestContext } from './method-handlers.js';
 import { FirstMessageGate, type ConnectionAuthentication } from './first-message-auth.js';
@@ -279,7 +280,8 @@ export class RpcConnection {
     // The one access check of every notification: what the caller may not see never leaves.
     if (this.platform && !this.platform.access.admitsNotification(this.caller, event)) return;
     // A conversation in the params goes out redacted (see `redactOutgoing`), secret values as `***`.
-    const outgoing = redactOutgoingNotification(event);
+    const platform = this.platform;
+    const outgoing = redactOutgoingNotification(platform ? notificationWithProject(event, (id) => platform.projects.projectOf(id)) : event);
     const redactor = this.platform?.redactor;
     // With no secret values to hide and no streamed text held back (the usual case), the event
     // goes out as it is, shared by every connection: nothing is allocated for this client.
@@ -394,7 +396,9 @@ export class RpcConnection {
     }
     // A conversation in a result goes out redacted, as in notifications.
     if (id !== undefined) {
-      const response = { jsonrpc: '2.0', id, result: redactOutgoing(result) };
+      const platform = this.platform;
+      const shown = platform ? withConversationProject(result, (conversationId) => platform.projects.projectOf(conversationId)) : result;
+      const response = { jsonrpc: '2.0', id, result: redactOutgoing(shown) };
       if (reveal) this.queue.send(response);
       else this.send(response);
     }

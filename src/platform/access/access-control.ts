@@ -130,12 +130,17 @@ export class AccessControl {
    *   task named by id, a promise settled once the task's conversation was looked up
    * @throws RpcError forbidden (-32003) naming the method and what was missing; not found
    *   (-32004) `<method>: params.taskId: scheduled task "<id>" does not exist` for a task that
-   *   does not exist or that the caller may not reach
+   *   does not exist or that the caller may not reach, and `<method>: params.projectId: project
+   *   "<id>" does not exist` for a missing project named by an administrator or the local owner
+   *   (see {@link checkProjectExists})
    */
   checkRequest(caller: Caller, method: MethodName, params: unknown): Promise<void> | undefined {
+    const rule = METHOD_RULES[method];
+    const namedProject = rule.kind === 'project' || rule.kind === 'create-conversation' ? stringParam(params, 'projectId') : undefined;
+    // Before everything else, so every method naming a project answers the local owner alike.
+    if (namedProject !== undefined) this.checkProjectExists(caller, method, namedProject, 'projectId');
     if (caller.kind === 'local-owner') return;
     this.checkReadOnly(caller, method);
-    const rule = METHOD_RULES[method];
     const scope = tokenProject(caller);
     switch (rule.kind) {
       case 'open':
@@ -182,6 +187,19 @@ export class AccessControl {
         return;
       }
     }
+  }
+
+  /**
+   * Tells an administrator (or the local owner) that a project they name does not exist, as
+   * they are told of an unknown conversation. Anyone else is left to the refusal they get for
+   * a project of others, the same words whether it exists or not, so that a member cannot learn
+   * which project ids exist.
+   * @param keyPath where the id is in the params, e.g. `projectId` or `scope.projectId`
+   * @throws RpcError not found (-32004) `<method>: params.<keyPath>: project "<id>" does not exist`
+   */
+  checkProjectExists(caller: Caller, method: string, projectId: string, keyPath: string): void {
+    if (!isAdministrator(caller) || this.projects.find(projectId)) return;
+    throw new RpcError(ErrorCodes.notFound, `${method}: params.${keyPath}: project "${projectId}" does not exist`);
   }
 
   /** @throws RpcError not found when the task does not exist or its conversation is out of the caller's reach */

@@ -58,26 +58,28 @@ export function validateSchedule(schedule: TaskSchedule, now?: number): void {
 /**
  * When a schedule being set at `now` (a task created, or its schedule changed) first fires, ms
  * since the epoch: a one-time instant already passed (within {@link ONCE_PAST_TOLERANCE_MS},
- * checked by {@link validateSchedule}) is due at once, `now`; otherwise {@link nextOccurrence}.
- * Without this, a one-time task whose instant passed while its request was on its way was kept
+ * checked by {@link validateSchedule}) is due at once, `now`; otherwise {@link nextOccurrence},
+ * an interval without `startAt` counting from `now` (docs/protocol.md: "a new schedule counts
+ * from now"). Without the first rule, a one-time task whose instant passed while its request was on its way was kept
  * with no next occurrence and never ran.
  */
-export function occurrenceWhenSet(schedule: TaskSchedule, now: number, createdAt: number): number | undefined {
+export function occurrenceWhenSet(schedule: TaskSchedule, now: number): number | undefined {
   if (schedule.kind === 'once' && schedule.at <= now) return now;
-  return nextOccurrence(schedule, now, createdAt);
+  return nextOccurrence(schedule, now, now);
 }
 
 /**
  * The first occurrence strictly after `afterMs`, ms since the epoch; undefined when the
  * schedule has none left (a `once` instant already passed, or a cron that never matches again).
- * @param createdAt creation time of the task, ms: the anchor of an interval without `startAt`
+ * @param anchorAt ms since the epoch an interval without `startAt` counts from: when its
+ *   schedule was set or the task resumed (`scheduleAnchor` of the stored task)
  */
-export function nextOccurrence(schedule: TaskSchedule, afterMs: number, createdAt: number): number | undefined {
+export function nextOccurrence(schedule: TaskSchedule, afterMs: number, anchorAt: number): number | undefined {
   switch (schedule.kind) {
     case 'once':
       return schedule.at > afterMs ? schedule.at : undefined;
     case 'interval': {
-      const start = schedule.startAt ?? createdAt + schedule.everyMs;
+      const start = schedule.startAt ?? anchorAt + schedule.everyMs;
       if (start > afterMs) return start;
       const steps = Math.floor((afterMs - start) / schedule.everyMs) + 1;
       return start + steps * schedule.everyMs;

@@ -3,6 +3,7 @@
  * create (checked), update, delete, pause, resume, run now, history, and removal of a deleted
  * conversation's tasks. Each change is stored first, then given to the scheduler.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { newId } from '../../ids.js';
 import type { SchedulerClock } from './clock.js';
 import { nextOccurrence, occurrenceWhenSet, validateSchedule } from './next-occurrence.js';
@@ -47,9 +48,9 @@ export class UnknownTaskError extends Error {
   }
 }
 
-/** The wire shape of a stored task (`nextRunAt` only while enabled). */
+/** The wire shape of a stored task (`nextRunAt` only while enabled; no bookkeeping of the scheduler). */
 export function publicTask(task: StoredTask): StoredTask {
-  const { nextOccurrenceAt, ...rest } = task;
+  const { nextOccurrenceAt, scheduleAnchorAt: _anchor, ...rest } = task;
   delete rest.nextRunAt;
   return { ...rest, ...(task.enabled && nextOccurrenceAt !== undefined ? { nextRunAt: nextOccurrenceAt } : {}) };
 }
@@ -90,7 +91,7 @@ export class ScheduleService {
       createdAt: now,
       updatedAt: now,
     };
-    const next = occurrenceWhenSet(task.schedule, now, now);
+    const next = occurrenceWhenSet(task.schedule, now);
     if (next !== undefined) task.nextOccurrenceAt = next;
     await this.scheduler.store.saveTask(task);
     this.scheduler.taskChanged(task);
@@ -117,14 +118,23 @@ export class ScheduleService {
     return this.scheduler.tasksOf(conversationId).sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
   }
 
-  /** Changes a task. @throws UnknownTaskError, InvalidScheduleError */
+  /**
+   * Changes a task. A schedule different from the current one counts from now (an interval
+   * without `startAt` first fires `everyMs` after the change); one equal to it, as a client
+   * sending every field of a task gives, keeps the task's timing (docs/protocol.md,
+   * `schedules/update`). @throws UnknownTaskError, InvalidScheduleError
+   */
   async update(taskId: string, changes: TaskChanges): Promise<StoredTask> {
     const task = { ...this.get(taskId) };
     const now = this.clock.now();
     if (changes.schedule) validateSchedule(changes.schedule, now);
+    const newSchedule = changes.schedule !== undefined && !isDeepStrictEqual(changes.schedule, task.schedule);
     Object.assign(task, Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)));
     task.updatedAt = now;
-    if (changes.schedule) this.setNext(task, occurrenceWhenSet(task.schedule, now, task.createdAt));
+    if (newSchedule) {
+      task.scheduleAnchorAt = now;
+      this.setNext(task, occurrenceWhenSet(task.schedule, now));
+    }
     return this.save(task);
   }
 
@@ -135,15 +145,20 @@ export class ScheduleService {
   }
 
   /**
-   * Enables a task; its next occurrence is the first after now. A task the server disabled
-   * loses its `disabledReason`; if its user still cannot reach the conversation, its next run
-   * disables it again. @throws UnknownTaskError
+   * Enables a task, counting its next occurrence from now: the first after now, and an interval
+   * without `startAt` first fires `everyMs` after the resume (docs/platform.md, "Run now, pause,
+   * resume"). A task already enabled keeps its timing. A task the server disabled loses its
+   * `disabledReason`; if its user still cannot reach the conversation, its next run disables
+   * it again. @throws UnknownTaskError
    */
   async resume(taskId: string): Promise<StoredTask> {
     const now = this.clock.now();
     const { disabledReason: _reason, ...current } = this.get(taskId);
-    const task = { ...current, enabled: true, updatedAt: now };
-    this.setNext(task, nextOccurrence(task.schedule, now, task.createdAt));
+    const task: StoredTask = { ...current, enabled: true, updatedAt: now };
+    if (!current.enabled) {
+      task.scheduleAnchorAt = now;
+      this.setNext(task, nextOccurrence(task.schedule, now, now));
+    }
     return this.save(task);
   }
 

@@ -10,7 +10,7 @@ import type { ScheduleDispatcher } from './dispatcher.js';
 import { nextOccurrence } from './next-occurrence.js';
 import { attemptRun, nextRetryAt, type AttemptResult } from './run-attempts.js';
 import { runKey, type ScheduleStore } from './schedule-store.js';
-import type { StoredRun, StoredTask } from './task-types.js';
+import { scheduleAnchor, type StoredRun, type StoredTask } from './task-types.js';
 import { MAX_TIMER_DELAY_MS } from './clock.js';
 
 /** Most missed occurrences counted for one task at start (the rest are not counted, only skipped). */
@@ -166,7 +166,7 @@ export class Scheduler {
       const current = this.tasks.get(task.id);
       if (!current || current.nextOccurrenceAt !== occurrenceAt) continue;
       // After a late timer (a loaded machine) the next occurrence is the first after now: no burst of catch-ups.
-      const next = nextOccurrence(current.schedule, Math.max(occurrenceAt, now), current.createdAt);
+      const next = nextOccurrence(current.schedule, Math.max(occurrenceAt, now), scheduleAnchor(current));
       if (next === undefined) delete current.nextOccurrenceAt;
       else current.nextOccurrenceAt = next;
       await this.options.store.saveTask(current);
@@ -345,12 +345,12 @@ export class Scheduler {
     if (!task.enabled || task.nextOccurrenceAt === undefined || task.nextOccurrenceAt > now) return;
     let latest: number | undefined;
     let count = 0;
-    for (let at: number | undefined = task.nextOccurrenceAt; at !== undefined && at <= now && count < MAX_MISSED_COUNTED; at = nextOccurrence(task.schedule, at, task.createdAt)) {
+    for (let at: number | undefined = task.nextOccurrenceAt; at !== undefined && at <= now && count < MAX_MISSED_COUNTED; at = nextOccurrence(task.schedule, at, scheduleAnchor(task))) {
       if (await this.options.store.getRun(runKey(task.id, at, 'schedule'))) continue;
       latest = at;
       count += 1;
     }
-    task.nextOccurrenceAt = nextOccurrence(task.schedule, now, task.createdAt);
+    task.nextOccurrenceAt = nextOccurrence(task.schedule, now, scheduleAnchor(task));
     await this.options.store.saveTask(task);
     if (latest === undefined) return;
     if (task.missed === 'runOnce') {

@@ -10,6 +10,17 @@ export type { ScheduledTask, ScheduleRun, TaskSchedule, OverlapPolicy, MissedPol
 export interface StoredTask extends ScheduledTask {
   /** The occurrence the scheduler will claim next, ms since the epoch; absent when none is left (a `once` task that ran). */
   nextOccurrenceAt?: number;
+  /**
+   * When the task's schedule was last set (created or changed to a different schedule) or the
+   * task last resumed, ms since the epoch: what an interval without `startAt` counts from.
+   * Absent on tasks stored before it was kept: `createdAt` stands in.
+   */
+  scheduleAnchorAt?: number;
+}
+
+/** What an interval without `startAt` of `task` counts from, ms since the epoch (see {@link StoredTask.scheduleAnchorAt}). */
+export function scheduleAnchor(task: StoredTask): number {
+  return task.scheduleAnchorAt ?? task.createdAt;
 }
 
 /** A run as stored. `claimedBy` names the server process instance that holds the claim. */

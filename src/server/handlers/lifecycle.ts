@@ -37,9 +37,9 @@ export function createLifecycleHandlers(connection: RpcConnection): LifecycleHan
     },
 
     async 'conversation/fork'(params) {
-      const fork = await forkConversation(runtime, params);
       // A fork stays in its source's project (and so with the same members).
       const projectId = connection.platform?.projects.projectOf(params.conversationId);
+      const fork = await forkConversation(runtime, params, projectId);
       if (projectId !== undefined) await connection.platform?.projects.bindConversation(fork.id, projectId);
       return { conversation: fork.state, session: fork.rootSession.state };
     },

@@ -95,6 +95,7 @@ export function createPlatformIdentityHandlers(connection: RpcConnection): Handl
       if (caller.kind === 'api-token' && caller.scope.kind !== 'admin') throw new RpcError(ErrorCodes.forbidden, 'account/tokens/create: only a web session or an admin-scoped token may create tokens');
       // A token limited to a project its user cannot reach would reach nothing: a mistaken id.
       if (params.scope.kind === 'project') {
+        platform.access.checkProjectExists(caller, 'account/tokens/create', params.scope.projectId, 'scope.projectId');
         const refusal = platform.access.projectRefusal(caller, params.scope.projectId);
         if (refusal !== undefined) throw new RpcError(ErrorCodes.invalidParams, `account/tokens/create: params.scope.projectId: ${refusal}`);
       }
