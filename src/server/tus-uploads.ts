@@ -23,6 +23,7 @@ import { messageExcerpt, uploadCaller, type UploadOptions } from './uploads.js';
 import { DamagedUploadRecordError, newUploadId, TusUploadStore } from './tus-upload-store.js';
 
 import { TUS_UPLOAD_PATH } from './tus-upload-paths.js';
+import { answerTusRefusalsAsJson } from './tus-json-errors.js';
 
 export { TUS_UPLOAD_PATH, TUS_UPLOAD_MAX_AGE_MS, TUS_UPLOAD_SWEEP_MS } from './tus-upload-paths.js';
 /** Metadata keys a creation must carry (tus `Upload-Metadata`, values base64). */
@@ -226,6 +227,7 @@ export function createTusUploads(options: TusUploadOptions): TusUploads {
           if (caller === 'missing') return refuse(request, response, 401, 'missing token: send "Authorization: Bearer <token>" (or sign in to the web UI)');
           if (caller === 'wrong') return refuse(request, response, 401, 'wrong token');
           callers.set(request, caller);
+          answerTusRefusalsAsJson(request, response);
           server.handle(request, response).catch((error: unknown) => {
             options.logger.error({ error: (error as Error).message }, 'a resumable upload request failed');
             refuse(request, response, 500, 'the upload request failed; see the server log');

@@ -261,15 +261,26 @@ describe('resumable uploads', () => {
       expect(answer.status, method).toBe(401);
     }
     expect(await offsetOf(`${harness.server.url}${location}`)).toBe(0);
-    const unknown = await rawRequest(harness.server.url, '/api/v1/uploads/tus/0123456789abcdef0123456789abcdef', { method: 'HEAD', headers: { ...auth(), 'tus-resumable': '1.0.0' } });
+    const unknown = await rawRequest(harness.server.url, '/api/v1/uploads/tus/0123456789abcdef0123456789abcdef', { method: 'DELETE', headers: { ...auth(), 'tus-resumable': '1.0.0' } });
     expect(unknown.status).toBe(404);
+    expect(unknown.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(unknown.body)).toEqual({ error: 'upload 0123456789abcdef0123456789abcdef does not exist' });
     const traversal = await rawRequest(harness.server.url, '/api/v1/uploads/tus/..%2f..%2fserver.yaml', { method: 'PATCH', headers: { ...auth(), 'tus-resumable': '1.0.0', 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: 'x' });
     expect(traversal.status).toBe(404);
     // Metadata tus cannot decode, or none at all.
     const undecodable = await rawRequest(harness.server.url, '/api/v1/uploads/tus', { method: 'POST', headers: { ...auth(), 'tus-resumable': '1.0.0', 'upload-length': '1', 'upload-metadata': 'conversationId !!not-base64!!' } });
     expect(undecodable.status).toBe(400);
-    // Refused by tus's header check, in its own words (plain text).
-    expect(undecodable.body).toBe('Invalid upload-metadata\n');
+    // Refused by tus's own header checks: JSON naming the header and the value, like every other refusal.
+    const json = (answer: { status: number; headers: Record<string, unknown>; body: string }) => ({ status: answer.status, type: answer.headers['content-type'], body: JSON.parse(answer.body) as unknown, tus: answer.headers['tus-resumable'] });
+    expect(json(undecodable)).toEqual({ status: 400, type: 'application/json', tus: '1.0.0', body: { error: 'Upload-Metadata: "conversationId !!not-base64!!" is not valid (comma-separated pairs of a key and its value in base64)' } });
+    const badLength = await rawRequest(harness.server.url, '/api/v1/uploads/tus', { method: 'POST', headers: { ...auth(), 'tus-resumable': '1.0.0', 'upload-length': 'abc' } });
+    expect(json(badLength)).toEqual({ status: 400, type: 'application/json', tus: '1.0.0', body: { error: 'Upload-Length: "abc" is not valid (a whole number of bytes, 0 or more)' } });
+    const noVersion = await rawRequest(harness.server.url, '/api/v1/uploads/tus', { method: 'POST', headers: { ...auth(), 'upload-length': '1' } });
+    expect(json(noVersion)).toMatchObject({ status: 412, type: 'application/json', body: { error: 'Tus-Resumable: the header is required (this server speaks tus 1.0.0)' } });
+    const wrongOffset = await rawRequest(harness.server.url, location, { method: 'PATCH', headers: { ...auth(), 'tus-resumable': '1.0.0', 'upload-offset': '2', 'content-type': 'application/offset+octet-stream' }, body: 'cd' });
+    expect(json(wrongOffset)).toMatchObject({ status: 409, type: 'application/json', tus: '1.0.0' });
+    expect(String((json(wrongOffset).body as { error: string }).error)).toContain('Upload-Offset');
+    expect(await offsetOf(`${harness.server.url}${location}`)).toBe(0);
     const without = await rawRequest(harness.server.url, '/api/v1/uploads/tus', { method: 'POST', headers: { ...auth(), 'tus-resumable': '1.0.0', 'upload-length': '1' } });
     expect(JSON.parse(without.body)).toEqual({ error: 'Upload-Metadata conversationId: missing (send conversationId and filename, base64 encoded)' });
     const rebound = await rawRequest(harness.server.url, '/api/v1/uploads/tus', { method: 'POST', headers: { ...auth(), host: 'evil.example', 'tus-resumable': '1.0.0', 'upload-length': '1' } });
