@@ -57,7 +57,7 @@ describe('executors.yaml', () => {
     ['executors:\n  local: { kind: virtual }\n', 'executors.yaml:2: executors.local.kind: the name "local" is kept for the machine the server runs on'],
     ['executors:\n  "bad name": { kind: local }\n', 'executors.yaml:2: executors["bad name"]: executor names use letters, digits'],
     ['executors:\n  v: { kind: virtual, colour: blue }\n', 'executors.yaml:2: executors.v.colour: Unrecognized key: "colour"'],
-    ['executors: [\n', 'executors.yaml:2: (YAML syntax): '],
+    ['executors: [\n', 'executors.yaml:1: (YAML syntax): Flow sequence in block collection must be sufficiently indented and end with a ]: "[" opened at column 12 is never closed with "]"'],
   ])('names file, line and key path for %j', (text, message) => {
     let caught: unknown;
     try {

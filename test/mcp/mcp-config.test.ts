@@ -117,7 +117,7 @@ servers:
   });
 
   it('names the line of a YAML syntax error', () => {
-    expect(problem('servers:\n  a: { transport: stdio, command: x\n')).toMatch(/^mcp\.yaml:3: \(YAML syntax\): /);
+    expect(problem('servers:\n  a: { transport: stdio, command: x\n')).toMatch(/^mcp\.yaml:2: \(YAML syntax\): .*"\{" opened at column 6 is never closed with "\}"$/);
   });
 
   it('stops the server from starting, naming file, line and key path', async () => {
