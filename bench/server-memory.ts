@@ -9,13 +9,21 @@
  * - one turn streaming 200,000 text deltas with no client attached (the client leaves before the
  *   stream begins): peak RSS during the turn and RSS after it, on a second, fresh server.
  *
- * "After" figures are read once the server has been idle for {@link SETTLE_MS}: a server gives
- * memory back when no turn runs (`src/server/idle-memory.ts`), not in the middle of the work.
+ * "After" figures are read twice: once the server has been idle for {@link EARLY_MS} (the
+ * reading of the rounds before), and once its own idle policy has had time to run
+ * ({@link SETTLED_MS}): a conversation just used stays open for `EVICTION_GRACE_MS` (5 s) and
+ * counts toward the idle bound meanwhile; the ones beyond the bound close at the next eviction
+ * check after their grace; the server gives memory back at the first idle check after a quiet
+ * spell (`src/server/idle-memory.ts`). Read at 5 s, after a run of conversations made faster
+ * than one per 0.5 s, the figure falls in the middle of those closings. The ratios compare
+ * readings taken at the same moment.
  */
 import { pathToFileURL } from 'node:url';
 import { RuntimeClient } from '../src/client/runtime-client.js';
 import type { MockProviderServer } from '../src/models/mock/index.js';
 import type { AnyNotification } from '../src/protocol/index.js';
+import { EVICTION_CHECK_MS, EVICTION_GRACE_MS } from '../src/runtime/open-conversations.js';
+import { IDLE_MEMORY_CHECK_MS, IDLE_QUIET_MS } from '../src/server/idle-memory.js';
 import { createBenchHome, loadAverage, mebibytes, memoryKilobytes, resetPeakMemory, startMockFor, startServe, type BenchHome, type ServeProcess } from './server-process.js';
 import { printTable } from './statistics.js';
 
@@ -23,11 +31,26 @@ const CONVERSATIONS = 100;
 const STEPS = 20;
 const DELTAS = 200_000;
 const DELTA_LENGTH = 8;
-/** How long the server is left idle before an "after" reading, ms (over two of its idle checks). */
-const SETTLE_MS = 5_000;
+/** The first "after" reading, ms of idleness (the only one of the rounds before). */
+const EARLY_MS = 5_000;
+/**
+ * The second "after" reading, ms of idleness: the last conversation's grace, the eviction check
+ * that closes what is then beyond the bound, the quiet spell before the server collects, and two
+ * of its idle checks (one to notice the quiet, one of slack).
+ */
+const SETTLED_MS = EVICTION_GRACE_MS + EVICTION_CHECK_MS + IDLE_QUIET_MS + 2 * IDLE_MEMORY_CHECK_MS;
 
-function settle(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+/** An idle server's RSS, KiB, after {@link EARLY_MS} and after {@link SETTLED_MS} of idleness. */
+interface IdleReadings {
+  early: number;
+  settled: number;
+}
+
+async function readWhileIdle(pid: number): Promise<IdleReadings> {
+  await new Promise((resolve) => setTimeout(resolve, EARLY_MS));
+  const early = memoryKilobytes(pid).rss;
+  await new Promise((resolve) => setTimeout(resolve, SETTLED_MS - EARLY_MS));
+  return { early, settled: memoryKilobytes(pid).rss };
 }
 
 /** Script of `count` turns of {@link STEPS} steps each: per turn, {@link STEPS} answers of one tool call, then a final text. */
@@ -61,7 +84,7 @@ async function runConversation(client: RuntimeClient, home: BenchHome, index: nu
 }
 
 /** RSS after the 1st and after the last of {@link CONVERSATIONS} conversations, with the idle RSS. */
-async function conversationsMemory(): Promise<{ idle: number; first: number; last: number; seconds: number }> {
+async function conversationsMemory(): Promise<{ idle: number; first: IdleReadings; last: IdleReadings; seconds: number }> {
   const home = createBenchHome('memory-conversations');
   const { mock } = await startMockFor(home, conversationsScript(CONVERSATIONS));
   const server = await startServe(home);
@@ -69,18 +92,15 @@ async function conversationsMemory(): Promise<{ idle: number; first: number; las
   try {
     const idle = memoryKilobytes(server.pid).rss;
     const started = performance.now();
-    let first = 0;
+    let first: IdleReadings = { early: 0, settled: 0 };
     for (let index = 1; index <= CONVERSATIONS; index++) {
       const status = await runConversation(client, home, index);
       if (status !== 'completed') throw new Error(`conversation ${index} ended ${status}`);
-      if (index === 1) {
-        await settle();
-        first = memoryKilobytes(server.pid).rss;
-      }
+      if (index === 1) first = await readWhileIdle(server.pid);
     }
-    await settle();
+    const last = await readWhileIdle(server.pid);
     if (mock.requests.length !== CONVERSATIONS * (STEPS + 1)) throw new Error(`expected ${CONVERSATIONS * (STEPS + 1)} model requests, got ${mock.requests.length}`);
-    return { idle, first, last: memoryKilobytes(server.pid).rss, seconds: (performance.now() - started) / 1000 };
+    return { idle, first, last, seconds: (performance.now() - started) / 1000 };
   } finally {
     await client.close();
     await server.stop();
@@ -103,7 +123,7 @@ async function waitForTurnEnd(server: ServeProcess, mock: MockProviderServer, co
 }
 
 /** Peak RSS during a turn of {@link DELTAS} deltas nobody watches, and RSS after it, with the idle RSS. */
-async function unwatchedStreamMemory(): Promise<{ idle: number; peak: number; after: number; seconds: number }> {
+async function unwatchedStreamMemory(): Promise<{ idle: number; peak: number; after: IdleReadings; seconds: number }> {
   const home = createBenchHome('memory-deltas');
   const { mock } = await startMockFor(home, `responses:\n  - generatedText: { deltas: ${DELTAS}, deltaLength: ${DELTA_LENGTH} }\n`);
   const server = await startServe(home);
@@ -120,8 +140,7 @@ async function unwatchedStreamMemory(): Promise<{ idle: number; peak: number; af
     if (status !== 'completed') throw new Error(`the streaming turn ended ${status}`);
     const seconds = (performance.now() - started) / 1000;
     const { peak } = memoryKilobytes(server.pid);
-    await settle();
-    return { idle, peak, after: memoryKilobytes(server.pid).rss, seconds };
+    return { idle, peak, after: await readWhileIdle(server.pid), seconds };
   } finally {
     await server.stop();
     await mock.stop();
@@ -133,17 +152,19 @@ async function unwatchedStreamMemory(): Promise<{ idle: number; peak: number; af
 export async function runServerMemoryBenchmark(): Promise<void> {
   console.log(`load average at start: ${loadAverage()}`);
   const conversations = await conversationsMemory();
-  printTable(`server RSS over ${CONVERSATIONS} conversations of ${STEPS} steps each (${conversations.seconds.toFixed(0)} s)`, [
-    ['idle (after start, before any turn; baseline)', mebibytes(conversations.idle)],
-    ['after the 1st conversation, idle for 5 s', `${mebibytes(conversations.first)} (${(conversations.first / conversations.idle).toFixed(2)}x idle)`],
-    [`after the ${CONVERSATIONS}th conversation`, `${mebibytes(conversations.last)} (${(conversations.last / conversations.idle).toFixed(2)}x idle)`],
-    [`after the ${CONVERSATIONS}th / after the 1st`, `${(conversations.last / conversations.first).toFixed(2)}x`],
+  const { idle, first, last } = conversations;
+  const readings = (value: IdleReadings, base: number) => `${mebibytes(value.settled)} (${(value.settled / base).toFixed(2)}x idle); at ${EARLY_MS / 1000} s ${mebibytes(value.early)}`;
+  printTable(`server RSS over ${CONVERSATIONS} conversations of ${STEPS} steps each (${conversations.seconds.toFixed(0)} s); "after" read idle for ${SETTLED_MS / 1000} s, and at ${EARLY_MS / 1000} s`, [
+    ['idle (after start, before any turn; baseline)', mebibytes(idle)],
+    ['after the 1st conversation', readings(first, idle)],
+    [`after the ${CONVERSATIONS}th conversation`, readings(last, idle)],
+    [`after the ${CONVERSATIONS}th / after the 1st`, `${(last.settled / first.settled).toFixed(2)}x (at ${EARLY_MS / 1000} s: ${(last.early / first.early).toFixed(2)}x)`],
   ]);
   const stream = await unwatchedStreamMemory();
   printTable(`server RSS over one turn streaming ${DELTAS.toLocaleString('en')} deltas of ${DELTA_LENGTH} characters, no client attached (${stream.seconds.toFixed(1)} s)`, [
     ['idle (fresh server; baseline)', mebibytes(stream.idle)],
     ['peak during the turn (VmHWM)', `${mebibytes(stream.peak)} (${(stream.peak / stream.idle).toFixed(2)}x idle)`],
-    ['after the turn, idle for 5 s', `${mebibytes(stream.after)} (${(stream.after / stream.idle).toFixed(2)}x idle)`],
+    ['after the turn', readings(stream.after, stream.idle)],
   ]);
 }
 

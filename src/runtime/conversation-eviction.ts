@@ -13,6 +13,11 @@ export interface IdleConversation {
   usedAt: number;
   /** Characters of text its histories keep in memory (`LiveConversation.historyChars`). */
   historyChars: number;
+  /**
+   * Used too recently to be closed (see `EVICTION_GRACE_MS`): it still counts toward the bounds,
+   * so that older conversations beyond them close at once, but is never among those closed.
+   */
+  inGrace?: boolean;
 }
 
 /** The bounds of the idle conversations kept open (from `RuntimeLimits`). */
@@ -29,7 +34,10 @@ export interface IdleConversationBounds {
  * Chooses the conversations to close: the most recently used are kept while they stay within
  * both the number and the text bounds and were used within `idleConversationMs`; every other
  * one is closed. A conversation whose history alone is over the text bound is thus never kept
- * idle: the text of a long answer leaves memory once nobody watches it.
+ * idle: the text of a long answer leaves memory once nobody watches it. Conversations `inGrace`
+ * take their place in the bounds like the others but are never returned: the 17th idle
+ * conversation (with 16 allowed) closes as soon as the 1st becomes idle, not once the 1st is
+ * past its grace.
  * @param idle the idle conversations, least recently used first
  * @param now the current time, ms since the epoch
  * @returns the ids to close, least recently used first
@@ -44,7 +52,7 @@ export function conversationsToClose(idle: readonly IdleConversation[], bounds: 
     if (fits) {
       kept++;
       keptChars += conversation.historyChars;
-    } else closing.push(conversation.conversationId);
+    } else if (conversation.inGrace !== true) closing.push(conversation.conversationId);
   }
   return closing.reverse();
 }

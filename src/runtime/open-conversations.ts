@@ -15,6 +15,13 @@ import { conversationsToClose, type IdleConversationBounds } from './conversatio
  */
 export const EVICTION_GRACE_MS = 5_000;
 
+/**
+ * How often the table looks for conversations to close while any is open, ms. Short enough that
+ * one over the bounds closes within about a second of another becoming idle, before the server's
+ * idle collection gives the memory of both back (`src/server/idle-memory.ts`).
+ */
+export const EVICTION_CHECK_MS = 1_000;
+
 /** What the table needs from its owner. */
 export interface OpenConversationsOptions {
   /** Opens a conversation from storage. @throws what opening throws (not found, claimed elsewhere) */
@@ -33,6 +40,7 @@ export class OpenConversations {
   private readonly lastUsed = new Map<string, number>();
   private evictionTimer: NodeJS.Timeout | undefined;
   private activityAt = Date.now();
+  private closedAt = 0;
 
   constructor(private readonly options: OpenConversationsOptions) {}
 
@@ -86,7 +94,8 @@ export class OpenConversations {
 
   /**
    * Closes open conversations nobody uses (see `LiveConversation.isEvictable`), past the grace
-   * of {@link EVICTION_GRACE_MS}, as `conversationsToClose` chooses them. Their MCP servers stop
+   * of {@link EVICTION_GRACE_MS}, as `conversationsToClose` chooses them (those still in their
+   * grace count toward the bounds without being closed). Their MCP servers stop
    * and their items leave memory; the next use opens them from storage.
    * @param now the current time, ms (tests)
    * @returns the ids of the conversations closed
@@ -95,8 +104,8 @@ export class OpenConversations {
     const bounds = this.options.bounds();
     const idle = [...this.lastUsed].flatMap(([conversationId, usedAt]) => {
       const live = this.opened.get(conversationId);
-      const pastGrace = now - usedAt >= Math.min(EVICTION_GRACE_MS, bounds.idleConversationMs);
-      return pastGrace && live?.isEvictable === true ? [{ conversationId, usedAt, historyChars: live.historyChars }] : [];
+      const inGrace = now - usedAt < Math.min(EVICTION_GRACE_MS, bounds.idleConversationMs);
+      return live?.isEvictable === true ? [{ conversationId, usedAt, historyChars: live.historyChars, inGrace }] : [];
     });
     const evicted = conversationsToClose(idle, bounds, now);
     // Out of the tables first, all in this tick: a request arriving meanwhile opens a fresh copy from storage.
@@ -106,7 +115,7 @@ export class OpenConversations {
       return live ? [live.shutdown()] : [];
     });
     await Promise.all(closing);
-    if (evicted.length > 0) this.activityAt = Date.now();
+    if (evicted.length > 0) this.closedAt = Date.now();
     if (this.opened.size > 0) this.scheduleEviction();
     return evicted;
   }
@@ -121,9 +130,14 @@ export class OpenConversations {
     return this.opened.size;
   }
 
-  /** When a conversation was last asked for or closed, ms since the epoch. */
+  /** When a conversation was last asked for, ms since the epoch. */
   get lastActivityAt(): number {
     return this.activityAt;
+  }
+
+  /** When idle conversations were last closed, ms since the epoch (0 before any). */
+  get lastClosedAt(): number {
+    return this.closedAt;
   }
 
   /** Stops evicting and shuts every open (or opening) conversation down. */
@@ -145,7 +159,7 @@ export class OpenConversations {
     this.evictionTimer = setTimeout(() => {
       this.evictionTimer = undefined;
       this.evictIdle().catch((error: unknown) => this.options.logger?.warn({ error: (error as Error).message }, 'closing idle conversations failed'));
-    }, Math.min(EVICTION_GRACE_MS, this.options.bounds().idleConversationMs));
+    }, Math.min(EVICTION_CHECK_MS, this.options.bounds().idleConversationMs));
     this.evictionTimer.unref();
   }
 }

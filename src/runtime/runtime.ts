@@ -362,11 +362,16 @@ export class Runtime {
   }
 
   /**
-   * When a conversation was last used (asked for by a request, a turn or a schedule) or closed,
-   * ms since the epoch: the server gives memory back once this is old and no turn runs.
+   * When a conversation was last used (asked for by a request, a turn or a schedule), ms since
+   * the epoch: the server gives memory back once this is old and no turn runs.
    */
   get lastActivityAt(): number {
     return this.openConversations.lastActivityAt;
+  }
+
+  /** When idle conversations were last closed, ms since the epoch (0 before any): the server collects again once this is old. */
+  get lastClosedAt(): number {
+    return this.openConversations.lastClosedAt;
   }
 
   /** True when no turn is running in any open conversation. */

@@ -96,8 +96,15 @@ export function stopYoungGenerationGrowth(): void {
 export interface IdleMemoryWatch {
   /** Whether no work runs now (no turn): a collection then pauses nobody's stream. */
   isIdle: () => boolean;
-  /** When the server last did work that allocates (a conversation used, opened or closed), ms since the epoch. */
+  /** When the server last did work that allocates (a conversation used or opened), ms since the epoch. */
   lastActivityAt: () => number;
+  /**
+   * When the server last let memory go without new work (idle conversations closed), ms since
+   * the epoch. It calls for one more collection once it is `quietMs` old, but never delays the
+   * one that follows work: idle conversations close one after another for seconds after a burst
+   * of use (each when its grace ends), and memory is not held through all of it.
+   */
+  lastReleaseAt?: () => number;
   /** The collection to run (tests); default {@link memoryReducingCollector}. */
   collect?: Collect;
   /**
@@ -118,7 +125,8 @@ export interface IdleMemoryWatch {
 /**
  * Starts watching: every `checkMs`, when `isIdle()`, collects once the last work (the later of
  * `lastActivityAt()` and the first check that found the server idle after one that found work
- * running) is at least `quietMs` old and newer than the last collection, or when the used heap
+ * running) is at least `quietMs` old and newer than the last collection, once the last release
+ * (`lastReleaseAt()`) is, or when the used heap
  * grew by {@link IDLE_COLLECTION_GROWTH_BYTES} since the last collection, then runs
  * `releaseNativeMemory`. Meant to start right after a collection (the server makes one when it
  * is ready: {@link collectOnce}). A failed collection is retried at the next sign of work.
@@ -150,10 +158,12 @@ export function releaseMemoryWhenIdle(watch: IdleMemoryWatch): () => void {
     }
     if (collecting) return;
     const lastWork = Math.max(workEndSeenAt, watch.lastActivityAt());
+    const lastRelease = watch.lastReleaseAt?.() ?? 0;
     // Work stamped in the very millisecond a collection started came during it (what started it
     // is at least quietMs older), so it still calls for the next one.
     const afterWork = lastWork >= collectedAt && now - lastWork >= quietMs;
-    if (!afterWork && process.memoryUsage().heapUsed - heapAfterCollection < IDLE_COLLECTION_GROWTH_BYTES) return;
+    const afterRelease = lastRelease >= collectedAt && now - Math.max(lastRelease, lastWork) >= quietMs;
+    if (!afterWork && !afterRelease && process.memoryUsage().heapUsed - heapAfterCollection < IDLE_COLLECTION_GROWTH_BYTES) return;
     collecting = true;
     collectedAt = now;
     collect ??= memoryReducingCollector();

@@ -263,6 +263,7 @@ export async function startRuntimeServer(options: RuntimeServerOptions): Promise
   const stopReleasingMemory = releaseMemoryWhenIdle({
     isIdle: () => runtime.isIdle(),
     lastActivityAt: () => runtime.lastActivityAt,
+    lastReleaseAt: () => runtime.lastClosedAt,
     releaseNativeMemory,
     onReleaseError: (error) => logger.warn({ error: error.message }, 'releasing native memory failed'),
   });

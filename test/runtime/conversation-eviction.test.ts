@@ -14,10 +14,43 @@ afterEach(async () => {
   harness = undefined;
 });
 
+/** Runs one answered turn in each of `count` new conversations, in order; `unsubscribe` detaches the client from each after its turn. */
+async function answeredConversations(running: InProcessServer, count: number, unsubscribe: boolean): Promise<string[]> {
+  const ids: string[] = [];
+  for (let index = 0; index < count; index++) {
+    const conversationId = await running.conversation();
+    await running.client.request('session/input', { conversationId, input: `question ${index}` });
+    await running.turnsCompleted(index + 1);
+    if (unsubscribe) await running.client.request('conversation/unsubscribe', { conversationId });
+    ids.push(conversationId);
+  }
+  return ids;
+}
+
 /** Far enough in the future that every conversation is past the grace given to a conversation just used. */
 const later = () => Date.now() + 30_000;
 
 describe('idle conversation eviction', () => {
+  it('closes the oldest idle conversation beyond the number bound within about a second of another becoming idle, on its own', async () => {
+    harness = await startInProcessServer('responses:\n  - text: "one"\n  - text: "two"\n', { limits: { maxIdleOpenConversations: 1, idleConversationMs: 3_600_000 } });
+    const { client, server } = harness;
+    const ids = await answeredConversations(harness, 2, false);
+    // Both stay open while a client watches them.
+    expect(server.runtime.openConversationCount).toBe(2);
+    const [older, newer] = ids as [string, string];
+    await client.request('conversation/unsubscribe', { conversationId: older });
+    // Past the older one's grace (5 s): one idle conversation is allowed, so it stays.
+    await new Promise((resolve) => setTimeout(resolve, 5_500));
+    expect(server.runtime.openConversationCount).toBe(2);
+    const idleAt = Date.now();
+    await client.request('conversation/unsubscribe', { conversationId: newer });
+    // The newer one, just used, is in its grace (5 s) but counts: the older one closes now.
+    await until(() => server.runtime.openConversationCount === 1, 3_000, 'the older idle conversation to close');
+    expect(Date.now() - idleAt).toBeLessThan(2_500);
+    const reopened = await client.request('items/list', { conversationId: older });
+    expect(reopened.items.map((entry) => entry.item.kind)).toEqual(['user_message', 'assistant_message']);
+  });
+
   it('closes the least recently used idle conversations beyond the limit, and reopens them from storage intact', async () => {
     harness = await startInProcessServer(
       `
@@ -30,14 +63,7 @@ responses:
       { limits: { maxIdleOpenConversations: 1, idleConversationMs: 3_600_000 } },
     );
     const { client, server } = harness;
-    const ids: string[] = [];
-    for (let index = 0; index < 3; index++) {
-      const conversationId = await harness.conversation();
-      await client.request('session/input', { conversationId, input: `question ${index}` });
-      await harness.turnsCompleted(index + 1);
-      await client.request('conversation/unsubscribe', { conversationId });
-      ids.push(conversationId);
-    }
+    const ids = await answeredConversations(harness, 3, true);
     const before = await Promise.all(ids.map((conversationId) => client.request('conversation/get', { conversationId })));
     const evicted = await server.runtime.evictIdleConversations(later());
     // conversation/get above used them in order, so the first two are the least recently used.

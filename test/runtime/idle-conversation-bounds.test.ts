@@ -31,6 +31,17 @@ describe('choosing the idle conversations to close', () => {
     expect(conversationsToClose(idle(200, 300, 600), BOUNDS, NOW)).toEqual(['a']);
   });
 
+  it('counts conversations still in their grace toward the bounds, and never closes them', () => {
+    const conversations = idle(10, 10, 10, 10).map((each, index) => (index >= 2 ? { ...each, inGrace: true } : each));
+    // c and d, just used, take two of the three places: b keeps the last, a closes now.
+    expect(conversationsToClose(conversations, BOUNDS, NOW)).toEqual(['a']);
+    // Alone over the text bound but in its grace: kept until its grace is over.
+    expect(conversationsToClose([{ conversationId: 'big', usedAt: NOW, historyChars: 5_000, inGrace: true }], BOUNDS, NOW)).toEqual([]);
+    // In their grace beyond the number bound: none of them closes, the older one does.
+    const recent = idle(10, 10, 10, 10, 10).map((each, index) => (index >= 1 ? { ...each, inGrace: true } : each));
+    expect(conversationsToClose(recent, BOUNDS, NOW)).toEqual(['a']);
+  });
+
   it('closes any conversation unused for the idle time', () => {
     const conversations = idle(10, 10);
     expect(conversationsToClose(conversations, BOUNDS, NOW + 58_500)).toEqual(['a']);

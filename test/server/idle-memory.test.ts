@@ -119,6 +119,35 @@ describe('releasing memory when idle', () => {
     expect(collections).toHaveLength(2);
   });
 
+  it('collects after work without waiting for the closings that follow it, then once more after them', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    const start = Date.now();
+    const collections: number[] = [];
+    let activityAt = 0;
+    let releaseAt = 0;
+    stopWatching = releaseMemoryWhenIdle({
+      isIdle: () => true,
+      lastActivityAt: () => activityAt,
+      lastReleaseAt: () => releaseAt,
+      collect: () => {
+        collections.push(Date.now() - start);
+        return Promise.resolve();
+      },
+      checkMs: 10,
+      quietMs: 30,
+    });
+    activityAt = start + 5;
+    // Idle conversations close every 20 ms for 100 ms after the work: never 30 ms of quiet.
+    for (let elapsed = 0; elapsed < 100; elapsed += 20) {
+      releaseAt = Date.now();
+      await vi.advanceTimersByTimeAsync(20);
+    }
+    expect(collections).toEqual([40]);
+    await vi.advanceTimersByTimeAsync(200);
+    // Once more, 30 ms after the last closing (at 80 ms); then nothing without new work or closings.
+    expect(collections).toEqual([40, 110]);
+  });
+
   it('releases native memory after each collection; a failure to release is reported and watching goes on', async () => {
     const order: string[] = [];
     const errors: string[] = [];

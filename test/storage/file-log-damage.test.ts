@@ -79,6 +79,17 @@ describe('a torn final line', () => {
     expect(problems).toEqual([]);
   });
 
+  it('is reported once, even when the file was closed for other files and read again', async () => {
+    logs = new FileLogStorage(directory, { onProblem: (problem) => problems.push(problem), maximumOpenFiles: 1 });
+    for (let round = 0; round < 3; round++) {
+      expect(await seqs()).toEqual([1, 2, 3]);
+      // Other files take the one open descriptor: what was known of main.jsonl is let go.
+      await logs.append('conv', `other${round}`, ['x']);
+      await logs.append('conv', `another${round}`, ['y']);
+    }
+    expect(problems.map((problem) => problem.kind)).toEqual(['torn_tail']);
+  });
+
   it('made only of garbage, in an otherwise empty file, leaves an empty stream', async () => {
     fs.writeFileSync(file, 'garbage without newline');
     open();

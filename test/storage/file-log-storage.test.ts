@@ -110,6 +110,22 @@ describe('FileLogStorage on disk', () => {
     }
     expect(await logs.listStreams('many')).toHaveLength(12);
   });
+
+  it('keeps what it knows of a stream file only while the file stays open', async () => {
+    const logs = storage({ maximumOpenFiles: 2 });
+    const cachedFiles = (): string[] => (logs as unknown as { states: { cachedFiles(): string[] } }).states.cachedFiles();
+    const streams = Array.from({ length: 50 }, (_, index) => `s${index}`);
+    for (const stream of streams) await logs.append('many', stream, [{ stream }]);
+    // Two idle files stay open, and one more while the last append held it.
+    expect(cachedFiles().length).toBeLessThanOrEqual(3);
+    // Read again from each file's tail: appends go on numbering where the file ends.
+    for (const stream of streams) expect((await logs.append('many', stream, [{ again: stream }])).map((entry) => entry.seq)).toEqual([2]);
+    expect(await logs.read('many', 's0')).toEqual([
+      { seq: 1, value: { stream: 's0' } },
+      { seq: 2, value: { again: 's0' } },
+    ]);
+    expect(cachedFiles().length).toBeLessThanOrEqual(3);
+  });
 });
 
 describe('FileLogStorage reads touch only what they need', () => {

@@ -35,8 +35,15 @@ export class FileHandlePool {
   private readonly handles = new Map<string, PooledHandle>();
   private readonly opening = new Map<string, Promise<{ handle: PooledHandle; created: boolean }>>();
 
-  /** @param maximumOpen idle descriptors beyond this count are closed, oldest first. */
-  constructor(private readonly maximumOpen: number) {}
+  /**
+   * @param maximumOpen idle descriptors beyond this count are closed, oldest first.
+   * @param onEvicted told of each file whose descriptor left the pool for this bound (not for a
+   *   deletion), so that what its owner keeps per open file leaves memory with it.
+   */
+  constructor(
+    private readonly maximumOpen: number,
+    private readonly onEvicted: (filePath: string) => void = () => undefined,
+  ) {}
 
   /**
    * Lends the descriptor of `filePath`, opening it if needed.
@@ -154,6 +161,7 @@ export class FileHandlePool {
       if (this.handles.size <= this.maximumOpen) break;
       if (handle.users > 0) continue;
       this.handles.delete(filePath);
+      this.onEvicted(filePath);
       await this.retire(handle);
     }
   }

@@ -45,7 +45,10 @@ export interface FileLogStorageOptions {
    * (`process.emitWarning`, code `OPENVAALA_LOG_PROBLEM`).
    */
   onProblem?: LogProblemListener;
-  /** Idle stream files kept open between operations; default 256. */
+  /**
+   * Idle stream files kept open between operations; default 256. What is known of a file (its
+   * last seq and length) is kept as long as it stays open, and read again from its tail after.
+   */
   maximumOpenFiles?: number;
 }
 
@@ -87,7 +90,12 @@ export class FileLogStorage implements LogStorage {
       throw new Error('FileLogStorage needs a root directory');
     }
     this.root = nodePath.resolve(rootDirectory);
-    this.handles = new FileHandlePool(options.maximumOpenFiles ?? 256);
+    // What is kept per stream file (its state, whether its directory entries are synced) is kept
+    // only while its descriptor is pooled: a long-running server touches ever more files.
+    this.handles = new FileHandlePool(options.maximumOpenFiles ?? 256, (filePath) => {
+      this.states.release(filePath);
+      this.durableEntries.delete(filePath);
+    });
     this.states = new StreamStateCache(this.handles, options.onProblem ?? defaultLogProblemListener);
     this.operations = new OperationScheduler(`FileLogStorage at ${this.root}`, isWithinLogPath);
   }

@@ -28,6 +28,8 @@ interface LoadInProgress {
 /** The cached states of the stream files of one FileLogStorage, keyed by absolute file path. */
 export class StreamStateCache {
   private readonly states = new Map<string, StreamState>();
+  /** Problems reported for damaged files whose state was released (see {@link release}). */
+  private readonly reportedBefore = new Map<string, Set<string>>();
   /** Loads in progress: a caller joins only a load through its own descriptor (another may be the replaced file's). */
   private readonly loading = new Map<string, LoadInProgress>();
 
@@ -66,14 +68,17 @@ export class StreamStateCache {
   private async load(path: string, stream: string, filePath: string, lease: FileLease, isLatest: () => boolean): Promise<StreamState> {
     const fd = lease.fd;
     const size = await descriptorSize(fd);
-    const reported = new Set<string>();
+    const reported = this.reportedBefore.get(filePath) ?? new Set<string>();
     const state = await inspectStreamFile(fd, size, { path, stream, filePath }, (kind, offset, message) =>
       this.report({ path, stream, filePath, reported }, fd, kind, offset, message),
     );
     for (const id of reported) state.reported.add(id);
     if (isLatest()) {
       this.loading.delete(filePath);
-      if (this.handles.isCurrent(lease)) this.states.set(filePath, state);
+      if (this.handles.isCurrent(lease)) {
+        this.states.set(filePath, state);
+        this.reportedBefore.delete(filePath);
+      }
     }
     return state;
   }
@@ -95,10 +100,24 @@ export class StreamStateCache {
     notifyLogProblem(this.onProblem, { path: where.path, stream: where.stream, kind, location, message });
   }
 
+  /**
+   * Drops the cached state of a file that was not changed behind it (its descriptor left the
+   * pool); the next use reads its tail again. The problems already reported for it are kept
+   * (only for a damaged file, so what is kept stays small), so reading it again does not report
+   * them a second time.
+   */
+  release(filePath: string): void {
+    const state = this.states.get(filePath);
+    if (state === undefined) return;
+    this.states.delete(filePath);
+    if (state.reported.size > 0) this.reportedBefore.set(filePath, state.reported);
+  }
+
   /** Drops the state of a file (cached or loading), so the next use reads the file again. */
   forget(filePath: string): void {
     this.states.delete(filePath);
     this.loading.delete(filePath);
+    this.reportedBefore.delete(filePath);
   }
 
   /** The files whose state is cached. */
@@ -109,5 +128,6 @@ export class StreamStateCache {
   /** Drops every cached state. */
   clear(): void {
     this.states.clear();
+    this.reportedBefore.clear();
   }
 }
