@@ -14,14 +14,16 @@ export class OptionValueError extends Error {
 }
 
 /**
- * An integer option within `[minimum, maximum]`.
+ * An integer option within `[minimum, maximum]`, written in decimal digits with an optional
+ * sign: `Number()` alone would also take `0x10`, `1e3`, `" 12 "` and `""` (as 0), none of which
+ * a user means as a count or a port.
  * @param name the option as typed (`--port`), for the message
  * @returns a parser of the option's text to the integer
  * @throws OptionValueError (from the parser) naming the option, the range and the value given
  */
 export function checkInteger(name: string, minimum: number, maximum = Number.MAX_SAFE_INTEGER): (value: string) => number {
   return (value: string): number => {
-    const parsed = Number(value);
+    const parsed = /^[+-]?\d+$/.test(value) ? Number(value) : Number.NaN;
     if (!Number.isInteger(parsed) || parsed < minimum || parsed > maximum) {
       throw new OptionValueError(`${name} must be an integer from ${minimum} to ${maximum}, got "${value}"`);
     }

@@ -112,6 +112,9 @@ export async function forkConversation(host: LifecycleHost, source: { conversati
     updatedAt: now,
     forkedFrom: { conversationId: source.conversationId, itemId: last.id },
   };
+  // What was given for the source conversation only (its MCP servers, instructions and approval
+  // policy) goes on in the fork, as the history it was given for does.
+  for (const key of FORKED_SETTINGS) if (state.conversation[key] !== undefined) Object.assign(conversation, { [key]: state.conversation[key] });
   // A fork stays in its source's project: kept with it, so its creation is heard by the project's members.
   const project = projectId ?? state.conversation.projectId;
   if (project !== undefined) conversation.projectId = project;
@@ -131,6 +134,9 @@ export async function forkConversation(host: LifecycleHost, source: { conversati
   if (turns.length > 0) await host.store.appendMetadata(conversationId, [...turns, { type: 'conversation', conversation }]);
   return host.getConversation(conversationId);
 }
+
+/** The settings of a conversation, given at its creation for it alone, that its forks keep. */
+const FORKED_SETTINGS = ['mcpServers', 'instructions', 'approvalPolicy'] as const satisfies readonly (keyof Conversation)[];
 
 /** A copy of an item for a fork: new item id, the new session and turn ids; references to the source root session follow it. */
 function copyItem(item: Item, sessionId: string, sourceSessionId: string, turnIds: Map<string, string>): Item {

@@ -57,3 +57,12 @@ it('refuses an explicit --config-dir that does not exist for every command that 
   expect(existsSync(missing)).toBe(false);
   expect(existsSync(path.join(isolatedEnv.home(), 'state', 'openvaala', 'server.log'))).toBe(false);
 });
+
+it('takes an integer option only in decimal digits, naming the option and the value otherwise', async () => {
+  const env = isolatedEnv();
+  for (const value of ['0x50', '8e1', ' 80 ', '80.0', '+']) {
+    const refused = await runCli(['serve', '--port', value], { env });
+    expect(refused.code, value).toBe(64);
+    expect(refused.stderr).toContain(`--port must be an integer from 0 to 65535, got "${value}"`);
+  }
+});

@@ -182,6 +182,29 @@ describe('conversation/fork', () => {
     expect(fork.conversation.forkedFrom?.itemId).toBe(items[1]?.item.id);
   });
 
+  it('keeps what the source was created with for itself alone: MCP servers, instructions, approval policy', async () => {
+    harness = await startInProcessServer(TWO_ANSWERS);
+    const context = {
+      mcpServers: { notes: { transport: 'stdio', command: 'notes-server', env: { TOKEN: 'secret-value' } } },
+      instructions: 'Answer in French.',
+      approvalPolicy: { default: 'deny' as const, rules: [{ tool: 'exec_command', match: { command: 'ls*' }, decision: 'allow' as const }] },
+    };
+    const { conversation } = await harness.client.request('conversation/create', { cwd: harness.environment.workDir, ...context });
+    await harness.client.request('conversation/subscribe', { conversationId: conversation.id });
+    await harness.client.request('session/input', { conversationId: conversation.id, input: 'question' });
+    await harness.turnsCompleted(1);
+    const { items } = await harness.client.request('items/list', { conversationId: conversation.id });
+    const fork = await harness.client.request('conversation/fork', { conversationId: conversation.id, lastTurnId: items.at(-1)?.item.turnId as string });
+    const pick = (value: Record<string, unknown>) => ({ mcpServers: value.mcpServers, instructions: value.instructions, approvalPolicy: value.approvalPolicy });
+    const source = (await harness.client.request('conversation/get', { conversationId: conversation.id })).conversation;
+    expect(pick(source).approvalPolicy).toEqual(context.approvalPolicy);
+    expect(pick(fork.conversation)).toEqual(pick(source));
+    const stored = (await harness.client.request('conversation/get', { conversationId: fork.conversation.id })).conversation;
+    expect(pick(stored)).toEqual(pick(source));
+    // Secrets stay masked for clients, in the fork as in the source.
+    expect(JSON.stringify(stored)).not.toContain('secret-value');
+  });
+
   it('copies what is stored while the source runs', async () => {
     harness = await startInProcessServer(`
 responses:
