@@ -161,8 +161,9 @@ function requirement(error: ErrorObject, branches: readonly ErrorObject[]): stri
 
 /**
  * Words ajv's errors for the model, one line per problem, each naming the argument by its key
- * path (see `formatKeyPath`): `argument "text" must be a string (got 5)`, `missing required
- * argument "target.url"`, `unknown argument "target.extra" (known: url)`, `argument "tags[1]"
+ * path (see `formatKeyPath`) in the form the built-in tools use (`argument "<key path>":
+ * <problem>`): `argument "text": must be a string (got 5)`, `argument "target.url": required,
+ * but missing`, `argument "target.extra": unknown argument (known: url)`, `argument "tags[1]":
  * must be one of "a", "b" (got "bb"; did you mean "b"?)`. An unknown argument is told the
  * declared one it most likely meant, or else the declared ones. The errors of the alternatives
  * of a failing `anyOf` or `oneOf` are folded into that one line, since which alternative the
@@ -182,12 +183,12 @@ export function describeArgumentProblems(errors: readonly ErrorObject[], args?: 
     if (error.keyword === 'required' || error.keyword === 'dependentRequired' || error.keyword === 'dependencies') {
       const missing = argumentPath(error.instancePath, args, String(params.missingProperty));
       const given = params.property === undefined ? undefined : argumentPath(error.instancePath, args, String(params.property));
-      lines.push(given === undefined ? `missing required argument "${missing}"` : `missing argument "${missing}", required when "${given}" is given`);
+      lines.push(given === undefined ? `argument "${missing}": required, but missing` : `argument "${missing}": required when "${given}" is given, but missing`);
       continue;
     }
     if (error.keyword === 'additionalProperties' || error.keyword === 'unevaluatedProperties') {
       const key = String(params.additionalProperty ?? params.unevaluatedProperty);
-      lines.push(`unknown argument "${argumentPath(error.instancePath, args, key)}"${unknownNameHint(key, declaredProperties(error), true)}`);
+      lines.push(`argument "${argumentPath(error.instancePath, args, key)}": unknown argument${unknownNameHint(key, declaredProperties(error), true)}`);
       continue;
     }
     const path = argumentPath(error.instancePath, args);
@@ -195,7 +196,7 @@ export function describeArgumentProblems(errors: readonly ErrorObject[], args?: 
     const said = requirement(error, branches) ?? error.message ?? `fails "${error.keyword}"`;
     const allowed = error.keyword === 'enum' ? (params.allowedValues as unknown[]) : error.keyword === 'const' ? [params.allowedValue] : [];
     // The whole arguments object would only repeat what the model sent.
-    lines.push(path === '' ? `the arguments ${said}` : `argument "${path}" ${said} (got ${excerpt(error.data)}${nearestAllowed(error.data, allowed)})`);
+    lines.push(path === '' ? `arguments: ${said}` : `argument "${path}": ${said} (got ${excerpt(error.data)}${nearestAllowed(error.data, allowed)})`);
   }
   const unique = [...new Set(lines)];
   if (unique.length <= MAX_PROBLEMS) return unique;

@@ -77,10 +77,10 @@ async function invoke(tools: McpClientManager, name: string, args: unknown) {
 describe('arguments of MCP tools', () => {
   it('refuses a wrong type and a missing required argument, naming tool and argument, without calling the server', async () => {
     const tools = await laxManager();
-    expect(await invoke(tools, 'mcp__lax__echo', { text: 5 })).toEqual({ output: 'mcp__lax__echo: argument "text" must be a string (got 5)', isError: true });
-    expect(await invoke(tools, 'mcp__lax__echo', {})).toEqual({ output: 'mcp__lax__echo: missing required argument "text"', isError: true });
+    expect(await invoke(tools, 'mcp__lax__echo', { text: 5 })).toEqual({ output: 'mcp__lax__echo: argument "text": must be a string (got 5)', isError: true });
+    expect(await invoke(tools, 'mcp__lax__echo', {})).toEqual({ output: 'mcp__lax__echo: argument "text": required, but missing', isError: true });
     // A model that encoded its arguments twice is read once more, and checked all the same.
-    expect(await invoke(tools, 'mcp__lax__echo', '{"text":false}')).toEqual({ output: 'mcp__lax__echo: argument "text" must be a string (got false)', isError: true });
+    expect(await invoke(tools, 'mcp__lax__echo', '{"text":false}')).toEqual({ output: 'mcp__lax__echo: argument "text": must be a string (got false)', isError: true });
     expect(serverCalls()).toEqual([]);
     expect(await invoke(tools, 'mcp__lax__echo', { text: 'hello' })).toMatchObject({ output: 'echo: hello', isError: false });
     expect(serverCalls()).toEqual(['echo {"text":"hello"}']);
@@ -101,19 +101,19 @@ describe('arguments of MCP tools', () => {
     const result = await invoke(tools, 'mcp__lax__configure', { mode: 'slow', retries: -1, target: { url: 'x', extra: true }, tags: ['a', 3], label: 7 });
     expect(result.isError).toBe(true);
     expect(result.output.split('\n')).toEqual([
-      'mcp__lax__configure: argument "mode" must be one of "fast", "safe" (got "slow")',
-      'mcp__lax__configure: argument "retries" must be >= 0 (got -1)',
-      'mcp__lax__configure: unknown argument "target.extra" (known: url)',
-      'mcp__lax__configure: argument "tags[1]" must be a string (got 3)',
-      'mcp__lax__configure: argument "label" must be a string or null (got 7)',
+      'mcp__lax__configure: argument "mode": must be one of "fast", "safe" (got "slow")',
+      'mcp__lax__configure: argument "retries": must be >= 0 (got -1)',
+      'mcp__lax__configure: argument "target.extra": unknown argument (known: url)',
+      'mcp__lax__configure: argument "tags[1]": must be a string (got 3)',
+      'mcp__lax__configure: argument "label": must be a string or null (got 7)',
     ]);
     // A misspelt value or argument is told the one it most likely meant.
     expect((await invoke(tools, 'mcp__lax__configure', { mode: 'fats', target: { url: 'x', utl: 'y' } })).output.split('\n')).toEqual([
-      'mcp__lax__configure: argument "mode" must be one of "fast", "safe" (got "fats"; did you mean "fast"?)',
-      'mcp__lax__configure: unknown argument "target.utl" (did you mean "url"?)',
+      'mcp__lax__configure: argument "mode": must be one of "fast", "safe" (got "fats"; did you mean "fast"?)',
+      'mcp__lax__configure: argument "target.utl": unknown argument (did you mean "url"?)',
     ]);
-    expect(await invoke(tools, 'mcp__lax__configure', { target: { url: 'x' } })).toEqual({ output: 'mcp__lax__configure: missing required argument "mode"', isError: true });
-    expect(await invoke(tools, 'mcp__lax__configure', { mode: 'fast', target: {} })).toEqual({ output: 'mcp__lax__configure: missing required argument "target.url"', isError: true });
+    expect(await invoke(tools, 'mcp__lax__configure', { target: { url: 'x' } })).toEqual({ output: 'mcp__lax__configure: argument "mode": required, but missing', isError: true });
+    expect(await invoke(tools, 'mcp__lax__configure', { mode: 'fast', target: {} })).toEqual({ output: 'mcp__lax__configure: argument "target.url": required, but missing', isError: true });
     expect(serverCalls()).toEqual([]);
     // Formats are left to the server: a URL that is not one still goes through.
     const valid = { mode: 'safe', retries: 2, target: { url: 'not a URL' }, tags: ['a'], label: null };
@@ -146,12 +146,12 @@ describe('McpArgumentCheck on its own', () => {
   it('reads a schema without $schema as 2020-12, and as draft 7 when only that compiles', async () => {
     const check = new McpArgumentCheck();
     const modern = tool({ type: 'object', properties: { pair: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'integer' }] }, size: { $ref: '#/$defs/size' } }, $defs: { size: { type: 'integer' } } });
-    expect(await check.problems('s', modern, { pair: ['a', 'b'], size: 'big' })).toEqual(['argument "pair[1]" must be an integer (got "b")', 'argument "size" must be an integer (got "big")']);
+    expect(await check.problems('s', modern, { pair: ['a', 'b'], size: 'big' })).toEqual(['argument "pair[1]": must be an integer (got "b")', 'argument "size": must be an integer (got "big")']);
     // Draft 7's array form of `items` is not 2020-12.
     const tuple = tool({ type: 'object', properties: { pair: { type: 'array', items: [{ type: 'string' }, { type: 'integer' }] }, size: { $ref: '#/definitions/size' } }, definitions: { size: { type: 'integer' } } });
-    expect(await check.problems('s', tuple, { pair: ['a', 'b'], size: 2 })).toEqual(['argument "pair[1]" must be an integer (got "b")']);
+    expect(await check.problems('s', tuple, { pair: ['a', 'b'], size: 2 })).toEqual(['argument "pair[1]": must be an integer (got "b")']);
     const declared = tool({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { flag: { type: 'boolean' } } });
-    expect(await check.problems('s', declared, { flag: 'yes' })).toEqual(['argument "flag" must be a boolean (got "yes")']);
+    expect(await check.problems('s', declared, { flag: 'yes' })).toEqual(['argument "flag": must be a boolean (got "yes")']);
   });
 
   it('words the other keywords with ajv\'s message, the path and the value', async () => {
@@ -167,14 +167,14 @@ describe('McpArgumentCheck on its own', () => {
       dependentRequired: { start: ['end'] },
     });
     expect(await check.problems('s', schema, { name: 'X' })).toEqual([
-      'the arguments must NOT have fewer than 2 properties',
-      'argument "name" must NOT have fewer than 3 characters (got "X")',
-      'argument "name" must match pattern "^[a-z]+$" (got "X")',
+      'arguments: must NOT have fewer than 2 properties',
+      'argument "name": must NOT have fewer than 3 characters (got "X")',
+      'argument "name": must match pattern "^[a-z]+$" (got "X")',
     ]);
     expect(await check.problems('s', schema, { shape: { colour: 'red' }, 'a/b': 'other', start: 1 })).toEqual([
-      'argument "shape" must match exactly one schema in oneOf (got {"colour":"red"})',
-      'argument "a/b" must be "fixed" (got "other")',
-      'missing argument "end", required when "start" is given',
+      'argument "shape": must match exactly one schema in oneOf (got {"colour":"red"})',
+      'argument "a/b": must be "fixed" (got "other")',
+      'argument "end": required when "start" is given, but missing',
     ]);
   });
 
@@ -182,7 +182,7 @@ describe('McpArgumentCheck on its own', () => {
     const check = new McpArgumentCheck();
     const problems = await check.problems('s', tool({ type: 'object', properties: { list: { type: 'array', items: { type: 'string' } } } }), { list: Array.from({ length: 30 }, (_, index) => index) });
     expect(problems).toHaveLength(21);
-    expect(problems[0]).toBe('argument "list[0]" must be a string (got 0)');
+    expect(problems[0]).toBe('argument "list[0]": must be a string (got 0)');
     expect(problems[20]).toBe('… and 10 more problems');
   });
 });
@@ -216,10 +216,10 @@ servers:
     const [turn] = await harness.turnsCompleted(1, 30_000);
     expect(turn?.status).toBe('completed');
     const [wrongType, missing, fixed] = toolCalls(harness.completedItems());
-    expect(wrongType).toMatchObject({ status: 'failed', isError: true, output: 'mcp__lax__echo: argument "text" must be a string (got 5)' });
-    expect(missing).toMatchObject({ status: 'failed', isError: true, output: 'mcp__lax__echo: missing required argument "text"' });
+    expect(wrongType).toMatchObject({ status: 'failed', isError: true, output: 'mcp__lax__echo: argument "text": must be a string (got 5)' });
+    expect(missing).toMatchObject({ status: 'failed', isError: true, output: 'mcp__lax__echo: argument "text": required, but missing' });
     expect(fixed).toMatchObject({ status: 'completed', isError: false, output: 'echo: five' });
-    expect(JSON.stringify(harness.environment.mock.requests[1]?.body)).toContain('missing required argument \\"text\\"');
+    expect(JSON.stringify(harness.environment.mock.requests[1]?.body)).toContain('argument \\"text\\": required, but missing');
     expect(serverCalls()).toEqual(['echo {"text":"five"}']);
   });
 });

@@ -60,7 +60,7 @@ servers:
 
     // Arguments outside the tool's input schema are refused before the server sees them.
     expect(invalid).toMatchObject({ status: 'failed', isError: true });
-    expect(invalid?.output).toBe('mcp__everything__get-structured-content: argument "location" must be one of "New York", "Chicago", "Los Angeles" (got "Atlantis")');
+    expect(invalid?.output).toBe('mcp__everything__get-structured-content: argument "location": must be one of "New York", "Chicago", "Los Angeles" (got "Atlantis")');
 
     // The model saw the placeholder, not the image bytes.
     const second = JSON.stringify(harness.environment.mock.requests[1]?.body);

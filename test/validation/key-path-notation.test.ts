@@ -101,7 +101,7 @@ describe('key path notation', () => {
     const check = new McpArgumentCheck();
     const tool = { name: 'probe', inputSchema: { type: 'object', properties: { tags: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: false } } } } } as Parameters<McpArgumentCheck['problems']>[1];
     const problems = await check.problems('s', tool, { tags: [{ name: 'a' }, { name: 3, nmae: 'b' }, {}] });
-    expect(problems).toEqual(['unknown argument "tags[1].nmae" (did you mean "name"?)', 'argument "tags[1].name" must be a string (got 3)', 'missing required argument "tags[2].name"']);
+    expect(problems).toEqual(['argument "tags[1].nmae": unknown argument (did you mean "name"?)', 'argument "tags[1].name": must be a string (got 3)', 'argument "tags[2].name": required, but missing']);
   });
 
   it('hook answers', () => {
