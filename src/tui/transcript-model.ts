@@ -76,6 +76,8 @@ export class TranscriptModel {
   /** Seq of the newest root item held (0 before any). */
   private newestRootSeq = 0;
   private notices = 0;
+  /** Root turns whose end line the transcript holds (shown live, or placed when their items were loaded). */
+  private readonly endLinesShown = new Set<string>();
   private listener: (() => void) | undefined;
 
   /** Called after every change (the UI schedules a redraw). */
@@ -132,6 +134,7 @@ export class TranscriptModel {
     for (const session of sessions) this.sessions.set(session.id, session);
     this.turns.clear();
     for (const turn of turns) this.turns.set(turn.id, turn);
+    this.endLinesShown.clear();
     this.entries = [];
     this.index.clear();
     this.hasOlder = false;
@@ -148,7 +151,7 @@ export class TranscriptModel {
   prependStored(page: StoredItem[], moreBefore: boolean): void {
     const sorted = [...page].sort((a, b) => a.seq - b.seq).filter((stored) => !this.index.has(stored.item.id));
     const added = sorted.map((stored) => this.makeEntry({ key: stored.item.id, sessionId: stored.item.sessionId, seq: stored.seq, item: stored.item }));
-    this.entries = [...added, ...this.entries];
+    this.entries = this.withPastEndLines([...added, ...this.entries], added);
     if (sorted[0]) this.oldestSeq = sorted[0].seq;
     for (const stored of sorted) this.noteSeq(stored.item.sessionId, stored.seq);
     this.hasOlder = moreBefore;
@@ -257,6 +260,34 @@ export class TranscriptModel {
     this.entries.splice(position, 0, entry);
   }
 
+  /**
+   * Places the end line of each ended root turn after its last item among `added` (stored items
+   * just loaded), unless a later entry holds an item of the same turn or its line is held
+   * already: a conversation opened again shows its past turns' ends (and stop reasons) as they
+   * were shown live.
+   */
+  private withPastEndLines(entries: TranscriptEntry[], added: readonly TranscriptEntry[]): TranscriptEntry[] {
+    const lastOfTurn = new Map<string, TranscriptEntry>();
+    for (const entry of entries) if (entry.item && entry.sessionId === this.rootSessionId) lastOfTurn.set(entry.item.turnId, entry);
+    const placed = new Map<TranscriptEntry, TranscriptEntry>();
+    for (const entry of added) {
+      const turn = entry.item ? this.turns.get(entry.item.turnId) : undefined;
+      if (!turn || lastOfTurn.get(turn.id) !== entry || this.endLinesShown.has(turn.id)) continue;
+      if (turn.status === 'running' || turn.sessionId !== this.rootSessionId) continue;
+      const line = endLine(turn);
+      const notice = this.makeEntry({ key: `notice:${++this.notices}`, notice: line });
+      // Rewinding to before its turn's last item drops it with that item.
+      notice.rootSeq = entry.seq;
+      this.endLinesShown.add(turn.id);
+      placed.set(entry, notice);
+    }
+    if (placed.size === 0) return entries;
+    return entries.flatMap((entry) => {
+      const notice = placed.get(entry);
+      return notice ? [entry, notice] : [entry];
+    });
+  }
+
   private turnEnded(turn: Turn): void {
     // Items of the turn that never completed (an interrupted stream without a stored item) are left as they were shown.
     for (const entry of this.entries) {
@@ -265,13 +296,10 @@ export class TranscriptModel {
         entry.version++;
       }
     }
-    if (turn.sessionId !== this.rootSessionId) return;
-    const seconds = turn.completedAt ? ((turn.completedAt - turn.startedAt) / 1000).toFixed(1) : undefined;
-    const calls = `${turn.steps} model ${turn.steps === 1 ? 'call' : 'calls'}`;
-    // A completed turn whose answer may be incomplete is no plain success: said on a line of its own, in the warning colour.
-    const notice = turnEndNotice(turn);
-    const tone = turn.status === 'failed' ? 'error' : turn.status === 'interrupted' || notice ? 'warning' : 'info';
-    this.addNotice(`turn ${turn.status} · ${calls} · ${turn.usage.inputTokens} in / ${turn.usage.outputTokens} out${seconds ? ` · ${seconds} s` : ''}${turn.error ? ` · ${turn.error}` : ''}${notice ? `\n${notice}` : ''}`, tone);
+    if (turn.sessionId !== this.rootSessionId || this.endLinesShown.has(turn.id)) return;
+    this.endLinesShown.add(turn.id);
+    const line = endLine(turn);
+    this.addNotice(line.text, line.tone);
   }
 
   /**
@@ -294,7 +322,10 @@ export class TranscriptModel {
       if (own || after) this.index.delete(entry.key);
       return !(own || after);
     });
-    for (const turnId of rewoundTurnIds) this.turns.delete(turnId);
+    for (const turnId of rewoundTurnIds) {
+      this.turns.delete(turnId);
+      this.endLinesShown.delete(turnId);
+    }
     if (root) this.newestRootSeq = Math.min(this.newestRootSeq, afterSeq);
   }
 
@@ -313,4 +344,17 @@ export class TranscriptModel {
     this.revision++;
     this.listener?.();
   }
+}
+
+/**
+ * The line that ends a turn in the transcript: status, model calls, tokens, seconds, the error,
+ * and on a line of its own the stop reason of an answer that may be incomplete
+ * (`turnEndNotice`), in the warning colour: such a turn is no plain success.
+ */
+function endLine(turn: Turn): Notice {
+  const seconds = turn.completedAt ? ((turn.completedAt - turn.startedAt) / 1000).toFixed(1) : undefined;
+  const calls = `${turn.steps} model ${turn.steps === 1 ? 'call' : 'calls'}`;
+  const notice = turnEndNotice(turn);
+  const tone = turn.status === 'failed' ? 'error' : turn.status === 'interrupted' || notice ? 'warning' : 'info';
+  return { text: `turn ${turn.status} · ${calls} · ${turn.usage.inputTokens} in / ${turn.usage.outputTokens} out${seconds ? ` · ${seconds} s` : ''}${turn.error ? ` · ${turn.error}` : ''}${notice ? `\n${notice}` : ''}`, tone };
 }
