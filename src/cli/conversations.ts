@@ -18,17 +18,25 @@ import { terminalLine } from '../tools/terminal-text.js';
 import { localDateTime } from '../client/time-text.js';
 
 /**
- * One line per conversation: id, last update, last turn's status, working directory, title
+ * One line per conversation: id, last update, last turn's status (and why it stopped, when it
+ * stopped other than by a normal finish), working directory, title
  * (each on one line, see `terminalLine`). Columns are aligned by the width a terminal gives each character (`string-width`: wide East
  * Asian characters and emoji take two columns, combining marks none).
  */
 export function formatConversationList(conversations: ConversationSummary[]): string {
   if (conversations.length === 0) return '';
-  const rows = conversations.map((conversation) => [conversation.id, localDateTime(conversation.updatedAt), conversation.lastTurnStatus ?? '-', terminalLine(conversation.cwd), terminalLine(conversation.title)]);
+  const rows = conversations.map((conversation) => [conversation.id, localDateTime(conversation.updatedAt), lastTurnCell(conversation), terminalLine(conversation.cwd), terminalLine(conversation.title)]);
   const header = ['ID', 'UPDATED', 'LAST TURN', 'DIRECTORY', 'TITLE'];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => stringWidth(row[column] ?? ''))));
   const padded = (cell: string, width: number) => cell + ' '.repeat(Math.max(0, width - stringWidth(cell)));
   return [header, ...rows].map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : padded(cell, widths[column] ?? 0))).join('  ')).join('\n') + '\n';
+}
+
+/** The last turn's status, with why it stopped when that says more (`completed (output limit reached)`). */
+function lastTurnCell(conversation: ConversationSummary): string {
+  const status = conversation.lastTurnStatus ?? '-';
+  const label = conversation.lastTurnStopReason === undefined ? undefined : describeStopReason(conversation.lastTurnStopReason).label;
+  return label !== undefined && label !== status ? `${status} (${label})` : status;
 }
 
 /**

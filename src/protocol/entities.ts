@@ -199,6 +199,12 @@ export const ConversationSummarySchema = z.object({
   updatedAt: z.number(),
   /** Status of the last turn of the root session, if any (rewound turns left out). */
   lastTurnStatus: TurnStatusSchema.nullable(),
+  /**
+   * Why that turn stopped, when it stopped for a reason other than a normal finish (`max_tokens`,
+   * `refusal`, `step_limit`, …; see `stop-reasons.ts`). Absent otherwise, and in index records
+   * written before the field existed (until `openvaala reindex`).
+   */
+  lastTurnStopReason: TurnStopReasonSchema.optional(),
   /** True while a turn runs or input is queued in any session of the conversation. */
   running: z.boolean(),
   /** The start of the root session's last user or assistant message (at most 200 characters; empty when none). */

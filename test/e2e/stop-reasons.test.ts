@@ -2,7 +2,8 @@
  * A turn whose answer the provider cut (its output limit, `max_tokens`) or stopped (its content
  * filter, `refusal`) completes, but its answer may be incomplete: `openvaala exec` says so
  * after the turn's end line and exits 1, `--json` carries the stop reason in `turn/completed`,
- * and `conversations show` says it after the cut answer. Real processes (`openvaala serve`,
+ * `conversations show` says it after the cut answer, and `conversations list` (and the summary it
+ * is made from) says it of the last turn. Real processes (`openvaala serve`,
  * `exec`, `conversations show`) against the mock provider over HTTP.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -72,5 +73,12 @@ describe('a turn that ended other than by a normal finish', { timeout: 60_000 },
     expect(transcript[transcript.indexOf('I cannot') + 1]).toBe(FILTERED);
     expect(transcript[transcript.indexOf('A whole answer.') + 1]).not.toMatch(/^warning:/);
     expect(shown.stdout.trimEnd().split('\n').at(-1)).toBe('last turn completed (refused by the provider)');
+
+    // The list says it of the last turn too, as does the summary it is made from.
+    const listed = await runCli(['conversations', 'list'], options);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout.split('\n')[1]).toContain('  completed (refused by the provider)  ');
+    const listedJson = await runCli(['conversations', 'list', '--json'], options);
+    expect(JSON.parse(listedJson.stdout)).toMatchObject([{ lastTurnStatus: 'completed', lastTurnStopReason: 'refusal' }]);
   });
 });
