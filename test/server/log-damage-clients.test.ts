@@ -60,10 +60,11 @@ it('is named by conversation/subscribe, held by the web UI state and shown by th
 
   const terminal = new ConversationController(second, { cwd: environment.workDir });
   await terminal.open(conversation.id);
+  // Past the end line of its one turn, one warning: the damage, naming where it is.
   const notices = terminal.model.entries.flatMap((entry) => (entry.notice ? [entry.notice] : []));
-  expect(notices).toHaveLength(1);
-  expect(notices[0]?.tone).toBe('warning');
-  expect(notices[0]?.text).toContain(location);
+  expect(notices.map((notice) => notice.text.split(' · ')[0])).toEqual(['turn completed', expect.stringContaining('damaged')]);
+  expect(notices[1]?.tone).toBe('warning');
+  expect(notices[1]?.text).toContain(location);
   // The conversation itself still opens: its answer is there.
   expect(terminal.model.entries.some((entry) => entry.item?.kind === 'assistant_message')).toBe(true);
 });
