@@ -44,9 +44,10 @@ describe('idle conversation eviction', () => {
     expect(server.runtime.openConversationCount).toBe(2);
     const idleAt = Date.now();
     await client.request('conversation/unsubscribe', { conversationId: newer });
-    // The newer one, just used, is in its grace (5 s) but counts: the older one closes now.
-    await until(() => server.runtime.openConversationCount === 1, 3_000, 'the older idle conversation to close');
-    expect(Date.now() - idleAt).toBeLessThan(2_500);
+    // The newer one, just used, is in its grace (5 s) but counts: the older one closes at the
+    // next check (each second), well before the newer one's grace ends; the margin is for a busy machine.
+    await until(() => server.runtime.openConversationCount === 1, 4_500, 'the older idle conversation to close');
+    expect(Date.now() - idleAt).toBeLessThan(4_500);
     const reopened = await client.request('items/list', { conversationId: older });
     expect(reopened.items.map((entry) => entry.item.kind)).toEqual(['user_message', 'assistant_message']);
   });
