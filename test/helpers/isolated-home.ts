@@ -19,12 +19,15 @@ export interface IsolatedHome {
  */
 export function useIsolatedHome(prefix: string): IsolatedHome {
   let home: string | undefined;
+  // A test may make several homes; every one is removed, not only the last.
+  const made: string[] = [];
   afterEach(() => {
-    if (home) rmSync(home, { recursive: true, force: true });
+    for (const folder of made.splice(0)) rmSync(folder, { recursive: true, force: true });
     home = undefined;
   });
   const make = (): NodeJS.ProcessEnv => {
     home = mkdtempSync(path.join(tmpdir(), prefix));
+    made.push(home);
     return { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), XDG_DATA_HOME: path.join(home, 'data'), XDG_STATE_HOME: path.join(home, 'state') };
   };
   return Object.assign(make, { home: () => home as string });
