@@ -1,14 +1,21 @@
 /**
  * Commands a dead server left running. A server killed with SIGKILL cannot stop the commands
  * its turns started, and they would go on changing files while the turn shows `interrupted`.
- * So the server records each process group it starts in `<dataDir>/processes/<pid>.json`
- * (removed when the leader ends), and on start stops the groups a predecessor recorded.
+ * So the server records each process group it starts in a journal,
+ * `<dataDir>/processes/journal.jsonl` (one line when a group starts, one when its leader ends),
+ * and on start stops the groups a predecessor's journal leaves open. One append per start and
+ * per end keeps the record out of a step's cost: a file per command (create, later unlink)
+ * cost a command step about 5 % of the server's CPU (docs/performance.md, twenty-first round).
+ * Records of older servers, one `<pid>.json` file per group, are still read.
  *
  * A pid may have been reused since the record was written: a group is only killed when its
  * leader is alive with the recorded start time (`/proc/<pid>/stat` field 22, clock ticks
  * since boot) on the same boot (`/proc/sys/kernel/random/boot_id`). A (pid, start time) pair
  * names one process per boot, so an unrelated process is never signalled. Linux only; where
  * `/proc` is missing nothing is recorded.
+ *
+ * The journal is not synced: it guards against the server's death, which leaves written pages
+ * to the kernel, not against the machine's, which ends the commands too.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -21,6 +28,8 @@ import { writeFileAtomicallySync } from '../write-file-atomically.js';
 
 /** Folder of the records, in the data directory. */
 export const PROCESS_RECORDS_DIRECTORY = 'processes';
+/** The running server's journal of process groups, in the records folder. */
+export const PROCESS_JOURNAL_FILE = 'journal.jsonl';
 /** File holding the running server's command tag, in the records folder. */
 const TAG_FILE = 'server-tag';
 /**
@@ -31,6 +40,11 @@ const TAG_FILE = 'server-tag';
 export const COMMAND_TAG_VARIABLE = 'OPENVAALA_COMMAND_TAG';
 /** How long a recorded group gets to end after SIGTERM before SIGKILL, in ms. */
 const TERMINATE_GRACE_MS = 500;
+/**
+ * Lines appended to the journal before it is rewritten with only the groups still running
+ * (about 60 bytes a line: a journal stays under about 250 KB however many commands run).
+ */
+const COMPACT_AFTER_LINES = 4096;
 
 /** One record: a process group started by a server. */
 export interface ProcessRecord {
@@ -66,14 +80,33 @@ export function currentBootId(): string {
   }
 }
 
-/** Writes and removes the records of one server's process groups (see the module comment). */
+/** First line of a journal: whose records follow. */
+interface JournalHeader {
+  bootId: string;
+  serverPid: number;
+}
+
+/** The journal's lines after its header: a group started, or its leader ended. */
+type JournalLine = { started: number; startTime: string } | { ended: number };
+
+/** Writes the journal of one server's process groups (see the module comment). */
 export class ProcessRecords implements ProcessTracker {
   private readonly directory: string;
-  private readonly bootId = currentBootId();
+  private readonly journalFile: string;
+  private readonly header: string;
+  /** Groups started and not yet ended: pgid → the leader's start time. */
+  private readonly running = new Map<number, string>();
+  private descriptor: number | undefined;
+  private linesWritten = 0;
   /** See {@link COMMAND_TAG_VARIABLE}: random, one per server. */
   readonly environment: Record<string, string>;
 
-  /** @param dataDir the server's data directory (records go to its `processes` folder, mode 0700) */
+  /**
+   * Writes the tag file and starts an empty journal (a predecessor's must have been read first,
+   * see {@link stopLeftoverProcesses}).
+   * @param dataDir the server's data directory (records go to its `processes` folder, mode 0700)
+   * @throws the file system's error when the folder, the tag or the journal cannot be written
+   */
   constructor(
     dataDir: string,
     private readonly logger?: Logger,
@@ -85,29 +118,144 @@ export class ProcessRecords implements ProcessTracker {
     // Whole or not at all: a torn tag would hide from the next start the commands that carry it.
     writeFileAtomicallySync(path.join(this.directory, TAG_FILE), `${tag}\n`, { mode: PRIVATE_FILE_MODE });
     this.environment = { [COMMAND_TAG_VARIABLE]: tag };
+    this.journalFile = path.join(this.directory, PROCESS_JOURNAL_FILE);
+    const header: JournalHeader = { bootId: currentBootId(), serverPid: process.pid };
+    this.header = `${JSON.stringify(header)}\n`;
+    this.rewriteJournal();
   }
 
   /** Records a group whose leader was just started. A failure is logged: the command runs anyway. */
   started(pid: number): void {
     const startTime = processStartTime(pid);
     if (startTime === undefined) return;
-    const record: ProcessRecord = { pgid: pid, startTime, bootId: this.bootId, serverPid: process.pid };
-    try {
-      fs.writeFileSync(path.join(this.directory, `${pid}.json`), `${JSON.stringify(record)}\n`, { mode: PRIVATE_FILE_MODE });
-    } catch (error) {
-      this.logger?.warn({ pid, error: (error as Error).message }, 'cannot record a started command; it would survive a crash of this server');
+    this.running.set(pid, startTime);
+    this.append({ started: pid, startTime }, 'cannot record a started command; it would survive a crash of this server');
+  }
+
+  /** Records that the leader of a group ended (nothing for a group that was never recorded). */
+  ended(pid: number): void {
+    if (!this.running.delete(pid)) return;
+    this.append({ ended: pid }, 'cannot record the end of a command; the next start will find it gone');
+    if (this.linesWritten >= COMPACT_AFTER_LINES) {
+      try {
+        this.rewriteJournal();
+      } catch (error) {
+        this.logger?.warn({ error: (error as Error).message }, 'cannot rewrite the journal of running commands; it keeps growing');
+      }
     }
   }
 
-  /** Removes the record of a group whose leader ended (none when it could not be written). */
-  ended(pid: number): void {
-    // `unlinkSync`, not `rmSync`: one system call per command instead of a `lstat` and the checks of a recursive removal.
+  /** Stops writing (the server is stopping); the journal stays for the next start to read. */
+  close(): void {
+    if (this.descriptor !== undefined) fs.closeSync(this.descriptor);
+    this.descriptor = undefined;
+  }
+
+  private append(line: JournalLine, failure: string): void {
+    // After `close` (the server stopping) a late end is left out: the next start finds the process gone.
+    if (this.descriptor === undefined) return;
     try {
-      fs.unlinkSync(path.join(this.directory, `${pid}.json`));
+      fs.writeSync(this.descriptor, `${JSON.stringify(line)}\n`);
+      this.linesWritten += 1;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      this.logger?.warn({ line, error: (error as Error).message }, failure);
     }
   }
+
+  /** Replaces the journal, whole or not at all, by its header and the groups still running. */
+  private rewriteJournal(): void {
+    const lines = [...this.running].map(([started, startTime]) => `${JSON.stringify({ started, startTime } satisfies JournalLine)}\n`);
+    writeFileAtomicallySync(this.journalFile, this.header + lines.join(''), { mode: PRIVATE_FILE_MODE });
+    this.close();
+    this.descriptor = fs.openSync(this.journalFile, 'a', PRIVATE_FILE_MODE);
+    this.linesWritten = lines.length;
+  }
+}
+
+/** What a journal, or an older server's record files, say is still running; see {@link recordedProcessGroups}. */
+export interface RecordedGroups {
+  /** Groups started and not ended, in the order they started. */
+  records: ProcessRecord[];
+  /** Files or lines that cannot be read (torn by a crash, or not records), as `file` or `file:line`. */
+  unreadable: string[];
+}
+
+/**
+ * Reads one journal: its header, then each group started and not ended. A line that does not
+ * parse is named in `unreadable` and skipped (a crash can tear the last one); a journal without
+ * a readable header gives no records.
+ */
+function readJournal(file: string): RecordedGroups {
+  const result: RecordedGroups = { records: [], unreadable: [] };
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return result;
+  }
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  let header: JournalHeader | undefined;
+  try {
+    const value = JSON.parse(lines[0] ?? '') as Partial<JournalHeader>;
+    if (typeof value.bootId === 'string' && Number.isInteger(value.serverPid)) header = value as JournalHeader;
+  } catch {
+    // Named as unreadable below.
+  }
+  if (header === undefined) return { records: [], unreadable: [`${file}:1`] };
+  const running = new Map<number, string>();
+  lines.slice(1).forEach((line, index) => {
+    let value: Partial<{ started: unknown; startTime: unknown; ended: unknown }> | undefined;
+    try {
+      value = JSON.parse(line) as typeof value;
+    } catch {
+      value = undefined;
+    }
+    if (value !== undefined && isGroupId(value.started) && typeof value.startTime === 'string') running.set(value.started, value.startTime);
+    else if (value !== undefined && isGroupId(value.ended)) running.delete(value.ended);
+    else result.unreadable.push(`${file}:${index + 2}`);
+  });
+  result.records = [...running].map(([pgid, startTime]) => ({ pgid, startTime, bootId: header.bootId, serverPid: header.serverPid }));
+  return result;
+}
+
+/** A process group id a record may name: never 0 or 1 (signalling those reaches far beyond one command). */
+function isGroupId(value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) > 1;
+}
+
+function readRecord(file: string): ProcessRecord | undefined {
+  try {
+    const value = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<ProcessRecord>;
+    if (isGroupId(value.pgid) && typeof value.startTime === 'string' && typeof value.bootId === 'string') return value as ProcessRecord;
+  } catch {
+    // Torn or foreign file: named as unreadable.
+  }
+  return undefined;
+}
+
+/**
+ * The process groups recorded in a data directory's records folder and not recorded as ended:
+ * those of its journal, then those of older servers' `<pid>.json` files.
+ * @param dataDir the data directory
+ */
+export function recordedProcessGroups(dataDir: string): RecordedGroups {
+  const directory = path.join(dataDir, PROCESS_RECORDS_DIRECTORY);
+  let names: string[];
+  try {
+    names = fs.readdirSync(directory);
+  } catch {
+    return { records: [], unreadable: [] };
+  }
+  const result = readJournal(path.join(directory, PROCESS_JOURNAL_FILE));
+  for (const name of names) {
+    if (name === PROCESS_JOURNAL_FILE || name === TAG_FILE) continue;
+    const file = path.join(directory, name);
+    const record = readRecord(file);
+    if (record === undefined) result.unreadable.push(file);
+    else result.records.push(record);
+  }
+  return result;
 }
 
 /** What {@link stopLeftoverProcesses} did. */
@@ -140,16 +288,6 @@ function processesWithTag(tag: string): number[] {
   return entries.map(Number).filter((pid) => pid !== process.pid && hasTag(pid, tag));
 }
 
-function readRecord(file: string): ProcessRecord | undefined {
-  try {
-    const value = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<ProcessRecord>;
-    if (Number.isInteger(value.pgid) && (value.pgid as number) > 1 && typeof value.startTime === 'string' && typeof value.bootId === 'string') return value as ProcessRecord;
-  } catch {
-    // Torn or foreign file: dropped below.
-  }
-  return undefined;
-}
-
 /** True when the recorded leader is alive and is the recorded process (same boot, same start time). */
 function stillRecordedProcess(record: ProcessRecord, bootId: string): boolean {
   return record.bootId === bootId && processStartTime(record.pgid) === record.startTime;
@@ -177,15 +315,16 @@ export async function stopLeftoverProcesses(dataDir: string, logger: Logger): Pr
   } catch {
     // No tag: an older server, or none ever ran a command.
   }
-  names = names.filter((name) => name !== TAG_FILE);
+  const recorded = recordedProcessGroups(dataDir);
+  for (const where of recorded.unreadable) {
+    logger.warn({ where }, 'a process record cannot be read (torn by a crash, or not a record); the command it named is still stopped if it carries the dead server\'s tag');
+  }
+  report.dropped += recorded.unreadable.length;
   // Descendants that left the group (setsid) are found through their parents, and each is
   // identified by its start time too, so a pid reused during the grace is never signalled.
   const targets: { record: ProcessRecord; members: { pid: number; startTime: string | undefined }[] }[] = [];
-  for (const name of names) {
-    const file = path.join(directory, name);
-    const record = readRecord(file);
-    if (record === undefined) logger.warn({ file }, 'a process record cannot be read (torn by a crash, or not a record); the command it named is still stopped if it carries the dead server\'s tag');
-    if (record && record.serverPid !== process.pid && stillRecordedProcess(record, bootId)) {
+  for (const record of recorded.records) {
+    if (record.serverPid !== process.pid && stillRecordedProcess(record, bootId)) {
       targets.push({ record, members: findDescendants(record.pgid).map((pid) => ({ pid, startTime: processStartTime(pid) })) });
     } else {
       report.dropped += 1;
@@ -214,6 +353,6 @@ export async function stopLeftoverProcesses(dataDir: string, logger: Logger): Pr
   }
   // Signalled again only while they still carry the tag: a pid reused in between is left alone.
   for (const pid of tagged) if (hasTag(pid, tag)) sendSignal(pid, 'SIGKILL');
-  for (const name of [...names, TAG_FILE]) fs.rmSync(path.join(directory, name), { force: true });
+  for (const name of names) fs.rmSync(path.join(directory, name), { force: true });
   return report;
 }

@@ -347,6 +347,7 @@ export async function openRuntimeServices(options: RuntimeServiceOptions, paths:
         config.close();
         await runtime.shutdown();
         await browsers.close();
+        processRecords.close();
         await schedules.close();
         await notifications.close();
         // After the turns ended: the other servers' clients heard the interruptions first.

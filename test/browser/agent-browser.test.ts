@@ -15,6 +15,7 @@ import { requireExecutable } from '../helpers/required-commands.js';
 import { allowInvalidSentMessages } from '../setup/protocol-validation.js';
 import { listPages, withPage } from '../../src/server/browser/devtools-connection.js';
 import { browserServiceOf } from '../../src/server/browser/browser-service.js';
+import { recordedProcessGroups } from '../../src/server/process-records.js';
 
 const TITLE = 'Harbour tide tables';
 /** Idle time of the browser in this test, ms (short, so the idle stop is seen quickly). */
@@ -80,7 +81,7 @@ describe('the agent\'s browser', () => {
     expect(answer).toBeDefined();
     expect(existsSync(path.join(server.environment.workDir, '.openvaala', 'browser-profile'))).toBe(true);
     // Its process group is recorded like a command's, for the next server to stop after a crash.
-    expect(existsSync(browserProcessRecord())).toBe(true);
+    expect(recordedGroups()).toContain(browserPid());
   }, 90_000);
 
   it('shows the page to clients and lets them take over: screenshot, click, type, key', async () => {
@@ -122,9 +123,9 @@ describe('the agent\'s browser', () => {
     const visits = async () => Number(String(await evaluateInPage('localStorage.getItem("visits")')));
     const before = await visits();
     expect(before).toBeGreaterThanOrEqual(1);
-    const record = browserProcessRecord();
+    const pid = browserPid();
     expect(await server.client.request('browser/stop', { conversationId })).toEqual({ stopped: true });
-    await expect.poll(() => existsSync(record)).toBe(false);
+    await expect.poll(() => recordedGroups().includes(pid)).toBe(false);
     expect(await server.client.request('browser/state', { conversationId })).toMatchObject({ running: false });
     const stopped = (await server.client.request('browser/screenshot', { conversationId }).catch((caught: unknown) => caught)) as { code: number; data?: { reason?: string } };
     expect(stopped.code).toBe(-32009);
@@ -169,11 +170,16 @@ describe('the agent\'s browser', () => {
   });
 });
 
-/** The process record file of the running browser. */
-function browserProcessRecord(): string {
+/** The pid of the running browser (its process group's id). */
+function browserPid(): number {
   const pid = browserServiceOf(server.server.runtime)?.browserFor(server.environment.workDir).pid;
   if (pid === undefined) throw new Error('the browser is not running');
-  return path.join(server.environment.paths.dataDir, 'processes', `${pid}.json`);
+  return pid;
+}
+
+/** The process groups the server's journal records as running. */
+function recordedGroups(): number[] {
+  return recordedProcessGroups(server.environment.paths.dataDir).records.map((record) => record.pgid);
 }
 
 /** Evaluates an expression in the page the browser shows, through DevTools (as a test's own look, independent of the handlers). */

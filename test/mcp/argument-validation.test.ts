@@ -11,12 +11,13 @@ import type { McpServerConfig } from '../../src/config/mcp.js';
 import type { Executor } from '../../src/executors/executor.js';
 import { LocalExecutor } from '../../src/executors/local/local-executor.js';
 import { Workspace } from '../../src/executors/workspace.js';
-import type { Logger } from '../../src/logger.js';
 import { McpArgumentCheck } from '../../src/mcp/argument-check.js';
 import { McpClientManager } from '../../src/mcp/client-manager.js';
 import type { ToolContext } from '../../src/tools/tool.js';
 import { startInProcessServer, type InProcessServer } from '../helpers/in-process-server.js';
 import { LAX_SERVER, toolCalls, writeConfig, yamlString } from './mcp-helpers.js';
+import { recordingLogger } from '../helpers/recording-logger.js';
+import type { Logger } from '../../src/logger.js';
 
 let root: string;
 let managers: McpClientManager[] = [];
@@ -33,22 +34,6 @@ afterEach(async () => {
   harness = undefined;
   rmSync(root, { recursive: true, force: true });
 });
-
-/** A logger that keeps its warnings. */
-function recordingLogger(): { logger: Logger; warnings: { fields: Record<string, unknown>; message: string }[] } {
-  const warnings: { fields: Record<string, unknown>; message: string }[] = [];
-  const ignore = () => undefined;
-  const logger = {
-    fatal: ignore,
-    error: ignore,
-    info: ignore,
-    debug: ignore,
-    trace: ignore,
-    warn: (fields: Record<string, unknown>, message: string) => void warnings.push({ fields, message }),
-    flush: (callback?: () => void) => callback?.(),
-  } as unknown as Logger;
-  return { logger, warnings };
-}
 
 const callsFile = () => path.join(root, 'calls');
 

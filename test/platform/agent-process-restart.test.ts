@@ -2,14 +2,15 @@
  * Gap "provider processes surviving a restart with no way to find or stop them", for every
  * kind of process the server starts besides commands: an external agent's process (the test's
  * ACP agent, `kind: acp`) and a stdio MCP server are recorded in
- * `<data-dir>/processes/<pid>.json` while they run; after `openvaala serve` is killed with
+ * the journal `<data-dir>/processes/journal.jsonl` while they run; after `openvaala serve` is killed with
  * SIGKILL they are still running, and the next server start finds and stops them.
  * Runs the built CLI as a real process (`npm run build` first).
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
+import { recordedProcessGroups } from '../../src/server/process-records.js';
 import { createTestEnvironment, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
 import { ACP_AGENT } from '../runtime/external-agents/acp-harness.js';
 import { packageBin } from '../mcp/mcp-helpers.js';
@@ -33,12 +34,9 @@ function alive(pid: number): boolean {
 
 /** Pids of recorded processes whose command line contains `marker` (default: the test's ACP agent). */
 function recordedAgents(dataDir: string, marker = 'acp-agent.mjs'): number[] {
-  const directory = path.join(dataDir, 'processes');
-  if (!existsSync(directory)) return [];
-  return readdirSync(directory).flatMap((name) => {
-    const pid = Number.parseInt(name, 10);
-    if (!Number.isInteger(pid) || !existsSync(`/proc/${pid}/cmdline`)) return [];
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker) ? [pid] : [];
+  return recordedProcessGroups(dataDir).records.flatMap(({ pgid }) => {
+    if (!existsSync(`/proc/${pgid}/cmdline`)) return [];
+    return readFileSync(`/proc/${pgid}/cmdline`, 'utf8').includes(marker) ? [pgid] : [];
   });
 }
 

@@ -8,11 +8,11 @@
  * other start time; other boot) are never signalled.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimeClient } from '../../src/client/runtime-client.js';
-import { currentBootId, processStartTime } from '../../src/server/process-records.js';
+import { currentBootId, PROCESS_JOURNAL_FILE, processStartTime, recordedProcessGroups } from '../../src/server/process-records.js';
 import { createTestEnvironment, startServe, type ServeProcess, type TestEnvironment } from '../helpers/environment.js';
 import { processGone, until } from '../helpers/processes.js';
 import { killQuietly, waitForFileContent } from './crash-helpers.js';
@@ -49,9 +49,9 @@ afterEach(async () => {
   environment = undefined;
 });
 
-/** The process group records in a records folder. */
-function records(directory: string): string[] {
-  return readdirSync(directory).filter((name) => name.endsWith('.json'));
+/** The process groups a data directory records as running. */
+function records(dataDir: string): number[] {
+  return recordedProcessGroups(dataDir).records.map((record) => record.pgid);
 }
 
 function size(file: string): number {
@@ -83,8 +83,8 @@ describe('commands of a server killed with SIGKILL', () => {
     for (const name of ['plain', 'forked', 'setsid']) pids.push(Number(await waitForFileContent(path.join(workDir, `${name}.pid`))));
     const outputs = ['plain.txt', 'forked.txt', 'setsid.txt'].map((name) => path.join(workDir, name));
     const recordsDir = path.join(paths.dataDir, 'processes');
-    // A command can write its pid file before the server has synced its record: wait for all three.
-    await expect.poll(() => records(recordsDir).length).toBe(3);
+    // A command can write its pid file before the server has recorded it: wait for all three.
+    await expect.poll(() => records(paths.dataDir).length).toBe(3);
 
     serve.child.kill('SIGKILL');
     await serve.stop();
@@ -95,10 +95,13 @@ describe('commands of a server killed with SIGKILL', () => {
 
     // A server killed between starting a command and recording it: the plain writer has no
     // record; it is found by the command tag in its environment.
-    rmSync(path.join(recordsDir, `${pids[0]}.json`));
+    const journal = path.join(recordsDir, PROCESS_JOURNAL_FILE);
+    writeFileSync(journal, readFileSync(journal, 'utf8').split('\n').filter((line) => !line.includes(`:${pids[0]},`)).join('\n'));
+    expect(records(paths.dataDir)).toHaveLength(2);
 
     // Records naming live processes that are not the recorded ones: a reused pid (other start
-    // time) and a record from another boot. Neither may be signalled.
+    // time) and a record from another boot, as an older server wrote them (a file per group).
+    // Neither may be signalled.
     const reused = bystander();
     const otherBoot = bystander();
     await until(() => processStartTime(reused.pid as number) !== undefined && processStartTime(otherBoot.pid as number) !== undefined, 5000, 'the bystanders to start');
@@ -116,8 +119,9 @@ describe('commands of a server killed with SIGKILL', () => {
     expect(serve.output()).toContain('stopped processes of commands left running by a server that stopped');
     expect(processGone(reused.pid as number)).toBe(false);
     expect(processGone(otherBoot.pid as number)).toBe(false);
-    // The records were consumed.
-    expect(records(recordsDir)).toEqual([]);
+    // The records were consumed: the new server's journal is its own, and no old file is left.
+    expect(records(paths.dataDir)).toEqual([]);
+    expect(readdirSync(recordsDir).filter((name) => name.endsWith('.json'))).toEqual([]);
   });
 
   it('records nothing once commands end, and a clean stop leaves no record', async () => {
@@ -133,6 +137,9 @@ responses:
     await client.request('conversation/subscribe', { conversationId: conversation.id });
     await client.request('session/input', { conversationId: conversation.id, input: 'go' });
     await done;
-    expect(records(path.join(environment.paths.dataDir, 'processes'))).toEqual([]);
+    expect(records(environment.paths.dataDir)).toEqual([]);
+    await serve.stop();
+    serve = undefined;
+    expect(records(environment.paths.dataDir)).toEqual([]);
   });
 });
