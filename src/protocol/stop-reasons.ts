@@ -64,3 +64,27 @@ export function turnEndNotice(turn: Pick<Turn, 'status' | 'stopReason' | 'error'
   if (turn.status !== 'completed' && (turn.error?.trim() || reason === 'user_interrupt')) return undefined;
   return describeStopReason(reason).consequence;
 }
+
+/** How a conversation list marks a conversation by the end of its last turn; see {@link lastTurnMark}. */
+export interface LastTurnMark {
+  /** `failed`: the last turn failed; `incomplete`: it completed, but its answer may be cut. */
+  kind: 'failed' | 'incomplete';
+  /** A few words: the stop reason's label (`output limit reached`, `model error`), or `failed` without one. */
+  text: string;
+}
+
+/**
+ * The mark a conversation list (the terminal UI's picker, the web UI's list) shows for a
+ * conversation's last turn, from `ConversationSummary.lastTurnStatus` and `lastTurnStopReason`:
+ * a failed turn, with its reason when known; a turn that completed but not normally (cut at the
+ * output limit, stopped by the content filter), since its status alone reads as whole. None for
+ * a normal finish, an interruption, or a turn still running (lists show that on their own).
+ * `openvaala conversations list` writes the same label beside the status.
+ * @param summary the two fields of a `ConversationSummary` (a record written before stop reasons were kept has no reason)
+ */
+export function lastTurnMark(summary: { lastTurnStatus?: string | null | undefined; lastTurnStopReason?: string | undefined }): LastTurnMark | undefined {
+  const label = summary.lastTurnStopReason === undefined || summary.lastTurnStopReason === 'end_turn' ? undefined : describeStopReason(summary.lastTurnStopReason).label;
+  if (summary.lastTurnStatus === 'failed') return { kind: 'failed', text: label ?? 'failed' };
+  if (summary.lastTurnStatus === 'completed' && label !== undefined) return { kind: 'incomplete', text: label };
+  return undefined;
+}

@@ -7,6 +7,7 @@
  */
 import type { RuntimeClient } from '../client/runtime-client.js';
 import type { AnyNotification, ConversationSummary } from '../protocol/index.js';
+import { lastTurnMark } from '../protocol/stop-reasons.js';
 import { truncateLine, type StyledLine } from './styled-text.js';
 import type { TranscriptModel } from './transcript-model.js';
 import { terminalLine } from '../tools/terminal-text.js';
@@ -77,8 +78,16 @@ export function conversationItem(summary: ConversationSummary): PickerItem {
     value: summary.id,
     label: terminalLine(summary.title) || summary.id,
     detail: `${timeAgo(summary.updatedAt)} · ${terminalLine(summary.cwd)}${summary.preview ? ` · ${summary.preview.replace(/\s+/g, ' ').slice(0, 60)}` : ''}`,
-    ...(summary.running ? { badge: { text: '● running', color: 'yellow' as const } } : summary.lastTurnStatus === 'failed' ? { badge: { text: '✗', color: 'red' as const } } : {}),
+    ...lastTurnBadge(summary),
   };
+}
+
+/** The badge of a conversation in the picker: running, or its last turn's mark (protocol `lastTurnMark`). */
+function lastTurnBadge(summary: ConversationSummary): Pick<PickerItem, 'badge'> {
+  if (summary.running) return { badge: { text: '● running', color: 'yellow' } };
+  const mark = lastTurnMark(summary);
+  if (mark === undefined) return {};
+  return mark.kind === 'failed' ? { badge: { text: `✗ ${mark.text}`, color: 'red' } } : { badge: { text: `⚠ ${mark.text}`, color: 'yellow' } };
 }
 
 /** The full-text query for what was typed: every word as a quoted prefix (FTS5 syntax). */

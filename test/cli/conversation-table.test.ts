@@ -42,4 +42,18 @@ describe('the resume picker', () => {
     expect(item.label).toBe('a\\nb ');
     expect(item.detail).toContain('/home/user/two\\nlines');
   });
+
+  it('says why a last turn ended when its answer may be cut or it failed, and nothing for a normal finish', () => {
+    const cut = conversationItem({ ...summary('conv_a', '/w', 'cut'), lastTurnStopReason: 'max_tokens' });
+    expect(cut.badge).toEqual({ text: '⚠ output limit reached', color: 'yellow' });
+    const refused = conversationItem({ ...summary('conv_b', '/w', 'refused'), lastTurnStopReason: 'refusal' });
+    expect(refused.badge).toEqual({ text: '⚠ refused by the provider', color: 'yellow' });
+    const failed = conversationItem({ ...summary('conv_c', '/w', 'failed'), lastTurnStatus: 'failed', lastTurnStopReason: 'model_error' });
+    expect(failed.badge).toEqual({ text: '✗ model error', color: 'red' });
+    // A record written before stop reasons were kept: the status alone.
+    expect(conversationItem({ ...summary('conv_d', '/w', 'old'), lastTurnStatus: 'failed' }).badge).toEqual({ text: '✗ failed', color: 'red' });
+    expect(conversationItem({ ...summary('conv_g', '/w', 'stopped'), lastTurnStatus: 'interrupted', lastTurnStopReason: 'user_interrupt' }).badge).toBeUndefined();
+    expect(conversationItem(summary('conv_e', '/w', 'fine')).badge).toBeUndefined();
+    expect(conversationItem({ ...summary('conv_f', '/w', 'busy'), running: true, lastTurnStopReason: 'max_tokens' }).badge).toEqual({ text: '● running', color: 'yellow' });
+  });
 });

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TurnStopReasonSchema, type Turn, type TurnStopReason } from '../../src/protocol/index.js';
-import { describeStopReason, STOP_REASON_TEXT, turnEndNotice } from '../../src/protocol/stop-reasons.js';
+import { describeStopReason, lastTurnMark, STOP_REASON_TEXT, turnEndNotice } from '../../src/protocol/stop-reasons.js';
 
 /** The status and error each reason is recorded with by the runtime (docs/protocol.md, "Stop reasons"). */
 const RECORDED: Record<TurnStopReason, Pick<Turn, 'status' | 'error'>> = {
@@ -49,5 +49,21 @@ describe('what a turn end adds to its status and error', () => {
     expect(turnEndNotice({ status: 'completed', stopReason: 'step_limit' })).toBe(STOP_REASON_TEXT.step_limit.consequence);
     expect(turnEndNotice({ status: 'completed' })).toBeUndefined();
     expect(turnEndNotice({ status: 'failed', error: 'x' })).toBeUndefined();
+  });
+});
+
+describe('how a conversation list marks a conversation by its last turn', () => {
+  it.each(TurnStopReasonSchema.options)('%s, as the runtime records it', (reason) => {
+    const mark = lastTurnMark({ lastTurnStatus: RECORDED[reason].status, lastTurnStopReason: reason });
+    if (RECORDED[reason].status === 'failed') expect(mark).toEqual({ kind: 'failed', text: STOP_REASON_TEXT[reason].label });
+    else if (RECORDED[reason].status === 'completed' && reason !== 'end_turn') expect(mark).toEqual({ kind: 'incomplete', text: STOP_REASON_TEXT[reason].label });
+    else expect(mark).toBeUndefined();
+  });
+
+  it('marks a failed turn of a record without a reason, and nothing else without one', () => {
+    expect(lastTurnMark({ lastTurnStatus: 'failed' })).toEqual({ kind: 'failed', text: 'failed' });
+    expect(lastTurnMark({ lastTurnStatus: 'completed' })).toBeUndefined();
+    expect(lastTurnMark({ lastTurnStatus: null })).toBeUndefined();
+    expect(lastTurnMark({ lastTurnStatus: 'completed', lastTurnStopReason: 'max_tokens' })).toEqual({ kind: 'incomplete', text: 'output limit reached' });
   });
 });

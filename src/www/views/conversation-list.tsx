@@ -1,8 +1,11 @@
 /**
  * The conversation list: search (full text), filters (working directory, archived), paging
- * by cursor, and live updates from the list feed with a running indicator.
+ * by cursor, and live updates from the list feed with a running indicator and a mark for a
+ * last turn that failed or whose answer may be cut.
  */
 import { useEffect, useState } from 'preact/hooks';
+import type { ConversationSummary } from '../../protocol/index.js';
+import { lastTurnMark } from '../../protocol/stop-reasons.js';
 import { formatTime } from '../components/format.js';
 import { useApp } from '../state/app-state.js';
 import { navigate } from '../state/route.js';
@@ -57,6 +60,7 @@ export function ConversationList({ current }: { current: string | undefined }) {
                 {summary.title}
               </span>
               <span class="muted conversation-meta">
+                <LastTurnMark summary={summary} />
                 {formatTime(summary.updatedAt)} · {summary.cwd}
               </span>
               {summary.preview ? <span class="muted conversation-preview">{summary.preview}</span> : null}
@@ -71,5 +75,16 @@ export function ConversationList({ current }: { current: string | undefined }) {
         </button>
       ) : null}
     </nav>
+  );
+}
+
+/** A last turn that failed (`✗ model error`) or completed with its answer maybe cut (`⚠ output limit reached`); see `lastTurnMark`. */
+function LastTurnMark({ summary }: { summary: ConversationSummary }) {
+  const mark = summary.running ? undefined : lastTurnMark(summary);
+  if (mark === undefined) return null;
+  return (
+    <span class={`last-turn ${mark.kind}`} title={mark.kind === 'failed' ? 'The last turn failed' : 'The last answer may be incomplete'}>
+      {mark.kind === 'failed' ? '✗' : '⚠'} {mark.text} ·{' '}
+    </span>
   );
 }
