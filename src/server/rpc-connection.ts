@@ -32,6 +32,8 @@ import { redactOutgoing, redactOutgoingNotification } from './conversation-redac
 import { createMethodHandlers, type MethodHandlers, type RequestContext } from './method-handlers.js';
 import { FirstMessageGate, type ConnectionAuthentication } from './first-message-auth.js';
 import { ServerRequests } from './server-requests.js';
+import { ConnectionSubscriptions } from './connection-subscriptions.js';
+import { startHeartbeat } from './connection-heartbeat.js';
 import { requestError } from './request-errors.js';
 import { StreamRedaction } from '../platform/secrets/stream-redaction.js';
 import { SendQueue } from './send-queue.js';
@@ -71,23 +73,24 @@ export class RpcConnection {
   capabilities: ResolvedClientCapabilities = DEFAULT_CLIENT_CAPABILITIES;
   /** Server-to-client requests waiting for this client's answer. */
   private readonly serverRequests: ServerRequests;
-  /** Per conversation, the controller that ends the subscription (registered before its replay). */
-  private readonly subscriptions = new Map<string, AbortController>();
+  /** Subscriptions and other holds (terminals), by conversation. */
+  private readonly subscriptions = new ConnectionSubscriptions((conversationId) => {
+    this.streamRedaction?.forgetConversation(conversationId);
+    // Nothing will tell this connection when those are resolved: stop waiting for its answers.
+    this.serverRequests.drop(conversationId);
+  });
   private readonly handlers: MethodHandlers;
   private readonly queue: SendQueue;
   private closed = false;
   private inFlight = 0;
   private paused = false;
-  private answeredPing = true;
-  private readonly heartbeat: NodeJS.Timeout;
+  private readonly stopHeartbeat: () => void;
   /** Run once when the connection ends (e.g. to stop its list feed). */
   private readonly disposers = new Set<() => void>();
   /** The streams of items in progress this client receives, redacted across their deltas. */
   private streamRedaction: StreamRedaction | undefined;
   /** Cluster mode: forwards requests for conversations owned by other servers (undefined: every request is served here). */
   routing: RequestRouting | undefined;
-  /** What the connection holds open per conversation besides subscriptions (terminals): closed when its access goes. */
-  private readonly conversationHolds = new Map<() => void, string>();
 
   /**
    * @param socket the accepted WebSocket
@@ -155,23 +158,7 @@ export class RpcConnection {
     // without this listener they would end the process.
     socket.on('error', (error) => this.logger.warn({ connection: this.number, error: error.message }, 'WebSocket error from client'));
     socket.on('close', () => this.dispose());
-    socket.on('pong', () => (this.answeredPing = true));
-    this.heartbeat = setInterval(() => {
-      // Judged in the check phase, after this turn of the loop has read its sockets: when the
-      // server was held up (a long collection, a starved CPU) past an interval, the timers phase
-      // comes first, and a pong the client sent meanwhile is still unread in the socket.
-      setImmediate(() => {
-        if (socket.readyState !== socket.OPEN) return;
-        if (!this.answeredPing) {
-          this.logger.warn({ connection: this.number, client: this.clientName }, 'client dropped: no answer to the last ping');
-          socket.terminate();
-          return;
-        }
-        this.answeredPing = false;
-        socket.ping();
-      });
-    }, limits.heartbeatIntervalMs);
-    this.heartbeat.unref();
+    this.stopHeartbeat = startHeartbeat(socket, limits.heartbeatIntervalMs, () => this.logger.warn({ connection: this.number, client: this.clientName }, 'client dropped: no answer to the last ping'));
     this.maxRequestsInFlight = limits.maxRequestsInFlight;
   }
 
@@ -211,27 +198,17 @@ export class RpcConnection {
    * connection ends, whichever comes first.
    */
   beginSubscription(conversationId: string): AbortSignal {
-    this.subscriptions.get(conversationId)?.abort();
-    const controller = new AbortController();
-    if (this.closed) controller.abort();
-    else this.subscriptions.set(conversationId, controller);
-    return controller.signal;
+    return this.subscriptions.begin(conversationId);
   }
 
   /** Whether the connection is open and subscribed to a conversation (`conversation/subscribe`). */
   isSubscribed(conversationId: string): boolean {
-    return !this.closed && this.subscriptions.has(conversationId);
+    return this.subscriptions.has(conversationId);
   }
 
   /** Ends a subscription if `signal` is still the current one (e.g. its conversation was not found). */
   endSubscription(conversationId: string, signal?: AbortSignal): void {
-    const current = this.subscriptions.get(conversationId);
-    if (!current || (signal && current.signal !== signal)) return;
-    current.abort();
-    this.subscriptions.delete(conversationId);
-    this.streamRedaction?.forgetConversation(conversationId);
-    // Nothing will tell this connection when those are resolved: stop waiting for its answers.
-    this.serverRequests.drop(conversationId);
+    this.subscriptions.end(conversationId, signal);
   }
 
   /** Sends a server-to-client request whose answer the caller waits for (see `ServerRequests.ask`). */
@@ -303,8 +280,7 @@ export class RpcConnection {
    * access gone. Returns the function that forgets it.
    */
   holdForConversation(conversationId: string, close: () => void): () => void {
-    this.conversationHolds.set(close, conversationId);
-    return () => this.conversationHolds.delete(close);
+    return this.subscriptions.hold(conversationId, close);
   }
 
   /**
@@ -315,16 +291,7 @@ export class RpcConnection {
   recheckAccess(): void {
     const access = this.platform?.access;
     if (!access || this.closed) return;
-    for (const conversationId of [...this.subscriptions.keys()]) if (!access.mayReadConversation(this.caller, conversationId)) this.endSubscription(conversationId);
-    for (const [close, conversationId] of [...this.conversationHolds]) {
-      if (access.mayReadConversation(this.caller, conversationId)) continue;
-      this.conversationHolds.delete(close);
-      try {
-        close();
-      } catch {
-        // Already ended on its own.
-      }
-    }
+    this.subscriptions.recheck((conversationId) => access.mayReadConversation(this.caller, conversationId));
   }
 
   private redactSecrets<T>(payload: T): T {
@@ -433,11 +400,10 @@ export class RpcConnection {
   private dispose(): void {
     if (this.closed) return;
     this.closed = true;
-    clearInterval(this.heartbeat);
+    this.stopHeartbeat();
     this.gate.stop();
     this.queue.close();
-    for (const controller of this.subscriptions.values()) controller.abort();
-    this.subscriptions.clear();
+    this.subscriptions.close();
     this.serverRequests.clear();
     for (const task of this.disposers) task();
     this.disposers.clear();
