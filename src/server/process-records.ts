@@ -97,6 +97,8 @@ export class ProcessRecords implements ProcessTracker {
   /** Groups started and not yet ended: pgid → the leader's start time. */
   private readonly running = new Map<number, string>();
   private descriptor: number | undefined;
+  /** Set by {@link close}: the server is stopping and writes no more. */
+  private stopped = false;
   private linesWritten = 0;
   /** See {@link COMMAND_TAG_VARIABLE}: random, one per server. */
   readonly environment: Record<string, string>;
@@ -140,6 +142,8 @@ export class ProcessRecords implements ProcessTracker {
       try {
         this.rewriteJournal();
       } catch (error) {
+        // Tried again after as many lines, not at every end: one warning per attempt.
+        this.linesWritten = 0;
         this.logger?.warn({ error: (error as Error).message }, 'cannot rewrite the journal of running commands; it keeps growing');
       }
     }
@@ -147,14 +151,21 @@ export class ProcessRecords implements ProcessTracker {
 
   /** Stops writing (the server is stopping); the journal stays for the next start to read. */
   close(): void {
+    this.stopped = true;
+    this.closeDescriptor();
+  }
+
+  private closeDescriptor(): void {
     if (this.descriptor !== undefined) fs.closeSync(this.descriptor);
     this.descriptor = undefined;
   }
 
   private append(line: JournalLine, failure: string): void {
     // After `close` (the server stopping) a late end is left out: the next start finds the process gone.
-    if (this.descriptor === undefined) return;
+    if (this.stopped) return;
     try {
+      // Opened again here when a rewrite could not reopen it: each failure is told, none is silent.
+      this.descriptor ??= fs.openSync(this.journalFile, 'a', PRIVATE_FILE_MODE);
       fs.writeSync(this.descriptor, `${JSON.stringify(line)}\n`);
       this.linesWritten += 1;
     } catch (error) {
@@ -166,7 +177,7 @@ export class ProcessRecords implements ProcessTracker {
   private rewriteJournal(): void {
     const lines = [...this.running].map(([started, startTime]) => `${JSON.stringify({ started, startTime } satisfies JournalLine)}\n`);
     writeFileAtomicallySync(this.journalFile, this.header + lines.join(''), { mode: PRIVATE_FILE_MODE });
-    this.close();
+    this.closeDescriptor();
     this.descriptor = fs.openSync(this.journalFile, 'a', PRIVATE_FILE_MODE);
     this.linesWritten = lines.length;
   }

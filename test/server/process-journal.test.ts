@@ -67,6 +67,24 @@ it('rewrites itself with only the running groups once it has grown, and keeps th
   records.close();
 });
 
+it('warns once per attempt when it cannot rewrite itself, and keeps recording', async () => {
+  const leader = await groupLeader();
+  const { logger, warnings } = recordingLogger();
+  const records = new ProcessRecords(dataDir, logger);
+  records.started(leader);
+  // The folder gone, a file in its place: the rewrite cannot write there, the open journal still takes lines.
+  const directory = path.join(dataDir, PROCESS_RECORDS_DIRECTORY);
+  rmSync(directory, { recursive: true });
+  writeFileSync(directory, 'not a folder');
+  for (let command = 0; command < 3000; command++) {
+    records.started(process.pid);
+    records.ended(process.pid);
+  }
+  expect(warnings.filter((warning) => /cannot rewrite the journal/.test(warning.message))).toHaveLength(1);
+  expect(warnings.filter((warning) => /cannot record/.test(warning.message))).toEqual([]);
+  records.close();
+});
+
 it('skips a torn line, naming the file and line, and still stops the groups of the readable ones', async () => {
   const leader = await groupLeader();
   const records = new ProcessRecords(dataDir);
