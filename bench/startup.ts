@@ -15,6 +15,11 @@
  *   the client's peak resident memory (VmHWM, written at exit by `peak-memory-recorder.ts`
  *   loaded with `node --import`), next to a bare `ws` client connecting and exchanging one
  *   message (`bare-ws-client.ts`), measured the same way.
+ *
+ * Every figure is taken in the environment the benchmark runs in. When that environment sets
+ * `NODE_EXTRA_CA_CERTS`, every Node.js process reads and parses that certificate file as it
+ * starts (Node.js documentation, "NODE_EXTRA_CA_CERTS=file"), baseline and product alike, so
+ * `node -e 0` is also timed without it, to show what the machine's setting adds to each start.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
@@ -39,9 +44,9 @@ const LISTENING_RECORDER = pathToFileURL(path.join(here, 'listening-recorder.js'
 const TINY_HTTP_SERVER = "require('http').createServer((q,s)=>s.end('{\"status\":\"ok\"}')).listen(Number(process.argv[1]),'127.0.0.1')";
 
 /** Wall time of one run of `node ...args`, in ms. @throws Error when it exits non-zero. */
-function timeRun(args: string[]): number {
+function timeRun(args: string[], env: NodeJS.ProcessEnv = process.env): number {
   const started = performance.now();
-  const result = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const result = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env });
   const elapsed = performance.now() - started;
   if (result.status !== 0) throw new Error(`node ${args.join(' ')} exited ${String(result.status)}: ${result.stderr.toString()}`);
   return elapsed;
@@ -168,16 +173,25 @@ export async function runStartupBenchmark(): Promise<void> {
   console.log(`load average at start: ${loadAverage()}`);
   const bare: number[] = [];
   const help: number[] = [];
+  const extraCertificates = process.env.NODE_EXTRA_CA_CERTS;
+  const withoutExtraCertificates: number[] = [];
+  const environmentWithout = { ...process.env, NODE_EXTRA_CA_CERTS: undefined };
   for (let sample = 0; sample < SAMPLES; sample += 1) {
     bare.push(timeRun(['-e', '0']));
     help.push(timeRun([CLI, '--help']));
+    if (extraCertificates) withoutExtraCertificates.push(timeRun(['-e', '0'], environmentWithout));
   }
   const baseline = median(bare);
   const cli = median(help);
-  printTable(`command line (median of ${SAMPLES}, alternating)`, [
+  const rows: [string, string][] = [
     ['node -e 0 (baseline)', `${baseline.toFixed(1)} ms`],
     ['openvaala --help', `${cli.toFixed(1)} ms (${(cli / baseline).toFixed(2)}x the baseline)`],
-  ]);
+  ];
+  if (extraCertificates) {
+    const without = median(withoutExtraCertificates);
+    rows.push([`node -e 0 without the environment's NODE_EXTRA_CA_CERTS (${path.basename(extraCertificates)})`, `${without.toFixed(1)} ms: the setting adds ${(baseline - without).toFixed(1)} ms to every Node.js start here`]);
+  }
+  printTable(`command line (median of ${SAMPLES}, alternating)`, rows);
 
   const start = await serveStart();
   const column = (runs: StartTimes[], key: keyof StartTimes) => runs.map((run) => run[key]);
