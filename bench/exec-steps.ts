@@ -8,9 +8,10 @@
  * (`writeSync` + `fsyncSync` of about 300 bytes each: the tool call, its output, the assistant
  * message) and make one loopback SSE request to the same mock; the spawn is measured both through
  * `child_process` (a fork) and `posix_spawn` (where the addon works) and the floor takes the
- * faster. Also the server's CPU time for one W20 turn (from `/proc/PID/stat` in clock ticks, and exactly from each thread's `schedstat`) next to what its
- * 20 spawns alone cost a bare `node` of the server's idle resident memory, its resident memory
- * idle and its peak over W100.
+ * faster. Also the server's CPU time for one W20 turn (from `/proc/PID/stat` in clock ticks,
+ * and exactly from each thread's `schedstat`) next to its CPU floor: what 20 whole floor steps
+ * (and, apart, their 20 spawns) cost a bare `node` of the server's idle resident memory in the
+ * same run. Then its resident memory idle and its peak over W100.
  *
  * The server is long-lived, so the W20 figures are those of a running server: one W20 turn
  * runs first and is reported on its own (the first turn after start also loads the model
@@ -50,47 +51,86 @@ function turnEntries(steps: number): string[] {
 }
 
 /**
- * A bare Node.js process that grows to `rssMiB` of resident memory, starts `bash -c "echo N"` 40
- * times (after 5 to warm up) with each launcher of `launch-process.ts` (`child_process`, a fork;
- * `posix_spawn`, when the addon works here) and prints the median CPU (user + system, ms) each
- * start cost it, up to the child's exit being read. A fork costs the parent in proportion to the
- * memory it writes afterwards, so the baseline is measured at the server's size.
+ * A bare Node.js process that grows to `rssMiB` of resident memory and measures, each median of
+ * 40 samples after 5 to warm up, the CPU (user + system of all its threads, ms) it spends on:
+ * - one start of `bash -c "echo N"` up to the child's exit being read, with each launcher of
+ *   `launch-process.ts` (`child_process`, a fork; `posix_spawn`, when the addon works here);
+ * - one whole step of the floor, done the simplest way: that start with the launcher the server
+ *   uses, three synced appends of {@link LOG_LINE} and one streamed request to the mock over a
+ *   kept-alive `node:http` connection, read to its end (not parsed).
+ * A fork costs the parent in proportion to the memory it writes afterwards, so the baseline is
+ * measured at the server's size. It prints one JSON line.
  */
-const SPAWN_CPU_SCRIPT = `
-const [rssMiB, launcherUrl] = process.argv.slice(1);
+const CPU_FLOOR_SCRIPT = `
+const [rssMiB, launcherUrl, baseURL, logPath, logLine] = process.argv.slice(1);
+const fs = require('node:fs');
+const http = require('node:http');
+const agent = new http.Agent({ keepAlive: true });
 const kept = [];
 while (process.memoryUsage().rss < Number(rssMiB) * 1048576) kept.push(Buffer.alloc(1048576, 1));
+const grownMiB = process.memoryUsage().rss / 1048576;
 (async () => {
   const { launchProcess, processLauncher } = await import(launcherUrl);
   const once = (n, launcher) => new Promise((resolve) => { const child = launchProcess('bash', ['-c', 'echo ' + n], { cwd: process.cwd(), env: process.env, stdin: 'ignore', launcher }); child.stdout.resume(); child.once('close', resolve); });
-  const median = async (launcher) => {
-    for (let n = 0; n < 5; n++) await once(n, launcher);
+  const log = fs.openSync(logPath, 'a');
+  const step = async (n, launcher) => {
+    await once(n, launcher);
+    for (let line = 0; line < 3; line++) { fs.writeSync(log, logLine); fs.fsyncSync(log); }
+    const text = await new Promise((resolve, reject) => {
+      const request = http.request(baseURL + '/responses', { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk) => (body += chunk));
+        response.on('end', () => resolve(body));
+        response.on('error', reject);
+      });
+      request.on('error', reject);
+      request.end(JSON.stringify({ model: 'mock-model', input: 'run step 1', stream: true }));
+    });
+    if (!text.includes('response.completed')) throw new Error('the CPU floor request got no complete SSE answer');
+  };
+  const median = async (work, launcher) => {
+    for (let n = 0; n < 5; n++) await work(n, launcher);
     const costs = [];
-    for (let n = 0; n < 40; n++) { const start = process.cpuUsage(); await once(n, launcher); const used = process.cpuUsage(start); costs.push((used.user + used.system) / 1000); }
+    for (let n = 0; n < 40; n++) { const start = process.cpuUsage(); await work(n, launcher); const used = process.cpuUsage(start); costs.push((used.user + used.system) / 1000); }
     return costs.sort((a, b) => a - b)[20];
   };
-  const forkCpuMs = await median('child_process');
-  const posixSpawnCpuMs = processLauncher() === 'posix_spawn' ? await median('posix_spawn') : null;
-  console.log(JSON.stringify({ forkCpuMs, posixSpawnCpuMs, rssMiB: process.memoryUsage().rss / 1048576 }));
-})();
+  const forkCpuMs = await median(once, 'child_process');
+  const posixSpawnCpuMs = processLauncher() === 'posix_spawn' ? await median(once, 'posix_spawn') : null;
+  const stepCpuMs = await median(step, processLauncher());
+  fs.closeSync(log);
+  agent.destroy();
+  console.log(JSON.stringify({ forkCpuMs, posixSpawnCpuMs, stepCpuMs, rssMiB: grownMiB }));
+})().catch((error) => { console.error(error); process.exit(1); });
 `;
+/** Model requests the CPU floor makes (see {@link CPU_FLOOR_SCRIPT}): 5 to warm up, 40 measured. */
+const CPU_FLOOR_REQUESTS = 45;
 
 /** The compiled launcher, imported by the baseline scripts. */
 const LAUNCHER_URL = new URL('../src/executors/local/launch-process.js', import.meta.url).href;
 
-/** What one start of `bash -c "echo N"` costs a bare `node` of `rssMiB`, per launcher (see {@link SPAWN_CPU_SCRIPT}). */
-async function measureSpawnCpu(rssMiB: number): Promise<{ forkCpuMs: number; posixSpawnCpuMs: number | null; rssMiB: number }> {
-  const child = spawn(process.execPath, ['-e', SPAWN_CPU_SCRIPT, String(rssMiB), LAUNCHER_URL], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** The CPU floor's figures (ms), from {@link CPU_FLOOR_SCRIPT}. */
+interface CpuFloor {
+  forkCpuMs: number;
+  posixSpawnCpuMs: number | null;
+  stepCpuMs: number;
+  rssMiB: number;
+}
+
+/** What one start of `bash -c "echo N"` and one whole floor step cost a bare `node` of `rssMiB` (see {@link CPU_FLOOR_SCRIPT}). */
+async function measureCpuFloor(rssMiB: number, home: BenchHome, baseURL: string): Promise<CpuFloor> {
+  const args = ['-e', CPU_FLOOR_SCRIPT, String(rssMiB), LAUNCHER_URL, baseURL, path.join(home.root, 'cpu-floor.jsonl'), LOG_LINE];
+  const child = spawn(process.execPath, args, { cwd: home.work, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  if (code !== 0) throw new Error(`the spawn CPU baseline exited with ${code}`);
-  return JSON.parse(output) as { forkCpuMs: number; posixSpawnCpuMs: number | null; rssMiB: number };
+  if (code !== 0) throw new Error(`the CPU floor baseline exited with ${code}`);
+  return JSON.parse(output) as CpuFloor;
 }
 
-/** The whole script, in the order the benchmark asks: the floor's SSE requests, the first W20 turn, the measured W20 turns, the W100 turn. */
+/** The whole script, in the order the benchmark asks: the floor's SSE requests (wall time, then CPU), the first W20 turn, the measured W20 turns, the W100 turn. */
 function scriptYaml(): string {
-  const floor = ['  - text: "step 1"', '    toolCalls:', '      - { name: exec_command, arguments: { command: "echo 1" } }', `    repeat: ${FLOOR_SAMPLES}`];
+  const floor = ['  - text: "step 1"', '    toolCalls:', '      - { name: exec_command, arguments: { command: "echo 1" } }', `    repeat: ${FLOOR_SAMPLES + CPU_FLOOR_REQUESTS}`];
   const turns = Array.from({ length: 1 + W20_WARM_UP + W20_RUNS }, () => turnEntries(20)).flat();
   return ['responses:', ...floor, ...turns, ...turnEntries(100)].join('\n');
 }
@@ -182,7 +222,7 @@ export async function runExecStepsBenchmark(): Promise<void> {
     const idle = memoryKilobytes(server.pid);
     const floor = await measureFloor(home, baseURL);
     const floorMs = floor.spawnMs + 3 * floor.appendMs + floor.sseMs;
-    const spawnCpu = await measureSpawnCpu(idle.rss / 1024);
+    const spawnCpu = await measureCpuFloor(idle.rss / 1024, home, baseURL);
     const serverLauncher = spawnCpu.posixSpawnCpuMs === null ? 'child_process' : 'posix_spawn';
     const serverSpawnCpuMs = spawnCpu.posixSpawnCpuMs ?? spawnCpu.forkCpuMs;
     printTable(`floor of one step (median of ${FLOOR_SAMPLES} each, same run)`, [
@@ -193,6 +233,7 @@ export async function runExecStepsBenchmark(): Promise<void> {
       ['floor per step (the faster spawn)', `${floorMs.toFixed(1)} ms`],
       [`CPU of one spawn to a bare node of the server's idle RSS (${spawnCpu.rssMiB.toFixed(1)} MiB): child_process (fork)`, `${spawnCpu.forkCpuMs.toFixed(2)} ms`],
       ...(spawnCpu.posixSpawnCpuMs === null ? [] : [[`CPU of one spawn to a bare node of the server's idle RSS: posix_spawn`, `${spawnCpu.posixSpawnCpuMs.toFixed(2)} ms`] as [string, string]]),
+      [`CPU of one whole floor step (${serverLauncher} + 3 synced appends + SSE request) to a bare node of that RSS`, `${spawnCpu.stepCpuMs.toFixed(2)} ms`],
     ]);
 
     const firstCpuBefore = cpuMilliseconds(server.pid);
@@ -230,6 +271,7 @@ export async function runExecStepsBenchmark(): Promise<void> {
       ...workloadRows(20, w20, floorMs),
       ...cpuRows,
       [`  of which the 20 spawns alone (${serverLauncher}, as the server) would cost a bare node of its size`, `${(20 * serverSpawnCpuMs).toFixed(0)} ms (${((20 * serverSpawnCpuMs) / cpuFigure).toFixed(2)} of it)`],
+      ['  CPU floor of a W20 turn: 20 whole floor steps in a bare node of its size (baseline)', `${(20 * spawnCpu.stepCpuMs).toFixed(0)} ms: the server spends ${(cpuFigure / (20 * spawnCpu.stepCpuMs)).toFixed(2)}x that`],
     ]);
 
     resetPeakMemory(server.pid);
