@@ -6,7 +6,6 @@
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { formatKeyPath, jsonPointerPath } from '../key-path.js';
-import { methods, notifications, serverRequests } from './methods.js';
 import { pascalName } from './schema-names.js';
 
 /** Which way a message went, seen from the client. */
@@ -31,13 +30,19 @@ export class ProtocolSchema {
   /**
    * @param document the document `buildProtocolJsonSchema` built (as committed in
    *   `schema/openvaala-protocol.schema.json`)
+   * @param options `checkDocument: false` skips checking the whole document against the JSON
+   *   Schema 2020-12 meta-schema up front (about 50 ms), for a document already checked
+   *   elsewhere; each definition is still compiled in strict mode when first used
    * @throws Error when the document is not valid JSON Schema 2020-12 (ajv strict mode)
    */
-  constructor(readonly document: Record<string, unknown>) {
+  constructor(
+    readonly document: Record<string, unknown>,
+    options: { checkDocument?: boolean } = {},
+  ) {
     // Union types (`["string", "null"]`) are standard JSON Schema; strict mode refuses the rest.
     // Unoptimised code compiles in about half the time, which matters more here (once per
     // process) than the validation speed.
-    this.ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, code: { optimize: false } });
+    this.ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, code: { optimize: false }, validateSchema: options.checkDocument ?? true });
     this.id = String(document.$id);
     // Only the definitions: compiling the root's union would compile every definition up
     // front, where each check needs only its own.
@@ -48,6 +53,11 @@ export class ProtocolSchema {
   /** Whether the document names a definition. */
   has(definition: string): boolean {
     return Object.prototype.hasOwnProperty.call(this.document.$defs ?? {}, definition);
+  }
+
+  /** The document's definition of that name (its JSON Schema object), or undefined. */
+  definition(name: string): unknown {
+    return this.has(name) ? (this.document.$defs as Record<string, unknown>)[name] : undefined;
   }
 
   /**
@@ -80,7 +90,6 @@ function describeErrors(errors: NonNullable<ValidateFunction['errors']>, value: 
   return [...new Set(lines)].slice(0, 8);
 }
 
-const has = (table: object, name: unknown): name is string => typeof name === 'string' && Object.prototype.hasOwnProperty.call(table, name);
 
 /**
  * The messages of one connection, checked in order. Keep one per connection: it pairs each
@@ -94,6 +103,24 @@ export class ConnectionMessageValidator {
 
   /** @param schema the compiled protocol schema */
   constructor(private readonly schema: ProtocolSchema) {}
+
+  /**
+   * The definition of a method's message of one kind, or `fallback` when the method is not one
+   * of this protocol version. The document has, for each method (`buildProtocolJsonSchema`), a
+   * `<Name>Request`, `<Name>ServerRequest` or `<Name>Notification` whose `method` is that
+   * method's name, and for requests a `<Name>Response` or `<Name>ServerRequestResponse`. Read
+   * from the document rather than the method tables, so checking a message loads none of the
+   * server's schema code.
+   * @param kind the suffix of the definition wanted
+   * @param messageKind the suffix of the definition that carries the method's name
+   */
+  private definitionOf(method: string | undefined, kind: string, messageKind: string, fallback: string): string {
+    if (method === undefined) return fallback;
+    const name = pascalName(method);
+    const carrier = this.schema.definition(`${name}${messageKind}`) as { properties?: { method?: { const?: unknown } } } | undefined;
+    if (carrier?.properties?.method?.const !== method) return fallback;
+    return this.schema.has(`${name}${kind}`) ? `${name}${kind}` : fallback;
+  }
 
   /**
    * Checks one message.
@@ -111,23 +138,23 @@ export class ConnectionMessageValidator {
     if (direction === 'sent') {
       if (named !== undefined) {
         if (hasId) this.clientRequests.set(id, named);
-        definition = has(methods, named) ? `${pascalName(named)}Request` : 'ClientRequest';
+        definition = this.definitionOf(named, 'Request', 'Request', 'ClientRequest');
       } else {
         named = hasId ? this.serverRequestIds.get(id) : undefined;
         if (hasId) this.serverRequestIds.delete(id);
-        definition = 'error' in message ? 'ErrorResponse' : has(serverRequests, named) ? `${pascalName(named)}ServerRequestResponse` : 'Response';
+        definition = 'error' in message ? 'ErrorResponse' : this.definitionOf(named, 'ServerRequestResponse', 'ServerRequest', 'Response');
       }
     } else if (named !== undefined) {
       if (hasId) {
         this.serverRequestIds.set(id, named);
-        definition = has(serverRequests, named) ? `${pascalName(named)}ServerRequest` : 'ServerRequest';
+        definition = this.definitionOf(named, 'ServerRequest', 'ServerRequest', 'ServerRequest');
       } else {
-        definition = has(notifications, named) ? `${pascalName(named)}Notification` : 'ServerNotification';
+        definition = this.definitionOf(named, 'Notification', 'Notification', 'ServerNotification');
       }
     } else {
       named = hasId ? this.clientRequests.get(id) : undefined;
       if (hasId) this.clientRequests.delete(id);
-      definition = 'error' in message ? 'ErrorResponse' : has(methods, named) ? `${pascalName(named)}Response` : 'Response';
+      definition = 'error' in message ? 'ErrorResponse' : this.definitionOf(named, 'Response', 'Request', 'Response');
     }
     // An unknown name fails every branch of the union; saying so is clearer than all of them.
     if (named !== undefined && typeof method === 'string' && ['ClientRequest', 'ServerRequest', 'ServerNotification'].includes(definition)) {

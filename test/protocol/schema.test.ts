@@ -52,6 +52,12 @@ describe('the committed JSON Schema', () => {
     expect(wrong.problems.join('\n')).toContain('result.conversation must have required property');
     expect(validator.check('received', { jsonrpc: '2.0', method: 'turn/started', params: { conversationId: 'conv_1', seq: 1 } }).problems).toEqual(["params must have required property 'turn'"]);
     expect(validator.check('received', { jsonrpc: '2.0', method: 'no/such', params: {} }).problems[0]).toContain('is not a notification of this protocol version');
+    // A name whose definition would be a data type of the document (ApprovalRequest,
+    // UserInputRequest), not a message of a method, is not a method either.
+    expect(validator.check('sent', { jsonrpc: '2.0', id: 7, method: 'approval', params: {} }).problems[0]).toContain('is not a method of this protocol version');
+    expect(validator.check('received', { jsonrpc: '2.0', id: 8, method: 'user_input', params: {} }).problems[0]).toContain('is not a server-to-client request of this protocol version');
+    // Names that differ only in separators share a Pascal name; only the method's own passes.
+    expect(validator.check('sent', { jsonrpc: '2.0', id: 9, method: 'conversation_get', params: { conversationId: 'conv_1' } }).problems[0]).toContain('is not a method of this protocol version');
     expect(validator.check('received', { jsonrpc: '2.0', id: 'x', error: { code: ErrorCodes.conflict, message: 'm' } }).problems.join()).toContain("must have required property 'data'");
     expect(validator.check('received', { jsonrpc: '2.0', id: 'x', error: { code: ErrorCodes.conflict, message: 'm', data: { reason: 'session_closed' } } }).problems).toEqual([]);
     expect(schema.check('ClientMessage', { jsonrpc: '1.0', id: 1, method: 'initialize', params: {} }).length).toBeGreaterThan(0);
