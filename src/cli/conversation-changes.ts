@@ -6,7 +6,7 @@
  * Each names its conversation as `conversations show` does: an id, a unique prefix, or `last`.
  */
 import { RuntimeClientError, type RuntimeClient } from '../client/runtime-client.js';
-import { resumeCommand } from '../client/resume-command.js';
+import { resumeCommand, serverDirectories } from '../client/resume-command.js';
 import { localDateTime } from '../client/time-text.js';
 import type { OpenVaalaPaths } from '../config/paths.js';
 import { ErrorCodes } from '../protocol/error-codes.js';
@@ -15,6 +15,7 @@ import { terminalLine } from '../tools/terminal-text.js';
 import { resolveConversationId } from './conversation-reference.js';
 import type { OutputStreams } from './exec-output.js';
 import { withLocalServer } from './local-server-client.js';
+import type { ServerInfo } from '../server/server-info.js';
 import { confirmOnTerminal } from './terminal-confirmation.js';
 import { humanStreams } from './terminal-streams.js';
 import { UsageError } from './usage-error.js';
@@ -71,10 +72,10 @@ async function target(client: RuntimeClient, reference: string, options: { archi
   return { reference, id, snapshot };
 }
 
-/** Runs `work` with a client of the local server, and the streams made safe for a terminal. */
-function withServer<T>(paths: OpenVaalaPaths, options: ChangeOptions, streams: OutputStreams, work: (client: RuntimeClient, streams: OutputStreams) => Promise<T>): Promise<T> {
+/** Runs `work` with a client of the local server, the streams made safe for a terminal, and the server's record. */
+function withServer<T>(paths: OpenVaalaPaths, options: ChangeOptions, streams: OutputStreams, work: (client: RuntimeClient, streams: OutputStreams, server: ServerInfo) => Promise<T>): Promise<T> {
   const safe = humanStreams(streams, options);
-  return withLocalServer(paths, options.requireConfigDir, 'openvaala-conversations', (client) => work(client, safe));
+  return withLocalServer(paths, options.requireConfigDir, 'openvaala-conversations', (client, server) => work(client, safe, server));
 }
 
 /**
@@ -201,7 +202,7 @@ export interface ForkOptions extends ChangeOptions {
  */
 export async function runConversationFork(paths: OpenVaalaPaths, reference: string, options: ForkOptions, streams: OutputStreams): Promise<number> {
   if (options.at !== undefined && options.turn !== undefined) throw new UsageError('give --at or --turn, not both');
-  return withServer(paths, options, streams, async (client, out) => {
+  return withServer(paths, options, streams, async (client, out, server) => {
     const { id, snapshot } = await target(client, reference);
     let cut: { fromItemId: string } | { lastTurnId: string };
     let context: string | undefined;
@@ -216,7 +217,7 @@ export async function runConversationFork(paths: OpenVaalaPaths, reference: stri
     const result = await about(reference, id, () => client.request('conversation/fork', { conversationId: id, ...cut }), context);
     const fork = result.conversation;
     out.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `forked ${id} into ${fork.id}: ${terminalLine(fork.title)}\n`);
-    out.stderr.write(`continue it with: ${resumeCommand('exec', fork.id, paths)}\n`);
+    out.stderr.write(`continue it with: ${resumeCommand('exec', fork.id, serverDirectories(server, paths))}\n`);
     return 0;
   });
 }

@@ -12,7 +12,7 @@ import { formatLogDamage } from './log-damage-output.js';
 import { UsageError } from './usage-error.js';
 import { withLocalServer } from './local-server-client.js';
 import { humanStreams } from './terminal-streams.js';
-import { resumeCommand } from '../client/resume-command.js';
+import { resumeCommand, serverDirectories } from '../client/resume-command.js';
 import stringWidth from 'string-width';
 import { terminalLine } from '../tools/terminal-text.js';
 import { localDateTime } from '../client/time-text.js';
@@ -92,7 +92,7 @@ export function formatTranscript(items: readonly Item[], turns: ReadonlyMap<stri
  */
 export async function runConversationShow(paths: OpenVaalaPaths, reference: string, options: { json: boolean; requireConfigDir: boolean }, streams: OutputStreams): Promise<number> {
   streams = humanStreams(streams, options);
-  await withLocalServer(paths, options.requireConfigDir, 'openvaala-conversations', async (client) => {
+  await withLocalServer(paths, options.requireConfigDir, 'openvaala-conversations', async (client, server) => {
     const conversationId = await resolveConversationId(client, reference);
     const snapshot = await client.request('conversation/get', { conversationId });
     streams.stderr.write(formatLogDamage(snapshot.damage, paths.dataDir));
@@ -115,7 +115,7 @@ export async function runConversationShow(paths: OpenVaalaPaths, reference: stri
     streams.stdout.write(formatTranscript(items, new Map(snapshot.turns.map((turn) => [turn.id, turn]))));
     const last = snapshot.turns.at(-1);
     if (last) streams.stdout.write(`\n${describeLastTurn(last)}\n`);
-    streams.stderr.write(`continue it with: ${resumeCommand('exec', conversation.id, paths)}\n`);
+    streams.stderr.write(`continue it with: ${resumeCommand('exec', conversation.id, serverDirectories(server, paths))}\n`);
   });
   return 0;
 }

@@ -25,7 +25,7 @@ import { ensureServer } from './server-discovery.js';
 import { configurationReloadWarning, missingServerEnvironment } from './server-environment.js';
 import { UsageError } from './usage-error.js';
 import { titleOf } from '../client/conversation-title.js';
-import { resumeCommand } from '../client/resume-command.js';
+import { resumeCommand, serverDirectories } from '../client/resume-command.js';
 
 export { titleOf };
 
@@ -76,8 +76,9 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
     if (!stat?.isDirectory()) throw new UsageError(`--cwd ${cwd} ${stat ? 'is not a directory' : 'does not exist'} on executor "local" (this machine)`);
   }
   const paths = resolvePaths({ ...(options.configDir ? { configDir: options.configDir } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
-  const resumeHint = (conversationId: string) => `continue it with: ${resumeCommand('exec', conversationId, paths)}`;
   const server = await ensureServer(paths, { requireConfigDir: options.configDir !== undefined });
+  const directories = serverDirectories(server, paths);
+  const resumeHint = (conversationId: string) => `continue it with: ${resumeCommand('exec', conversationId, directories)}`;
   const client = await RuntimeClient.connect({ url: server.url, token: server.token, clientName: 'openvaala-exec', capabilities: { approvals: true, userInput: true, deltas: true } });
   // The turn's output waits while a question is on the terminal; the question itself and the notices about leaving do not.
   const held = new HeldOutput(streams);
@@ -225,7 +226,7 @@ export async function runExec(options: ExecOptions, streams: OutputStreams): Pro
     const turn = await Promise.race([closed, ownTurn, withdrawal]);
     shown.endLine();
     if (shown instanceof HumanRenderer) {
-      streams.stderr.write(describeTurnEnd(turn, { conversationId: id, resumeCommand: resumeCommand('exec', id, paths), shown: (reason) => shown.hasShownError(reason) }));
+      streams.stderr.write(describeTurnEnd(turn, { conversationId: id, resumeCommand: resumeCommand('exec', id, directories), shown: (reason) => shown.hasShownError(reason) }));
     }
     return execExitCodeOf(turn);
   } catch (error) {

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import type { RuntimeClient } from '../client/runtime-client.js';
 import type { ServerInfo } from '../server/server-info.js';
+import { commandLine } from '../client/resume-command.js';
 import { localDateTime } from '../client/time-text.js';
 
 /**
@@ -63,7 +64,8 @@ export async function missingServerEnvironment(client: RuntimeClient, server: Se
   return (
     `the runtime server (pid ${server.pid}, started ${started}) does not have ${variable}, which providers.yaml names for provider "${providerName}" ` +
     `(providers.${providerName}.apiKey) and which this shell sets: a server keeps the environment it was started with. ` +
-    `Restart it with this environment: openvaala server restart (or store the key: openvaala auth set ${providerName})`
+    `Restart it with this environment: ${commandLine(['server', 'restart'], { dataDir: server.dataDir, configDir: server.configDir ?? configDir }, environment)} ` +
+    `(or store the key: ${commandLine(['auth', 'set', providerName], { configDir: server.configDir ?? configDir }, environment)})`
   );
 }
 

@@ -5,7 +5,7 @@
  * the logs and the index, so an import never races its writes and works on every storage
  * backend, and an export of a conversation in use reads what the server has stored.
  */
-import { resumeCommand } from '../client/resume-command.js';
+import { resumeCommand, serverDirectories } from '../client/resume-command.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { RuntimeClientError } from '../client/runtime-client.js';
 import type { OpenVaalaPaths } from '../config/paths.js';
@@ -70,7 +70,9 @@ export async function runImport(paths: OpenVaalaPaths, file: string, options: Im
   }
   const text = readInput(file);
   if (text.trim() === '') throw new UsageError(`${file}: the file is empty; ${options.from === 'codex' ? 'a Codex rollout' : 'an archive (from openvaala export)'} holds one JSON object per line`);
-  const outcome = await withLocalServer(paths, options.requireConfigDir, 'openvaala-transfer', async (client) => {
+  let directories: { dataDir: string; configDir: string } = paths;
+  const outcome = await withLocalServer(paths, options.requireConfigDir, 'openvaala-transfer', async (client, server) => {
+    directories = serverDirectories(server, paths);
     let archive = text;
     if (options.from === 'codex') {
       const [{ agents, defaultAgent }, { defaultModel, models }] = await Promise.all([client.request('agents/list', {}), client.request('models/list', {})]);
@@ -117,7 +119,7 @@ export async function runImport(paths: OpenVaalaPaths, file: string, options: Im
   const id = outcome.conversation.id;
   streams.stdout.write(`${id}\n`);
   const renamed = outcome.renamed ? ` (a copy of conversation ${outcome.archivedConversationId}, under new ids)` : '';
-  streams.stderr.write(`imported "${outcome.conversation.title}" as ${id}: ${outcome.items} items, ${outcome.attachments} attachments${renamed}\ncontinue it with: ${resumeCommand('exec', id, paths)}\n`);
+  streams.stderr.write(`imported "${outcome.conversation.title}" as ${id}: ${outcome.items} items, ${outcome.attachments} attachments${renamed}\ncontinue it with: ${resumeCommand('exec', id, directories)}\n`);
   return 0;
 }
 

@@ -15,7 +15,7 @@ import { renderApp } from './app.js';
 import { ConversationController } from './conversation-controller.js';
 import { TuiScreen } from './screen.js';
 import { colorDisabled } from './styled-text.js';
-import { resumeCommand } from '../client/resume-command.js';
+import { resumeCommand, serverDirectories } from '../client/resume-command.js';
 
 /** Options of `openvaala tui`. */
 export interface TuiOptions {
@@ -70,7 +70,7 @@ export async function runTui(options: TuiOptions, streams: { stdin: NodeJS.ReadS
     }
     const id = controller.conversationId;
     if (lost) streams.stderr.write(`openvaala: the connection to the server was lost (${lost.message})\n`);
-    if (id) streams.stderr.write(`conversation ${id}${controller.model.running ? ' (its turn goes on on the server)' : ''}; continue with: ${resumeCommand('tui', id, paths)}\n`);
+    if (id) streams.stderr.write(`conversation ${id}${controller.model.running ? ' (its turn goes on on the server)' : ''}; continue with: ${resumeCommand('tui', id, serverDirectories(server, paths))}\n`);
     return lost ? 1 : 0;
   } finally {
     controller.dispose();

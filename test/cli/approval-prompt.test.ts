@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { ApprovalPrompt } from '../../src/cli/approval-prompt.js';
 import { describeResolution } from '../../src/cli/exec.js';
 import { HeldOutput } from '../../src/cli/held-output.js';
-import { resumeCommand } from '../../src/client/resume-command.js';
+import { commandLine, resumeCommand, serverDirectories } from '../../src/client/resume-command.js';
 import type { ApprovalRequest } from '../../src/protocol/index.js';
 
 function terminal() {
@@ -151,5 +151,23 @@ describe('resumeCommand', () => {
   it('names the data and configuration directories that are not the defaults, quoted for a shell when they must be', () => {
     expect(resumeCommand('exec', 'conv_1', { dataDir: '/srv/agent data', configDir: '/srv/conf' }, environment)).toBe(`openvaala exec --data-dir '/srv/agent data' --config-dir /srv/conf --resume conv_1 "…"`);
     expect(resumeCommand('tui', 'conv_1', { dataDir: "/srv/it's", configDir: '/home/user/.config/openvaala' }, environment)).toBe(`openvaala tui --data-dir '/srv/it'\\''s' --resume conv_1`);
+  });
+
+  it('names the configuration directory of the server that was used, not only the one the command was given', () => {
+    const given = { dataDir: '/srv/data', configDir: '/home/user/.config/openvaala' };
+    expect(resumeCommand('exec', 'conv_1', serverDirectories({ configDir: '/srv/conf' }, given), environment)).toBe('openvaala exec --data-dir /srv/data --config-dir /srv/conf --resume conv_1 "…"');
+    // A record of an older server that did not write its configuration directory.
+    expect(serverDirectories({}, given)).toEqual(given);
+  });
+});
+
+describe('commandLine', () => {
+  const environment = { HOME: '/home/user', XDG_DATA_HOME: '/home/user/.local/share', XDG_CONFIG_HOME: '/home/user/.config' };
+  it('adds the directories that are not the defaults after the command, each word quoted when it must be', () => {
+    const defaults = { dataDir: '/home/user/.local/share/openvaala', configDir: '/home/user/.config/openvaala' };
+    expect(commandLine(['server', 'restart'], defaults, environment)).toBe('openvaala server restart');
+    expect(commandLine(['server', 'restart'], { dataDir: '/srv/data', configDir: '/srv/my conf' }, environment)).toBe(`openvaala server restart --data-dir /srv/data --config-dir '/srv/my conf'`);
+    // A command that takes only --config-dir is given no data directory.
+    expect(commandLine(['auth', 'set', 'my provider'], { configDir: '/srv/conf' }, environment)).toBe(`openvaala auth set 'my provider' --config-dir /srv/conf`);
   });
 });

@@ -181,6 +181,44 @@ responses:
     expect(authorizationOf(environment.mock.requests[0])).toBe('Bearer sk-exported-later');
   });
 
+  it('the commands it prints name the server\'s directories when they are not the defaults, and work as printed', async () => {
+    environment = await createTestEnvironment(
+      `
+responses:
+  - text: "now it works"
+`,
+      (baseURL) => `providers:\n  openai: { kind: openai, baseURL: ${baseURL}, apiKey: env:OV_TEST_KEY }\ndefaultModel: openai/mock-model\n`,
+    );
+    const otherConfig = path.join(environment.root, 'other-config');
+    const otherData = path.join(environment.root, 'other-data');
+    mkdirSync(otherConfig);
+    writeFileSync(path.join(otherConfig, 'providers.yaml'), readFileSync(path.join(environment.paths.configDir, 'providers.yaml')));
+    const directories = ['--data-dir', otherData, '--config-dir', otherConfig];
+    try {
+      // The first exec starts that server in the background, without the key.
+      expect((await runCli(['exec', ...directories, 'hi'], { env: environment.env, cwd: environment.workDir })).code).toBe(1);
+      const withKey = { ...environment.env, OV_TEST_KEY: 'sk-exported-later' };
+      const second = await runCli(['exec', ...directories, 'hi'], { env: withKey, cwd: environment.workDir });
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(`openvaala server restart --data-dir ${otherData} --config-dir ${otherConfig}`);
+      expect(second.stderr).toContain(`openvaala auth set openai --config-dir ${otherConfig}`);
+      // Run as printed, it restarts that server, with the key.
+      const printed = /Restart it with this environment: openvaala (server restart [^(]*?) \(/.exec(second.stderr)?.[1];
+      expect(printed).toBeDefined();
+      expect((await runCli(printed!.split(' '), { env: withKey })).code).toBe(0);
+      const third = await runCli(['exec', ...directories, 'hi'], { env: withKey, cwd: environment.workDir });
+      expect(third.code).toBe(0);
+      expect(third.stderr).not.toContain('continue it with');
+      // A command given only the data directory finds the server started with the other
+      // configuration directory, and the command it prints names that one.
+      const shown = await runCli(['conversations', 'show', 'last', '--data-dir', otherData], { env: withKey });
+      expect(shown.code).toBe(0);
+      expect(shown.stderr).toMatch(new RegExp(`continue it with: openvaala exec --data-dir ${otherData} --config-dir ${otherConfig} --resume conv_\\w+ "…"`));
+    } finally {
+      await runCli(['server', 'stop', '--data-dir', otherData], { env: environment.env });
+    }
+  });
+
   it('exec --config-dir never uses a server running with another configuration directory', async () => {
     environment = await createTestEnvironment(`responses:\n  - text: "wrong server"\n`);
     serve = await startServe(environment);
