@@ -89,7 +89,7 @@ async function main(): Promise<number> {
     process.stdout.write(`${path.join(conversations, conversation)}/\n`);
     for (const file of readdirSync(path.join(conversations, conversation))) process.stdout.write(`  ${file}\n`);
   }
-  process.stdout.write(`data dir: ${paths.dataDir}\nexec exit code: ${execCode}; model requests served: ${mock.requests.length}; wall time ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  process.stdout.write(`data dir: ${paths.dataDir}\nkept for a look: ${root} (its configuration, data and sample copy; delete it when done)\nexec exit code: ${execCode}; model requests served: ${mock.requests.length}; wall time ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   if (execCode !== 0 && serverLog) process.stderr.write(`server log:\n${serverLog}\n`);
   return testsPass && execCode === 0 ? 0 : 1;
 }

@@ -17,9 +17,12 @@ describe('the demo', () => {
       child.once('error', reject);
       child.once('close', (exitCode) => resolve({ code: exitCode, stdout: output }));
     });
-    // The demo keeps its temporary directory so people can look at it; the test removes it.
-    const dataDir = /^data dir: (.+)$/m.exec(stdout)?.[1];
-    if (dataDir) rmSync(path.resolve(dataDir, '..', '..'), { recursive: true, force: true });
+    // The demo keeps its temporary directory so people can look at it, and says which; the
+    // test removes it.
+    const kept = /^kept for a look: (\S+) /m.exec(stdout)?.[1];
+    if (kept) rmSync(kept, { recursive: true, force: true });
+    expect(kept).toBeDefined();
+    expect(path.resolve(/^data dir: (.+)$/m.exec(stdout)?.[1] ?? '', '..', '..')).toBe(kept);
     expect(stdout).toContain('its tests before: FAIL');
     expect(stdout).toContain('▸ apply_patch src/cart.js');
     expect(stdout).toContain('its tests after: pass');
