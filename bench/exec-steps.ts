@@ -222,18 +222,18 @@ export async function runExecStepsBenchmark(): Promise<void> {
     const idle = memoryKilobytes(server.pid);
     const floor = await measureFloor(home, baseURL);
     const floorMs = floor.spawnMs + 3 * floor.appendMs + floor.sseMs;
-    const spawnCpu = await measureCpuFloor(idle.rss / 1024, home, baseURL);
-    const serverLauncher = spawnCpu.posixSpawnCpuMs === null ? 'child_process' : 'posix_spawn';
-    const serverSpawnCpuMs = spawnCpu.posixSpawnCpuMs ?? spawnCpu.forkCpuMs;
+    const cpuFloor = await measureCpuFloor(idle.rss / 1024, home, baseURL);
+    const serverLauncher = cpuFloor.posixSpawnCpuMs === null ? 'child_process' : 'posix_spawn';
+    const serverSpawnCpuMs = cpuFloor.posixSpawnCpuMs ?? cpuFloor.forkCpuMs;
     printTable(`floor of one step (median of ${FLOOR_SAMPLES} each, same run)`, [
       ['spawn bash -c "echo N" (async, output read): child_process (fork)', `${floor.forkSpawnMs.toFixed(2)} ms`],
       ...(floor.posixSpawnMs === null ? [] : [['spawn bash -c "echo N" (async, output read): posix_spawn', `${floor.posixSpawnMs.toFixed(2)} ms`] as [string, string]]),
       ['synced append of a ~300-byte line (writeSync + fsyncSync), x3', `3 x ${floor.appendMs.toFixed(2)} ms`],
       ['one loopback SSE request to the mock (a step answer)', `${floor.sseMs.toFixed(2)} ms`],
       ['floor per step (the faster spawn)', `${floorMs.toFixed(1)} ms`],
-      [`CPU of one spawn to a bare node of the server's idle RSS (${spawnCpu.rssMiB.toFixed(1)} MiB): child_process (fork)`, `${spawnCpu.forkCpuMs.toFixed(2)} ms`],
-      ...(spawnCpu.posixSpawnCpuMs === null ? [] : [[`CPU of one spawn to a bare node of the server's idle RSS: posix_spawn`, `${spawnCpu.posixSpawnCpuMs.toFixed(2)} ms`] as [string, string]]),
-      [`CPU of one whole floor step (${serverLauncher} + 3 synced appends + SSE request) to a bare node of that RSS`, `${spawnCpu.stepCpuMs.toFixed(2)} ms`],
+      [`CPU of one spawn to a bare node of the server's idle RSS (${cpuFloor.rssMiB.toFixed(1)} MiB): child_process (fork)`, `${cpuFloor.forkCpuMs.toFixed(2)} ms`],
+      ...(cpuFloor.posixSpawnCpuMs === null ? [] : [[`CPU of one spawn to a bare node of the server's idle RSS: posix_spawn`, `${cpuFloor.posixSpawnCpuMs.toFixed(2)} ms`] as [string, string]]),
+      [`CPU of one whole floor step (${serverLauncher} + 3 synced appends + SSE request) to a bare node of that RSS`, `${cpuFloor.stepCpuMs.toFixed(2)} ms`],
     ]);
 
     const firstCpuBefore = cpuMilliseconds(server.pid);
@@ -271,7 +271,7 @@ export async function runExecStepsBenchmark(): Promise<void> {
       ...workloadRows(20, w20, floorMs),
       ...cpuRows,
       [`  of which the 20 spawns alone (${serverLauncher}, as the server) would cost a bare node of its size`, `${(20 * serverSpawnCpuMs).toFixed(0)} ms (${((20 * serverSpawnCpuMs) / cpuFigure).toFixed(2)} of it)`],
-      ['  CPU floor of a W20 turn: 20 whole floor steps in a bare node of its size (baseline)', `${(20 * spawnCpu.stepCpuMs).toFixed(0)} ms: the server spends ${(cpuFigure / (20 * spawnCpu.stepCpuMs)).toFixed(2)}x that`],
+      ['  CPU floor of a W20 turn: 20 whole floor steps in a bare node of its size (baseline)', `${(20 * cpuFloor.stepCpuMs).toFixed(0)} ms: the server spends ${(cpuFigure / (20 * cpuFloor.stepCpuMs)).toFixed(2)}x that`],
     ]);
 
     resetPeakMemory(server.pid);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import type { RuntimeClient } from '../client/runtime-client.js';
 import type { ServerInfo } from '../server/server-info.js';
-import { commandLine } from '../client/resume-command.js';
+import { commandLine, serverDirectories } from '../client/resume-command.js';
 import { localDateTime } from '../client/time-text.js';
 
 /**
@@ -61,11 +61,12 @@ export async function missingServerEnvironment(client: RuntimeClient, server: Se
   }
   if (status.environment[variable]) return undefined;
   const started = localDateTime(server.startedAt, { seconds: true });
+  const directories = serverDirectories(server, { dataDir: server.dataDir, configDir });
   return (
     `the runtime server (pid ${server.pid}, started ${started}) does not have ${variable}, which providers.yaml names for provider "${providerName}" ` +
     `(providers.${providerName}.apiKey) and which this shell sets: a server keeps the environment it was started with. ` +
-    `Restart it with this environment: ${commandLine(['server', 'restart'], { dataDir: server.dataDir, configDir: server.configDir ?? configDir }, environment)} ` +
-    `(or store the key: ${commandLine(['auth', 'set', providerName], { configDir: server.configDir ?? configDir }, environment)})`
+    `Restart it with this environment: ${commandLine(['server', 'restart'], directories, environment)} ` +
+    `(or store the key: ${commandLine(['auth', 'set', providerName], { configDir: directories.configDir }, environment)})`
   );
 }
 

@@ -90,7 +90,6 @@ function describeErrors(errors: NonNullable<ValidateFunction['errors']>, value: 
   return [...new Set(lines)].slice(0, 8);
 }
 
-
 /**
  * The messages of one connection, checked in order. Keep one per connection: it pairs each
  * response with the request it answers.
