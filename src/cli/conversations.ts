@@ -67,18 +67,28 @@ export async function runConversationList(paths: OpenVaalaPaths, options: { quer
 
 /**
  * A session's items as `conversations show` prints them, one entry per item that has anything
- * to show, each followed by a newline. A tool hook's run is recorded before its call ends, and
- * several calls run at once: its line names the call by what that call's line shows.
+ * to show, each followed by a newline, and a blank line between turns. A tool hook's run is
+ * recorded before its call ends, and several calls run at once: its line names the call by what
+ * that call's line shows. A turn that records its interruption says so once, on that line.
  * @param turns the conversation's turns by id: after the last item of a turn that ended other
  *   than by a normal finish (an answer cut at the output limit…), a `warning:` line says so
  */
 export function formatTranscript(items: readonly Item[], turns: ReadonlyMap<string, Turn> = new Map()): string {
   const calls = new Map<string, string>();
-  for (const item of items) if (item.kind === 'tool_call') calls.set(`${item.sessionId} ${item.callId}`, summarizeArguments(item.toolName, item.arguments));
+  const interruptedTurns = new Set<string>();
+  for (const item of items) {
+    if (item.kind === 'tool_call') calls.set(`${item.sessionId} ${item.callId}`, summarizeArguments(item.toolName, item.arguments));
+    else if (item.kind === 'interruption') interruptedTurns.add(item.turnId);
+  }
   let text = '';
+  let lastTurnShown: string | undefined;
   for (const [index, item] of items.entries()) {
-    const shown = item.kind === 'hook_run' ? hookRunLine(item, item.callId !== undefined ? calls.get(`${item.sessionId} ${item.callId}`) : undefined) : formatItem(item);
-    if (shown !== undefined) text += `${shown}\n`;
+    const shown = item.kind === 'hook_run' ? hookRunLine(item, item.callId !== undefined ? calls.get(`${item.sessionId} ${item.callId}`) : undefined) : formatItem(item, { interruptionShown: interruptedTurns.has(item.turnId) });
+    if (shown !== undefined) {
+      if (lastTurnShown !== undefined && lastTurnShown !== item.turnId) text += '\n';
+      lastTurnShown = item.turnId;
+      text += `${shown}\n`;
+    }
     // A turn whose answer may be incomplete says so after its last item, where the answer ends.
     const notice = items[index + 1]?.turnId === item.turnId ? undefined : endNotice(turns.get(item.turnId));
     if (notice) text += `warning: ${notice}\n`;

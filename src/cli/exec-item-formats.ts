@@ -111,8 +111,22 @@ export function hookRunLine(item: ItemOf<'hook_run'>, call?: string): string {
   return `hook ${item.event}${on}: ${item.command}${item.exitCode !== null ? ` exit ${item.exitCode}` : ''}${item.decision ? ` (${item.decision})` : ''}`;
 }
 
+/** Options of {@link formatItem}. */
+export interface FormatItemOptions {
+  /**
+   * The transcript also shows the turn's interruption (its `interruption` item, with the
+   * reason): an answer or reasoning it cut short then carries no `■ interrupted` mark of its
+   * own, which would say the same thing twice. A tool call keeps its outcome line.
+   */
+  interruptionShown?: boolean;
+}
+
 /** One item in its transcript form (see {@link itemFormats}); `undefined` when it has nothing to show. */
-export function formatItem(item: Item): string | undefined {
+export function formatItem(item: Item, options: FormatItemOptions = {}): string | undefined {
+  if (options.interruptionShown && item.status === 'interrupted' && (item.kind === 'assistant_message' || item.kind === 'reasoning')) {
+    // The same item as it reads whole: the interruption line below it tells how it ended.
+    return (itemFormats[item.kind] as (item: Item) => string | undefined)({ ...item, status: 'completed' });
+  }
   return (itemFormats[item.kind] as (item: Item) => string | undefined)(item);
 }
 
