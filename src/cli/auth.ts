@@ -9,6 +9,7 @@ import { readCredentials, removeApiKey, storeApiKey } from '../config/credential
 import { loadProvidersFile, type ProvidersFile } from '../config/providers.js';
 import type { OutputStreams } from './exec-output.js';
 import { UsageError } from './usage-error.js';
+import { commandLine } from '../client/resume-command.js';
 
 /** Providers `auth set` adds to an empty `providers.yaml`, with the default model it sets. */
 const WELL_KNOWN_PROVIDERS: Record<string, { kind: 'openai' | 'anthropic' | 'google'; defaultModel: string }> = {
@@ -74,7 +75,8 @@ export async function runAuthSet(configDir: string, providerName: string, stream
   try {
     providers = await loadProvidersFile(configDir);
   } catch (error) {
-    streams.stderr.write(`note: providers.yaml cannot be read (${(error as Error).message}); fix it with: openvaala config check\n`);
+    // The problems one per line, after the command that lists them all for this directory.
+    streams.stderr.write(`note: providers.yaml cannot be read; fix it with: ${commandLine(['config', 'check'], { configDir })}\n${(error as Error).message.replace(/\n+$/, '')}\n`);
     return 0;
   }
   const configured = providers.providers[providerName];

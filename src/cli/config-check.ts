@@ -16,6 +16,7 @@ import { isRecord } from '../config/yaml-file.js';
 import type { OutputStreams } from './exec-output.js';
 import { loadPluginSet } from '../plugins/plugin-set.js';
 import { formatKeyPath } from '../key-path.js';
+import { commandLine } from '../client/resume-command.js';
 
 /** What to check: a directory (from --config-dir or the default), or a path given by the user. */
 export interface ConfigCheckTarget {
@@ -100,7 +101,7 @@ export async function runConfigCheck(target: ConfigCheckTarget | string, streams
   }
   const own = failure.errors.find((fileError) => fileError.file === onlyFile);
   const others = countProblems(failure) - countProblems(failure, onlyFile);
-  const elsewhere = others > 0 ? `${problems(others)} in other files of ${configDir} (run config check ${configDir} to see them)\n` : '';
+  const elsewhere = others > 0 ? `${problems(others)} in other files of ${configDir} (run ${commandLine(['config', 'check'], { configDir })} to see them)\n` : '';
   if (own === undefined) {
     streams.stdout.write(`${onlyFile}: valid (its references checked against ${configDir})\n`);
     streams.stderr.write(elsewhere);
@@ -187,10 +188,10 @@ async function keyWarnings(providers: Record<string, { apiKey?: string }>, confi
     } catch (error) {
       if (!(error instanceof MissingSecretError)) throw error;
       if (error.cause instanceof CredentialsFileError) {
-        lines.push(`warning: the stored keys cannot be read (${error.cause.message}); repair the file or store the key again with: openvaala auth set ${name}\n`);
+        lines.push(`warning: the stored keys cannot be read (${error.cause.message}); repair the file or store the key again with: ${commandLine(['auth', 'set', name], { configDir })}\n`);
       } else {
         const variable = provider.apiKey?.slice('env:'.length);
-        lines.push(`warning: ${CONFIGURATION_FILES.providers.fileName}: providers.${name}.apiKey: the environment variable ${variable} is not set in this shell and no key is stored for "${name}"; a server started from here cannot use the provider until ${variable} is set or a key is stored (openvaala auth set ${name})\n`);
+        lines.push(`warning: ${CONFIGURATION_FILES.providers.fileName}: providers.${name}.apiKey: the environment variable ${variable} is not set in this shell and no key is stored for "${name}"; a server started from here cannot use the provider until ${variable} is set or a key is stored (${commandLine(['auth', 'set', name], { configDir })})\n`);
       }
     }
   }

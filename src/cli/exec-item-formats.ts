@@ -80,7 +80,7 @@ export const itemFormats: { [K in ItemKind]: (item: ItemOf<K>) => string | undef
   reasoning: (item) => (item.summary.trim() ? `∴ ${item.summary.trim()}${cutShortMark(item)}` : undefined),
   tool_call: (item) => {
     const outcome = toolCallOutcome(item);
-    const status = `${OUTCOME_MARKS[outcome.state]}${outcome.state === 'interrupted' ? ' interrupted' : ''}${outcome.detail ? ` ${outcome.detail}` : ''}`;
+    const status = outcome.state === 'interrupted' ? `${OUTCOME_MARKS.interrupted} interrupted${outcome.detail ? `: ${outcome.detail}` : ''}` : `${OUTCOME_MARKS[outcome.state]}${outcome.detail ? ` ${outcome.detail}` : ''}`;
     // The same summary as exec shows live (the command, the files a patch touches, the path), not the raw JSON.
     const args = summarizeArguments(item.toolName, item.arguments);
     const lines = item.output.replace(/\n$/, '').split('\n');

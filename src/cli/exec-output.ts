@@ -257,11 +257,11 @@ export class HumanRenderer {
     // A call cut short by an interruption is never shown as a success, whatever its output said;
     // nor is a command that exited non-zero or was killed, which the model reads as a normal result.
     const outcome = toolCallOutcome(item);
-    const detail = outcome.detail ? ` ${outcome.detail}` : '';
-    const note = outcome.state === 'interrupted' ? ' interrupted' : '';
+    // An interruption comes first, then what it did to the call: "interrupted: killed by SIGTERM".
+    const detail = outcome.state === 'interrupted' ? ` interrupted${outcome.detail ? `: ${outcome.detail}` : ''}` : outcome.detail ? ` ${outcome.detail}` : '';
     // A rewritten call is always named: its header shows what the model asked for, not what ran.
     const name = (rewritten || live.concurrent) && ran ? `${item.toolName} ${ran}` : item.toolName;
-    this.line(`  ${OUTCOME_MARKS[outcome.state]} ${name}${detail}${note} (${item.durationMs} ms)`);
+    this.line(`  ${OUTCOME_MARKS[outcome.state]} ${name}${detail} (${item.durationMs} ms)`);
   }
 
   /** Ends a line left open by streamed text. */

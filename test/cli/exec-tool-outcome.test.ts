@@ -57,7 +57,7 @@ describe('exec: a failed tool call is never shown as a success', () => {
     expect(closingLine(toolCall({ toolName: 'read_file' }))).toBe('  ✓ read_file (5 ms)');
     expect(closingLine(toolCall({ toolName: 'write_stdin', details: command(null) }))).toBe('  ✓ write_stdin (5 ms)');
     expect(closingLine(toolCall({ toolName: 'kill_command', exitCode: null, details: command(null, 'SIGTERM') }))).toBe('  ✓ kill_command killed by SIGTERM (5 ms)');
-    expect(closingLine(toolCall({ status: 'interrupted', exitCode: null, details: command(null, 'SIGTERM') }))).toBe('  ■ exec_command killed by SIGTERM interrupted (5 ms)');
+    expect(closingLine(toolCall({ status: 'interrupted', exitCode: null, details: command(null, 'SIGTERM') }))).toBe('  ■ exec_command interrupted: killed by SIGTERM (5 ms)');
   });
 });
 

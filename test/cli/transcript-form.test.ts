@@ -42,5 +42,7 @@ describe('conversations show: the transcript', () => {
     const call: Item = { ...base('c1', 't1', 'interrupted'), kind: 'tool_call', callId: 'call_1', toolName: 'exec_command', arguments: { command: 'sleep 100' }, output: '', isError: false, durationMs: 5 };
     const interruption: Item = { ...base('i1', 't1'), kind: 'interruption', reason: 'user' };
     expect(formatTranscript([call, interruption])).toBe('▸ exec_command sleep 100\n  ■ interrupted\n■ interrupted (user)\n');
+    const killed: Item = { ...call, exitCode: null, details: { kind: 'command', command: 'sleep 100', cwd: '/w', exitCode: null, signal: 'SIGTERM', durationMs: 5, output: '' } };
+    expect(formatTranscript([killed])).toBe('▸ exec_command sleep 100\n  ■ interrupted: killed by SIGTERM\n');
   });
 });

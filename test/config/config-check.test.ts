@@ -48,7 +48,8 @@ describe('openvaala config check', () => {
     expect(warned.code).toBe(0);
     expect(warned.stdout).toContain(`${directory}: valid`);
     expect(warned.stderr).toContain('warning: providers.yaml: providers.remote.apiKey: the environment variable OPENVAALA_TEST_UNSET_KEY is not set in this shell and no key is stored for "remote"');
-    expect(warned.stderr).toContain('openvaala auth set remote');
+    // The command it suggests stores the key where this check looks: the directory checked.
+    expect(warned.stderr).toContain(`(openvaala auth set remote --config-dir ${directory})`);
     // The same for the file alone; nothing with the variable set, or with a stored key.
     expect((await runCli(['config', 'check', path.join(directory, 'providers.yaml')], { env, timeoutMs: 20_000 })).stderr).toContain('providers.remote.apiKey');
     expect((await runCli(['config', 'check', directory], { env: { ...env, OPENVAALA_TEST_UNSET_KEY: 'sk-set' }, timeoutMs: 20_000 })).stderr).toBe('');
@@ -59,6 +60,7 @@ describe('openvaala config check', () => {
     const damaged = await runCli(['config', 'check', directory], { env, timeoutMs: 20_000 });
     expect(damaged.code).toBe(0);
     expect(damaged.stderr).toContain('warning: the stored keys cannot be read');
+    expect(damaged.stderr).toContain(`store the key again with: openvaala auth set remote --config-dir ${directory}`);
     expect(damaged.stderr).toContain('credentials.json: not valid JSON');
   });
 
@@ -96,7 +98,8 @@ describe('openvaala config check', () => {
     expect(result.stderr).toContain(`${at('mcp.yaml', 2)}servers.files.executor: names executor "build-box"`);
     expect(result.stderr).toContain(`2 problems in ${path.join(directory, 'mcp.yaml')}`);
     expect(result.stderr).not.toContain('agents.yaml:');
-    expect(result.stderr).toMatch(/\d+ problems? in other files of .*run config check/);
+    expect(result.stderr).toMatch(/\d+ problems? in other files of /);
+    expect(result.stderr).toContain(`(run openvaala config check --config-dir ${directory} to see them)`);
 
     write({ 'mcp.yaml': 'servers:\n  files: { transport: stdio, command: x, executor: box }\n' });
     const valid = await check(path.join(directory, 'mcp.yaml'));
