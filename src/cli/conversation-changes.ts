@@ -6,7 +6,7 @@
  * Each names its conversation as `conversations show` does: an id, a unique prefix, or `last`.
  */
 import { RuntimeClientError, type RuntimeClient } from '../client/runtime-client.js';
-import { resumeCommand, serverDirectories } from '../client/resume-command.js';
+import { commandLine, resumeCommand, serverDirectories } from '../client/resume-command.js';
 import { localDateTime } from '../client/time-text.js';
 import type { OpenVaalaPaths } from '../config/paths.js';
 import { ErrorCodes } from '../protocol/error-codes.js';
@@ -102,7 +102,7 @@ export async function runConversationRename(paths: OpenVaalaPaths, reference: st
  * @throws UsageError for an unknown or ambiguous reference
  */
 export async function runConversationArchive(paths: OpenVaalaPaths, reference: string, archived: boolean, options: ChangeOptions, streams: OutputStreams): Promise<number> {
-  return withServer(paths, options, streams, async (client, out) => {
+  return withServer(paths, options, streams, async (client, out, server) => {
     const { id, snapshot } = await target(client, reference, { archived: !archived });
     if ((snapshot.conversation.archived === true) === archived) {
       out.stdout.write(options.json ? `${JSON.stringify({ conversation: snapshot.conversation })}\n` : `${id} is ${archived ? 'already' : 'not'} archived: ${terminalLine(snapshot.conversation.title)}\n`);
@@ -110,7 +110,10 @@ export async function runConversationArchive(paths: OpenVaalaPaths, reference: s
     }
     const result = await about(reference, id, () => client.request(archived ? 'conversation/archive' : 'conversation/unarchive', { conversationId: id }));
     out.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `${archived ? 'archived' : 'unarchived'} ${id}: ${terminalLine(result.conversation.title)}\n`);
-    if (archived) out.stderr.write(`openvaala conversations list --archived lists it; bring it back with: openvaala conversations unarchive ${id}\n`);
+    if (archived) {
+      const directories = serverDirectories(server, paths);
+      out.stderr.write(`it is left out of the list now (${commandLine(['conversations', 'list', '--archived'], directories)} shows it); bring it back with: ${commandLine(['conversations', 'unarchive', id], directories)}\n`);
+    }
     return 0;
   });
 }

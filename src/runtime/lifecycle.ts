@@ -91,6 +91,9 @@ export async function forkConversation(host: LifecycleHost, source: { conversati
     source.fromItemId !== undefined
       ? stored.findIndex((entry) => entry.item.id === source.fromItemId)
       : stored.findLastIndex((entry) => entry.item.turnId === source.lastTurnId);
+  if (end < 0 && source.fromItemId === undefined && !state.turns.some((turn) => turn.id === source.lastTurnId)) {
+    throw new NotFoundError(`params.lastTurnId: conversation ${source.conversationId} has no turn "${String(source.lastTurnId)}"`);
+  }
   if (end < 0) {
     throw new NotFoundError(
       source.fromItemId !== undefined

@@ -90,7 +90,7 @@ describe('openvaala conversations: changes', { timeout: 120_000 }, () => {
     const archived = await runCli(['conversations', 'archive', 'last'], options);
     expect(archived.code).toBe(0);
     expect(archived.stdout).toBe(`archived ${docs}: update the documentation\n`);
-    expect(archived.stderr).toContain(`openvaala conversations unarchive ${docs}`);
+    expect(archived.stderr).toContain(`it is left out of the list now (openvaala conversations list --archived shows it); bring it back with: openvaala conversations unarchive ${docs}\n`);
     expect((await listed(options)).map((entry) => entry.id)).toEqual([parser]);
     expect((await listed(options, '--archived')).map((entry) => [entry.id, entry.archived])).toEqual([[docs, true]]);
     expect((await runCli(['conversations', 'search', 'documentation', '--archived'], options)).stdout).toContain(docs);

@@ -239,6 +239,8 @@ responses:
     const noTurn = await refusal(harness.client.request('conversation/fork', { conversationId, lastTurnId: 'turn_missing' }));
     expect(noTurn.code).toBe(ErrorCodes.notFound);
     expect(noTurn.message).toContain('params.lastTurnId');
+    // A turn that does not exist is said to be missing, not to hold no items.
+    expect(noTurn.message).toBe(`conversation/fork: params.lastTurnId: conversation ${conversationId} has no turn "turn_missing"`);
     const noConversation = await refusal(harness.client.request('conversation/fork', { conversationId: 'conv_missing', fromItemId: 'item_x' }));
     expect(noConversation.code).toBe(ErrorCodes.notFound);
     expect((await harness.client.request('conversation/list', {})).conversations).toHaveLength(1);
