@@ -7,6 +7,7 @@
  */
 import { RuntimeClientError, type RuntimeClient } from '../client/runtime-client.js';
 import { commandLine, resumeCommand, serverDirectories } from '../client/resume-command.js';
+import { inCommandTerms } from './command-terms.js';
 import { localDateTime } from '../client/time-text.js';
 import type { OpenVaalaPaths } from '../config/paths.js';
 import { ErrorCodes } from '../protocol/error-codes.js';
@@ -53,12 +54,12 @@ function quoted(title: string): string {
  * its kind (exit 1).
  * @param context what else the message names before the server's words, e.g. the option whose value was refused
  */
-async function about<T>(reference: string, id: string, work: () => Promise<T>, context?: string): Promise<T> {
+async function about<T>(reference: string, id: string, work: () => Promise<T>, context?: string, parameterNames: Readonly<Record<string, string>> = {}): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (!(error instanceof RuntimeClientError)) throw error;
-    const message = `${named(reference, id)}: ${context ? `${context}: ` : ''}${error.message}`;
+    const message = `${named(reference, id)}: ${context ? `${context}: ` : ''}${inCommandTerms(error.message, parameterNames)}`;
     if (error.code === ErrorCodes.invalidParams || error.code === ErrorCodes.notFound) throw new UsageError(message);
     error.message = message;
     throw error;
@@ -87,7 +88,7 @@ export async function runConversationRename(paths: OpenVaalaPaths, reference: st
   if (title.trim() === '') throw new UsageError('<title> is empty: give the new title');
   return withServer(paths, options, streams, async (client, out) => {
     const { id, snapshot } = await target(client, reference);
-    const result = await about(reference, id, () => client.request('conversation/update', { conversationId: id, title }));
+    const result = await about(reference, id, () => client.request('conversation/update', { conversationId: id, title }), undefined, { title: '<title>' });
     out.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `renamed ${id} to ${quoted(result.conversation.title)} (was ${quoted(snapshot.conversation.title)})\n`);
     return 0;
   });
@@ -217,7 +218,8 @@ export async function runConversationFork(paths: OpenVaalaPaths, reference: stri
       if (!last) throw new Error(`${named(reference, id)}: nothing to fork, the conversation has no stored items yet`);
       cut = { fromItemId: last.item.id };
     }
-    const result = await about(reference, id, () => client.request('conversation/fork', { conversationId: id, ...cut }), context);
+    // The context names the option (`--at <id>`), so the parameter it became is left unsaid.
+    const result = await about(reference, id, () => client.request('conversation/fork', { conversationId: id, ...cut }), context, { fromItemId: '', lastTurnId: '' });
     const fork = result.conversation;
     out.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `forked ${id} into ${fork.id}: ${terminalLine(fork.title)}\n`);
     out.stderr.write(`continue it with: ${resumeCommand('exec', fork.id, serverDirectories(server, paths))}\n`);

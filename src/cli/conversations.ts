@@ -3,6 +3,7 @@
  * the local server (started in the background when none runs).
  */
 import { RuntimeClientError } from '../client/runtime-client.js';
+import { inCommandTerms } from './command-terms.js';
 import type { OpenVaalaPaths } from '../config/paths.js';
 import { describeStopReason, ErrorCodes, turnEndNotice, type ConversationSummary, type Item, type Turn } from '../protocol/index.js';
 import { resolveConversationId } from './conversation-reference.js';
@@ -49,7 +50,7 @@ export async function runConversationList(paths: OpenVaalaPaths, options: { quer
   streams = humanStreams(streams, options);
   const listing = await withLocalServer(paths, options.requireConfigDir, 'openvaala-conversations', (client) =>
     client.request('conversation/list', { limit: options.limit, ...(options.query !== undefined ? { query: options.query } : {}), ...(options.archived ? { archived: true } : {}) }).catch((error: unknown) => {
-      if (error instanceof RuntimeClientError && error.code === ErrorCodes.invalidParams) throw new UsageError(error.message);
+      if (error instanceof RuntimeClientError && error.code === ErrorCodes.invalidParams) throw new UsageError(inCommandTerms(error.message, { query: '', limit: '--limit' }));
       throw error;
     }),
   );

@@ -291,6 +291,11 @@ responses:
     expect(found.code).toBe(0);
     expect(found.stdout).toContain(conversations[1]!.id);
     expect(found.stdout).not.toContain(conversations[0]!.id);
+    // A query the search cannot read is said without the protocol's method and key path.
+    const broken = await runCli(['conversations', 'search', 'parser AND'], options);
+    expect(broken.code).toBe(64);
+    expect(broken.stderr).toContain('the query is not valid at its end');
+    expect(broken.stderr).not.toMatch(/conversation\/list|params\./);
     const nothing = await runCli(['conversations', '--query', 'zebra'], options);
     expect(nothing.stderr).toContain('no conversation matches');
     // An empty query is a mistake, as one of spaces is, not a request for everything.

@@ -84,7 +84,8 @@ describe('openvaala conversations: changes', { timeout: 120_000 }, () => {
     expect(blank.stderr).toContain('<title> must not be empty');
     const long = await runCli(['conversations', 'rename', parser, 'x'.repeat(300)], options);
     expect(long.code).toBe(64);
-    expect(long.stderr).toContain(`conversations rename: ${parser}: conversation/update: params.title`);
+    // Said in the command's terms: its <title> argument, not the protocol's method and key path.
+    expect(long.stderr).toContain(`conversations rename: ${parser}: <title>: at most 200 characters (got 300)`);
     expect((await listed(options)).find((entry) => entry.id === parser)?.title).toBe('Parser fix');
 
     const archived = await runCli(['conversations', 'archive', 'last'], options);
@@ -149,7 +150,10 @@ describe('openvaala conversations: changes', { timeout: 120_000 }, () => {
 
     const unknownItem = await runCli(['conversations', 'fork', 'last', '--at', 'item_nope'], options);
     expect(unknownItem.code).toBe(64);
-    expect(unknownItem.stderr).toMatch(/conversations fork: last \(conv_\w+\): --at item_nope: conversation\/fork: params\.fromItemId: item "item_nope" is not stored/);
+    expect(unknownItem.stderr).toMatch(/conversations fork: last \(conv_\w+\): --at item_nope: item "item_nope" is not stored/);
+    const unknownTurn = await runCli(['conversations', 'fork', 'last', '--turn', 'turn_nope'], options);
+    expect(unknownTurn.code).toBe(64);
+    expect(unknownTurn.stderr).toMatch(/conversations fork: last \(conv_\w+\): --turn turn_nope: conversation conv_\w+ has no turn "turn_nope"\n/);
     const both = await runCli(['conversations', 'fork', parser, '--at', firstItem.id, '--turn', source.turns[0]!.id], options);
     expect(both.code).toBe(64);
     expect(both.stderr).toContain('give --at or --turn, not both');
