@@ -9,6 +9,16 @@ import { toolCallOutcome, type ToolCallOutcome } from '../protocol/tool-call-out
 export const OUTCOME_MARKS: Record<ToolCallOutcome['state'], string> = { succeeded: '✓', failed: '✗', interrupted: '■' };
 
 /**
+ * What follows a tool call's mark (and, in exec, its name) to say how it ended: the interruption
+ * first, then what it did to the call (` interrupted: killed by SIGTERM`); else the outcome's
+ * detail (` exit 3`); `''` when there is none. One rule for exec's live line and the transcript.
+ */
+export function outcomeWords(outcome: ToolCallOutcome): string {
+  if (outcome.state === 'interrupted') return ` interrupted${outcome.detail ? `: ${outcome.detail}` : ''}`;
+  return outcome.detail ? ` ${outcome.detail}` : '';
+}
+
+/**
  * What a tool call's header shows after the tool's name: the command, the files a patch
  * touches, the path, else the arguments as JSON (cut to 120 characters).
  */
@@ -80,7 +90,7 @@ export const itemFormats: { [K in ItemKind]: (item: ItemOf<K>) => string | undef
   reasoning: (item) => (item.summary.trim() ? `∴ ${item.summary.trim()}${cutShortMark(item)}` : undefined),
   tool_call: (item) => {
     const outcome = toolCallOutcome(item);
-    const status = outcome.state === 'interrupted' ? `${OUTCOME_MARKS.interrupted} interrupted${outcome.detail ? `: ${outcome.detail}` : ''}` : `${OUTCOME_MARKS[outcome.state]}${outcome.detail ? ` ${outcome.detail}` : ''}`;
+    const status = `${OUTCOME_MARKS[outcome.state]}${outcomeWords(outcome)}`;
     // The same summary as exec shows live (the command, the files a patch touches, the path), not the raw JSON.
     const args = summarizeArguments(item.toolName, item.arguments);
     const lines = item.output.replace(/\n$/, '').split('\n');

@@ -8,7 +8,7 @@
 import type { AnyNotification, Item, NotificationParams } from '../protocol/index.js';
 import { toolCallOutcome } from '../protocol/tool-call-outcome.js';
 import { describeHookRun, hookUpdatedArguments } from './exec-hook-runs.js';
-import { describeRetry, execItemDisplay, firstLine, formatItem, itemFormats, OUTCOME_MARKS, summarizeArguments } from './exec-item-formats.js';
+import { describeRetry, execItemDisplay, firstLine, formatItem, itemFormats, OUTCOME_MARKS, outcomeWords, summarizeArguments } from './exec-item-formats.js';
 
 export { describeRetry, execItemDisplay, formatDelay, formatItem, formatPlan, itemFormats, planStepMark } from './exec-item-formats.js';
 
@@ -257,11 +257,9 @@ export class HumanRenderer {
     // A call cut short by an interruption is never shown as a success, whatever its output said;
     // nor is a command that exited non-zero or was killed, which the model reads as a normal result.
     const outcome = toolCallOutcome(item);
-    // An interruption comes first, then what it did to the call: "interrupted: killed by SIGTERM".
-    const detail = outcome.state === 'interrupted' ? ` interrupted${outcome.detail ? `: ${outcome.detail}` : ''}` : outcome.detail ? ` ${outcome.detail}` : '';
     // A rewritten call is always named: its header shows what the model asked for, not what ran.
     const name = (rewritten || live.concurrent) && ran ? `${item.toolName} ${ran}` : item.toolName;
-    this.line(`  ${OUTCOME_MARKS[outcome.state]} ${name}${detail} (${item.durationMs} ms)`);
+    this.line(`  ${OUTCOME_MARKS[outcome.state]} ${name}${outcomeWords(outcome)} (${item.durationMs} ms)`);
   }
 
   /** Ends a line left open by streamed text. */

@@ -91,14 +91,13 @@ export async function forkConversation(host: LifecycleHost, source: { conversati
     source.fromItemId !== undefined
       ? stored.findIndex((entry) => entry.item.id === source.fromItemId)
       : stored.findLastIndex((entry) => entry.item.turnId === source.lastTurnId);
-  if (end < 0 && source.fromItemId === undefined && !state.turns.some((turn) => turn.id === source.lastTurnId)) {
-    throw new NotFoundError(`params.lastTurnId: conversation ${source.conversationId} has no turn "${String(source.lastTurnId)}"`);
-  }
   if (end < 0) {
     throw new NotFoundError(
       source.fromItemId !== undefined
         ? `params.fromItemId: item "${source.fromItemId}" is not stored in the root session of conversation ${source.conversationId}`
-        : `params.lastTurnId: turn "${String(source.lastTurnId)}" has no items stored in the root session of conversation ${source.conversationId}`,
+        : state.turns.some((turn) => turn.id === source.lastTurnId)
+          ? `params.lastTurnId: turn "${String(source.lastTurnId)}" has no items stored in the root session of conversation ${source.conversationId}`
+          : `params.lastTurnId: conversation ${source.conversationId} has no turn "${String(source.lastTurnId)}"`,
     );
   }
   const copied = stored.slice(0, end + 1).map((entry) => entry.item);
