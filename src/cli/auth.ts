@@ -113,7 +113,7 @@ export function runAuthRemove(configDir: string, providerName: string, streams: 
 /** Lists the providers that have a stored key (never the keys). */
 export function runAuthList(configDir: string, streams: OutputStreams): number {
   const names = Object.keys(readCredentials(configDir).providers).sort();
-  if (names.length === 0) streams.stderr.write('no keys stored (store one with: openvaala auth set <provider>)\n');
+  if (names.length === 0) streams.stderr.write(`no keys stored (store one with: ${commandLine(['auth', 'set'], { configDir })} <provider>)\n`);
   for (const name of names) streams.stdout.write(`${name}\n`);
   return 0;
 }

@@ -167,7 +167,7 @@ export interface DeleteOptions extends ChangeOptions {
 export async function runConversationDelete(paths: OpenVaalaPaths, reference: string, options: DeleteOptions, streams: OutputStreams, input: NodeJS.ReadableStream & { isTTY?: boolean }): Promise<number> {
   if (!options.yes && input.isTTY !== true) throw new UsageError(`not deleting ${reference}: there is no terminal to confirm on; pass --yes to delete without being asked`);
   if (options.yes && reference === 'last') {
-    throw new UsageError('not deleting last with --yes: it names whichever conversation was updated most recently, unseen; give its id or a unique prefix of it (openvaala conversations lists them), or leave out --yes to be asked');
+    throw new UsageError(`not deleting last with --yes: it names whichever conversation was updated most recently, unseen; give its id or a unique prefix of it (${commandLine(['conversations'], paths)} lists them), or leave out --yes to be asked`);
   }
   return withServer(paths, options, streams, async (client, out) => {
     const found = await target(client, reference);

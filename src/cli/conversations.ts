@@ -13,7 +13,7 @@ import { formatLogDamage } from './log-damage-output.js';
 import { UsageError } from './usage-error.js';
 import { withLocalServer } from './local-server-client.js';
 import { humanStreams } from './terminal-streams.js';
-import { resumeCommand, serverDirectories } from '../client/resume-command.js';
+import { commandLine, resumeCommand, serverDirectories } from '../client/resume-command.js';
 import stringWidth from 'string-width';
 import { terminalLine } from '../tools/terminal-text.js';
 import { localDateTime } from '../client/time-text.js';
@@ -58,7 +58,7 @@ export async function runConversationList(paths: OpenVaalaPaths, options: { quer
     streams.stdout.write(`${JSON.stringify(listing.conversations)}\n`);
   } else if (listing.conversations.length === 0) {
     const kind = options.archived ? 'archived conversation' : 'conversation';
-    streams.stderr.write(options.query ? `no ${kind} matches ${JSON.stringify(options.query)}\n` : options.archived ? 'no archived conversations\n' : 'no conversations yet (start one with: openvaala exec "…")\n');
+    streams.stderr.write(options.query ? `no ${kind} matches ${JSON.stringify(options.query)}\n` : options.archived ? 'no archived conversations\n' : `no conversations yet (start one with: ${commandLine(['exec'], paths)} "…")\n`);
   } else {
     streams.stdout.write(formatConversationList(listing.conversations));
     if (listing.nextCursor) streams.stderr.write(`(the ${options.limit} most recent; --limit shows more)\n`);

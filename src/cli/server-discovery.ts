@@ -9,6 +9,7 @@ import { get } from 'node:http';
 import path from 'node:path';
 import { dataDirServerInfoFile, resolvePaths, serverInfoFile, type OpenVaalaPaths } from '../config/paths.js';
 import { makeDirectorySync } from '../make-directory.js';
+import { shellQuote } from '../shell-quote.js';
 import { CLI_EXECUTABLE } from '../package-info.js';
 import { lockHolder, processExists } from '../server/data-dir-lock.js';
 import { DATA_DIR_LOCKED_EXIT_CODE } from './exit-codes.js';
@@ -78,7 +79,7 @@ export class ServerConfigMismatchError extends Error {
   ) {
     super(
       `the runtime server on data directory ${server.dataDir} (pid ${server.pid}) uses configuration directory ${server.configDir}, not ${wanted}; ` +
-        `stop it first (openvaala server stop --data-dir ${server.dataDir}) or give another --data-dir`,
+        `stop it first (openvaala server stop --data-dir ${shellQuote(server.dataDir)}) or give another --data-dir`,
     );
     this.name = 'ServerConfigMismatchError';
   }

@@ -1,13 +1,14 @@
 /**
- * `openvaala auth set` stores the key even when `providers.yaml` cannot be read, and says so in a
- * note whose command checks the same configuration directory, with each problem on its own line.
+ * What `openvaala auth` prints for a person to run next acts on the configuration directory it
+ * was given: `auth set`'s note on an unreadable `providers.yaml` (with each problem on its own
+ * line) and `auth list`'s hint when no key is stored.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { runAuthSet } from '../../src/cli/auth.js';
+import { runAuthList, runAuthSet } from '../../src/cli/auth.js';
 import { readCredentials } from '../../src/config/credentials.js';
 import { capturedStreams } from './exec-harness.js';
 
@@ -28,4 +29,11 @@ it('names the directory in the config check it suggests for an unreadable provid
   const problems = lines.slice(1);
   expect(problems.length).toBeGreaterThanOrEqual(2);
   for (const line of problems) expect(line).toMatch(new RegExp(`^${path.join(configDir, 'providers.yaml').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+: providers\\.`));
+});
+
+it('names the directory in the auth set it suggests when no key is stored', () => {
+  const output = capturedStreams();
+  expect(runAuthList(configDir, output.streams)).toBe(0);
+  expect(output.stdout()).toBe('');
+  expect(output.stderr()).toBe(`no keys stored (store one with: openvaala auth set --config-dir ${configDir} <provider>)\n`);
 });
